@@ -1,0 +1,43 @@
+/**
+ * `npm test` runs every project: unit (pure logic, no I/O), integration (real PostgreSQL, Kafka and
+ * RabbitMQ through test/harness) and e2e (the demo apps as processes, driven over HTTP).
+ * Type checking is `npm run typecheck`; tests transpile only, which keeps them fast.
+ */
+const base = {
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }] },
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  moduleNameMapper: { '^@app/messaging(|/.*)$': '<rootDir>/libs/messaging/src$1' },
+  testEnvironment: 'node',
+};
+
+const withServices = {
+  ...base,
+  globalSetup: '<rootDir>/test/harness/global-setup.ts',
+  globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
+};
+
+module.exports = {
+  projects: [
+    {
+      ...base,
+      displayName: 'unit',
+      testMatch: [
+        '<rootDir>/libs/**/*.spec.ts',
+        '<rootDir>/apps/**/*.spec.ts',
+        '<rootDir>/tools/**/*.spec.ts',
+      ],
+    },
+    {
+      ...withServices,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/harness/timeouts.integration.ts'],
+    },
+    {
+      ...withServices,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/harness/timeouts.e2e.ts'],
+    },
+  ],
+};

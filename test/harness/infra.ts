@@ -1,0 +1,1 @@
+export { infraEnv, type InfraEnv } from '../../tools/infra/env';

@@ -1,0 +1,80 @@
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Admin, Kafka, logLevel } from 'kafkajs';
+import { KafkaBroker } from '../../tools/infra/kafka-broker';
+import { infraEnv } from './infra';
+
+/** A kafkajs client for the shared test broker, quiet unless something is wrong. */
+export function testKafka(brokers: string[] = infraEnv().kafkaBrokers, clientId = 'test'): Kafka {
+  return new Kafka({ clientId, brokers, logLevel: logLevel.ERROR });
+}
+
+/** Creates topics and deletes them again in `cleanup()`. */
+export class KafkaTopics {
+  private admin?: Admin;
+  private readonly created = new Set<string>();
+
+  constructor(private readonly kafka: Kafka = testKafka()) {}
+
+  async create(topic: string, numPartitions = 3): Promise<string> {
+    this.admin ??= this.kafka.admin();
+    await this.admin.connect();
+    await this.admin.createTopics({ topics: [{ topic, numPartitions }], waitForLeaders: true });
+    this.created.add(topic);
+    return topic;
+  }
+
+  /** Deletes topics created elsewhere (by the code under test) too. */
+  track(...topics: string[]): void {
+    topics.forEach((t) => this.created.add(t));
+  }
+
+  async cleanup(): Promise<void> {
+    if (this.created.size > 0) {
+      this.admin ??= this.kafka.admin();
+      await this.admin.connect();
+      const existing = new Set(await this.admin.listTopics());
+      const topics = [...this.created].filter((t) => existing.has(t));
+      if (topics.length > 0) await this.admin.deleteTopics({ topics }).catch(() => undefined);
+    }
+    this.created.clear();
+    await this.admin?.disconnect();
+    this.admin = undefined;
+  }
+}
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+/**
+ * A second Kafka broker of a suite's own, on free ports with its own data: the suite may stop, kill and
+ * restart it without pulling the shared broker from under the suites running beside it.
+ */
+export async function startPrivateBroker(): Promise<KafkaBroker> {
+  const broker = new KafkaBroker({
+    port: await freePort(),
+    controllerPort: await freePort(),
+    stateDir: mkdtempSync(path.join(os.tmpdir(), 'kafka-private-')),
+    heap: '384m',
+  });
+  try {
+    await broker.start();
+  } catch (error) {
+    await broker.destroy();
+    throw error;
+  }
+  return broker;
+}

@@ -1,0 +1,2 @@
+// End-to-end suites start processes and brokers.
+jest.setTimeout(240_000);

@@ -1,0 +1,310 @@
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, openSync, promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { Kafka, logLevel } from 'kafkajs';
+import { cacheRoot, ensureKafkaJars, explainToolFailure, pinnedKafkaVersion } from './kafka-jars';
+
+const run = promisify(execFile);
+const LOG4J_CONFIG = path.resolve(__dirname, 'kafka', 'log4j2.properties');
+
+/** Options of one local single-node KRaft broker (broker and controller in one JVM). */
+export interface KafkaBrokerOptions {
+  /** Client port on 127.0.0.1. Default 9092. */
+  port?: number;
+  /** Controller (KRaft quorum) port. Default `port + 1`. */
+  controllerPort?: number;
+  /** Folder for data, config, log and pid. Default `<cache>/brokers/<port>`. */
+  stateDir?: string;
+  /** JVM heap. Default `768m`. */
+  heap?: string;
+  /** Partitions of auto-created topics. Default 3. */
+  numPartitions?: number;
+  /** Progress lines (downloads, start). Default: silent. */
+  log?: (line: string) => void;
+}
+
+export interface KafkaBrokerStatus {
+  port: number;
+  pid?: number;
+  /** The JVM whose pid we recorded is alive. */
+  running: boolean;
+  /** A Kafka client got an answer on the port (ours or somebody else's broker). */
+  answering: boolean;
+  stateDir: string;
+  logFile: string;
+}
+
+export interface KafkaStartResult {
+  /** True when a broker already answered on the port and was reused. */
+  reused: boolean;
+  /** Wall time of this call, in milliseconds. */
+  elapsedMs: number;
+}
+
+/**
+ * A real Apache Kafka broker run from the jars Maven fetched: formatted once, started in the background
+ * with `java -cp`, stopped and started again with its data kept (the outage tests rely on that).
+ */
+export class KafkaBroker {
+  readonly port: number;
+  readonly controllerPort: number;
+  readonly stateDir: string;
+  private readonly heap: string;
+  private readonly numPartitions: number;
+  private readonly log: (line: string) => void;
+
+  constructor(options: KafkaBrokerOptions = {}) {
+    this.port = options.port ?? 9092;
+    this.controllerPort = options.controllerPort ?? this.port + 1;
+    this.stateDir = options.stateDir ?? path.join(cacheRoot(), 'brokers', String(this.port));
+    this.heap = options.heap ?? '768m';
+    this.numPartitions = options.numPartitions ?? 3;
+    this.log = options.log ?? (() => undefined);
+  }
+
+  /** Bootstrap address list for clients. */
+  get brokers(): string[] {
+    return [`127.0.0.1:${this.port}`];
+  }
+
+  get logFile(): string {
+    return path.join(this.stateDir, 'kafka.log');
+  }
+
+  private get pidFile(): string {
+    return path.join(this.stateDir, 'kafka.pid');
+  }
+
+  /** Starts the broker unless one already answers on the port; resolves once a client gets answers. */
+  async start(timeoutMs = 120_000): Promise<KafkaStartResult> {
+    const started = Date.now();
+    if (await this.isAnswering()) return { reused: true, elapsedMs: Date.now() - started };
+
+    const pid = await this.recordedPid();
+    if (pid === undefined) {
+      const libs = await ensureKafkaJars(this.log);
+      await this.prepareStorage(libs);
+      await this.launch(libs);
+    } else {
+      this.log(`Kafka on port ${this.port} is starting (pid ${pid}); waiting for it.`);
+    }
+    await this.waitUntilReady(started + timeoutMs);
+    return { reused: false, elapsedMs: Date.now() - started };
+  }
+
+  /** Stops our broker gracefully (SIGTERM, then SIGKILL after `graceMs`). Data stays on disk. */
+  async stop(graceMs = 30_000): Promise<boolean> {
+    const pid = await this.recordedPid();
+    if (pid === undefined) return false;
+    process.kill(pid, 'SIGTERM');
+    const deadline = Date.now() + graceMs;
+    while (isAlive(pid) && Date.now() < deadline) await sleep(200);
+    if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    while (isAlive(pid)) await sleep(100);
+    await fs.rm(this.pidFile, { force: true });
+    return true;
+  }
+
+  /** Kills the broker without a controlled shutdown, as a crash would. */
+  async kill(): Promise<boolean> {
+    return this.stop(0);
+  }
+
+  /** Removes the broker's data, config and log. The broker must be stopped. */
+  async destroy(): Promise<void> {
+    await this.stop();
+    await fs.rm(this.stateDir, { recursive: true, force: true });
+  }
+
+  async status(): Promise<KafkaBrokerStatus> {
+    const pid = await this.recordedPid();
+    return {
+      port: this.port,
+      pid,
+      running: pid !== undefined,
+      answering: await this.isAnswering(),
+      stateDir: this.stateDir,
+      logFile: this.logFile,
+    };
+  }
+
+  /** True when a Kafka client can talk to a broker on the port. */
+  async isAnswering(timeoutMs = 2_000): Promise<boolean> {
+    const admin = quietKafka(this.brokers, timeoutMs).admin();
+    try {
+      await admin.connect();
+      await admin.describeCluster();
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+  }
+
+  private async prepareStorage(libs: string): Promise<void> {
+    const dataDir = path.join(this.stateDir, 'data');
+    await fs.mkdir(dataDir, { recursive: true });
+    const config = path.join(this.stateDir, 'server.properties');
+    await fs.writeFile(config, this.serverProperties(dataDir));
+    if (existsSync(path.join(dataDir, 'meta.properties'))) return;
+    const clusterId = randomBytes(16).toString('base64url');
+    try {
+      await run('java', [
+        '-cp',
+        `${libs}/*`,
+        'kafka.tools.StorageTool',
+        'format',
+        '-t',
+        clusterId,
+        '-c',
+        config,
+      ]);
+    } catch (error) {
+      throw explainToolFailure('java', error, 'Java 17+ runs the Kafka broker');
+    }
+  }
+
+  private serverProperties(dataDir: string): string {
+    const lines = [
+      'process.roles=broker,controller',
+      'node.id=1',
+      `controller.quorum.voters=1@127.0.0.1:${this.controllerPort}`,
+      `listeners=PLAINTEXT://127.0.0.1:${this.port},CONTROLLER://127.0.0.1:${this.controllerPort}`,
+      `advertised.listeners=PLAINTEXT://127.0.0.1:${this.port}`,
+      'controller.listener.names=CONTROLLER',
+      'inter.broker.listener.name=PLAINTEXT',
+      'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+      `log.dirs=${dataDir}`,
+      `num.partitions=${this.numPartitions}`,
+      // A single node: every internal topic has one replica, and consumer groups form without delay.
+      'offsets.topic.replication.factor=1',
+      'offsets.topic.num.partitions=10',
+      'transaction.state.log.replication.factor=1',
+      'transaction.state.log.min.isr=1',
+      'share.coordinator.state.topic.replication.factor=1',
+      'share.coordinator.state.topic.min.isr=1',
+      'group.initial.rebalance.delay.ms=0',
+      'auto.create.topics.enable=true',
+      'delete.topic.enable=true',
+    ];
+    return `${lines.join('\n')}\n`;
+  }
+
+  private async launch(libs: string): Promise<void> {
+    await fs.mkdir(this.stateDir, { recursive: true });
+    const out = openSync(this.logFile, 'a');
+    try {
+      const child = spawn(
+        'java',
+        [
+          `-Xms128m`,
+          `-Xmx${this.heap}`,
+          '-Djava.awt.headless=true',
+          `-Dlog4j2.configurationFile=${LOG4J_CONFIG}`,
+          '-cp',
+          `${libs}/*`,
+          'kafka.Kafka',
+          path.join(this.stateDir, 'server.properties'),
+        ],
+        { detached: true, stdio: ['ignore', out, out] },
+      );
+      const spawned = await new Promise<number>((resolve, reject) => {
+        child.once('spawn', () => resolve(child.pid as number));
+        child.once('error', (error) =>
+          reject(explainToolFailure('java', error, 'Java 17+ runs the Kafka broker')),
+        );
+      });
+      child.unref();
+      await fs.writeFile(this.pidFile, `${spawned}\n`);
+      this.log(
+        `Kafka ${await pinnedKafkaVersion()} starting on 127.0.0.1:${this.port} (pid ${spawned}, log ${this.logFile})`,
+      );
+    } finally {
+      closeSync(out);
+    }
+  }
+
+  private async waitUntilReady(deadline: number): Promise<void> {
+    for (;;) {
+      const pid = await this.recordedPid();
+      if (pid === undefined)
+        throw new Error(`Kafka on port ${this.port} exited while starting.\n${await this.logTail()}`);
+      if ((await this.isAnswering()) && (await this.coordinatorReady())) return;
+      if (Date.now() > deadline) {
+        throw new Error(`Kafka on port ${this.port} did not answer in time.\n${await this.logTail()}`);
+      }
+      await sleep(300);
+    }
+  }
+
+  /**
+   * Consumer groups need the group coordinator loaded and idempotent producers the transaction
+   * coordinator: describing a group and initialising a producer id wait for both, so that the first
+   * client after a start does not meet "coordinator is loading".
+   */
+  private async coordinatorReady(): Promise<boolean> {
+    const kafka = quietKafka(this.brokers, 3_000, 5);
+    const admin = kafka.admin();
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    try {
+      await admin.connect();
+      await admin.describeGroups(['__startup-probe']);
+      await producer.connect();
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+      await producer.disconnect().catch(() => undefined);
+    }
+  }
+
+  private async recordedPid(): Promise<number | undefined> {
+    const text = await fs.readFile(this.pidFile, 'utf8').catch(() => undefined);
+    const pid = text ? Number.parseInt(text, 10) : Number.NaN;
+    if (!Number.isInteger(pid) || !isAlive(pid) || !(await isOurBroker(pid, this.stateDir))) {
+      if (text !== undefined) await fs.rm(this.pidFile, { force: true });
+      return undefined;
+    }
+    return pid;
+  }
+
+  private async logTail(lines = 30): Promise<string> {
+    const text = await fs.readFile(this.logFile, 'utf8').catch(() => '');
+    return `Last lines of ${this.logFile}:\n${text.split('\n').slice(-lines).join('\n')}`;
+  }
+}
+
+function quietKafka(brokers: string[], timeoutMs: number, retries = 0): Kafka {
+  return new Kafka({
+    clientId: 'kafka-broker-probe',
+    brokers,
+    connectionTimeout: timeoutMs,
+    requestTimeout: timeoutMs,
+    retry: { retries, initialRetryTime: 100, maxRetryTime: 1_000 },
+    logLevel: logLevel.NOTHING,
+  });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Guards against a recycled pid: the process must be a Kafka JVM started with our config. */
+async function isOurBroker(pid: number, stateDir: string): Promise<boolean> {
+  const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => undefined);
+  if (cmdline === undefined) return true; // no procfs: trust the pid file
+  return cmdline.includes('kafka.Kafka') && cmdline.includes(stateDir);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
