@@ -1,0 +1,35 @@
+/**
+ * Header names on the wire. Kafka carries them as record headers, RabbitMQ in the `headers` table (and, where
+ * AMQP has a native property, there too). `msg.*` names are reserved for the library.
+ */
+export const MessageHeaders = {
+  /** The message id: a UUIDv7, unique and time-ordered. */
+  ID: 'msg.id',
+  /** The event type, e.g. `PostCreated`. */
+  TYPE: 'msg.type',
+  /** When the business fact happened (ISO 8601). */
+  OCCURRED_AT: 'msg.occurred-at',
+  /** The envelope format's version (see `ENVELOPE_VERSION`). */
+  ENVELOPE_VERSION: 'msg.envelope-version',
+  /** The ordering key, for transports without a native key (RabbitMQ). */
+  KEY: 'msg.key',
+  CONTENT_TYPE: 'content-type',
+  /** W3C trace context. */
+  TRACEPARENT: 'traceparent',
+  TRACESTATE: 'tracestate',
+
+  /** Dead-letter and retry headers (spec §3). Only these are added to a dead-lettered message. */
+  FAILURE_CATEGORY: 'msg.failure-category',
+  FAILURE_CODE: 'msg.failure-code',
+  ORIGIN_DESTINATION: 'msg.origin-destination',
+  RETRY_ATTEMPT: 'msg.retry-attempt',
+  FIRST_FAILURE_AT: 'msg.first-failure-at',
+  LAST_FAILURE_AT: 'msg.last-failure-at',
+  /** When a message in a retry destination is due again (ISO 8601). */
+  RETRY_DUE_AT: 'msg.retry-due-at',
+  /** Set by a redrive; distinct from the message id so that redrive loops can be seen. */
+  REDRIVE_ID: 'msg.redrive-id',
+} as const;
+
+/** The content type of every body the library writes. */
+export const JSON_CONTENT_TYPE = 'application/json';

@@ -1,0 +1,16 @@
+/** One bad option: where it is and what is wrong with it. */
+export interface OptionIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** `MessagingModule.forRoot()` got options it cannot run with. Raised at startup. */
+export class InvalidMessagingOptionsError extends Error {
+  constructor(readonly issues: readonly OptionIssue[]) {
+    super(
+      `Invalid MessagingModule options:\n${issues.map((i) => `  - ${i.path}: ${i.message}`).join('\n')}\n` +
+        'See the options documented on MessagingModuleOptions.',
+    );
+    this.name = 'InvalidMessagingOptionsError';
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * A `@RetryPolicy()` declaration is invalid. A configuration error raised at startup (or when the policy
+ * is resolved), not a runtime failure to catch: fix the declaration.
+ */
+export class InvalidRetryPolicyError extends Error {
+  /** The offending option, as a path such as `maxAttempts` or `backoff.multiplier`. */
+  readonly field: string;
+  /** The value that was given. */
+  readonly value: unknown;
+
+  /**
+   * @param field the offending option's path
+   * @param value the value given
+   * @param allowed what the option accepts, e.g. `"an integer >= 1"`
+   */
+  constructor(field: string, value: unknown, allowed: string) {
+    super(`Invalid retry policy: ${field} is ${show(value)}; expected ${allowed}.`);
+    this.name = 'InvalidRetryPolicyError';
+    this.field = field;
+    this.value = value;
+  }
+}
+
+/** A short rendering of the offending value for the message. */
+function show(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+    case 'undefined':
+      return String(value);
+    case 'object':
+      try {
+        return JSON.stringify(value) ?? 'null';
+      } catch {
+        return 'an object that cannot be serialised';
+      }
+    default:
+      return `a ${typeof value}`;
+  }
+}

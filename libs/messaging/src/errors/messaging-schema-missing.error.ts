@@ -1,0 +1,13 @@
+/** The library's tables are not in the database: the migration has not run. */
+export class MessagingSchemaMissingError extends Error {
+  constructor(
+    readonly table: string,
+    readonly migration: string,
+  ) {
+    super(
+      `Table ${table} does not exist. Run the migration ${migration}: add MessagingMigrations (from ` +
+        `@app/messaging) to your DataSource's migrations and run them (typeorm migration:run, or migrationsRun: true).`,
+    );
+    this.name = 'MessagingSchemaMissingError';
+  }
+}

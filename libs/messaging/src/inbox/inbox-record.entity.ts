@@ -1,0 +1,25 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+
+/**
+ * One message a consumer group has handled. Its primary key makes a second delivery of the same message
+ * to the same group a no-op, also when two deliveries race.
+ */
+@Entity({ name: 'messaging_inbox' })
+@Index('messaging_inbox_handled_idx', ['handledAt'])
+export class InboxRecordEntity {
+  @PrimaryColumn({ name: 'consumer_group', type: 'varchar', length: 200 })
+  consumerGroup!: string;
+
+  @PrimaryColumn({ name: 'message_id', type: 'uuid' })
+  messageId!: string;
+
+  @Column({ type: 'varchar', length: 200 })
+  type!: string;
+
+  /** SHA-256 of the payload: a redelivery with another payload is logged as a mismatch. */
+  @Column({ name: 'payload_hash', type: 'char', length: 64 })
+  payloadHash!: string;
+
+  @Column({ name: 'handled_at', type: 'timestamptz', default: () => 'now()' })
+  handledAt!: Date;
+}

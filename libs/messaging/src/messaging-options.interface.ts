@@ -1,0 +1,94 @@
+import { ClassificationRule } from './retry/error-classifier';
+import { RetryPolicyOptions } from './retry/retry-policy.interface';
+
+/** Kafka through kafkajs. */
+export interface KafkaTransportOptions {
+  kind: 'kafka';
+  /** Bootstrap brokers, e.g. `['127.0.0.1:9092']`. Required. */
+  brokers: string[];
+  /** Client id. Default: `serviceName`. */
+  clientId?: string;
+  /** Topics the library creates when missing (destinations of handled events, retry and DLQ topics). */
+  topics?: {
+    /** Default 3. */
+    numPartitions?: number;
+    /** Default 1 (our single-node broker); use 3 in production. */
+    replicationFactor?: number;
+  };
+  /** Connection timeout, ms. Default 3000. */
+  connectionTimeoutMs?: number;
+}
+
+/** RabbitMQ through amqplib. */
+export interface RabbitMqTransportOptions {
+  kind: 'rabbitmq';
+  /** AMQP URL, e.g. `amqp://user:pass@127.0.0.1:5672/vhost`. Required. */
+  url: string;
+  /** Consumer prefetch per channel. Default 32. */
+  prefetch?: number;
+  /** Heartbeat, s. Default 10. */
+  heartbeatSeconds?: number;
+}
+
+export type TransportOptions = KafkaTransportOptions | RabbitMqTransportOptions;
+
+/** The outbox relay. */
+export interface RelayOptions {
+  /** Run the relay in this process. Default true. */
+  enabled?: boolean;
+  /** Rows claimed and published per round trip. Default 200. */
+  batchSize?: number;
+  /** Safety poll: also look for work this often, ms. Default 10000. */
+  pollIntervalMs?: number;
+  /** How long a claim is held before another instance may take the rows over, ms. Default 30000. */
+  leaseMs?: number;
+  /** Also wake relays in other processes with PostgreSQL LISTEN/NOTIFY. Default false (see README). */
+  notify?: boolean;
+  /** Backoff when publishing fails (broker down): first delay, ms. Default 200. */
+  retryInitialDelayMs?: number;
+  /** Backoff ceiling, ms. Default 5000. */
+  retryMaxDelayMs?: number;
+}
+
+/** Deleting sent outbox rows. */
+export interface OutboxRetentionOptions {
+  /** Keep sent rows this long, ms. Default 86400000 (one day). */
+  sentRetentionMs?: number;
+  /** Look for expired rows this often, ms. Default 60000. */
+  intervalMs?: number;
+  /** Rows deleted per statement. Default 1000. */
+  batchSize?: number;
+}
+
+/** Consumers and the inbox. */
+export interface ConsumerOptions {
+  /** Start consumers at application bootstrap. Default true; false when you start them through `MessagingServer`. */
+  autoStart?: boolean;
+  /** Keep inbox records this long, ms. Default 604800000 (seven days): a redelivery older than that runs again. */
+  inboxRetentionMs?: number;
+  /** Kafka: partitions handled concurrently. RabbitMQ: keys handled concurrently. Default 4. */
+  concurrency?: number;
+}
+
+/** What `MessagingModule.forRoot()` takes. */
+export interface MessagingModuleOptions {
+  /** Names this service: the broker client id, relay instance ids, logs. Required. */
+  serviceName: string;
+  /** Which broker, and how to reach it. Required. */
+  transport: TransportOptions;
+  relay?: RelayOptions;
+  retention?: OutboxRetentionOptions;
+  consumers?: ConsumerOptions;
+  /** Retry policies per destination, for handlers without their own `@RetryPolicy()`. Default: none. */
+  retryDefaults?: Record<string, RetryPolicyOptions>;
+  /** Extra error classification rules, checked before the built-in ones. */
+  classification?: ClassificationRule[];
+}
+
+/** Module extras: fixed when the module is defined, also with `forRootAsync`. */
+export interface MessagingModuleExtras {
+  /** Register the module globally. Default true. */
+  isGlobal?: boolean;
+  /** The TypeORM connection name to use. Default: the default connection. */
+  dataSource?: string;
+}

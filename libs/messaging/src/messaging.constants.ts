@@ -1,0 +1,11 @@
+/** Metadata keys and injection tokens, in one place. */
+export const OUTBOX_METADATA = 'nest-reliable-messaging:outbox';
+export const IDEMPOTENT_HANDLER_METADATA = 'nest-reliable-messaging:idempotent-handler';
+export const RETRY_POLICY_METADATA = 'nest-reliable-messaging:retry-policy';
+
+/** The TypeORM DataSource the library writes its tables in (the application's, by default). */
+export const MESSAGING_DATA_SOURCE = Symbol('MESSAGING_DATA_SOURCE');
+/** The broker transport (`MessageTransport`). */
+export const MESSAGING_TRANSPORT = Symbol('MESSAGING_TRANSPORT');
+/** Validated options with every default filled in (`ResolvedMessagingOptions`). */
+export const MESSAGING_RESOLVED_OPTIONS = Symbol('MESSAGING_RESOLVED_OPTIONS');

@@ -1,0 +1,59 @@
+import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
+import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from './messaging.constants';
+import { ConfigurableMessagingModule, MESSAGING_MODULE_OPTIONS } from './messaging.module-definition';
+import { MessagingLifecycle } from './messaging-lifecycle';
+import { MessagingModuleOptions } from './messaging-options.interface';
+import { resolveMessagingOptions, ResolvedMessagingOptions } from './options/resolve-messaging-options';
+import { OutboxExplorer } from './outbox/outbox-explorer';
+import { OutboxNotifyListener } from './outbox/outbox-notify-listener';
+import { OutboxRelay } from './outbox/outbox-relay';
+import { OutboxRetention } from './outbox/outbox-retention';
+import { OutboxStore } from './outbox/outbox-store';
+import { OutboxService } from './outbox/outbox.service';
+import { RelayWakeup } from './outbox/relay-wakeup';
+import { TransactionHost } from './transaction/transaction-host';
+import { createTransport } from './transports/create-transport';
+
+/**
+ * Reliable messaging for a Nest application: the transactional outbox and its relay, idempotent consumers,
+ * retries and dead-lettering, over Kafka or RabbitMQ, in the application's TypeORM DataSource.
+ *
+ * ```ts
+ * @Module({
+ *   imports: [
+ *     TypeOrmModule.forRoot({ type: 'postgres', url, migrations: [...MessagingMigrations], migrationsRun: true }),
+ *     MessagingModule.forRoot({ serviceName: 'post-service', transport: { kind: 'kafka', brokers: ['127.0.0.1:9092'] } }),
+ *   ],
+ * })
+ * export class AppModule {}
+ * ```
+ * Options are validated at startup; `forRootAsync({ useFactory, inject })` takes them from configuration.
+ */
+@Module({
+  imports: [DiscoveryModule, ScheduleModule.forRoot()],
+  providers: [
+    {
+      provide: MESSAGING_RESOLVED_OPTIONS,
+      useFactory: (options: MessagingModuleOptions) => resolveMessagingOptions(options),
+      inject: [MESSAGING_MODULE_OPTIONS],
+    },
+    {
+      provide: MESSAGING_TRANSPORT,
+      useFactory: (options: ResolvedMessagingOptions) => createTransport(options),
+      inject: [MESSAGING_RESOLVED_OPTIONS],
+    },
+    TransactionHost,
+    OutboxStore,
+    OutboxService,
+    RelayWakeup,
+    OutboxRelay,
+    OutboxExplorer,
+    OutboxRetention,
+    OutboxNotifyListener,
+    MessagingLifecycle,
+  ],
+  exports: [OutboxService, TransactionHost, OutboxRelay, MESSAGING_TRANSPORT, MESSAGING_RESOLVED_OPTIONS],
+})
+export class MessagingModule extends ConfigurableMessagingModule {}

@@ -1,0 +1,6 @@
+import { CreateMessagingTables1764547200000 } from './create-messaging-tables.migration';
+
+export { CreateMessagingTables1764547200000 };
+
+/** The library's migrations, in order: add them to your DataSource's `migrations`. */
+export const MessagingMigrations = [CreateMessagingTables1764547200000];

@@ -1,0 +1,80 @@
+import { z } from 'zod';
+
+const positiveInt = (what: string) =>
+  z
+    .number({ error: `must be a number (${what})` })
+    .int(`must be a whole number (${what})`)
+    .positive(`must be > 0 (${what})`);
+const name = z
+  .string({ error: 'must be a string' })
+  .regex(/^[A-Za-z0-9._-]{1,100}$/, 'must be 1-100 letters, digits, ".", "_" or "-"');
+
+const kafka = z.strictObject({
+  kind: z.literal('kafka'),
+  brokers: z
+    .array(z.string().regex(/^[^\s:]+:\d{1,5}$/, 'each broker must be host:port'), {
+      error: 'must be a list of host:port',
+    })
+    .min(1, 'must name at least one broker (host:port)'),
+  clientId: name.optional(),
+  topics: z
+    .strictObject({
+      numPartitions: positiveInt('partitions of created topics').default(3),
+      replicationFactor: positiveInt('replicas of created topics').default(1),
+    })
+    .prefault({}),
+  connectionTimeoutMs: positiveInt('ms').default(3_000),
+});
+
+const rabbitmq = z.strictObject({
+  kind: z.literal('rabbitmq'),
+  url: z
+    .string({ error: 'must be an AMQP URL' })
+    .regex(/^amqps?:\/\//, 'must start with amqp:// or amqps://'),
+  prefetch: positiveInt('unacknowledged deliveries per consumer').default(32),
+  heartbeatSeconds: positiveInt('s').default(10),
+});
+
+/** Validates `MessagingModuleOptions` and fills in every default. */
+export const messagingOptionsSchema = z.strictObject({
+  serviceName: name,
+  transport: z.discriminatedUnion('kind', [kafka, rabbitmq], {
+    error: "must be { kind: 'kafka', brokers } or { kind: 'rabbitmq', url }",
+  }),
+  relay: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      batchSize: positiveInt('rows per round trip').max(5_000, 'must be ≤ 5000').default(200),
+      pollIntervalMs: positiveInt('ms').default(10_000),
+      leaseMs: positiveInt('ms').min(1_000, 'must be ≥ 1000 ms').default(30_000),
+      notify: z.boolean().default(false),
+      retryInitialDelayMs: positiveInt('ms').default(200),
+      retryMaxDelayMs: positiveInt('ms').default(5_000),
+    })
+    .refine((r) => r.retryMaxDelayMs >= r.retryInitialDelayMs, {
+      message: 'retryMaxDelayMs must be ≥ retryInitialDelayMs',
+      path: ['retryMaxDelayMs'],
+    })
+    .prefault({}),
+  retention: z
+    .strictObject({
+      sentRetentionMs: z.number().int().nonnegative('must be ≥ 0').default(86_400_000),
+      intervalMs: positiveInt('ms').default(60_000),
+      batchSize: positiveInt('rows per statement').default(1_000),
+    })
+    .prefault({}),
+  consumers: z
+    .strictObject({
+      autoStart: z.boolean().default(true),
+      inboxRetentionMs: positiveInt('ms').default(604_800_000),
+      concurrency: positiveInt('handlers at once').max(256, 'must be ≤ 256').default(4),
+    })
+    .prefault({}),
+  retryDefaults: z
+    .record(
+      z.string(),
+      z.custom<object>((v) => typeof v === 'object' && v !== null),
+    )
+    .default({}),
+  classification: z.array(z.custom<object>((v) => typeof v === 'object' && v !== null)).default([]),
+});

@@ -1,0 +1,4 @@
+export * from './outbox-message.entity';
+export * from './outbox-relay';
+export * from './outbox.decorator';
+export * from './outbox.service';

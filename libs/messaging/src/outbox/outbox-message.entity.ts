@@ -1,0 +1,62 @@
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+
+/**
+ * A row of the outbox table, for applications that want to query it (the library itself reads and writes
+ * it with SQL). Create the table with the shipped migration (`MessagingMigrations`).
+ */
+@Entity({ name: 'messaging_outbox' })
+@Index('messaging_outbox_pending_idx', ['id'], { where: 'sent_at IS NULL' })
+@Index('messaging_outbox_pending_key_idx', ['destination', 'key', 'id'], { where: 'sent_at IS NULL' })
+@Index('messaging_outbox_sent_idx', ['sentAt'], { where: 'sent_at IS NOT NULL' })
+export class OutboxMessageEntity {
+  /** Insertion order; the relay publishes a key's rows in this order. */
+  @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
+  id!: string;
+
+  @Index('messaging_outbox_message_id_key', { unique: true })
+  @Column({ name: 'message_id', type: 'uuid' })
+  messageId!: string;
+
+  @Column({ type: 'varchar', length: 200 })
+  destination!: string;
+
+  @Column({ type: 'varchar', length: 200 })
+  type!: string;
+
+  @Column({ type: 'text' })
+  key!: string;
+
+  @Column({ type: 'jsonb', default: () => "'{}'::jsonb" })
+  headers!: Record<string, string>;
+
+  @Column({ type: 'jsonb' })
+  payload!: unknown;
+
+  @Column({ name: 'occurred_at', type: 'timestamptz' })
+  occurredAt!: Date;
+
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  createdAt!: Date;
+
+  /** Not published before this time (backoff after a failed publish). */
+  @Column({ name: 'available_at', type: 'timestamptz', default: () => 'now()' })
+  availableAt!: Date;
+
+  /** Failed publish attempts. */
+  @Column({ type: 'integer', default: 0 })
+  attempts!: number;
+
+  @Column({ name: 'last_error', type: 'text', nullable: true })
+  lastError!: string | null;
+
+  /** The relay instance holding the row, until `lockedUntil`. */
+  @Column({ name: 'locked_by', type: 'text', nullable: true })
+  lockedBy!: string | null;
+
+  @Column({ name: 'locked_until', type: 'timestamptz', nullable: true })
+  lockedUntil!: Date | null;
+
+  /** Set once the broker confirmed the message. */
+  @Column({ name: 'sent_at', type: 'timestamptz', nullable: true })
+  sentAt!: Date | null;
+}

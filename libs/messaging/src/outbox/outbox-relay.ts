@@ -1,0 +1,236 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+} from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { encodeEnvelope } from '../envelope/envelope-codec';
+import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
+import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
+import { computeRetryDelay } from '../retry/backoff';
+import { MessageTransport } from '../transports/message-transport.interface';
+import { PublishOutcome } from '../transports/publish-outcome';
+import { ClaimedOutboxRow, FailedOutboxRow } from './outbox-row';
+import { OutboxStore } from './outbox-store';
+import { RelayWakeup } from './relay-wakeup';
+
+/** What one relay round did. */
+export interface RelayRoundResult {
+  readonly claimed: number;
+  readonly confirmed: number;
+  readonly failed: number;
+}
+
+/**
+ * Publishes outbox rows: claim a batch (lease, per-key order) → publish it → mark each confirmed row sent;
+ * rows the broker did not confirm stay pending and are tried again after a backoff. It wakes on a local
+ * commit, on NOTIFY from other instances (optional) and on a slow safety poll, so it is quick under load
+ * and quiet when idle.
+ */
+@Injectable()
+export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(OutboxRelay.name);
+  /** Identifies this process's claims (`locked_by`). */
+  readonly instanceId: string;
+  private readonly pollTimer: string;
+  private readonly retryTimer: string;
+  private loop?: Promise<void>;
+  private wakeRequested = false;
+  private stopping = false;
+  private started = false;
+  private failures = 0;
+  private resumeAt = 0;
+  private unlisten?: () => void;
+  private readonly roundListeners = new Set<(result: RelayRoundResult) => void>();
+
+  constructor(
+    private readonly store: OutboxStore,
+    @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
+    private readonly wakeup: RelayWakeup,
+    private readonly scheduler: SchedulerRegistry,
+    @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
+  ) {
+    const suffix = randomBytes(4).toString('hex');
+    this.instanceId = `${options.serviceName}@${hostname()}/${process.pid}/${suffix}`;
+    this.pollTimer = `messaging-relay-poll-${suffix}`;
+    this.retryTimer = `messaging-relay-retry-${suffix}`;
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.options.relay.enabled) return;
+    this.started = true;
+    this.unlisten = this.wakeup.listen(() => this.wake());
+    this.scheduler.addInterval(
+      this.pollTimer,
+      setInterval(() => this.wake(), this.options.relay.pollIntervalMs),
+    );
+    this.wake();
+  }
+
+  /** Stops claiming, lets the in-flight batch finish and releases this instance's leases. */
+  async beforeApplicationShutdown(): Promise<void> {
+    if (!this.started) return;
+    this.stopping = true;
+    this.unlisten?.();
+    this.deleteTimer('interval', this.pollTimer);
+    this.deleteTimer('timeout', this.retryTimer);
+    await this.loop;
+    try {
+      const released = await this.store.release(this.instanceId);
+      if (released > 0) this.logger.log(`Released ${released} claimed outbox rows on shutdown.`);
+    } catch (error) {
+      this.logger.warn(
+        `Could not release claimed rows on shutdown (their lease will expire): ${describe(error)}`,
+      );
+    }
+  }
+
+  /** Asks for a round now; calls while a round runs are folded into one more round. */
+  wake(): void {
+    if (this.stopping || !this.started) return;
+    this.wakeRequested = true;
+    this.loop ??= this.run().finally(() => {
+      this.loop = undefined;
+      if (this.wakeRequested) this.wake();
+    });
+  }
+
+  /** Observes every round (tests, metrics). Returns a function that stops observing. */
+  onRound(listener: (result: RelayRoundResult) => void): () => void {
+    this.roundListeners.add(listener);
+    return () => this.roundListeners.delete(listener);
+  }
+
+  private async run(): Promise<void> {
+    while (this.wakeRequested && !this.stopping) {
+      this.wakeRequested = false;
+      const wait = this.resumeAt - Date.now();
+      if (wait > 0) {
+        this.scheduleRetry(wait);
+        return;
+      }
+      const result = await this.round();
+      this.roundListeners.forEach((listener) => listener(result));
+      if (result.claimed === this.options.relay.batchSize && result.confirmed > 0) this.wakeRequested = true;
+    }
+  }
+
+  private async round(): Promise<RelayRoundResult> {
+    const { batchSize, leaseMs } = this.options.relay;
+    let rows: ClaimedOutboxRow[];
+    try {
+      rows = await this.store.claim(batchSize, this.instanceId, leaseMs);
+    } catch (error) {
+      this.backOff(`Claiming outbox rows failed: ${describe(error)}`);
+      return { claimed: 0, confirmed: 0, failed: 0 };
+    }
+    if (rows.length === 0) return { claimed: 0, confirmed: 0, failed: 0 };
+
+    const outcomes = await this.publish(rows);
+    const sent: string[] = [];
+    const failed: Array<{
+      row: ClaimedOutboxRow;
+      outcome: Exclude<PublishOutcome, { status: 'CONFIRMED' }>;
+    }> = [];
+    rows.forEach((row, i) => {
+      const outcome = outcomes[i];
+      if (outcome.status === 'CONFIRMED') sent.push(row.id);
+      else failed.push({ row, outcome });
+    });
+
+    const retryInMs = failed.length > 0 ? this.nextBackoffMs(sent.length === 0) : 0;
+    try {
+      await this.store.markSent(sent);
+      await this.store.markFailed(
+        failed.map(({ row, outcome }): FailedOutboxRow => ({
+          id: row.id,
+          error: `${outcome.status}: ${describe(outcome.error)}`.slice(0, 500),
+          retryInMs,
+        })),
+      );
+    } catch (error) {
+      // The broker has the messages; their rows stay claimed until the lease expires and are then sent
+      // again: a duplicate, never a loss.
+      this.backOff(`Marking outbox rows failed after publishing: ${describe(error)}`);
+    }
+    if (failed.length > 0) {
+      const first = failed[0];
+      this.logger.warn(
+        `${failed.length} of ${rows.length} messages not confirmed (first: ${first.row.messageId} to ` +
+          `${first.row.destination}: ${first.outcome.status} ${describe(first.outcome.error)}); retrying in ${retryInMs} ms.`,
+      );
+      if (sent.length === 0) this.pauseFor(retryInMs);
+    } else {
+      this.failures = 0;
+    }
+    return { claimed: rows.length, confirmed: sent.length, failed: failed.length };
+  }
+
+  /** Publishes the rows, in id order; gives up waiting before the lease can expire (then AMBIGUOUS). */
+  private async publish(rows: readonly ClaimedOutboxRow[]): Promise<PublishOutcome[]> {
+    const messages = rows.map((row) => encodeEnvelope(row, row.payloadJson));
+    const timeoutMs = Math.floor(this.options.relay.leaseMs * 0.8);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<PublishOutcome[]>((resolve) => {
+      timer = setTimeout(() => {
+        const error = new Error(`no broker confirmation within ${timeoutMs} ms`);
+        resolve(rows.map(() => ({ status: 'AMBIGUOUS', error })));
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([this.transport.publish(messages), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The delay before rows that failed are tried again: exponential in consecutive failed rounds, full jitter. */
+  private nextBackoffMs(wholeRoundFailed: boolean): number {
+    if (wholeRoundFailed) this.failures += 1;
+    const { retryInitialDelayMs, retryMaxDelayMs } = this.options.relay;
+    const backoff = { initialDelayMs: retryInitialDelayMs, multiplier: 2, maxDelayMs: retryMaxDelayMs };
+    return computeRetryDelay(backoff, Math.max(1, this.failures), Math.random);
+  }
+
+  private backOff(message: string): void {
+    this.failures += 1;
+    const delay = this.nextBackoffMs(false);
+    this.logger.warn(`${message}; retrying in ${delay} ms.`);
+    this.pauseFor(delay);
+  }
+
+  private pauseFor(delayMs: number): void {
+    this.resumeAt = Date.now() + delayMs;
+    this.scheduleRetry(delayMs);
+  }
+
+  private scheduleRetry(delayMs: number): void {
+    this.deleteTimer('timeout', this.retryTimer);
+    this.scheduler.addTimeout(
+      this.retryTimer,
+      setTimeout(() => {
+        this.deleteTimer('timeout', this.retryTimer);
+        this.wake();
+      }, delayMs),
+    );
+  }
+
+  private deleteTimer(kind: 'interval' | 'timeout', name: string): void {
+    const exists =
+      kind === 'interval'
+        ? this.scheduler.doesExist('interval', name)
+        : this.scheduler.doesExist('timeout', name);
+    if (!exists) return;
+    if (kind === 'interval') this.scheduler.deleteInterval(name);
+    else this.scheduler.deleteTimeout(name);
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}

@@ -1,0 +1,194 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, QueryRunner } from 'typeorm';
+import { MESSAGING_DATA_SOURCE } from '../messaging.constants';
+import { messagingTables, MessagingTables } from './messaging-tables';
+import { ClaimedOutboxRow, FailedOutboxRow, NewOutboxRow } from './outbox-row';
+
+interface ClaimedRecord {
+  id: string;
+  message_id: string;
+  destination: string;
+  type: string;
+  key: string;
+  headers: Record<string, string>;
+  payload: string;
+  occurred_at: Date;
+  created_at: Date;
+  attempts: number;
+}
+
+/** The outbox table, in SQL: every statement the library sends for the outbox is here. */
+@Injectable()
+export class OutboxStore {
+  readonly tables: MessagingTables;
+  /** The LISTEN/NOTIFY channel of this outbox table. */
+  readonly notifyChannel: string;
+
+  constructor(@Inject(MESSAGING_DATA_SOURCE) private readonly dataSource: DataSource) {
+    this.tables = messagingTables(dataSource);
+    this.notifyChannel = `messaging_outbox_${this.tables.schema ?? 'default'}`
+      .toLowerCase()
+      .replace(/[^a-z0-9_]/g, '_');
+  }
+
+  /** Inserts rows in the caller's transaction. */
+  async insert(queryRunner: QueryRunner, rows: readonly NewOutboxRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    const params: unknown[] = [];
+    const values = rows.map((row) => {
+      const at = params.length;
+      params.push(
+        row.messageId,
+        row.destination,
+        row.type,
+        row.key,
+        JSON.stringify(row.headers),
+        row.payloadJson,
+        row.occurredAt,
+      );
+      return `($${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5}::jsonb, $${at + 6}::jsonb, $${at + 7})`;
+    });
+    await queryRunner.query(
+      `insert into ${this.tables.outbox} (message_id, destination, type, key, headers, payload, occurred_at) values ${values.join(', ')}`,
+      params,
+    );
+  }
+
+  /** Wakes relays listening on `channel` when the caller's transaction commits (NOTIFY is transactional). */
+  async notify(queryRunner: QueryRunner, channel: string): Promise<void> {
+    await queryRunner.query('select pg_notify($1, $2)', [channel, '']);
+  }
+
+  /**
+   * Claims up to `limit` rows for `owner` for `leaseMs`, in id order, keeping each key's order:
+   * - `FOR UPDATE SKIP LOCKED` lets instances claim side by side without waiting on each other;
+   * - a row is taken only if every earlier pending row of its key is taken in the same claim, so a key's
+   *   later messages are never published while an earlier one is unpublished (in flight elsewhere, or
+   *   waiting after a failed publish);
+   * - expired leases count as free: a crashed instance's rows are taken over.
+   */
+  async claim(limit: number, owner: string, leaseMs: number): Promise<ClaimedOutboxRow[]> {
+    const t = this.tables.outbox;
+    // TypeORM answers an UPDATE with [rows, rowCount].
+    const [rows] = await this.dataSource.query<[ClaimedRecord[], number]>(
+      `with picked as (
+         select id, destination, key from ${t}
+         where sent_at is null and available_at <= now() and (locked_until is null or locked_until <= now())
+         order by id
+         limit $1
+         for update skip locked
+       ), blocked as (
+         select p.id from picked p
+         where exists (
+           select 1 from ${t} b
+           where b.sent_at is null and b.destination = p.destination and b.key = p.key and b.id < p.id
+             and not exists (select 1 from picked q where q.id = b.id)
+         )
+       )
+       update ${t} o set locked_by = $2, locked_until = now() + $3 * interval '1 millisecond'
+       from picked p
+       where o.id = p.id and not exists (select 1 from blocked x where x.id = p.id)
+       returning o.id, o.message_id, o.destination, o.type, o.key, o.headers, o.payload::text as payload,
+                 o.occurred_at, o.created_at, o.attempts`,
+      [limit, owner, leaseMs],
+    );
+    return rows
+      .map((r) => ({
+        id: String(r.id),
+        messageId: r.message_id,
+        destination: r.destination,
+        type: r.type,
+        key: r.key,
+        headers: r.headers,
+        payloadJson: r.payload,
+        occurredAt: r.occurred_at,
+        createdAt: r.created_at,
+        attempts: r.attempts,
+      }))
+      .sort((a, b) => compareIds(a.id, b.id));
+  }
+
+  /** Marks confirmed rows sent and releases them. */
+  async markSent(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.dataSource.query(
+      `update ${this.tables.outbox} set sent_at = now(), locked_by = null, locked_until = null
+       where id = any($1::bigint[])`,
+      [ids],
+    );
+  }
+
+  /** Releases rows whose publish failed and holds each back for its retry delay. */
+  async markFailed(rows: readonly FailedOutboxRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.dataSource.query(
+      `update ${this.tables.outbox} o
+       set attempts = o.attempts + 1, last_error = f.error, locked_by = null, locked_until = null,
+           available_at = now() + f.delay * interval '1 millisecond'
+       from unnest($1::bigint[], $2::text[], $3::integer[]) as f(id, error, delay)
+       where o.id = f.id and o.sent_at is null`,
+      [rows.map((r) => r.id), rows.map((r) => r.error), rows.map((r) => Math.round(r.retryInMs))],
+    );
+  }
+
+  /** Releases every unsent row `owner` holds (shutdown). */
+  async release(owner: string): Promise<number> {
+    const result = await this.dataSource.query<[unknown[], number]>(
+      `update ${this.tables.outbox} set locked_by = null, locked_until = null
+       where locked_by = $1 and sent_at is null`,
+      [owner],
+    );
+    return result[1];
+  }
+
+  /**
+   * Deletes up to `batchSize` rows sent more than `olderThanMs` ago. Only one instance at a time does it:
+   * the others skip the round (transaction-scoped advisory lock). Returns the rows deleted.
+   */
+  async purgeSent(olderThanMs: number, batchSize: number): Promise<number> {
+    const t = this.tables.outbox;
+    return this.dataSource.transaction(async (manager) => {
+      const [{ locked }] = await manager.query<Array<{ locked: boolean }>>(
+        'select pg_try_advisory_xact_lock(hashtext($1)) as locked',
+        [`messaging-outbox-retention:${t}`],
+      );
+      if (!locked) return 0;
+      const result = await manager.query<[unknown[], number]>(
+        `delete from ${t} where id in (
+           select id from ${t} where sent_at is not null and sent_at < now() - $1 * interval '1 millisecond'
+           order by sent_at limit $2)`,
+        [olderThanMs, batchSize],
+      );
+      return result[1];
+    });
+  }
+
+  /** Pending rows and the age of the oldest, per destination (health and metrics). */
+  async backlog(): Promise<Array<{ destination: string; pending: number; oldestAgeMs: number }>> {
+    const rows = await this.dataSource.query<
+      Array<{ destination: string; pending: string; oldest_age_ms: string }>
+    >(
+      `select destination, count(*) as pending,
+              coalesce(extract(epoch from now() - min(created_at)) * 1000, 0)::bigint as oldest_age_ms
+       from ${this.tables.outbox} where sent_at is null group by destination`,
+    );
+    return rows.map((r) => ({
+      destination: r.destination,
+      pending: Number(r.pending),
+      oldestAgeMs: Number(r.oldest_age_ms),
+    }));
+  }
+
+  /** True when the outbox table exists (the migration ran). */
+  async tableExists(): Promise<boolean> {
+    const [{ found }] = await this.dataSource.query<Array<{ found: string | null }>>(
+      'select to_regclass($1) as found',
+      [this.tables.outbox],
+    );
+    return found !== null;
+  }
+}
+
+function compareIds(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+}

@@ -1,0 +1,133 @@
+import { FailureCategory } from '../envelope/failure-category';
+import { MessageHandlingError } from '../errors/message-handling.error';
+import { ErrorClassifier } from './error-classifier';
+
+const { TRANSIENT, VALIDATION, AUTHENTICATION, AUTHORIZATION, CONFIGURATION, UNKNOWN } = FailureCategory;
+
+class PaymentDeclinedError extends Error {}
+class CodedError extends Error {
+  constructor(readonly code: string | number) {
+    super('coded');
+  }
+}
+/** Like TypeORM's QueryFailedError when the driver error's properties were not copied onto it. */
+class QueryFailedLikeError extends Error {
+  constructor(readonly driverError: { code: string }) {
+    super('query failed');
+  }
+}
+
+describe(ErrorClassifier.name, () => {
+  describe('classify', () => {
+    const classifier = new ErrorClassifier();
+
+    it('lets a user class rule beat the built-ins', () => {
+      const withRule = new ErrorClassifier([
+        { errorClass: PaymentDeclinedError, category: VALIDATION, code: 'PAY' },
+      ]);
+      const error = Object.assign(new PaymentDeclinedError(), { retriable: true, code: 'ECONNRESET' });
+      expect(withRule.classify(error)).toEqual({ category: VALIDATION, code: 'PAY' });
+      expect(classifier.classify(error)).toEqual({ category: TRANSIENT, code: 'ECONNRESET' });
+    });
+
+    it("takes a class rule's code from the error, else the category", () => {
+      const rules = [{ errorClass: CodedError, category: AUTHORIZATION }];
+      expect(new ErrorClassifier(rules).classify(new CodedError('E42'))).toEqual({
+        category: AUTHORIZATION,
+        code: 'E42',
+      });
+      const noCode = new ErrorClassifier([{ errorClass: PaymentDeclinedError, category: VALIDATION }]);
+      expect(noCode.classify(new PaymentDeclinedError())).toEqual({
+        category: VALIDATION,
+        code: 'VALIDATION',
+      });
+    });
+
+    it('matches a code rule as strings, in order, before the built-ins', () => {
+      const rules = [
+        { code: 429, category: TRANSIENT },
+        { code: '23505', category: UNKNOWN },
+        { code: '23505', category: TRANSIENT },
+      ];
+      const withRules = new ErrorClassifier(rules);
+      expect(withRules.classify(new CodedError('429'))).toEqual({ category: TRANSIENT, code: '429' });
+      expect(withRules.classify(new CodedError('23505'))).toEqual({ category: UNKNOWN, code: '23505' });
+    });
+
+    it('takes the category and code of a MessageHandlingError', () => {
+      const error = new MessageHandlingError(AUTHENTICATION, 'TOKEN_EXPIRED', 'the token expired');
+      expect(classifier.classify(error)).toEqual({ category: AUTHENTICATION, code: 'TOKEN_EXPIRED' });
+    });
+
+    it('treats retriable: true (kafkajs) as TRANSIENT and does not classify on retriable: false', () => {
+      const retriable = Object.assign(new Error('x'), { name: 'KafkaJSConnectionError', retriable: true });
+      expect(classifier.classify(retriable)).toEqual({ category: TRANSIENT, code: 'TRANSIENT' });
+      const notRetriable = Object.assign(new Error('x'), { retriable: false });
+      expect(classifier.classify(notRetriable)).toEqual({ category: UNKNOWN, code: 'UNCLASSIFIED' });
+    });
+
+    it.each([
+      ['40001', TRANSIENT],
+      ['40P01', TRANSIENT],
+      ['55P03', TRANSIENT],
+      ['57P01', TRANSIENT],
+      ['57014', TRANSIENT],
+      ['53300', TRANSIENT],
+      ['08000', TRANSIENT],
+      ['08003', TRANSIENT],
+      ['08006', TRANSIENT],
+      ['28000', AUTHENTICATION],
+      ['28P01', AUTHENTICATION],
+      ['42501', AUTHORIZATION],
+      ['23505', VALIDATION],
+      ['23503', VALIDATION],
+      ['23502', VALIDATION],
+      ['23514', VALIDATION],
+      ['22P02', VALIDATION],
+    ])('classifies PostgreSQL %s as %s via code and via driverError.code', (code, category) => {
+      expect(classifier.classify(new CodedError(code))).toEqual({ category, code });
+      expect(classifier.classify(new QueryFailedLikeError({ code }))).toEqual({ category, code });
+    });
+
+    it.each([
+      ['ECONNREFUSED', TRANSIENT],
+      ['ECONNRESET', TRANSIENT],
+      ['ETIMEDOUT', TRANSIENT],
+      ['EPIPE', TRANSIENT],
+      ['EAI_AGAIN', TRANSIENT],
+      ['ECONNABORTED', TRANSIENT],
+      ['ENOTFOUND', CONFIGURATION],
+    ])('classifies the network code %s as %s', (code, category) => {
+      expect(classifier.classify(new CodedError(code))).toEqual({ category, code });
+    });
+
+    it.each<[string, unknown]>([
+      ['an unknown error', new Error('boom')],
+      ['an unknown code', new CodedError('ERR_SOMETHING')],
+      ['a thrown string', 'ECONNRESET'],
+      ['undefined', undefined],
+      ['a plain object', { category: 'NOT_A_CATEGORY' }],
+    ])('classifies %s as UNKNOWN / UNCLASSIFIED', (_name, error) => {
+      expect(classifier.classify(error)).toEqual({ category: UNKNOWN, code: 'UNCLASSIFIED' });
+    });
+
+    it('never reads the message: "timeout" in the text is not TRANSIENT', () => {
+      const error = new Error('Connection timeout: ETIMEDOUT after 30s (ECONNRESET)');
+      expect(classifier.classify(error)).toEqual({ category: UNKNOWN, code: 'UNCLASSIFIED' });
+    });
+
+    it('sanitises the code to [A-Za-z0-9_.-], at most 64 characters', () => {
+      const error = new MessageHandlingError(VALIDATION, 'bad code: <x>/ü\n' + 'A'.repeat(100));
+      const { code } = classifier.classify(error);
+      expect(code).toMatch(/^[A-Za-z0-9_.-]{1,64}$/);
+      expect(code).toBe(('badcodex' + 'A'.repeat(100)).slice(0, 64));
+    });
+
+    it('falls back to the category name when nothing of the code survives', () => {
+      expect(classifier.classify(new MessageHandlingError(VALIDATION, '!!!'))).toEqual({
+        category: VALIDATION,
+        code: 'VALIDATION',
+      });
+    });
+  });
+});

@@ -1,0 +1,103 @@
+import { computeRetryDelay, delayTiers, tierFor } from './backoff';
+import {
+  DeadLetterDecision,
+  DeadLetterReason,
+  RetryDecision,
+  RetryDecisionInput,
+  RetryDestinationDecision,
+} from './retry-decision';
+import { isRetryableCategory } from './retry-policy';
+import { ResolvedRetryPolicy, RetryMode, RetryOrdering } from './retry-policy.interface';
+
+/** The input once step 0 has established that there is a policy. */
+type PolicyInput = RetryDecisionInput & { readonly policy: ResolvedRetryPolicy };
+
+/** One step of the decision order: a decision when it applies, `undefined` to fall through to the next. */
+type RetryRule = (input: PolicyInput) => RetryDecision | undefined;
+
+/** Steps 1–7 of the decision order, top to bottom; the first rule that decides wins. */
+const RULES: readonly RetryRule[] = Object.freeze([
+  nonRetryableCategory, // 1. retryability before the attempt budget: a bad payload fails the same way every time
+  attemptsExhausted, // 2. the budget counts every delivery, the first included
+  preserveOrderedStream, // 3. order-preserving before republishing: an ordered destination never reorders
+  pausePartition, // 4. pausing keeps order, so it needs no permission to reorder
+  retryDestinationAllowingReorder, // 5. a retry destination reorders: only behind ALLOW_REORDER
+  inline, // 6. inline retry needs nothing from the transport
+  brokerDelayed, // 7. broker-delayed retry only where the broker can hold a message back
+]);
+
+/**
+ * Decides what to do with a failed delivery, in the spec's order: no policy → dead-letter (step 0), the
+ * rules above (steps 1–7), anything else → dead-letter (step 8). Pure and deterministic: the clock and the
+ * random source come with the input.
+ */
+export function decideRetry(input: RetryDecisionInput): RetryDecision {
+  const { policy } = input;
+  // 0. Automatic retry is opt-in: without a policy a failure is made visible, not retried.
+  if (policy === undefined) return deadLetter('NO_POLICY');
+  const withPolicy: PolicyInput = { ...input, policy };
+  for (const rule of RULES) {
+    const decision = rule(withPolicy);
+    if (decision !== undefined) return decision;
+  }
+  // 8. No path can retry this delivery: park it rather than drop it or loop on it.
+  return deadLetter('NO_RETRY_PATH');
+}
+
+function nonRetryableCategory({ category, policy }: PolicyInput): RetryDecision | undefined {
+  if (isRetryableCategory(category, policy)) return undefined;
+  return policy.onNonRetryable === 'REJECT'
+    ? { kind: 'REJECT', reason: 'NON_RETRYABLE' }
+    : deadLetter('NON_RETRYABLE');
+}
+
+function attemptsExhausted({ attempt, policy }: PolicyInput): RetryDecision | undefined {
+  return attempt >= policy.maxAttempts ? deadLetter('ATTEMPTS_EXHAUSTED') : undefined;
+}
+
+function preserveOrderedStream(input: PolicyInput): RetryDecision | undefined {
+  const preserve = input.policy.ordering === RetryOrdering.PRESERVE;
+  return preserve && input.destination.ordered && input.capabilities.orderedStream
+    ? { kind: 'PAUSE_AND_RETRY', ...nextDelivery(input) }
+    : undefined;
+}
+
+function pausePartition(input: PolicyInput): RetryDecision | undefined {
+  return input.policy.mode === RetryMode.PAUSE_PARTITION
+    ? { kind: 'PAUSE_AND_RETRY', ...nextDelivery(input) }
+    : undefined;
+}
+
+function retryDestinationAllowingReorder(input: PolicyInput): RetryDecision | undefined {
+  const { mode, ordering } = input.policy;
+  return mode === RetryMode.RETRY_DESTINATION && ordering === RetryOrdering.ALLOW_REORDER
+    ? toRetryDestination(input)
+    : undefined;
+}
+
+function inline(input: PolicyInput): RetryDecision | undefined {
+  return input.policy.mode === RetryMode.INLINE
+    ? { kind: 'RETRY_INLINE', ...nextDelivery(input) }
+    : undefined;
+}
+
+function brokerDelayed(input: PolicyInput): RetryDecision | undefined {
+  return input.policy.mode === RetryMode.BROKER_DELAYED && input.capabilities.delayedDelivery
+    ? toRetryDestination(input)
+    : undefined;
+}
+
+function deadLetter(reason: DeadLetterReason): DeadLetterDecision {
+  return { kind: 'DEAD_LETTER', reason };
+}
+
+function nextDelivery({ policy, attempt, random }: PolicyInput): { delayMs: number; nextAttempt: number } {
+  return { delayMs: computeRetryDelay(policy.backoff, attempt, random), nextAttempt: attempt + 1 };
+}
+
+function toRetryDestination(input: PolicyInput): RetryDestinationDecision {
+  const { delayMs, nextAttempt } = nextDelivery(input);
+  const tierMs = tierFor(delayMs, delayTiers(input.policy.backoff, input.policy.maxAttempts));
+  const dueAt = new Date(input.now().getTime() + delayMs);
+  return { kind: 'RETRY_DESTINATION', delayMs, tierMs, nextAttempt, dueAt };
+}

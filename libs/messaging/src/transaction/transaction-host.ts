@@ -1,0 +1,86 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { IsolationLevel } from 'typeorm/driver/types/IsolationLevel';
+import { MESSAGING_DATA_SOURCE } from '../messaging.constants';
+import { NoActiveTransactionError } from '../errors/no-active-transaction.error';
+import { joinDefaultManager } from './join-default-manager';
+import { TransactionScope } from './transaction-scope';
+
+/** Options of `TransactionHost.run()`. */
+export interface RunInTransactionOptions {
+  /** Isolation level of a new transaction. Default: the database's (READ COMMITTED on PostgreSQL). */
+  isolation?: IsolationLevel;
+}
+
+/**
+ * Runs work in one database transaction on the messaging DataSource and carries it through the async call
+ * (AsyncLocalStorage): nested calls join the outer transaction, and the application's repositories of that
+ * DataSource take part without being passed a manager (see `joinDefaultManager`).
+ */
+@Injectable()
+export class TransactionHost implements OnModuleInit {
+  private readonly logger = new Logger(TransactionHost.name);
+  private readonly storage = new AsyncLocalStorage<TransactionScope>();
+
+  constructor(@Inject(MESSAGING_DATA_SOURCE) private readonly dataSource: DataSource) {}
+
+  onModuleInit(): void {
+    joinDefaultManager(this.dataSource, this.storage);
+  }
+
+  /** True inside `run()`. */
+  get isActive(): boolean {
+    return this.storage.getStore() !== undefined;
+  }
+
+  /** The transaction's EntityManager inside `run()`, the DataSource's default manager outside. */
+  get manager(): EntityManager {
+    return this.storage.getStore()?.manager ?? this.dataSource.manager;
+  }
+
+  /**
+   * Runs `work` in a transaction: joins the current one if there is one (propagation REQUIRED), otherwise
+   * begins one, commits when `work` resolves and rolls back when it throws.
+   */
+  async run<T>(work: () => Promise<T>, options: RunInTransactionOptions = {}): Promise<T> {
+    if (this.storage.getStore()) return work();
+    const queryRunner = this.dataSource.createQueryRunner();
+    const scope: TransactionScope = { queryRunner, manager: queryRunner.manager, afterCommit: [] };
+    try {
+      await queryRunner.connect();
+      await queryRunner.startTransaction(options.isolation);
+      const result = await this.storage.run(scope, work);
+      await queryRunner.commitTransaction();
+      this.runAfterCommit(scope);
+      return result;
+    } catch (error) {
+      if (queryRunner.isTransactionActive) await queryRunner.rollbackTransaction().catch(() => undefined);
+      throw error;
+    } finally {
+      await queryRunner.release();
+    }
+  }
+
+  /** Registers a callback to run once the current transaction has committed. */
+  afterCommit(callback: () => void): void {
+    const scope = this.storage.getStore();
+    if (!scope) throw new NoActiveTransactionError('TransactionHost.afterCommit()');
+    scope.afterCommit.push(callback);
+  }
+
+  /** The current transaction, for library code that must write in it. */
+  currentScope(): TransactionScope | undefined {
+    return this.storage.getStore();
+  }
+
+  private runAfterCommit(scope: TransactionScope): void {
+    for (const callback of scope.afterCommit) {
+      try {
+        callback();
+      } catch (error) {
+        this.logger.error(`An after-commit callback failed: ${(error as Error).message}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,26 @@
+import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
+import { KafkaTransport } from './kafka/kafka-transport';
+import { MessageTransport } from './message-transport.interface';
+import { RabbitMqTransport } from './rabbitmq/rabbitmq-transport';
+
+/** Builds the transport the options name. Nothing connects until the first use. */
+export function createTransport(options: ResolvedMessagingOptions): MessageTransport {
+  const { transport, serviceName, consumers } = options;
+  if (transport.kind === 'kafka') {
+    return new KafkaTransport({
+      clientId: transport.clientId ?? serviceName,
+      brokers: transport.brokers,
+      connectionTimeoutMs: transport.connectionTimeoutMs,
+      numPartitions: transport.topics.numPartitions,
+      replicationFactor: transport.topics.replicationFactor,
+      concurrency: consumers.concurrency,
+    });
+  }
+  return new RabbitMqTransport({
+    url: transport.url,
+    connectionName: serviceName,
+    heartbeatSeconds: transport.heartbeatSeconds,
+    prefetch: transport.prefetch,
+    concurrency: consumers.concurrency,
+  });
+}

@@ -1,0 +1,201 @@
+import { Logger } from '@nestjs/common';
+import { Admin, Kafka, KafkaJSError, logLevel, Partitioners, Producer } from 'kafkajs';
+import { WireMessage } from '../../envelope/wire-message';
+import { MessageTransport, TransportHealth } from '../message-transport.interface';
+import { CONFIRMED, PublishOutcome } from '../publish-outcome';
+import { ConsumerHandle, Subscription } from '../subscription.interface';
+import { TransportCapabilities } from '../transport-capabilities';
+import { kafkaLogCreator } from './kafka-logger';
+import { KafkaSubscriber } from './kafka-subscriber';
+
+/** Settings the Kafka transport runs with (validated module options). */
+export interface KafkaTransportSettings {
+  readonly clientId: string;
+  readonly brokers: readonly string[];
+  readonly connectionTimeoutMs: number;
+  readonly numPartitions: number;
+  readonly replicationFactor: number;
+  /** Deliveries handled at once by a consumer (partitions in parallel). */
+  readonly concurrency: number;
+}
+
+/**
+ * Kafka through kafkajs. Publishing uses one idempotent producer with acks=all: a message is CONFIRMED
+ * only when every in-sync replica has it. Consumers commit offsets themselves (see `KafkaSubscriber`).
+ */
+export class KafkaTransport implements MessageTransport {
+  readonly kind = 'kafka' as const;
+  readonly capabilities: TransportCapabilities = {
+    orderedStream: true,
+    delayedDelivery: false,
+    retryDestinations: true,
+  };
+  private readonly logger = new Logger(KafkaTransport.name);
+  private readonly kafka: Kafka;
+  private producer?: Promise<Producer>;
+  private admin?: Promise<Admin>;
+  private readonly knownTopics = new Set<string>();
+  private readonly subscribers = new Set<KafkaSubscriber>();
+  private connected = false;
+  private lastError?: string;
+
+  constructor(private readonly settings: KafkaTransportSettings) {
+    this.kafka = new Kafka({
+      clientId: settings.clientId,
+      brokers: [...settings.brokers],
+      connectionTimeout: settings.connectionTimeoutMs,
+      requestTimeout: 10_000,
+      retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 2_000 },
+      logLevel: logLevel.WARN,
+      logCreator: kafkaLogCreator('kafkajs'),
+    });
+  }
+
+  /** The raw kafkajs client: an escape hatch. */
+  get client(): Kafka {
+    return this.kafka;
+  }
+
+  async publish(messages: readonly WireMessage[]): Promise<PublishOutcome[]> {
+    if (messages.length === 0) return [];
+    let producer: Producer;
+    try {
+      producer = await this.getProducer();
+      await this.ensureDestinations([...new Set(messages.map((m) => m.destination))]);
+    } catch (error) {
+      this.markDown(error);
+      return messages.map(() => ({ status: 'REJECTED', error: asError(error) }));
+    }
+
+    // One request per topic, so that one topic's failure does not hide another's success.
+    const byTopic = new Map<string, number[]>();
+    messages.forEach((m, i) => byTopic.set(m.destination, [...(byTopic.get(m.destination) ?? []), i]));
+    const outcomes: PublishOutcome[] = new Array<PublishOutcome>(messages.length);
+    await Promise.all(
+      [...byTopic].map(async ([topic, indexes]) => {
+        try {
+          await producer.send({
+            topic,
+            acks: -1,
+            messages: indexes.map((i) => ({
+              key: messages[i].key,
+              value: messages[i].body,
+              headers: { ...messages[i].headers },
+            })),
+          });
+          indexes.forEach((i) => (outcomes[i] = CONFIRMED));
+        } catch (error) {
+          const outcome = publishFailure(error);
+          indexes.forEach((i) => (outcomes[i] = outcome));
+        }
+      }),
+    );
+    if (outcomes.every((o) => o.status === 'CONFIRMED')) {
+      this.connected = true;
+      this.lastError = undefined;
+    } else {
+      const failure = outcomes.find((o) => o.status !== 'CONFIRMED') as Exclude<
+        PublishOutcome,
+        { status: 'CONFIRMED' }
+      >;
+      this.markDown(failure.error);
+      await this.resetProducer();
+    }
+    return outcomes;
+  }
+
+  async ensureDestinations(destinations: readonly string[]): Promise<void> {
+    const missing = destinations.filter((t) => !this.knownTopics.has(t));
+    if (missing.length === 0) return;
+    const admin = await this.getAdmin();
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: missing.map((topic) => ({
+        topic,
+        numPartitions: this.settings.numPartitions,
+        replicationFactor: this.settings.replicationFactor,
+      })),
+    });
+    missing.forEach((t) => this.knownTopics.add(t));
+  }
+
+  async subscribe(subscription: Subscription): Promise<ConsumerHandle> {
+    const subscriber = new KafkaSubscriber(this.kafka, this, subscription);
+    this.subscribers.add(subscriber);
+    await subscriber.start();
+    return {
+      stop: async () => {
+        this.subscribers.delete(subscriber);
+        await subscriber.stop();
+      },
+    };
+  }
+
+  health(): TransportHealth {
+    return { connected: this.connected, lastError: this.lastError };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.subscribers].map((s) => s.stop()));
+    this.subscribers.clear();
+    await this.resetProducer();
+    const admin = this.admin;
+    this.admin = undefined;
+    await admin?.then((a) => a.disconnect()).catch(() => undefined);
+  }
+
+  private getProducer(): Promise<Producer> {
+    this.producer ??= (async () => {
+      const producer = this.kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+        createPartitioner: Partitioners.DefaultPartitioner,
+        retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 2_000 },
+      });
+      await producer.connect();
+      this.connected = true;
+      return producer;
+    })();
+    this.producer.catch(() => (this.producer = undefined));
+    return this.producer;
+  }
+
+  private getAdmin(): Promise<Admin> {
+    this.admin ??= (async () => {
+      const admin = this.kafka.admin();
+      await admin.connect();
+      return admin;
+    })();
+    this.admin.catch(() => (this.admin = undefined));
+    return this.admin;
+  }
+
+  /** A producer that failed is replaced: the next publish connects afresh (new producer id). */
+  private async resetProducer(): Promise<void> {
+    const producer = this.producer;
+    this.producer = undefined;
+    await producer?.then((p) => p.disconnect()).catch(() => undefined);
+  }
+
+  private markDown(error: unknown): void {
+    this.connected = false;
+    this.lastError = asError(error).message;
+  }
+
+  /** Used by subscribers to log through the transport's logger. */
+  get log(): Logger {
+    return this.logger;
+  }
+}
+
+/** A send that failed: REJECTED when Kafka refused it outright, AMBIGUOUS when it may have been written. */
+function publishFailure(error: unknown): PublishOutcome {
+  const e = asError(error);
+  const retriable = (error as KafkaJSError).retriable;
+  return retriable === false ? { status: 'REJECTED', error: e } : { status: 'AMBIGUOUS', error: e };
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

@@ -1,0 +1,35 @@
+import { WireMessage } from '../envelope/wire-message';
+import { PublishOutcome } from './publish-outcome';
+import { TransportCapabilities } from './transport-capabilities';
+import { ConsumerHandle, Subscription } from './subscription.interface';
+
+/** The state of the connection to the broker, for health checks. */
+export interface TransportHealth {
+  readonly connected: boolean;
+  /** The last connection or publish error, while the transport is not healthy. */
+  readonly lastError?: string;
+}
+
+/**
+ * One broker behind a small interface. Implementations: `KafkaTransport`, `RabbitMqTransport`.
+ * Every method may be called while the broker is down: publish then answers REJECTED or AMBIGUOUS per
+ * message, and the transport reconnects by itself.
+ */
+export interface MessageTransport {
+  readonly kind: 'kafka' | 'rabbitmq';
+  readonly capabilities: TransportCapabilities;
+
+  /** Publishes a batch; resolves with one outcome per message, in order. Never rejects. */
+  publish(messages: readonly WireMessage[]): Promise<PublishOutcome[]>;
+
+  /** Starts consuming; resolves once the subscription is set up (topics, queues, bindings). */
+  subscribe(subscription: Subscription): Promise<ConsumerHandle>;
+
+  /** Makes sure destinations exist (Kafka topics, RabbitMQ exchanges). */
+  ensureDestinations(destinations: readonly string[]): Promise<void>;
+
+  health(): TransportHealth;
+
+  /** Stops consumers and producers and closes connections. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,133 @@
+import { once } from 'node:events';
+import * as amqp from 'amqplib';
+import { MessageHeaders } from '../../envelope/message-headers';
+import { WireMessage } from '../../envelope/wire-message';
+import { UnroutableMessageError } from '../../errors/unroutable-message.error';
+import { CONFIRMED, PublishOutcome } from '../publish-outcome';
+import { RabbitConnection } from './rabbit-connection';
+import { RabbitTopology } from './rabbit-topology';
+
+/**
+ * Publishes on a confirm channel with `mandatory`: a message is CONFIRMED when the broker acks it and did
+ * not return it first (RabbitMQ sends basic.return before the ack of an unroutable message), REJECTED when
+ * it nacks or returns it, AMBIGUOUS when the channel closes before the answer.
+ */
+export class RabbitPublisher {
+  private channel?: Promise<ChannelState>;
+  private current?: ChannelState;
+
+  constructor(
+    private readonly connection: RabbitConnection,
+    private readonly appId: string,
+  ) {}
+
+  async publish(messages: readonly WireMessage[], timeoutMs = 15_000): Promise<PublishOutcome[]> {
+    let state: ChannelState;
+    try {
+      state = await this.getChannel();
+      await state.topology.exchanges([...new Set(messages.map((m) => m.destination))]);
+    } catch (error) {
+      this.channel = undefined;
+      return messages.map(() => ({ status: 'REJECTED', error: asError(error) }));
+    }
+    const { channel } = state;
+    const confirmations = messages.map(async (message): Promise<PublishOutcome> => {
+      const messageId = message.headers[MessageHeaders.ID] ?? '';
+      const answer = new Promise<Error | undefined>((resolve) => {
+        const ok = channel.publish(
+          message.destination,
+          message.headers[MessageHeaders.TYPE] ?? '',
+          message.body,
+          {
+            mandatory: true,
+            persistent: true,
+            contentType: message.headers[MessageHeaders.CONTENT_TYPE],
+            messageId,
+            type: message.headers[MessageHeaders.TYPE],
+            timestamp: Math.floor(Date.now() / 1000),
+            appId: this.appId,
+            headers:
+              message.key === null
+                ? { ...message.headers }
+                : { ...message.headers, [MessageHeaders.KEY]: message.key },
+          },
+          (error: unknown) => resolve(error ? asError(error) : undefined),
+        );
+        if (!ok) state.drained = state.drained.then(() => once(channel, 'drain').then(() => undefined));
+      });
+      const error = await answer;
+      if (error) {
+        return state.closed ? { status: 'AMBIGUOUS', error } : { status: 'REJECTED', error };
+      }
+      if (state.returned.delete(messageId)) {
+        return {
+          status: 'REJECTED',
+          error: new UnroutableMessageError(message.destination, message.headers[MessageHeaders.TYPE] ?? ''),
+        };
+      }
+      return CONFIRMED;
+    });
+
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<PublishOutcome[]>((resolve) => {
+      timer = setTimeout(() => {
+        const error = new Error(`no publisher confirm within ${timeoutMs} ms`);
+        resolve(messages.map(() => ({ status: 'AMBIGUOUS', error })));
+      }, timeoutMs);
+    });
+    try {
+      await state.drained;
+      return await Promise.race([Promise.all(confirmations), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    const channel = this.channel;
+    this.channel = undefined;
+    await channel?.then((s) => s.channel.close()).catch(() => undefined);
+  }
+
+  private getChannel(): Promise<ChannelState> {
+    this.channel ??= (async () => {
+      const model = await this.connection.get();
+      const channel = await model.createConfirmChannel();
+      const state: ChannelState = {
+        channel,
+        returned: new Set<string>(),
+        closed: false,
+        drained: Promise.resolve(),
+        topology: new RabbitTopology(channel),
+      };
+      channel.on('return', (message: amqp.Message) => {
+        if (typeof message.properties.messageId === 'string')
+          state.returned.add(message.properties.messageId);
+      });
+      channel.on('error', () => undefined);
+      channel.on('close', () => {
+        state.closed = true;
+        if (this.current !== state) return;
+        this.current = undefined;
+        this.channel = undefined;
+      });
+      this.current = state;
+      return state;
+    })();
+    this.channel.catch(() => (this.channel = undefined));
+    return this.channel;
+  }
+}
+
+interface ChannelState {
+  readonly channel: amqp.ConfirmChannel;
+  /** Message ids the broker returned as unroutable, until their ack arrives. */
+  readonly returned: Set<string>;
+  closed: boolean;
+  drained: Promise<void>;
+  readonly topology: RabbitTopology;
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

@@ -1,0 +1,83 @@
+import { WireMessage } from '../../envelope/wire-message';
+import { MessageTransport, TransportHealth } from '../message-transport.interface';
+import { PublishOutcome } from '../publish-outcome';
+import { ConsumerHandle, Subscription } from '../subscription.interface';
+import { TransportCapabilities } from '../transport-capabilities';
+import { RabbitConnection } from './rabbit-connection';
+import { RabbitPublisher } from './rabbit-publisher';
+import { RabbitSubscriber } from './rabbit-subscriber';
+
+/** Settings the RabbitMQ transport runs with (validated module options). */
+export interface RabbitMqTransportSettings {
+  readonly url: string;
+  readonly connectionName: string;
+  readonly heartbeatSeconds: number;
+  readonly prefetch: number;
+  readonly concurrency: number;
+}
+
+/**
+ * RabbitMQ through amqplib: a durable topic exchange per destination, a queue per consumer group, publisher
+ * confirms with `mandatory`, manual acks, and delayed retries through TTL queues that dead-letter back.
+ */
+export class RabbitMqTransport implements MessageTransport {
+  readonly kind = 'rabbitmq' as const;
+  readonly capabilities: TransportCapabilities = {
+    orderedStream: false,
+    delayedDelivery: true,
+    retryDestinations: false,
+  };
+  readonly connection: RabbitConnection;
+  private readonly publisher: RabbitPublisher;
+  private readonly subscribers = new Set<RabbitSubscriber>();
+  private lastPublishError?: string;
+
+  constructor(readonly settings: RabbitMqTransportSettings) {
+    this.connection = new RabbitConnection(settings.url, settings.heartbeatSeconds, settings.connectionName);
+    this.publisher = new RabbitPublisher(this.connection, settings.connectionName);
+  }
+
+  async publish(messages: readonly WireMessage[]): Promise<PublishOutcome[]> {
+    if (messages.length === 0) return [];
+    const outcomes = await this.publisher.publish(messages);
+    const failure = outcomes.find((o) => o.status !== 'CONFIRMED');
+    this.lastPublishError = failure && 'error' in failure ? failure.error.message : undefined;
+    return outcomes;
+  }
+
+  async ensureDestinations(destinations: readonly string[]): Promise<void> {
+    const model = await this.connection.get();
+    const channel = await model.createChannel();
+    try {
+      for (const name of destinations) await channel.assertExchange(name, 'topic', { durable: true });
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  }
+
+  async subscribe(subscription: Subscription): Promise<ConsumerHandle> {
+    const subscriber = new RabbitSubscriber(this, subscription);
+    this.subscribers.add(subscriber);
+    await subscriber.start();
+    return {
+      stop: async () => {
+        this.subscribers.delete(subscriber);
+        await subscriber.stop();
+      },
+    };
+  }
+
+  health(): TransportHealth {
+    return {
+      connected: this.connection.connected,
+      lastError: this.connection.error ?? this.lastPublishError,
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.subscribers].map((s) => s.stop()));
+    this.subscribers.clear();
+    await this.publisher.close();
+    await this.connection.close();
+  }
+}
