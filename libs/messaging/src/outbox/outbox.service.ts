@@ -53,7 +53,8 @@ export class OutboxService {
       );
     }
     const messageId = options.messageId ?? newMessageId();
-    if (!isMessageId(messageId)) throw new TypeError(`messageId must be a UUID, got '${messageId}'.`);
+    if (!isMessageId(messageId))
+      throw new TypeError(`messageId must be a UUID, got '${String(options.messageId)}'.`);
     const headers = { ...options.headers, ...currentTraceHeaders() };
     const reserved = Object.keys(headers).find((name) => name.startsWith('msg.'));
     if (reserved)
