@@ -6,8 +6,10 @@ import { uniqueName } from './names';
 export interface TestSchema {
   readonly name: string;
   readonly databaseUrl: string;
-  /** A connected client whose search_path is the schema. Closed by `drop()`. */
+  /** A new connected client whose search_path is the schema. Closed by `drop()`. */
   connect(): Promise<Client>;
+  /** Runs a query on one shared client of the suite (search_path is the schema). */
+  query<R extends object = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
   drop(): Promise<void>;
 }
 
@@ -15,6 +17,7 @@ export async function createTestSchema(prefix: string): Promise<TestSchema> {
   const databaseUrl = infraEnv().databaseUrl;
   const name = uniqueName(prefix);
   const clients: Client[] = [];
+  let shared: Promise<Client> | undefined;
   const admin = new Client({ connectionString: databaseUrl });
   await admin.connect();
   try {
@@ -22,9 +25,14 @@ export async function createTestSchema(prefix: string): Promise<TestSchema> {
   } finally {
     await admin.end();
   }
-  return {
+  const schema: TestSchema = {
     name,
     databaseUrl,
+    async query<R extends object>(sql: string, params?: unknown[]) {
+      shared ??= schema.connect();
+      const result = await (await shared).query<R>(sql, params);
+      return result.rows;
+    },
     async connect() {
       const client = new Client({ connectionString: databaseUrl, options: `-c search_path="${name}"` });
       await client.connect();
@@ -32,6 +40,7 @@ export async function createTestSchema(prefix: string): Promise<TestSchema> {
       return client;
     },
     async drop() {
+      shared = undefined;
       await Promise.all(clients.splice(0).map((c) => c.end().catch(() => undefined)));
       const cleanup = new Client({ connectionString: databaseUrl });
       await cleanup.connect();
@@ -42,4 +51,5 @@ export async function createTestSchema(prefix: string): Promise<TestSchema> {
       }
     },
   };
+  return schema;
 }

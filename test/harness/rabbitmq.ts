@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import * as amqp from 'amqplib';
 import { infraEnv } from './infra';
 
@@ -37,4 +39,20 @@ export class RabbitFixture {
     await connection.close().catch(() => undefined);
     this.connection = undefined;
   }
+}
+
+const run = promisify(execFile);
+
+/**
+ * Closes, from the broker's side, every connection whose client-provided name contains `fragment`: what a
+ * broker restart or an operator does to a client. Uses the local node's rabbitmqctl. Returns how many.
+ */
+export async function forceCloseRabbitConnections(fragment: string): Promise<number> {
+  const { stdout } = await run('rabbitmqctl', ['list_connections', 'pid', 'client_properties', '-q']);
+  const pids = stdout
+    .split('\n')
+    .filter((line) => line.includes(fragment))
+    .map((line) => line.split('\t')[0]);
+  for (const pid of pids) await run('rabbitmqctl', ['close_connection', pid, 'closed by a test']);
+  return pids.length;
 }

@@ -1,4 +1,5 @@
 /** The public API of the messaging library. */
+export * from './consumers';
 export * from './envelope';
 export * from './errors';
 export { InboxRecordEntity } from './inbox/inbox-record.entity';
@@ -8,6 +9,7 @@ export * from './messaging-options.interface';
 export { MessagingModule } from './messaging.module';
 export * from './outbox';
 export * from './retry';
+export { RetryPolicy } from './retry/retry-policy.decorator';
 export * from './transaction';
 export * from './transports';
 

@@ -1,6 +1,14 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
+import { ConsumerExplorer } from './consumers/consumer-explorer';
+import { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
+import { DeliveryPipeline } from './consumers/delivery-pipeline';
+import { HandlerRegistry } from './consumers/handler-registry';
+import { MessagingServer } from './consumers/messaging.server';
+import { InboxRetention } from './inbox/inbox-retention';
+import { InboxStore } from './inbox/inbox-store';
+import { InboxService } from './inbox/inbox.service';
 import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from './messaging.constants';
 import { ConfigurableMessagingModule, MESSAGING_MODULE_OPTIONS } from './messaging.module-definition';
 import { MessagingLifecycle } from './messaging-lifecycle';
@@ -53,7 +61,23 @@ import { createTransport } from './transports/create-transport';
     OutboxRetention,
     OutboxNotifyListener,
     MessagingLifecycle,
+    InboxStore,
+    InboxService,
+    InboxRetention,
+    HandlerRegistry,
+    ConsumerExplorer,
+    DeliveryPipeline,
+    ConsumerOrchestrator,
+    MessagingServer,
   ],
-  exports: [OutboxService, TransactionHost, OutboxRelay, MESSAGING_TRANSPORT, MESSAGING_RESOLVED_OPTIONS],
+  exports: [
+    OutboxService,
+    TransactionHost,
+    OutboxRelay,
+    ConsumerOrchestrator,
+    MessagingServer,
+    MESSAGING_TRANSPORT,
+    MESSAGING_RESOLVED_OPTIONS,
+  ],
 })
 export class MessagingModule extends ConfigurableMessagingModule {}

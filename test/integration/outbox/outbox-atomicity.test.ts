@@ -39,11 +39,9 @@ describe('Outbox atomicity (PostgreSQL + Kafka)', () => {
   });
 
   const outboxRows = async () => {
-    const client = await schema.connect();
-    const { rows } = await client.query<{ message_id: string; sent_at: Date | null; key: string }>(
+    return schema.query<{ message_id: string; sent_at: Date | null; key: string }>(
       'select message_id, sent_at, key from messaging_outbox order by id',
     );
-    return rows;
   };
 
   it('publishes a committed message once, with its envelope', async () => {

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { KafkaTransport } from './kafka/kafka-transport';
 import { MessageTransport } from './message-transport.interface';
@@ -18,7 +20,8 @@ export function createTransport(options: ResolvedMessagingOptions): MessageTrans
   }
   return new RabbitMqTransport({
     url: transport.url,
-    connectionName: serviceName,
+    // Shown by RabbitMQ beside each connection: which service, host and process it belongs to.
+    connectionName: `${serviceName}@${hostname()}/${process.pid}/${randomBytes(3).toString('hex')}`,
     heartbeatSeconds: transport.heartbeatSeconds,
     prefetch: transport.prefetch,
     concurrency: consumers.concurrency,

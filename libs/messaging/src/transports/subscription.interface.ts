@@ -37,6 +37,8 @@ export interface DeliveryActions {
   pauseAndRetry(delayMs: number): Promise<void>;
   /** Drop the message without a dead-letter copy (a policy chose REJECT). */
   reject(): Promise<void>;
+  /** Tell the broker the consumer is alive during a long wait (Kafka heartbeat). */
+  keepAlive(): Promise<void>;
 }
 
 /** A consumer group's subscription to destinations. */
@@ -48,6 +50,10 @@ export interface Subscription {
   readonly retryTiers: Readonly<Record<string, readonly number[]>>;
   /** Deliveries handled at once (Kafka: partitions; RabbitMQ: keys). */
   readonly concurrency: number;
+  /**
+   * Handles one delivery and settles it through `actions`. A delivery left without any action (the
+   * consumer is stopping) stays unsettled: the broker delivers it again.
+   */
   readonly onDelivery: (delivery: Delivery, actions: DeliveryActions) => Promise<void>;
 }
 

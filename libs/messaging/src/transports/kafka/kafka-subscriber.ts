@@ -1,9 +1,32 @@
-import { Kafka } from 'kafkajs';
-import { Subscription } from '../subscription.interface';
+import { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import { destinationNames } from '../../dead-letter/destination-names';
+import { deadLetterCopy, retryCopy } from '../../dead-letter/failure-copy';
+import { MessageHeaders } from '../../envelope/message-headers';
+import { WireMessage } from '../../envelope/wire-message';
+import { publishUntilConfirmed, StoppedError } from '../publish-until-confirmed';
+import { Delivery, DeliveryActions, Subscription } from '../subscription.interface';
 import type { KafkaTransport } from './kafka-transport';
 
-/** Consumes a subscription from Kafka. (Work in progress: consumers land with the consumers issue.) */
+/** How a delivery left the pipeline: settled (commit it), held in place (pause), or left for redelivery. */
+type Settlement = 'SETTLED' | 'PAUSED' | 'UNSETTLED';
+
+/**
+ * Consumes a group's topics (and its retry topics) with kafkajs, committing offsets itself:
+ * - each partition is handled in order, one message at a time; partitions run concurrently;
+ * - an offset is committed only once its message is settled, so the committed offset never passes an
+ *   unfinished message; a rebalance or crash redelivers the unsettled rest (the inbox absorbs repeats);
+ * - pause-and-retry pauses the partition, waits, seeks back to the same offset and resumes;
+ * - a message in a retry topic is held (pause, seek back) until its due time.
+ */
 export class KafkaSubscriber {
+  private consumer?: Consumer;
+  private stopping = false;
+  /** Failed attempts of a message being retried in place: `topic:partition:offset` → count. */
+  private readonly pausedAttempts = new Map<string, number>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  /** Retry topic → the destination it retries. */
+  private readonly origins = new Map<string, string>();
+
   constructor(
     private readonly kafka: Kafka,
     private readonly transport: KafkaTransport,
@@ -11,8 +34,164 @@ export class KafkaSubscriber {
   ) {}
 
   async start(): Promise<void> {
-    throw new Error(`Kafka consumers are not implemented yet (group ${this.subscription.group}).`);
+    const { group, destinations, retryTiers } = this.subscription;
+    const topics: string[] = [];
+    for (const destination of destinations) {
+      topics.push(destination);
+      for (const tier of retryTiers[destination] ?? []) {
+        const retryTopic = destinationNames.retry(destination, group, tier);
+        this.origins.set(retryTopic, destination);
+        topics.push(retryTopic);
+      }
+    }
+    const deadLetters = destinations.map((d) => destinationNames.deadLetter(d, group));
+    await this.transport.ensureDestinations([...topics, ...deadLetters]);
+
+    const consumer = this.kafka.consumer({
+      groupId: group,
+      allowAutoTopicCreation: false,
+      sessionTimeout: 30_000,
+      heartbeatInterval: 3_000,
+      maxWaitTimeInMs: 250,
+      retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10_000 },
+    });
+    this.consumer = consumer;
+    await consumer.connect();
+    await consumer.subscribe({ topics, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: this.subscription.concurrency,
+      eachBatch: (payload) => this.onBatch(payload),
+    });
   }
 
-  async stop(): Promise<void> {}
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.timers.forEach((t) => clearTimeout(t));
+    this.timers.clear();
+    const consumer = this.consumer;
+    this.consumer = undefined;
+    await consumer?.disconnect().catch(() => undefined);
+  }
+
+  private async onBatch(payload: EachBatchPayload): Promise<void> {
+    const { topic, partition, messages } = payload.batch;
+    const heartbeat = () => payload.heartbeat();
+    let settledUpTo: string | undefined;
+    try {
+      for (const message of messages) {
+        if (this.stopping || !payload.isRunning() || payload.isStale()) break;
+        const dueAt = message.headers?.[MessageHeaders.RETRY_DUE_AT];
+        const waitMs = this.origins.has(topic) && dueAt ? Date.parse(String(dueAt)) - Date.now() : 0;
+        if (waitMs > 0) {
+          this.holdPartition(topic, partition, message.offset, waitMs);
+          break;
+        }
+        const settlement = await this.deliver(topic, partition, message, heartbeat);
+        if (settlement !== 'SETTLED') break;
+        payload.resolveOffset(message.offset);
+        settledUpTo = message.offset;
+        await heartbeat(); // throws when a rebalance starts: kafkajs then rejoins the group
+      }
+    } finally {
+      // Only settled messages, contiguous from the batch's start: never past an unfinished one.
+      if (settledUpTo !== undefined) await this.commit(topic, partition, settledUpTo);
+    }
+  }
+
+  private async deliver(
+    topic: string,
+    partition: number,
+    message: KafkaMessage,
+    heartbeat: () => Promise<void>,
+  ): Promise<Settlement> {
+    const slot = `${topic}:${partition}:${message.offset}`;
+    const delivery = this.toDelivery(topic, partition, message, this.pausedAttempts.get(slot));
+    const { group } = this.subscription;
+    const origin = delivery.wire.destination;
+    const state: { settlement: Settlement } = { settlement: 'UNSETTLED' };
+    const publishThenSettle = async (copy: WireMessage): Promise<void> => {
+      await publishUntilConfirmed((m) => this.transport.publish(m), copy, {
+        isStopping: () => this.stopping,
+        keepAlive: heartbeat,
+        log: this.transport.log,
+      });
+      state.settlement = 'SETTLED';
+    };
+    const actions: DeliveryActions = {
+      ack: async () => void (state.settlement = 'SETTLED'),
+      reject: async () => void (state.settlement = 'SETTLED'),
+      deadLetter: (headers) =>
+        publishThenSettle(deadLetterCopy(delivery.wire, destinationNames.deadLetter(origin, group), headers)),
+      retryLater: (tierMs, dueAt, headers) =>
+        publishThenSettle(
+          retryCopy(delivery.wire, destinationNames.retry(origin, group, tierMs), headers, dueAt),
+        ),
+      pauseAndRetry: async (delayMs) => {
+        this.pausedAttempts.set(slot, delivery.attempt);
+        this.holdPartition(topic, partition, message.offset, delayMs);
+        state.settlement = 'PAUSED';
+      },
+      keepAlive: () => heartbeat(),
+    };
+    try {
+      await this.subscription.onDelivery(delivery, actions);
+    } catch (error) {
+      if (!(error instanceof StoppedError)) throw error;
+    }
+    if (state.settlement === 'SETTLED') this.pausedAttempts.delete(slot);
+    return state.settlement;
+  }
+
+  /** Pauses the partition and, after `delayMs`, rewinds it to `offset` and resumes. */
+  private holdPartition(topic: string, partition: number, offset: string, delayMs: number): void {
+    const consumer = this.consumer;
+    if (!consumer) return;
+    consumer.pause([{ topic, partitions: [partition] }]);
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      if (this.stopping || this.consumer !== consumer) return;
+      consumer.seek({ topic, partition, offset });
+      consumer.resume([{ topic, partitions: [partition] }]);
+    }, delayMs);
+    this.timers.add(timer);
+  }
+
+  private async commit(topic: string, partition: number, offset: string): Promise<void> {
+    try {
+      await this.consumer?.commitOffsets([{ topic, partition, offset: (BigInt(offset) + 1n).toString() }]);
+    } catch (error) {
+      // A rebalance took the partition: its new owner starts after the last commit (the inbox absorbs repeats).
+      this.transport.log.warn(
+        `Commit of ${topic}[${partition}]@${offset} failed: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  /** `failedInPlace`: the attempt that last failed while the partition was held for this very record. */
+  private toDelivery(
+    topic: string,
+    partition: number,
+    message: KafkaMessage,
+    failedInPlace?: number,
+  ): Delivery {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(message.headers ?? {})) {
+      if (value === undefined) continue;
+      headers[name] = (Array.isArray(value) ? value[0] : value).toString();
+    }
+    const retried = Number.parseInt(headers[MessageHeaders.RETRY_ATTEMPT] ?? '0', 10);
+    const priorFailures = failedInPlace ?? (Number.isFinite(retried) && retried > 0 ? retried : 0);
+    return {
+      wire: {
+        destination: this.origins.get(topic) ?? topic,
+        key: message.key === null ? null : message.key.toString(),
+        headers,
+        body: message.value ?? Buffer.alloc(0),
+      },
+      attempt: priorFailures + 1,
+      origin: { source: topic, partition, offset: message.offset },
+    };
+  }
 }

@@ -21,11 +21,19 @@ export class RabbitPublisher {
     private readonly appId: string,
   ) {}
 
-  async publish(messages: readonly WireMessage[], timeoutMs = 15_000): Promise<PublishOutcome[]> {
+  /**
+   * Publishes to each message's destination exchange with the event type as routing key, or, with
+   * `toQueues`, straight to the queue its destination names (default exchange).
+   */
+  async publish(
+    messages: readonly WireMessage[],
+    toQueues = false,
+    timeoutMs = 15_000,
+  ): Promise<PublishOutcome[]> {
     let state: ChannelState;
     try {
       state = await this.getChannel();
-      await state.topology.exchanges([...new Set(messages.map((m) => m.destination))]);
+      if (!toQueues) await state.topology.exchanges([...new Set(messages.map((m) => m.destination))]);
     } catch (error) {
       this.channel = undefined;
       return messages.map(() => ({ status: 'REJECTED', error: asError(error) }));
@@ -35,8 +43,8 @@ export class RabbitPublisher {
       const messageId = message.headers[MessageHeaders.ID] ?? '';
       const answer = new Promise<Error | undefined>((resolve) => {
         const ok = channel.publish(
-          message.destination,
-          message.headers[MessageHeaders.TYPE] ?? '',
+          toQueues ? '' : message.destination,
+          toQueues ? message.destination : (message.headers[MessageHeaders.TYPE] ?? ''),
           message.body,
           {
             mandatory: true,

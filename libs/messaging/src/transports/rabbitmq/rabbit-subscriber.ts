@@ -1,16 +1,205 @@
-import { Subscription } from '../subscription.interface';
+import * as amqp from 'amqplib';
+import { destinationNames } from '../../dead-letter/destination-names';
+import { deadLetterCopy, retryCopy } from '../../dead-letter/failure-copy';
+import { MessageHeaders } from '../../envelope/message-headers';
+import { WireMessage } from '../../envelope/wire-message';
+import { publishUntilConfirmed, StoppedError } from '../publish-until-confirmed';
+import { Delivery, DeliveryActions, Subscription } from '../subscription.interface';
+import { KeyedLanes } from './keyed-lanes';
 import type { RabbitMqTransport } from './rabbitmq-transport';
 
-/** Consumes a subscription from RabbitMQ. (Work in progress: consumers land with the consumers issue.) */
+/**
+ * Consumes a group's queues. The library declares the topology: per destination a durable topic exchange,
+ * the group's work queue bound to it with `#`, a dead-letter queue, and one retry queue per delay tier whose
+ * `x-message-ttl` dead-letters back to the work queue (one queue per delay: TTLs expire at the head).
+ * Messages are acked only after the handler's transaction committed (or a dead-letter / retry copy was
+ * confirmed); nothing is ever nacked with requeue. Messages with one key are handled one at a time, in order.
+ */
 export class RabbitSubscriber {
+  private channel?: amqp.Channel;
+  private stopping = false;
+  private failures = 0;
+  private reconnectTimer?: NodeJS.Timeout;
+  private unlisten?: () => void;
+  private readonly lanes: KeyedLanes;
+  /** Work queue → the destination it consumes. */
+  private readonly origins = new Map<string, string>();
+
   constructor(
     private readonly transport: RabbitMqTransport,
     private readonly subscription: Subscription,
-  ) {}
-
-  async start(): Promise<void> {
-    throw new Error(`RabbitMQ consumers are not implemented yet (group ${this.subscription.group}).`);
+  ) {
+    this.lanes = new KeyedLanes(subscription.concurrency);
   }
 
-  async stop(): Promise<void> {}
+  async start(): Promise<void> {
+    this.unlisten = this.transport.connection.onLost(() => this.scheduleReconnect());
+    await this.setup();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.reconnectTimer);
+    this.unlisten?.();
+    const channel = this.channel;
+    this.channel = undefined;
+    if (channel) {
+      for (const tag of this.consumerTags.splice(0)) await channel.cancel(tag).catch(() => undefined);
+    }
+    await this.lanes.drain();
+    // Closing returns prefetched, unacked messages to their queue.
+    await channel?.close().catch(() => undefined);
+  }
+
+  private readonly consumerTags: string[] = [];
+
+  private async setup(): Promise<void> {
+    const { group, destinations, retryTiers } = this.subscription;
+    const model = await this.transport.connection.get();
+    const channel = await model.createChannel();
+    channel.on('error', () => undefined);
+    channel.on('close', () => {
+      if (this.channel === channel) this.channel = undefined;
+      if (!this.stopping) this.scheduleReconnect();
+    });
+    await channel.prefetch(this.transport.settings.prefetch);
+    for (const destination of destinations) {
+      const workQueue = destinationNames.workQueue(destination, group);
+      await channel.assertExchange(destination, 'topic', { durable: true });
+      await channel.assertQueue(workQueue, { durable: true });
+      await channel.bindQueue(workQueue, destination, '#');
+      await channel.assertQueue(destinationNames.deadLetter(destination, group), { durable: true });
+      for (const tier of retryTiers[destination] ?? []) {
+        await channel.assertQueue(destinationNames.retry(destination, group, tier), {
+          durable: true,
+          arguments: {
+            'x-message-ttl': tier,
+            'x-dead-letter-exchange': '',
+            'x-dead-letter-routing-key': workQueue,
+          },
+        });
+      }
+      this.origins.set(workQueue, destination);
+    }
+    this.channel = channel;
+    for (const destination of destinations) {
+      const workQueue = destinationNames.workQueue(destination, group);
+      const { consumerTag } = await channel.consume(
+        workQueue,
+        (message) => message && this.onMessage(channel, workQueue, message),
+        { noAck: false },
+      );
+      this.consumerTags.push(consumerTag);
+    }
+    this.failures = 0;
+  }
+
+  private scheduleReconnect(): void {
+    if (this.stopping || this.reconnectTimer) return;
+    this.consumerTags.length = 0;
+    this.failures += 1;
+    const delay = Math.min(10_000, 250 * 2 ** Math.min(this.failures, 6));
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.setup().catch((error: Error) => {
+        this.transport.log.warn(`Re-subscribing group ${this.subscription.group} failed: ${error.message}`);
+        this.scheduleReconnect();
+      });
+    }, delay);
+  }
+
+  private onMessage(channel: amqp.Channel, queue: string, message: amqp.ConsumeMessage): void {
+    const delivery = this.toDelivery(queue, message);
+    this.lanes.run(delivery.wire.key ?? '', () => this.handle(channel, delivery, message));
+  }
+
+  private async handle(
+    channel: amqp.Channel,
+    delivery: Delivery,
+    message: amqp.ConsumeMessage,
+  ): Promise<void> {
+    const { group } = this.subscription;
+    const origin = delivery.wire.destination;
+    const settle = (how: 'ack' | 'drop') => {
+      try {
+        if (how === 'ack') channel.ack(message);
+        else channel.nack(message, false, false); // never requeue: that is a hot loop
+      } catch {
+        // The channel closed: the broker redelivers the message (the inbox absorbs the repeat).
+      }
+    };
+    const copyThenAck = async (copy: WireMessage): Promise<void> => {
+      await publishUntilConfirmed((m) => this.transport.publishToQueues(m), copy, {
+        isStopping: () => this.stopping,
+        keepAlive: async () => undefined,
+        log: this.transport.log,
+      });
+      settle('ack');
+    };
+    const actions: DeliveryActions = {
+      ack: async () => settle('ack'),
+      reject: async () => settle('drop'),
+      deadLetter: (headers) =>
+        copyThenAck(deadLetterCopy(delivery.wire, destinationNames.deadLetter(origin, group), headers)),
+      retryLater: (tierMs, dueAt, headers) =>
+        copyThenAck(retryCopy(delivery.wire, destinationNames.retry(origin, group, tierMs), headers, dueAt)),
+      pauseAndRetry: async () => {
+        throw new Error('RabbitMQ cannot pause an ordered stream; the retry engine never asks it to.');
+      },
+      keepAlive: async () => undefined,
+    };
+    try {
+      await this.subscription.onDelivery(delivery, actions);
+    } catch (error) {
+      if (error instanceof StoppedError) return;
+      this.transport.log.error(
+        `Handling a delivery from ${delivery.origin.source} failed unexpectedly: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  private toDelivery(queue: string, message: amqp.ConsumeMessage): Delivery {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(message.properties.headers ?? {})) {
+      const text = headerText(value);
+      if (text !== undefined) headers[name] = text;
+    }
+    // Producers other than this library may set only the AMQP properties.
+    const { messageId, type, contentType } = message.properties as {
+      messageId?: unknown;
+      type?: unknown;
+      contentType?: unknown;
+    };
+    if (headers[MessageHeaders.ID] === undefined && typeof messageId === 'string')
+      headers[MessageHeaders.ID] = messageId;
+    if (headers[MessageHeaders.TYPE] === undefined && typeof type === 'string')
+      headers[MessageHeaders.TYPE] = type;
+    if (headers[MessageHeaders.CONTENT_TYPE] === undefined && typeof contentType === 'string') {
+      headers[MessageHeaders.CONTENT_TYPE] = contentType;
+    }
+    const retried = Number.parseInt(headers[MessageHeaders.RETRY_ATTEMPT] ?? '0', 10);
+    return {
+      wire: {
+        destination: this.origins.get(queue) ?? message.fields.exchange,
+        key: headers[MessageHeaders.KEY] ?? null,
+        headers,
+        body: message.content,
+      },
+      attempt: (Number.isFinite(retried) && retried > 0 ? retried : 0) + 1,
+      origin: {
+        source: queue,
+        deliveryTag: message.fields.deliveryTag,
+        redelivered: message.fields.redelivered,
+      },
+    };
+  }
+}
+
+/** A header value as text; structured AMQP values (x-death tables) are left out. */
+function headerText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
+    return String(value);
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  return undefined;
 }

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { WireMessage } from '../../envelope/wire-message';
 import { MessageTransport, TransportHealth } from '../message-transport.interface';
 import { PublishOutcome } from '../publish-outcome';
@@ -28,6 +29,8 @@ export class RabbitMqTransport implements MessageTransport {
     retryDestinations: false,
   };
   readonly connection: RabbitConnection;
+  /** Used by subscribers to log through the transport's logger. */
+  readonly log = new Logger(RabbitMqTransport.name);
   private readonly publisher: RabbitPublisher;
   private readonly subscribers = new Set<RabbitSubscriber>();
   private lastPublishError?: string;
@@ -43,6 +46,11 @@ export class RabbitMqTransport implements MessageTransport {
     const failure = outcomes.find((o) => o.status !== 'CONFIRMED');
     this.lastPublishError = failure && 'error' in failure ? failure.error.message : undefined;
     return outcomes;
+  }
+
+  /** Publishes each message straight to the queue its `destination` names (dead-letter and retry queues). */
+  publishToQueues(messages: readonly WireMessage[]): Promise<PublishOutcome[]> {
+    return this.publisher.publish(messages, true);
   }
 
   async ensureDestinations(destinations: readonly string[]): Promise<void> {

@@ -1,0 +1,123 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { ExternalContextCreator } from '@nestjs/core/helpers/external-context-creator';
+import { ParamsFactory } from '@nestjs/core/helpers/external-context-creator';
+import { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import { PARAM_ARGS_METADATA } from '@nestjs/microservices/constants';
+import { RpcParamsFactory } from '@nestjs/microservices/factories/rpc-params-factory';
+import { MessagingConfigurationError } from '../errors/messaging-configuration.error';
+import {
+  IDEMPOTENT_HANDLER_METADATA,
+  MESSAGING_RESOLVED_OPTIONS,
+  MESSAGING_TRANSPORT,
+  RETRY_POLICY_METADATA,
+} from '../messaging.constants';
+import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
+import { unsupportedPolicyReason } from '../retry/policy-support';
+import { RetryPolicyOptions } from '../retry/retry-policy.interface';
+import { resolveRetryPolicy } from '../retry/retry-policy';
+import { MessageTransport } from '../transports/message-transport.interface';
+import { HandlerRegistry } from './handler-registry';
+import { IdempotentHandlerMetadata } from './idempotent-handler.decorator';
+import { MessageContext } from './message-context';
+
+const GROUP_PATTERN = /^[A-Za-z0-9._-]{1,100}$/;
+
+/**
+ * Discovers `@IdempotentHandler()` methods on every provider and controller at startup and checks them:
+ * a bad group name, two handlers for one event in one group, or a retry policy the transport cannot honour
+ * stops the application, naming the class and method.
+ */
+@Injectable()
+export class ConsumerExplorer implements OnModuleInit {
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly reflector: Reflector,
+    private readonly contextCreator: ExternalContextCreator,
+    private readonly registry: HandlerRegistry,
+    @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
+    @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
+  ) {}
+
+  onModuleInit(): void {
+    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
+      const instance = wrapper.instance as Record<string, (...args: unknown[]) => unknown> | undefined;
+      if (!instance || typeof instance !== 'object') continue;
+      const prototype = Object.getPrototypeOf(instance) as Record<string, (...args: unknown[]) => unknown>;
+      for (const method of this.scanner.getAllMethodNames(prototype)) {
+        const metadata = this.reflector.get<IdempotentHandlerMetadata | undefined>(
+          IDEMPOTENT_HANDLER_METADATA,
+          prototype[method],
+        );
+        if (metadata) this.register(wrapper, instance, method, metadata);
+      }
+    }
+  }
+
+  private register(
+    wrapper: InstanceWrapper,
+    instance: Record<string, (...args: unknown[]) => unknown>,
+    method: string,
+    metadata: IdempotentHandlerMetadata,
+  ): void {
+    const name = `${instance.constructor.name}.${method}`;
+    const where = `@IdempotentHandler(${metadata.event.type}) on ${name}`;
+    if (!wrapper.isDependencyTreeStatic()) {
+      throw new MessagingConfigurationError(
+        where,
+        'the provider is request-scoped; handlers must be singletons.',
+      );
+    }
+    if (!GROUP_PATTERN.test(metadata.group)) {
+      throw new MessagingConfigurationError(
+        where,
+        `group '${metadata.group}' must be 1-100 letters, digits, ".", "_" or "-".`,
+      );
+    }
+    const declared = this.reflector.get<RetryPolicyOptions | undefined>(
+      RETRY_POLICY_METADATA,
+      instance[method],
+    );
+    let policy = this.options.retryDefaults[metadata.event.destination];
+    if (declared) {
+      try {
+        policy = resolveRetryPolicy(declared);
+      } catch (error) {
+        throw new MessagingConfigurationError(`@RetryPolicy on ${name}`, (error as Error).message);
+      }
+    }
+    const unsupported = policy && unsupportedPolicyReason(policy, this.transport.capabilities);
+    if (unsupported) {
+      throw new MessagingConfigurationError(
+        `@RetryPolicy on ${name}`,
+        `${unsupported} (transport: ${this.transport.kind}).`,
+      );
+    }
+
+    const call = this.contextCreator.create(
+      instance,
+      instance[method],
+      method,
+      PARAM_ARGS_METADATA,
+      new RpcParamsFactory() as unknown as ParamsFactory,
+      undefined,
+      undefined,
+      undefined,
+      'rpc',
+    ) as (payload: unknown, context: MessageContext) => Promise<unknown>;
+    const existing = this.registry.add({
+      group: metadata.group,
+      event: metadata.event,
+      policy,
+      name,
+      invoke: async (payload, context) => call(payload, context),
+    });
+    if (existing) {
+      throw new MessagingConfigurationError(
+        where,
+        `group '${metadata.group}' already handles ${metadata.event.type} in ${existing.name}; one handler per event and group.`,
+      );
+    }
+  }
+}

@@ -1,0 +1,115 @@
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+} from '@nestjs/common';
+import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
+import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
+import { delayTiers } from '../retry/backoff';
+import { RetryMode } from '../retry/retry-policy.interface';
+import { MessageTransport } from '../transports/message-transport.interface';
+import { ConsumerHandle, Subscription } from '../transports/subscription.interface';
+import { DeliveryPipeline } from './delivery-pipeline';
+import { HandlerRegistry } from './handler-registry';
+
+/**
+ * Starts a subscription per consumer group at application bootstrap (or when `MessagingServer` listens)
+ * and stops them before shutdown: stop fetching, finish in-flight handlers, commit, disconnect. A broker
+ * that is down at startup does not stop the application: subscribing is retried in the background.
+ */
+@Injectable()
+export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(ConsumerOrchestrator.name);
+  private readonly handles = new Map<string, ConsumerHandle>();
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  private started = false;
+  private stopping = false;
+
+  constructor(
+    private readonly registry: HandlerRegistry,
+    private readonly pipeline: DeliveryPipeline,
+    @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
+    @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.options.consumers.autoStart) await this.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.stop();
+  }
+
+  /** Subscribes every consumer group; idempotent. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    this.stopping = false;
+    this.pipeline.resume();
+    await Promise.all(this.registry.groupNames().map((group) => this.subscribe(group, 1)));
+  }
+
+  /** Unsubscribes every group, letting in-flight deliveries finish. */
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.stopping = true;
+    this.started = false;
+    this.retryTimers.forEach((t) => clearTimeout(t));
+    this.retryTimers.clear();
+    this.pipeline.stop();
+    await Promise.all([...this.handles.values()].map((h) => h.stop()));
+    this.handles.clear();
+  }
+
+  /** Groups whose subscription is running. */
+  runningGroups(): string[] {
+    return [...this.handles.keys()];
+  }
+
+  private async subscribe(group: string, attempt: number): Promise<void> {
+    if (this.stopping) return;
+    try {
+      const handle = await this.transport.subscribe(this.subscription(group));
+      if (this.stopping) return void (await handle.stop());
+      this.handles.set(group, handle);
+      if (attempt > 1) this.logger.log(`Consumer group ${group} subscribed after ${attempt} attempts.`);
+    } catch (error) {
+      const delay = Math.min(30_000, 500 * 2 ** Math.min(attempt, 6));
+      this.logger.warn(
+        `Subscribing consumer group ${group} failed (${(error as Error).message}); retrying in ${delay} ms.`,
+      );
+      const timer = setTimeout(() => {
+        this.retryTimers.delete(timer);
+        void this.subscribe(group, attempt + 1);
+      }, delay);
+      this.retryTimers.add(timer);
+    }
+  }
+
+  private subscription(group: string): Subscription {
+    const destinations = this.registry.destinationsOf(group);
+    const retryTiers: Record<string, number[]> = {};
+    for (const [destination, handlers] of destinations) {
+      const tiers = new Set<number>();
+      for (const handler of handlers.values()) {
+        const policy = handler.policy;
+        if (
+          policy &&
+          (policy.mode === RetryMode.RETRY_DESTINATION || policy.mode === RetryMode.BROKER_DELAYED)
+        ) {
+          delayTiers(policy.backoff, policy.maxAttempts).forEach((tier) => tiers.add(tier));
+        }
+      }
+      retryTiers[destination] = [...tiers].sort((a, b) => a - b);
+    }
+    return {
+      group,
+      destinations: [...destinations.keys()],
+      retryTiers,
+      concurrency: this.options.consumers.concurrency,
+      onDelivery: (delivery, actions) => this.pipeline.handle(group, delivery, actions),
+    };
+  }
+}

@@ -1,0 +1,255 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { decodeEnvelope } from '../envelope/envelope-codec';
+import { FailureCategory } from '../envelope/failure-category';
+import { MessageEnvelope } from '../envelope/message-envelope';
+import { failureHeaders } from '../dead-letter/failure-copy';
+import { InboxService } from '../inbox/inbox.service';
+import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
+import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
+import { ErrorClassifier } from '../retry/error-classifier';
+import { RetryDecision } from '../retry/retry-decision';
+import { decideRetry } from '../retry/retry-decision-engine';
+import { ResolvedRetryPolicy } from '../retry/retry-policy.interface';
+import { MessageTransport } from '../transports/message-transport.interface';
+import { Delivery, DeliveryActions } from '../transports/subscription.interface';
+import { HandlerDefinition, HandlerRegistry } from './handler-registry';
+import { MessageContext } from './message-context';
+
+/** A failure, classified: what the retry engine and the dead-letter headers need. */
+interface Failure {
+  readonly category: FailureCategory;
+  readonly code: string;
+  readonly messageId?: string;
+  /** For the log line only (never copied into a message). */
+  readonly detail?: string;
+}
+
+type SettleDecision = Exclude<RetryDecision, { kind: 'RETRY_INLINE' }>;
+
+/** Turns each decision into broker actions through one small function per kind. */
+const SETTLE: {
+  [K in SettleDecision['kind']]: (
+    a: DeliveryActions,
+    d: Extract<SettleDecision, { kind: K }>,
+    h: Record<string, string>,
+  ) => Promise<void>;
+} = {
+  DEAD_LETTER: (actions, _decision, headers) => actions.deadLetter(headers),
+  REJECT: (actions) => actions.reject(),
+  PAUSE_AND_RETRY: (actions, decision) => actions.pauseAndRetry(decision.delayMs),
+  RETRY_DESTINATION: (actions, decision, headers) =>
+    actions.retryLater(decision.tierMs, decision.dueAt, headers),
+};
+
+/**
+ * What happens to every delivery, on every transport: decode the envelope, find the group's handler,
+ * validate the payload, run handler and inbox record in one transaction, settle. A failure at any step is
+ * classified and the retry engine decides what becomes of the message; bad messages never stop a consumer.
+ */
+@Injectable()
+export class DeliveryPipeline {
+  private readonly logger = new Logger('MessagingConsumer');
+  private readonly classifier: ErrorClassifier;
+  private stopping = false;
+
+  constructor(
+    private readonly registry: HandlerRegistry,
+    private readonly inbox: InboxService,
+    @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
+    @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
+  ) {
+    this.classifier = new ErrorClassifier([...options.classification]);
+  }
+
+  /** From now on, deliveries waiting for an inline retry are left unsettled (redelivered later). */
+  stop(): void {
+    this.stopping = true;
+  }
+
+  resume(): void {
+    this.stopping = false;
+  }
+
+  async handle(group: string, delivery: Delivery, actions: DeliveryActions): Promise<void> {
+    const decoded = decodeEnvelope(delivery.wire);
+    const destination = delivery.wire.destination;
+    const defaultPolicy = this.options.retryDefaults[destination];
+    if (!decoded.ok) return this.fail(group, delivery, actions, decoded.failure, defaultPolicy);
+
+    const envelope = decoded.envelope;
+    const handler = this.registry.find(group, destination, envelope.type);
+    if (!handler) {
+      const failure = {
+        category: FailureCategory.VALIDATION,
+        code: 'UNKNOWN_TYPE',
+        messageId: envelope.messageId,
+      };
+      return this.fail(group, delivery, actions, failure, defaultPolicy);
+    }
+    const parsed = handler.event.schema.safeParse(envelope.payload);
+    if (!parsed.success) {
+      const detail = parsed.error.issues.map((i) => i.path.join('.') || '(payload)').join(', ');
+      const failure = {
+        category: FailureCategory.VALIDATION,
+        code: 'SCHEMA_MISMATCH',
+        messageId: envelope.messageId,
+        detail,
+      };
+      return this.fail(group, delivery, actions, failure, handler.policy);
+    }
+    await this.run(group, delivery, actions, envelope, handler, parsed.data);
+  }
+
+  private async run(
+    group: string,
+    delivery: Delivery,
+    actions: DeliveryActions,
+    envelope: MessageEnvelope,
+    handler: HandlerDefinition,
+    payload: unknown,
+  ): Promise<void> {
+    let attempt = delivery.attempt;
+    for (;;) {
+      try {
+        const outcome = await this.inbox.runOnce(group, envelope, delivery.wire.body, async (scope) => {
+          await handler.invoke(payload, this.context(group, delivery, envelope, attempt, scope.manager));
+        });
+        if (outcome === 'DUPLICATE') {
+          this.logger.debug(`${describe(envelope, group, attempt)}: duplicate, skipped.`);
+        }
+        await actions.ack();
+        return;
+      } catch (error) {
+        const { category, code } = this.classifier.classify(error);
+        const failure: Failure = { category, code, messageId: envelope.messageId, detail: errorLine(error) };
+        const decision = this.decide(failure, attempt, handler.policy);
+        if (decision.kind !== 'RETRY_INLINE')
+          return this.settle(group, delivery, actions, failure, attempt, decision);
+        this.logFailure(group, delivery, failure, attempt, `retrying inline in ${decision.delayMs} ms`);
+        if (!(await this.wait(decision.delayMs, actions))) return;
+        attempt = decision.nextAttempt;
+      }
+    }
+  }
+
+  private async fail(
+    group: string,
+    delivery: Delivery,
+    actions: DeliveryActions,
+    failure: Failure,
+    policy: ResolvedRetryPolicy | undefined,
+  ): Promise<void> {
+    const decision = this.decide(failure, delivery.attempt, policy);
+    if (decision.kind === 'RETRY_INLINE') {
+      // Decoding and validation fail the same way every time: retrying in place cannot help.
+      return this.settle(group, delivery, actions, failure, delivery.attempt, {
+        kind: 'DEAD_LETTER',
+        reason: 'NO_RETRY_PATH',
+      });
+    }
+    return this.settle(group, delivery, actions, failure, delivery.attempt, decision);
+  }
+
+  private decide(failure: Failure, attempt: number, policy: ResolvedRetryPolicy | undefined): RetryDecision {
+    return decideRetry({
+      category: failure.category,
+      attempt,
+      policy,
+      destination: { ordered: this.transport.capabilities.orderedStream },
+      capabilities: this.transport.capabilities,
+      now: () => new Date(),
+      random: Math.random,
+    });
+  }
+
+  private async settle(
+    group: string,
+    delivery: Delivery,
+    actions: DeliveryActions,
+    failure: Failure,
+    attempt: number,
+    decision: SettleDecision,
+  ): Promise<void> {
+    const what =
+      decision.kind === 'DEAD_LETTER'
+        ? `dead-lettered (${decision.reason})`
+        : decision.kind.toLowerCase().replace(/_/g, ' ');
+    this.logFailure(group, delivery, failure, attempt, what);
+    const headers = failureHeaders(
+      {
+        category: failure.category,
+        code: failure.code,
+        originDestination: delivery.wire.destination,
+        attempt,
+        now: new Date(),
+      },
+      delivery.wire.headers,
+    );
+    const apply = SETTLE[decision.kind] as (
+      a: DeliveryActions,
+      d: SettleDecision,
+      h: Record<string, string>,
+    ) => Promise<void>;
+    await apply(actions, decision, headers);
+  }
+
+  /** Sleeps for an inline retry, keeping the consumer alive; false when the consumer stops meanwhile. */
+  private async wait(delayMs: number, actions: DeliveryActions): Promise<boolean> {
+    const until = Date.now() + delayMs;
+    while (Date.now() < until) {
+      if (this.stopping) return false;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, until - Date.now())));
+      await actions.keepAlive();
+    }
+    return !this.stopping;
+  }
+
+  private context(
+    group: string,
+    delivery: Delivery,
+    envelope: MessageEnvelope,
+    attempt: number,
+    manager: MessageContext['manager'],
+  ): MessageContext {
+    return {
+      messageId: envelope.messageId,
+      type: envelope.type,
+      destination: envelope.destination,
+      key: envelope.key,
+      group,
+      attempt,
+      occurredAt: envelope.occurredAt,
+      headers: envelope.headers,
+      partition: delivery.origin.partition,
+      offset: delivery.origin.offset,
+      deliveryTag: delivery.origin.deliveryTag,
+      redelivered: delivery.origin.redelivered,
+      manager,
+    };
+  }
+
+  private logFailure(
+    group: string,
+    delivery: Delivery,
+    failure: Failure,
+    attempt: number,
+    outcome: string,
+  ): void {
+    const id = failure.messageId ?? '(no valid message id)';
+    const where = `${delivery.origin.source}${delivery.origin.partition === undefined ? '' : `[${delivery.origin.partition}]@${delivery.origin.offset}`}`;
+    this.logger.warn(
+      `Message ${id} on ${delivery.wire.destination} (group ${group}, attempt ${attempt}, from ${where}) failed: ` +
+        `${failure.category}/${failure.code}${failure.detail ? ` (${failure.detail})` : ''}; ${outcome}.`,
+    );
+  }
+}
+
+function describe(envelope: MessageEnvelope, group: string, attempt: number): string {
+  return `Message ${envelope.messageId} (${envelope.type} on ${envelope.destination}, group ${group}, attempt ${attempt})`;
+}
+
+/** The error's name and the start of its message, for the log (never for a message header). */
+function errorLine(error: unknown): string {
+  if (!(error instanceof Error)) return 'non-Error thrown';
+  return `${error.name}: ${error.message}`.slice(0, 200);
+}

@@ -1,0 +1,157 @@
+import { TestingModule } from '@nestjs/testing';
+import { newMessageId } from '@app/messaging';
+import { eventually } from '../../harness/eventually';
+import { KafkaTopics, testKafka } from '../../harness/kafka';
+import { uniqueName } from '../../harness/names';
+import { createTestSchema, TestSchema } from '../../harness/postgres';
+import { committedTotal, RawKafkaProducer } from '../support/kafka-wire';
+import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
+import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
+import { orderPlaced } from '../support/orders.fixture';
+import { orderMessage, withBody, withHeaders } from '../support/raw-messages';
+import { TopicReader } from '../support/topic-reader';
+
+describe('Kafka consumer with the inbox', () => {
+  const kafka = testKafka();
+  const topics = new KafkaTopics(kafka);
+  const raw = new RawKafkaProducer(kafka);
+  let schema: TestSchema;
+  const apps: TestingModule[] = [];
+
+  beforeAll(async () => {
+    schema = await createTestSchema('kafka_consumer');
+  });
+
+  afterAll(async () => {
+    await Promise.all(apps.map((app) => app.close()));
+    await raw.stop();
+    await topics.cleanup();
+    await schema.drop();
+  });
+
+  /** A consumer app on a fresh topic and group. */
+  async function consumerApp(topic: string, group: string, probe = new ConsumerProbe()) {
+    const app = await createMessagingApp({
+      schema: schema.name,
+      transport: kafkaTransport(),
+      entities: [HandledOrder],
+      providers: [{ provide: ConsumerProbe, useValue: probe }, ordersConsumer(orderPlaced(topic), group)],
+      messaging: { relay: { enabled: false }, consumers: { concurrency: 3 } },
+    });
+    apps.push(app);
+    return { app, probe };
+  }
+
+  async function fresh(prefix: string) {
+    const topic = await topics.create(uniqueName(prefix), 3);
+    const group = uniqueName(`${prefix}_g`);
+    topics.track(`${topic}.${group}.dlq`);
+    return { topic, group };
+  }
+
+  async function handled(group: string): Promise<HandledOrder[]> {
+    return schema.query<HandledOrder>(
+      'select id, message_id as "messageId", customer, seq, attempt from handled_orders where consumer_group = $1 order by id',
+      [group],
+    );
+  }
+
+  it('applies a message published three times once, and commits all three', async () => {
+    const { topic, group } = await fresh('dup3');
+    const { probe } = await consumerApp(topic, group);
+    const message = orderMessage(topic, { customer: 'alice', seq: 1 });
+    await raw.send([message, message, message]);
+
+    await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(3));
+    expect(await handled(group)).toHaveLength(1);
+    expect(probe.invocations).toBe(1);
+  });
+
+  it('dead-letters malformed messages and handles every good one around them, in order per key', async () => {
+    const { topic, group } = await fresh('garbage');
+    await consumerApp(topic, group);
+    const good = (seq: number) => orderMessage(topic, { customer: 'bob', seq });
+    const bad = [
+      withBody(good(100), '{not json'),
+      withHeaders(good(101), { 'msg.id': undefined }),
+      withHeaders(good(102), { 'msg.type': 'OrderCancelled' }),
+      withBody(good(103), JSON.stringify({ orderId: 'x', customer: '' })),
+      withHeaders(good(104), { 'msg.envelope-version': '99' }),
+    ];
+    await raw.send([
+      good(1),
+      bad[0],
+      good(2),
+      bad[1],
+      good(3),
+      bad[2],
+      good(4),
+      bad[3],
+      good(5),
+      bad[4],
+      good(6),
+    ]);
+
+    await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(11));
+    expect((await handled(group)).map((h) => h.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+
+    const dlq = await new TopicReader(`${topic}.${group}.dlq`, kafka).start();
+    const parked = await dlq.waitFor(5);
+    await dlq.stop();
+    const categories = parked.map(
+      (r) => `${r.headers['msg.failure-category']}/${r.headers['msg.failure-code']}`,
+    );
+    expect(categories).toEqual([
+      'DESERIALIZATION/INVALID_JSON',
+      'DESERIALIZATION/MISSING_MESSAGE_ID',
+      'VALIDATION/UNKNOWN_TYPE',
+      'VALIDATION/SCHEMA_MISMATCH',
+      'DESERIALIZATION/UNSUPPORTED_ENVELOPE_VERSION',
+    ]);
+    for (const record of parked) {
+      expect(record.headers['msg.origin-destination']).toBe(topic);
+      expect(record.headers['msg.retry-attempt']).toBe('1');
+      expect(record.key).toMatch(/^sha256:[0-9a-f]{32}$/);
+    }
+    expect(parked[0].value).toBe('{not json');
+  });
+
+  it('lets only one of two concurrent deliveries of one message apply its effects', async () => {
+    const { topic, group } = await fresh('race');
+    const probe = new ConsumerProbe();
+    probe.delayMs = 400;
+    await consumerApp(topic, group, probe);
+    const id = newMessageId();
+    await raw.send([orderMessage(topic, { customer: 'carol', seq: 1 }, id)], 0);
+    await raw.send([orderMessage(topic, { customer: 'carol', seq: 1 }, id)], 1);
+
+    await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(2));
+    expect(await handled(group)).toHaveLength(1);
+  });
+
+  it('neither loses nor double-applies work when a second consumer joins (rebalance)', async () => {
+    const { topic, group } = await fresh('rebalance');
+    await raw.send(
+      Array.from({ length: 450 }, (_, i) => orderMessage(topic, { customer: `c${i % 7}`, seq: i })),
+    );
+    const first = new ConsumerProbe();
+    first.delayMs = 20;
+    await consumerApp(topic, group, first);
+    await eventually(() => first.invocations > 10);
+    const second = new ConsumerProbe();
+    second.delayMs = 20;
+    await consumerApp(topic, group, second);
+
+    await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(450), 60_000);
+    const rows = await handled(group);
+    expect(new Set(rows.map((r) => r.messageId)).size).toBe(450);
+    expect(rows).toHaveLength(450);
+    expect(second.invocations).toBeGreaterThan(0);
+    // Deliveries beyond 450 are redeliveries after the rebalance that the inbox absorbed.
+    console.log(`rebalance: first ${first.invocations}, second ${second.invocations} handler invocations`);
+    for (const customer of ['c0', 'c3', 'c6']) {
+      const seqs = rows.filter((r) => r.customer === customer).map((r) => r.seq as number);
+      expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    }
+  });
+});

@@ -1,0 +1,83 @@
+import { Injectable, Type } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Column, Entity, PrimaryGeneratedColumn, Repository } from 'typeorm';
+import { IdempotentHandler, MessageContext, RetryPolicy, RetryPolicyOptions } from '@app/messaging';
+import { OrderPlacedEvent, orderPlacedSchema } from './orders.fixture';
+import { z } from 'zod';
+
+/** What a consumer fixture wrote, in the handler's transaction. */
+@Entity({ name: 'handled_orders' })
+export class HandledOrder {
+  @PrimaryGeneratedColumn()
+  id!: number;
+
+  @Column({ name: 'message_id', type: 'uuid' })
+  messageId!: string;
+
+  @Column({ type: 'text' })
+  customer!: string;
+
+  @Column({ type: 'integer', nullable: true })
+  seq!: number | null;
+
+  @Column({ type: 'integer' })
+  attempt!: number;
+
+  @Column({ name: 'consumer_group', type: 'text' })
+  group!: string;
+}
+
+/** A test error the classifier sees as TRANSIENT. */
+export class FlakyDownstreamError extends Error {
+  readonly retriable = true;
+  constructor() {
+    super('downstream flaked');
+    this.name = 'FlakyDownstreamError';
+  }
+}
+
+/** Steers and observes a consumer fixture from the test. */
+export class ConsumerProbe {
+  invocations = 0;
+  /** seq → fail (after writing) while the attempt is below this number. */
+  readonly failUntilAttempt = new Map<number, number>();
+  readonly alwaysFail = new Set<number>();
+  delayMs = 0;
+  readonly contexts: MessageContext[] = [];
+}
+
+type OrderPayload = z.output<typeof orderPlacedSchema>;
+
+/** A consumer of `event` in `group`, defined per suite (decorators take the suite's own destination). */
+export function ordersConsumer(event: OrderPlacedEvent, group: string, policy?: RetryPolicyOptions): Type {
+  const maybePolicy: MethodDecorator = policy ? RetryPolicy(policy) : () => undefined;
+
+  @Injectable()
+  class OrdersConsumer {
+    constructor(
+      @InjectRepository(HandledOrder) private readonly handled: Repository<HandledOrder>,
+      private readonly probe: ConsumerProbe,
+    ) {}
+
+    @IdempotentHandler(event, { group })
+    @maybePolicy
+    async onOrderPlaced(order: OrderPayload, context: MessageContext): Promise<void> {
+      this.probe.invocations += 1;
+      this.probe.contexts.push(context);
+      if (this.probe.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.probe.delayMs));
+      await this.handled.save(
+        this.handled.create({
+          messageId: context.messageId,
+          customer: order.customer,
+          seq: order.seq ?? null,
+          attempt: context.attempt,
+          group: context.group,
+        }),
+      );
+      const seq = order.seq ?? -1;
+      if (this.probe.alwaysFail.has(seq)) throw new FlakyDownstreamError();
+      if (context.attempt < (this.probe.failUntilAttempt.get(seq) ?? 0)) throw new FlakyDownstreamError();
+    }
+  }
+  return OrdersConsumer;
+}
