@@ -7,6 +7,7 @@ export { MessagingMigrations, CreateMessagingTables1764547200000 } from './migra
 export { MESSAGING_TRANSPORT } from './messaging.constants';
 export * from './messaging-options.interface';
 export { MessagingModule } from './messaging.module';
+export * from './observability';
 export * from './outbox';
 export * from './retry';
 export { RetryPolicy } from './retry/retry-policy.decorator';

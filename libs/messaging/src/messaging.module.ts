@@ -13,6 +13,8 @@ import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from './messaging.con
 import { ConfigurableMessagingModule, MESSAGING_MODULE_OPTIONS } from './messaging.module-definition';
 import { MessagingLifecycle } from './messaging-lifecycle';
 import { MessagingModuleOptions } from './messaging-options.interface';
+import { MessagingMetrics } from './observability/messaging-metrics';
+import { MetricsCollector } from './observability/metrics-collector';
 import { resolveMessagingOptions, ResolvedMessagingOptions } from './options/resolve-messaging-options';
 import { OutboxExplorer } from './outbox/outbox-explorer';
 import { OutboxNotifyListener } from './outbox/outbox-notify-listener';
@@ -69,8 +71,11 @@ import { createTransport } from './transports/create-transport';
     DeliveryPipeline,
     ConsumerOrchestrator,
     MessagingServer,
+    MessagingMetrics,
+    MetricsCollector,
   ],
   exports: [
+    MessagingMetrics,
     OutboxService,
     TransactionHost,
     OutboxRelay,

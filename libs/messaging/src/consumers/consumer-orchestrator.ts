@@ -6,6 +6,7 @@ import {
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
+import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { delayTiers } from '../retry/backoff';
 import { RetryMode } from '../retry/retry-policy.interface';
@@ -32,6 +33,7 @@ export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeAppli
     private readonly pipeline: DeliveryPipeline,
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
+    private readonly metrics: MessagingMetrics,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -76,6 +78,7 @@ export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeAppli
       this.handles.set(group, handle);
       if (attempt > 1) this.logger.log(`Consumer group ${group} subscribed after ${attempt} attempts.`);
     } catch (error) {
+      this.metrics.brokerErrors.inc({ transport: this.transport.kind, operation: 'subscribe' });
       const delay = Math.min(30_000, 500 * 2 ** Math.min(attempt, 6));
       this.logger.warn(
         `Subscribing consumer group ${group} failed (${(error as Error).message}); retrying in ${delay} ms.`,

@@ -5,6 +5,7 @@ import { MessageEnvelope } from '../envelope/message-envelope';
 import { failureHeaders } from '../dead-letter/failure-copy';
 import { InboxService } from '../inbox/inbox.service';
 import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
+import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { ErrorClassifier } from '../retry/error-classifier';
 import { RetryDecision } from '../retry/retry-decision';
@@ -57,6 +58,7 @@ export class DeliveryPipeline {
     private readonly inbox: InboxService,
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
+    private readonly metrics: MessagingMetrics,
   ) {
     this.classifier = new ErrorClassifier([...options.classification]);
   }
@@ -109,15 +111,21 @@ export class DeliveryPipeline {
     payload: unknown,
   ): Promise<void> {
     let attempt = delivery.attempt;
+    const labels = { group, destination: envelope.destination };
     for (;;) {
       try {
         const outcome = await this.inbox.runOnce(group, envelope, delivery.wire.body, async (scope) => {
+          this.metrics.endToEnd.observe(
+            labels,
+            Math.max(0, Date.now() - envelope.occurredAt.getTime()) / 1000,
+          );
           await handler.invoke(payload, this.context(group, delivery, envelope, attempt, scope.manager));
         });
         if (outcome === 'DUPLICATE') {
           this.logger.debug(`${describe(envelope, group, attempt)}: duplicate, skipped.`);
         }
         await actions.ack();
+        this.metrics.consumed.inc({ ...labels, outcome: outcome === 'DUPLICATE' ? 'duplicate' : 'handled' });
         return;
       } catch (error) {
         const { category, code } = this.classifier.classify(error);

@@ -10,6 +10,7 @@ import {
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { encodeEnvelope } from '../envelope/envelope-codec';
 import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
+import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { computeRetryDelay } from '../retry/backoff';
 import { MessageTransport } from '../transports/message-transport.interface';
@@ -53,6 +54,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly wakeup: RelayWakeup,
     private readonly scheduler: SchedulerRegistry,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
+    private readonly metrics: MessagingMetrics,
   ) {
     const suffix = randomBytes(4).toString('hex');
     this.instanceId = `${options.serviceName}@${hostname()}/${process.pid}/${suffix}`;
@@ -129,17 +131,27 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       return { claimed: 0, confirmed: 0, failed: 0 };
     }
     if (rows.length === 0) return { claimed: 0, confirmed: 0, failed: 0 };
+    this.metrics.claimBatchSize.observe(rows.length);
 
+    const stopTimer = this.metrics.publishDuration.startTimer();
     const outcomes = await this.publish(rows);
+    stopTimer();
     const sent: string[] = [];
     const failed: Array<{
       row: ClaimedOutboxRow;
       outcome: Exclude<PublishOutcome, { status: 'CONFIRMED' }>;
     }> = [];
+    const now = Date.now();
     rows.forEach((row, i) => {
       const outcome = outcomes[i];
-      if (outcome.status === 'CONFIRMED') sent.push(row.id);
-      else failed.push({ row, outcome });
+      if (outcome.status === 'CONFIRMED') {
+        sent.push(row.id);
+        this.metrics.published.inc({ destination: row.destination });
+        if (row.attempts === 0) this.metrics.commitToPublish.observe((now - row.createdAt.getTime()) / 1000);
+      } else {
+        failed.push({ row, outcome });
+        this.metrics.publishFailures.inc({ destination: row.destination, outcome: outcome.status });
+      }
     });
 
     const retryInMs = failed.length > 0 ? this.nextBackoffMs(sent.length === 0) : 0;
@@ -163,7 +175,10 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         `${failed.length} of ${rows.length} messages not confirmed (first: ${first.row.messageId} to ` +
           `${first.row.destination}: ${first.outcome.status} ${describe(first.outcome.error)}); retrying in ${retryInMs} ms.`,
       );
-      if (sent.length === 0) this.pauseFor(retryInMs);
+      if (sent.length === 0) {
+        this.metrics.brokerErrors.inc({ transport: this.transport.kind, operation: 'publish' });
+        this.pauseFor(retryInMs);
+      }
     } else {
       this.failures = 0;
     }
