@@ -17,6 +17,11 @@ export interface KafkaTransportOptions {
   };
   /** Connection timeout, ms. Default 3000. */
   connectionTimeoutMs?: number;
+  /**
+   * A consumer that stops heartbeating for this long leaves its group and its partitions move on, ms.
+   * Default 30000. Lower recovers faster from a crashed process; too low evicts busy ones (min 6000).
+   */
+  sessionTimeoutMs?: number;
 }
 
 /** RabbitMQ through amqplib. */

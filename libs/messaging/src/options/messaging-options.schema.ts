@@ -24,6 +24,9 @@ const kafka = z.strictObject({
     })
     .prefault({}),
   connectionTimeoutMs: positiveInt('ms').default(3_000),
+  sessionTimeoutMs: positiveInt('ms')
+    .min(6_000, 'must be ≥ 6000 ms (the broker refuses less)')
+    .default(30_000),
 });
 
 const rabbitmq = z.strictObject({

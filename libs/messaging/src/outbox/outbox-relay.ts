@@ -45,6 +45,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private started = false;
   private failures = 0;
   private resumeAt = 0;
+  private retryDueAt = 0;
   private unlisten?: () => void;
   private readonly roundListeners = new Set<(result: RelayRoundResult) => void>();
 
@@ -117,7 +118,9 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       }
       const result = await this.round();
       this.roundListeners.forEach((listener) => listener(result));
-      if (result.claimed === this.options.relay.batchSize && result.confirmed > 0) this.wakeRequested = true;
+      // Go on until a claim finds nothing: a short claim does not mean the table is drained (rows held back
+      // behind a key's earlier row, or locked by another instance's claim, took places in the batch).
+      if (result.confirmed > 0) this.wakeRequested = true;
     }
   }
 
@@ -178,6 +181,10 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       if (sent.length === 0) {
         this.metrics.brokerErrors.inc({ transport: this.transport.kind, operation: 'publish' });
         this.pauseFor(retryInMs);
+      } else {
+        // The rest of the batch went through, so no pause; but come back when the failed rows are due, or
+        // they would wait for the next commit or the safety poll.
+        this.scheduleRetry(retryInMs);
       }
     } else {
       this.failures = 0;
@@ -223,7 +230,11 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     this.scheduleRetry(delayMs);
   }
 
+  /** One retry timer; it keeps the later due time, so that its wake-up finds every row failed so far due. */
   private scheduleRetry(delayMs: number): void {
+    const dueAt = Date.now() + delayMs;
+    if (dueAt <= this.retryDueAt && this.scheduler.doesExist('timeout', this.retryTimer)) return;
+    this.retryDueAt = dueAt;
     this.deleteTimer('timeout', this.retryTimer);
     this.scheduler.addTimeout(
       this.retryTimer,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, QueryRunner } from 'typeorm';
 import { MESSAGING_DATA_SOURCE } from '../messaging.constants';
@@ -26,9 +27,7 @@ export class OutboxStore {
 
   constructor(@Inject(MESSAGING_DATA_SOURCE) private readonly dataSource: DataSource) {
     this.tables = messagingTables(dataSource);
-    this.notifyChannel = `messaging_outbox_${this.tables.schema ?? 'default'}`
-      .toLowerCase()
-      .replace(/[^a-z0-9_]/g, '_');
+    this.notifyChannel = notifyChannelName(this.tables.schema ?? 'default');
   }
 
   /** Inserts rows in the caller's transaction. */
@@ -195,6 +194,20 @@ export class OutboxStore {
     );
     return found !== null;
   }
+}
+
+/** PostgreSQL's longest name (NAMEDATALEN - 1): pg_notify() refuses a longer channel. */
+const MAX_CHANNEL_LENGTH = 63;
+
+/**
+ * The channel of a schema's outbox: readable, and at most 63 characters (a schema name may have 63 itself),
+ * shortened with a hash of the schema name when it would be longer.
+ */
+function notifyChannelName(schema: string): string {
+  const channel = `messaging_outbox_${schema}`.toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  if (channel.length <= MAX_CHANNEL_LENGTH) return channel;
+  const hash = createHash('sha256').update(schema).digest('hex').slice(0, 8);
+  return `${channel.slice(0, MAX_CHANNEL_LENGTH - hash.length - 1)}_${hash}`;
 }
 
 function compareIds(a: string, b: string): number {

@@ -13,6 +13,7 @@ export function createTransport(options: ResolvedMessagingOptions): MessageTrans
       clientId: transport.clientId ?? serviceName,
       brokers: transport.brokers,
       connectionTimeoutMs: transport.connectionTimeoutMs,
+      sessionTimeoutMs: transport.sessionTimeoutMs,
       numPartitions: transport.topics.numPartitions,
       replicationFactor: transport.topics.replicationFactor,
       concurrency: consumers.concurrency,

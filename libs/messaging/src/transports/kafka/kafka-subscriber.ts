@@ -31,6 +31,7 @@ export class KafkaSubscriber {
     private readonly kafka: Kafka,
     private readonly transport: KafkaTransport,
     private readonly subscription: Subscription,
+    private readonly sessionTimeoutMs: number,
   ) {}
 
   async start(): Promise<void> {
@@ -46,16 +47,28 @@ export class KafkaSubscriber {
     }
     const deadLetters = destinations.map((d) => destinationNames.deadLetter(d, group));
     await this.transport.ensureDestinations([...topics, ...deadLetters]);
+    await this.run(topics);
+  }
 
+  private async run(topics: string[]): Promise<void> {
     const consumer = this.kafka.consumer({
-      groupId: group,
+      groupId: this.subscription.group,
       allowAutoTopicCreation: false,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3_000,
+      sessionTimeout: this.sessionTimeoutMs,
+      heartbeatInterval: Math.max(1_000, Math.floor(this.sessionTimeoutMs / 10)),
       maxWaitTimeInMs: 250,
       retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10_000 },
     });
     this.consumer = consumer;
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (payload.restart || this.stopping || this.consumer !== consumer) return;
+      // kafkajs gave up (a non-retriable error): start a fresh consumer rather than stop consuming.
+      this.transport.log.warn(
+        `Consumer group ${this.subscription.group} crashed (${payload.error.message}); restarting.`,
+      );
+      void consumer.disconnect().catch(() => undefined);
+      this.restart(topics, 1);
+    });
     await consumer.connect();
     await consumer.subscribe({ topics, fromBeginning: true });
     await consumer.run({
@@ -64,6 +77,23 @@ export class KafkaSubscriber {
       partitionsConsumedConcurrently: this.subscription.concurrency,
       eachBatch: (payload) => this.onBatch(payload),
     });
+  }
+
+  private restart(topics: string[], attempt: number): void {
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(timer);
+        if (this.stopping) return;
+        this.run(topics).catch((error: Error) => {
+          this.transport.log.warn(
+            `Restarting group ${this.subscription.group} failed (${error.message}); trying again.`,
+          );
+          this.restart(topics, attempt + 1);
+        });
+      },
+      Math.min(30_000, 1_000 * attempt),
+    );
+    this.timers.add(timer);
   }
 
   async stop(): Promise<void> {

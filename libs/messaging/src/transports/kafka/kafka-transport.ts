@@ -13,6 +13,7 @@ export interface KafkaTransportSettings {
   readonly clientId: string;
   readonly brokers: readonly string[];
   readonly connectionTimeoutMs: number;
+  readonly sessionTimeoutMs: number;
   readonly numPartitions: number;
   readonly replicationFactor: number;
   /** Deliveries handled at once by a consumer (partitions in parallel). */
@@ -120,7 +121,7 @@ export class KafkaTransport implements MessageTransport {
   }
 
   async subscribe(subscription: Subscription): Promise<ConsumerHandle> {
-    const subscriber = new KafkaSubscriber(this.kafka, this, subscription);
+    const subscriber = new KafkaSubscriber(this.kafka, this, subscription, this.settings.sessionTimeoutMs);
     this.subscribers.add(subscriber);
     await subscriber.start();
     return {

@@ -1,0 +1,159 @@
+import { TestingModule } from '@nestjs/testing';
+import { Client } from 'pg';
+import { RelayOptions } from '@app/messaging';
+import { OutboxStore } from '@app/messaging/outbox/outbox-store';
+import { KafkaTopics } from '../../harness/kafka';
+import { uniqueName } from '../../harness/names';
+import { createTestSchema, TestSchema } from '../../harness/postgres';
+import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
+import { Order, OrderEventHolder, orderPlaced, OrdersService } from '../support/orders.fixture';
+import { percentile, sleep, waitUntil } from '../support/outbox-rows';
+import { TopicReader } from '../support/topic-reader';
+
+/**
+ * The relay is woken by the commit that wrote outbox rows (and, with `relay.notify`, by NOTIFY from other
+ * instances), so it publishes within milliseconds while the safety poll stays slow; an idle service sends
+ * one claim per poll interval and nothing else.
+ */
+describe('Outbox relay latency and idle cost (PostgreSQL + Kafka)', () => {
+  const SLOW_POLL_MS = 60_000;
+  const topics = new KafkaTopics();
+  const schemas: TestSchema[] = [];
+  const apps: TestingModule[] = [];
+  const readers: TopicReader[] = [];
+
+  afterAll(async () => {
+    for (const reader of readers) await reader.stop();
+    for (const app of apps.splice(0)) await app.close();
+    await topics.cleanup();
+    for (const schema of schemas) await schema.drop();
+  });
+
+  const newSchema = async (prefix: string) => {
+    const schema = await createTestSchema(prefix);
+    schemas.push(schema);
+    return schema;
+  };
+  const newTopic = async (prefix: string) => {
+    const topic = await topics.create(uniqueName(prefix));
+    readers.push(await new TopicReader(topic).start());
+    return { topic, reader: readers[readers.length - 1] };
+  };
+  const newApp = async (schema: TestSchema, topic: string, relay: RelayOptions) => {
+    const app = await createMessagingApp({
+      schema: schema.name,
+      transport: kafkaTransport(),
+      entities: [Order],
+      providers: [
+        OrdersService,
+        { provide: OrderEventHolder, useValue: new OrderEventHolder(orderPlaced(topic)) },
+      ],
+      messaging: { relay },
+    });
+    apps.push(app);
+    return app;
+  };
+  const closeApp = async (app: TestingModule) => {
+    apps.splice(apps.indexOf(app), 1);
+    await app.close();
+  };
+
+  /** Places orders one by one; for each, the time from the commit to the record's arrival on Kafka. */
+  const measure = async (writer: TestingModule, reader: TopicReader, count: number) => {
+    const latencies: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const before = reader.records.length;
+      await writer.get(OrdersService).place(`customer-${i % 3}`, i, i);
+      const committed = Date.now();
+      await reader.waitFor(before + 1, 5_000);
+      latencies.push(Date.now() - committed);
+    }
+    return latencies;
+  };
+
+  it('publishes each commit within milliseconds, long before the safety poll', async () => {
+    const schema = await newSchema('outbox_latency');
+    const { topic, reader } = await newTopic('orders_latency');
+    const app = await newApp(schema, topic, { pollIntervalMs: SLOW_POLL_MS });
+    await measure(app, reader, 1); // warm-up: the producer connects on first use
+
+    const latencies = await measure(app, reader, 20);
+    console.log(
+      `[outbox-latency] commit → record on Kafka over 20 orders: p50 ${percentile(latencies, 50)} ms, ` +
+        `p90 ${percentile(latencies, 90)} ms, max ${Math.max(...latencies)} ms (safety poll ${SLOW_POLL_MS} ms)`,
+    );
+    expect(Math.max(...latencies)).toBeLessThan(5_000);
+    await reader.settle(500);
+    expect(new Set(reader.records.map((r) => r.headers['msg.id'])).size).toBe(21);
+    await closeApp(app);
+  });
+
+  it('sends one claim per poll interval and nothing else while idle', async () => {
+    const POLL_MS = 2_000;
+    const WINDOW_MS = 10_000;
+    const schema = await newSchema('outbox_idle');
+    const { topic } = await newTopic('orders_idle');
+    const app = await newApp(schema, topic, { pollIntervalMs: POLL_MS });
+    await sleep(300); // the first round at bootstrap
+
+    // Every statement this process sends to PostgreSQL goes through pg's Client.query (spied, not replaced).
+    const query = jest.spyOn(Client.prototype, 'query');
+    const claim = jest.spyOn(app.get(OutboxStore), 'claim');
+    const started = Date.now();
+    await sleep(WINDOW_MS);
+    const elapsed = Date.now() - started;
+    const statements = query.mock.calls.map(([first]) =>
+      typeof first === 'string' ? first : (first as { text: string }).text,
+    );
+    query.mockRestore();
+
+    const claims = claim.mock.calls.length;
+    console.log(
+      `[outbox-idle] ${elapsed} ms idle with pollIntervalMs ${POLL_MS}: ${claims} claims, ` +
+        `${statements.length} statements (${((statements.length * 1000) / elapsed).toFixed(2)} per second)`,
+    );
+    expect(claims).toBeGreaterThanOrEqual(Math.floor(WINDOW_MS / POLL_MS) - 1);
+    expect(claims).toBeLessThanOrEqual(Math.ceil(WINDOW_MS / POLL_MS) + 1);
+    expect(statements).toHaveLength(claims);
+    expect(statements.every((sql) => /^with picked as/.test(sql.trim()))).toBe(true);
+    await closeApp(app);
+  });
+
+  /** App A writes without a relay; app B's relay, with a one-minute poll, can only be woken by NOTIFY. */
+  const notifyScenario = async (schema: TestSchema, label: string) => {
+    const { topic, reader } = await newTopic('orders_notify');
+    const writer = await newApp(schema, topic, { enabled: false, notify: true });
+    const relay = await newApp(schema, topic, { notify: true, pollIntervalMs: SLOW_POLL_MS });
+    const channel = relay.get(OutboxStore).notifyChannel;
+    const db = await schema.connect();
+    await waitUntil('the relay instance listens', async () => {
+      const { rows } = await db.query(
+        `select 1 from pg_stat_activity where datname = current_database() and query = $1`,
+        [`listen "${channel}"`],
+      );
+      return rows.length > 0;
+    });
+    await sleep(200); // the listener's own catch-up round is over
+
+    const latencies = await measure(writer, reader, 5);
+    console.log(
+      `[outbox-notify] ${label}: commit in one instance → record on Kafka via the other: ` +
+        `p50 ${percentile(latencies, 50)} ms, max ${Math.max(...latencies)} ms`,
+    );
+    expect(Math.max(...latencies)).toBeLessThan(5_000);
+    await closeApp(writer);
+    await closeApp(relay);
+  };
+
+  it('wakes another instance with LISTEN/NOTIFY', async () => {
+    await notifyScenario(await newSchema('outbox_notify'), 'LISTEN/NOTIFY');
+  });
+
+  it('wakes another instance with LISTEN/NOTIFY when the schema name has the maximum length', async () => {
+    // PostgreSQL names have at most 63 bytes, and the channel name adds 'messaging_outbox_' to the schema's.
+    const schema = await newSchema('outbox_notify_with_a_long_schema_name_of_63_char');
+    expect(schema.name.length).toBeGreaterThan(63 - 'messaging_outbox_'.length);
+    expect(schema.name.length).toBeLessThanOrEqual(63);
+    await notifyScenario(schema, 'LISTEN/NOTIFY, 63-character schema');
+  });
+});

@@ -1,0 +1,161 @@
+import { DataSource } from 'typeorm';
+import {
+  CreateMessagingTables1764547200000,
+  InvalidMessagingOptionsError,
+  MessagingModule,
+  MessagingModuleOptions,
+  MessagingSchemaMissingError,
+  OutboxRelay,
+  OutboxService,
+  TransactionHost,
+} from '@app/messaging';
+import { infraEnv } from '../../harness/infra';
+import { uniqueName } from '../../harness/names';
+import { createTestSchema, TestSchema } from '../../harness/postgres';
+import { openDataSource, startMessagingModule } from '../support/messaging-module';
+import { orderPlaced } from '../support/orders.fixture';
+import { readOutboxRows } from '../support/outbox-rows';
+
+/** Bad configuration stops the application at startup with an error that names what to fix. */
+describe('MessagingModule options and startup checks', () => {
+  let schema: TestSchema;
+  let bare: TestSchema;
+  let dataSource: DataSource;
+  let bareDataSource: DataSource;
+
+  const valid: MessagingModuleOptions = {
+    serviceName: 'options-test',
+    transport: { kind: 'kafka', brokers: infraEnv().kafkaBrokers },
+    relay: { enabled: false },
+  };
+  /** Options the types would refuse: what a JavaScript caller or a configuration file can still pass. */
+  const untyped = (options: object) => options as unknown as MessagingModuleOptions;
+
+  beforeAll(async () => {
+    schema = await createTestSchema('outbox_options');
+    bare = await createTestSchema('outbox_options_bare');
+    dataSource = await openDataSource(schema.name);
+    bareDataSource = await openDataSource(bare.name, false);
+  });
+
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await bareDataSource?.destroy();
+    await schema?.drop();
+    await bare?.drop();
+  });
+
+  const startupError = async (start: () => Promise<unknown>): Promise<Error> => {
+    const error = await start().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    if (!(error instanceof Error))
+      throw new Error('the application started although its options are invalid');
+    return error;
+  };
+
+  it.each<[string, object, string, RegExp]>([
+    [
+      'no Kafka broker',
+      { transport: { kind: 'kafka', brokers: [] } },
+      'transport.brokers',
+      /at least one broker/,
+    ],
+    [
+      'a broker without a port',
+      { transport: { kind: 'kafka', brokers: ['kafka'] } },
+      'transport.brokers.0',
+      /host:port/,
+    ],
+    ['relay.batchSize 0', { relay: { batchSize: 0 } }, 'relay.batchSize', /must be > 0/],
+    ['relay.leaseMs 10', { relay: { leaseMs: 10 } }, 'relay.leaseMs', /≥ 1000 ms/],
+    // zod reports an unknown key on its object, with the key in the message.
+    ['an unknown relay option', { relay: { foo: 1 } }, 'relay', /Unrecognized key: "foo"/],
+    [
+      'an unknown transport',
+      { transport: { kind: 'nats', url: 'nats://x' } },
+      'transport.kind',
+      /kind: 'kafka'/,
+    ],
+    [
+      'a RabbitMQ URL of another scheme',
+      { transport: { kind: 'rabbitmq', url: 'http://x' } },
+      'transport.url',
+      /amqp/,
+    ],
+    ['a service name with spaces', { serviceName: 'my service' }, 'serviceName', /letters, digits/],
+    [
+      'a backoff ceiling below its start',
+      { relay: { retryInitialDelayMs: 500, retryMaxDelayMs: 100 } },
+      'relay.retryMaxDelayMs',
+      /≥ retryInitialDelayMs/,
+    ],
+  ])('refuses %s, naming the option', async (_case, override, path, reason) => {
+    const error = await startupError(() =>
+      startMessagingModule(dataSource, MessagingModule.forRoot(untyped({ ...valid, ...override }))),
+    );
+    expect(error).toBeInstanceOf(InvalidMessagingOptionsError);
+    const issue = (error as InvalidMessagingOptionsError).issues.find((i) => i.path === path);
+    expect(issue).toBeDefined();
+    expect(issue!.message).toMatch(reason);
+    expect(error.message).toContain(`  - ${path}: `);
+  });
+
+  it('names every bad option at once', async () => {
+    const error = await startupError(() =>
+      startMessagingModule(
+        dataSource,
+        MessagingModule.forRoot(
+          untyped({ serviceName: '', transport: { kind: 'kafka', brokers: [] }, relay: { batchSize: -1 } }),
+        ),
+      ),
+    );
+    expect((error as InvalidMessagingOptionsError).issues.map((i) => i.path).sort()).toEqual([
+      'relay.batchSize',
+      'serviceName',
+      'transport.brokers',
+    ]);
+  });
+
+  it('refuses to start on a database where the migration has not run, naming the migration', async () => {
+    const error = await startupError(() =>
+      startMessagingModule(bareDataSource, MessagingModule.forRoot(valid)),
+    );
+    expect(error).toBeInstanceOf(MessagingSchemaMissingError);
+    expect(error.message).toContain(CreateMessagingTables1764547200000.name);
+    expect(error.message).toContain(`"${bare.name}".messaging_outbox`);
+    expect((error as MessagingSchemaMissingError).migration).toBe('CreateMessagingTables1764547200000');
+  });
+
+  it('starts with forRootAsync and a factory, and works', async () => {
+    const app = await startMessagingModule(
+      dataSource,
+      MessagingModule.forRootAsync({
+        useFactory: async () => ({ ...valid, serviceName: 'options-async' }),
+      }),
+    );
+    try {
+      const event = orderPlaced(uniqueName('orders_options'));
+      const messageId = await app
+        .get(TransactionHost)
+        .run(() => app.get(OutboxService).add(event, { orderId: 1, customer: 'alice', amount: 1 }));
+      const db = await schema.connect();
+      expect((await readOutboxRows(db)).map((r) => r.messageId)).toEqual([messageId]);
+      expect(app.get(OutboxRelay).instanceId).toMatch(/^options-async@/);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('validates the options forRootAsync resolves, naming the option', async () => {
+    const error = await startupError(() =>
+      startMessagingModule(
+        dataSource,
+        MessagingModule.forRootAsync({ useFactory: () => untyped({ ...valid, relay: { batchSize: 0 } }) }),
+      ),
+    );
+    expect(error).toBeInstanceOf(InvalidMessagingOptionsError);
+    expect(error.message).toContain('relay.batchSize');
+  });
+});

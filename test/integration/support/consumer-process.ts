@@ -1,0 +1,41 @@
+/**
+ * A consumer application in a process of its own, for tests that SIGKILL it. Configured by environment:
+ * SCHEMA, DESTINATION, GROUP, TRANSPORT (kafka|rabbitmq), DELAY_MS. Prints READY once consuming.
+ * Run with: node -r ts-node/register/transpile-only -r tsconfig-paths/register consumer-process.ts
+ */
+import 'reflect-metadata';
+import { ConsumerProbe, HandledOrder, ordersConsumer } from './orders-consumer.fixture';
+import { infraEnv } from '../../harness/infra';
+import { createMessagingApp, rabbitTransport } from './messaging-app';
+import { orderPlaced } from './orders.fixture';
+
+async function main(): Promise<void> {
+  const env = (name: string): string => {
+    const value = process.env[name];
+    if (!value) throw new Error(`${name} is required`);
+    return value;
+  };
+  const probe = new ConsumerProbe();
+  probe.delayMs = Number(process.env.DELAY_MS ?? 0);
+  const app = await createMessagingApp({
+    schema: env('SCHEMA'),
+    // A short session lets the restarted consumer take the killed one's partitions sooner.
+    transport:
+      env('TRANSPORT') === 'rabbitmq'
+        ? rabbitTransport()
+        : { kind: 'kafka', brokers: infraEnv().kafkaBrokers, sessionTimeoutMs: 8_000 },
+    entities: [HandledOrder],
+    providers: [
+      { provide: ConsumerProbe, useValue: probe },
+      ordersConsumer(orderPlaced(env('DESTINATION')), env('GROUP')),
+    ],
+    messaging: { serviceName: env('GROUP'), relay: { enabled: false }, consumers: { concurrency: 3 } },
+  });
+  process.stdout.write('READY\n');
+  process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${String(error)}\n`);
+  process.exit(1);
+});
