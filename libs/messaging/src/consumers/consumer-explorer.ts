@@ -103,7 +103,8 @@ export class ConsumerExplorer implements OnModuleInit {
       new RpcParamsFactory() as unknown as ParamsFactory,
       undefined,
       undefined,
-      undefined,
+      // Exception filters off: the pipeline needs the handler's error itself to classify it and decide.
+      { guards: true, interceptors: true, filters: false },
       'rpc',
     ) as (payload: unknown, context: MessageContext) => Promise<unknown>;
     const existing = this.registry.add({

@@ -27,6 +27,9 @@ export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeAppli
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   private started = false;
   private stopping = false;
+  private bootstrapped = false;
+  private startRequested = false;
+  private readonly startListeners: Array<() => void> = [];
 
   constructor(
     private readonly registry: HandlerRegistry,
@@ -37,7 +40,17 @@ export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeAppli
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    if (this.options.consumers.autoStart) await this.start();
+    this.bootstrapped = true;
+    if (this.options.consumers.autoStart || this.startRequested) await this.start();
+  }
+
+  /**
+   * Starts now if the application has bootstrapped (handlers are discovered then), otherwise as soon as it
+   * has: `MessagingServer.listen()` may run before or after `app.init()`.
+   */
+  async requestStart(): Promise<void> {
+    this.startRequested = true;
+    if (this.bootstrapped) await this.start();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -51,6 +64,13 @@ export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeAppli
     this.stopping = false;
     this.pipeline.resume();
     await Promise.all(this.registry.groupNames().map((group) => this.subscribe(group, 1)));
+    this.startListeners.splice(0).forEach((listener) => listener());
+  }
+
+  /** Runs `listener` once consumers have started (at once if they have). */
+  afterStart(listener: () => void): void {
+    if (this.started) listener();
+    else this.startListeners.push(listener);
   }
 
   /** Unsubscribes every group, letting in-flight deliveries finish. */

@@ -28,8 +28,8 @@ export class MessagingServer extends Server implements CustomTransportStrategy {
 
   async listen(callback: (...optionalParams: unknown[]) => void): Promise<void> {
     try {
-      this.warnAboutPatternsWithoutHandler();
-      await this.orchestrator.start();
+      await this.orchestrator.requestStart();
+      this.orchestrator.afterStart(() => this.warnAboutPatternsWithoutHandler());
       callback();
     } catch (error) {
       callback(error);

@@ -26,6 +26,8 @@ export class KafkaSubscriber {
   private readonly timers = new Set<NodeJS.Timeout>();
   /** Retry topic → the destination it retries. */
   private readonly origins = new Map<string, string>();
+  /** Batches being handled: shutdown waits for them so that their settled offsets get committed. */
+  private readonly activeBatches = new Set<Promise<void>>();
 
   constructor(
     private readonly kafka: Kafka,
@@ -75,7 +77,7 @@ export class KafkaSubscriber {
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.subscription.concurrency,
-      eachBatch: (payload) => this.onBatch(payload),
+      eachBatch: (payload) => this.track(this.onBatch(payload)),
     });
   }
 
@@ -100,9 +102,19 @@ export class KafkaSubscriber {
     this.stopping = true;
     this.timers.forEach((t) => clearTimeout(t));
     this.timers.clear();
-    const consumer = this.consumer;
+    // Let running batches finish their current message and commit (kafkajs ignores commits once stopped).
+    await Promise.allSettled([...this.activeBatches]);
+    await this.consumer?.disconnect().catch(() => undefined);
     this.consumer = undefined;
-    await consumer?.disconnect().catch(() => undefined);
+  }
+
+  private async track(batch: Promise<void>): Promise<void> {
+    this.activeBatches.add(batch);
+    try {
+      await batch;
+    } finally {
+      this.activeBatches.delete(batch);
+    }
   }
 
   private async onBatch(payload: EachBatchPayload): Promise<void> {

@@ -118,6 +118,8 @@ export class RabbitSubscriber {
     delivery: Delivery,
     message: amqp.ConsumeMessage,
   ): Promise<void> {
+    // Stopping: prefetched messages not started yet stay unacked; closing the channel returns them.
+    if (this.stopping) return;
     const { group } = this.subscription;
     const origin = delivery.wire.destination;
     const settle = (how: 'ack' | 'drop') => {

@@ -1,0 +1,232 @@
+import { TestingModule } from '@nestjs/testing';
+import { MessagingConfigurationError, RetryMode, RetryOrdering, RetryPolicyOptions } from '@app/messaging';
+import { eventually } from '../../harness/eventually';
+import { KafkaTopics, testKafka } from '../../harness/kafka';
+import { uniqueName } from '../../harness/names';
+import { createTestSchema, TestSchema } from '../../harness/postgres';
+import { committedTotal, RawKafkaProducer } from '../support/kafka-wire';
+import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
+import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
+import { orderPlaced } from '../support/orders.fixture';
+import { orderMessage, withBody } from '../support/raw-messages';
+import { TopicReader } from '../support/topic-reader';
+
+const FAST = { initialDelayMs: 100, multiplier: 2, maxDelayMs: 400 };
+
+describe('Retry policies on Kafka', () => {
+  const kafka = testKafka();
+  const topics = new KafkaTopics(kafka);
+  const raw = new RawKafkaProducer(kafka);
+  let schema: TestSchema;
+  const apps: TestingModule[] = [];
+
+  beforeAll(async () => {
+    schema = await createTestSchema('kafka_retry');
+  });
+
+  afterAll(async () => {
+    await Promise.all(apps.map((app) => app.close()));
+    await raw.stop();
+    await topics.cleanup();
+    await schema.drop();
+  });
+
+  async function start(prefix: string, policy: RetryPolicyOptions | undefined, probe = new ConsumerProbe()) {
+    const topic = await topics.create(uniqueName(prefix), 1);
+    const group = uniqueName(`${prefix}_g`);
+    topics.track(`${topic}.${group}.dlq`, ...[100, 200, 400].map((t) => `${topic}.${group}.retry.${t}ms`));
+    const app = await createMessagingApp({
+      schema: schema.name,
+      transport: kafkaTransport(),
+      entities: [HandledOrder],
+      providers: [
+        { provide: ConsumerProbe, useValue: probe },
+        ordersConsumer(orderPlaced(topic), group, policy),
+      ],
+      messaging: { relay: { enabled: false } },
+    });
+    apps.push(app);
+    return { topic, group, probe, app };
+  }
+
+  const handled = (group: string) =>
+    schema.query<{ seq: number; attempt: number }>(
+      'select seq, attempt from handled_orders where consumer_group = $1 order by id',
+      [group],
+    );
+  const five = (topic: string) => [1, 2, 3, 4, 5].map((seq) => orderMessage(topic, { customer: 'k', seq }));
+
+  it('PAUSE_PARTITION: retries in place, applies once at attempt k+1, later messages wait (order kept)', async () => {
+    const probe = new ConsumerProbe();
+    probe.failUntilAttempt.set(1, 3);
+    const { topic, group } = await start(
+      'pause',
+      { maxAttempts: 4, mode: RetryMode.PAUSE_PARTITION, backoff: FAST },
+      probe,
+    );
+    await raw.send(five(topic));
+
+    await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(5));
+    expect(await handled(group)).toEqual([
+      { seq: 1, attempt: 3 },
+      { seq: 2, attempt: 1 },
+      { seq: 3, attempt: 1 },
+      { seq: 4, attempt: 1 },
+      { seq: 5, attempt: 1 },
+    ]);
+    expect(probe.invocations).toBe(3 + 4);
+  });
+
+  it('RETRY_DESTINATION with ALLOW_REORDER: retries through retry topics, later messages go ahead', async () => {
+    const probe = new ConsumerProbe();
+    probe.failUntilAttempt.set(1, 3);
+    const policy = {
+      maxAttempts: 4,
+      mode: RetryMode.RETRY_DESTINATION,
+      ordering: RetryOrdering.ALLOW_REORDER,
+      backoff: FAST,
+    };
+    const { topic, group } = await start('retrytopic', policy, probe);
+    await raw.send(five(topic));
+
+    await eventually(async () => expect(await handled(group)).toHaveLength(5));
+    const rows = await handled(group);
+    expect(rows.find((r) => r.seq === 1)).toEqual({ seq: 1, attempt: 3 });
+    expect(rows.map((r) => r.seq).slice(0, 4)).toEqual([2, 3, 4, 5]);
+    // The source offsets were committed once each retry copy was confirmed.
+    expect(await committedTotal(kafka, group, topic)).toBe(5);
+  });
+
+  it('RETRY_DESTINATION with PRESERVE on an ordered topic pauses instead (order before republishing)', async () => {
+    const probe = new ConsumerProbe();
+    probe.failUntilAttempt.set(1, 2);
+    const policy = {
+      maxAttempts: 3,
+      mode: RetryMode.RETRY_DESTINATION,
+      ordering: RetryOrdering.PRESERVE,
+      backoff: FAST,
+    };
+    const { topic, group } = await start('preserve', policy, probe);
+    await raw.send(five(topic));
+
+    await eventually(async () => expect(await handled(group)).toHaveLength(5));
+    expect((await handled(group)).map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('INLINE: retries within the delivery', async () => {
+    const probe = new ConsumerProbe();
+    probe.failUntilAttempt.set(2, 3);
+    const { topic, group } = await start(
+      'inline',
+      { maxAttempts: 3, mode: RetryMode.INLINE, backoff: FAST },
+      probe,
+    );
+    await raw.send(five(topic));
+
+    await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(5));
+    expect((await handled(group)).map((r) => `${r.seq}@${r.attempt}`)).toEqual([
+      '1@1',
+      '2@3',
+      '3@1',
+      '4@1',
+      '5@1',
+    ]);
+  });
+
+  it('dead-letters after maxAttempts with exactly the failure headers, then goes on', async () => {
+    const probe = new ConsumerProbe();
+    probe.alwaysFail.add(2);
+    const { topic, group } = await start(
+      'exhaust',
+      { maxAttempts: 3, mode: RetryMode.PAUSE_PARTITION, backoff: FAST },
+      probe,
+    );
+    await raw.send(five(topic));
+
+    await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(5));
+    expect((await handled(group)).map((r) => r.seq)).toEqual([1, 3, 4, 5]);
+    const dlq = await new TopicReader(`${topic}.${group}.dlq`, kafka).start();
+    const [parked] = await dlq.waitFor(1);
+    await dlq.stop();
+    const failureHeaders = Object.keys(parked.headers).filter((h) =>
+      /^msg\.(failure|origin|retry|first|last)/.test(h),
+    );
+    expect(failureHeaders.sort()).toEqual(
+      [
+        'msg.failure-category',
+        'msg.failure-code',
+        'msg.first-failure-at',
+        'msg.last-failure-at',
+        'msg.origin-destination',
+        'msg.retry-attempt',
+      ].sort(),
+    );
+    expect(parked.headers['msg.failure-category']).toBe('TRANSIENT');
+    expect(parked.headers['msg.retry-attempt']).toBe('3');
+    expect(parked.headers['msg.origin-destination']).toBe(topic);
+    expect(Date.parse(parked.headers['msg.first-failure-at'])).toBeLessThanOrEqual(
+      Date.parse(parked.headers['msg.last-failure-at']),
+    );
+    expect(JSON.parse(parked.value)).toMatchObject({ seq: 2 });
+    expect(parked.value).not.toContain('downstream flaked');
+  });
+
+  it('dead-letters a DESERIALIZATION failure on its first delivery, policy or not', async () => {
+    const probe = new ConsumerProbe();
+    const { topic, group } = await start(
+      'deser',
+      { maxAttempts: 5, mode: RetryMode.PAUSE_PARTITION, backoff: FAST },
+      probe,
+    );
+    const [first, second] = five(topic);
+    await raw.send([withBody(first, '<xml/>'), second]);
+
+    await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(2));
+    const dlq = await new TopicReader(`${topic}.${group}.dlq`, kafka).start();
+    const [parked] = await dlq.waitFor(1);
+    await dlq.stop();
+    expect(parked.headers['msg.failure-category']).toBe('DESERIALIZATION');
+    expect(parked.headers['msg.retry-attempt']).toBe('1');
+    expect(probe.invocations).toBe(1);
+  });
+
+  it('keeps the source unsettled while the DLQ refuses the copy, and settles once it is confirmed', async () => {
+    const probe = new ConsumerProbe();
+    probe.alwaysFail.add(1);
+    const { topic, group } = await start('dlqfail', undefined, probe);
+    const dlqTopic = `${topic}.${group}.dlq`;
+    const admin = kafka.admin();
+    await admin.connect();
+    const setMaxBytes = (bytes: number) =>
+      admin.alterConfigs({
+        validateOnly: false,
+        resources: [
+          { type: 2, name: dlqTopic, configEntries: [{ name: 'max.message.bytes', value: String(bytes) }] },
+        ],
+      });
+    await setMaxBytes(64); // the broker now refuses every copy: MESSAGE_TOO_LARGE
+    await raw.send(five(topic));
+
+    await eventually(() => probe.invocations >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(await committedTotal(kafka, group, topic)).toBe(0);
+    expect(await handled(group)).toEqual([]);
+
+    await setMaxBytes(1_048_576);
+    await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(5), 45_000);
+    await admin.disconnect();
+    expect((await handled(group)).map((r) => r.seq)).toEqual([2, 3, 4, 5]);
+    const dlq = await new TopicReader(dlqTopic, kafka).start();
+    expect((await dlq.waitFor(1)).length).toBeGreaterThanOrEqual(1);
+    await dlq.stop();
+  });
+
+  it('refuses at startup a policy Kafka cannot honour, naming the class and method', async () => {
+    const error = await start('nodelay', { maxAttempts: 3, mode: RetryMode.BROKER_DELAYED }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(MessagingConfigurationError);
+    expect((error as Error).message).toMatch(/OrdersConsumer\.onOrderPlaced/);
+    expect((error as Error).message).toMatch(/BROKER_DELAYED/);
+  });
+});
