@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
+import { TerminusModule } from '@nestjs/terminus';
 import { ConsumerExplorer } from './consumers/consumer-explorer';
 import { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
 import { DeliveryPipeline } from './consumers/delivery-pipeline';
@@ -13,6 +14,8 @@ import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from './messaging.con
 import { ConfigurableMessagingModule, MESSAGING_MODULE_OPTIONS } from './messaging.module-definition';
 import { MessagingLifecycle } from './messaging-lifecycle';
 import { MessagingModuleOptions } from './messaging-options.interface';
+import { MessageTracing } from './observability/message-tracing';
+import { MessagingHealthIndicator } from './observability/messaging-health.indicator';
 import { MessagingMetrics } from './observability/messaging-metrics';
 import { MetricsCollector } from './observability/metrics-collector';
 import { resolveMessagingOptions, ResolvedMessagingOptions } from './options/resolve-messaging-options';
@@ -42,7 +45,7 @@ import { createTransport } from './transports/create-transport';
  * Options are validated at startup; `forRootAsync({ useFactory, inject })` takes them from configuration.
  */
 @Module({
-  imports: [DiscoveryModule, ScheduleModule.forRoot()],
+  imports: [DiscoveryModule, ScheduleModule.forRoot(), TerminusModule],
   providers: [
     {
       provide: MESSAGING_RESOLVED_OPTIONS,
@@ -73,9 +76,12 @@ import { createTransport } from './transports/create-transport';
     MessagingServer,
     MessagingMetrics,
     MetricsCollector,
+    MessageTracing,
+    MessagingHealthIndicator,
   ],
   exports: [
     MessagingMetrics,
+    MessagingHealthIndicator,
     OutboxService,
     TransactionHost,
     OutboxRelay,

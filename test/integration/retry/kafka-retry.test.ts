@@ -1,5 +1,11 @@
 import { TestingModule } from '@nestjs/testing';
-import { MessagingConfigurationError, RetryMode, RetryOrdering, RetryPolicyOptions } from '@app/messaging';
+import {
+  MessagingConfigurationError,
+  MessagingMetrics,
+  RetryMode,
+  RetryOrdering,
+  RetryPolicyOptions,
+} from '@app/messaging';
 import { eventually } from '../../harness/eventually';
 import { KafkaTopics, testKafka } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
@@ -113,14 +119,16 @@ describe('Retry policies on Kafka', () => {
     expect((await handled(group)).map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
   });
 
-  it('INLINE: retries within the delivery', async () => {
+  it('INLINE (with ALLOW_REORDER; PRESERVE would pause first): retries within the delivery', async () => {
     const probe = new ConsumerProbe();
     probe.failUntilAttempt.set(2, 3);
-    const { topic, group } = await start(
-      'inline',
-      { maxAttempts: 3, mode: RetryMode.INLINE, backoff: FAST },
-      probe,
-    );
+    const policy = {
+      maxAttempts: 3,
+      mode: RetryMode.INLINE,
+      ordering: RetryOrdering.ALLOW_REORDER,
+      backoff: FAST,
+    };
+    const { topic, group, app } = await start('inline', policy, probe);
     await raw.send(five(topic));
 
     await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(5));
@@ -131,6 +139,8 @@ describe('Retry policies on Kafka', () => {
       '4@1',
       '5@1',
     ]);
+    const text = await app.get(MessagingMetrics).metrics();
+    expect(text).toMatch(/messaging_consumer_retries_total\{[^}]*mode="inline"[^}]*\} 2/);
   });
 
   it('dead-letters after maxAttempts with exactly the failure headers, then goes on', async () => {

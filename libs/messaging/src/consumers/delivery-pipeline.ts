@@ -5,6 +5,7 @@ import { MessageEnvelope } from '../envelope/message-envelope';
 import { failureHeaders } from '../dead-letter/failure-copy';
 import { InboxService } from '../inbox/inbox.service';
 import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
+import { MessageTracing } from '../observability/message-tracing';
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { ErrorClassifier } from '../retry/error-classifier';
@@ -59,6 +60,7 @@ export class DeliveryPipeline {
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
     private readonly metrics: MessagingMetrics,
+    private readonly tracing: MessageTracing,
   ) {
     this.classifier = new ErrorClassifier([...options.classification]);
   }
@@ -114,13 +116,19 @@ export class DeliveryPipeline {
     const labels = { group, destination: envelope.destination };
     for (;;) {
       try {
-        const outcome = await this.inbox.runOnce(group, envelope, delivery.wire.body, async (scope) => {
-          this.metrics.endToEnd.observe(
-            labels,
-            Math.max(0, Date.now() - envelope.occurredAt.getTime()) / 1000,
-          );
-          await handler.invoke(payload, this.context(group, delivery, envelope, attempt, scope.manager));
-        });
+        const spanAttributes = {
+          'messaging.consumer.group.name': group,
+          'messaging.destination.partition.id': delivery.origin.partition?.toString() ?? '',
+          'messaging.kafka.offset': delivery.origin.offset ?? '',
+          'messaging.message.attempt': attempt,
+        };
+        const outcome = await this.tracing.process(this.transport.kind, delivery.wire, spanAttributes, () =>
+          this.inbox.runOnce(group, envelope, delivery.wire.body, async (scope) => {
+            const lagSeconds = Math.max(0, Date.now() - envelope.occurredAt.getTime()) / 1000;
+            this.metrics.endToEnd.observe(labels, lagSeconds);
+            await handler.invoke(payload, this.context(group, delivery, envelope, attempt, scope.manager));
+          }),
+        );
         if (outcome === 'DUPLICATE') {
           this.logger.debug(`${describe(envelope, group, attempt)}: duplicate, skipped.`);
         }
@@ -133,6 +141,8 @@ export class DeliveryPipeline {
         const decision = this.decide(failure, attempt, handler.policy);
         if (decision.kind !== 'RETRY_INLINE')
           return this.settle(group, delivery, actions, failure, attempt, decision);
+        this.metrics.failedAttempts.inc({ ...labels, category });
+        this.metrics.retried.inc({ ...labels, mode: 'inline' });
         this.logFailure(group, delivery, failure, attempt, `retrying inline in ${decision.delayMs} ms`);
         if (!(await this.wait(decision.delayMs, actions))) return;
         attempt = decision.nextAttempt;
@@ -198,7 +208,17 @@ export class DeliveryPipeline {
       d: SettleDecision,
       h: Record<string, string>,
     ) => Promise<void>;
+    const labels = { group, destination: delivery.wire.destination };
+    this.metrics.failedAttempts.inc({ ...labels, category: failure.category });
     await apply(actions, decision, headers);
+    if (decision.kind === 'DEAD_LETTER')
+      this.metrics.deadLettered.inc({ ...labels, category: failure.category });
+    else if (decision.kind !== 'REJECT') {
+      this.metrics.retried.inc({
+        ...labels,
+        mode: decision.kind === 'PAUSE_AND_RETRY' ? 'pause' : 'retry_destination',
+      });
+    }
   }
 
   /** Sleeps for an inline retry, keeping the consumer alive; false when the consumer stops meanwhile. */

@@ -1,1 +1,3 @@
+export * from './message-tracing';
+export * from './messaging-health.indicator';
 export * from './messaging-metrics';

@@ -10,6 +10,7 @@ import {
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { encodeEnvelope } from '../envelope/envelope-codec';
 import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
+import { MessageTracing } from '../observability/message-tracing';
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { computeRetryDelay } from '../retry/backoff';
@@ -56,6 +57,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly scheduler: SchedulerRegistry,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
     private readonly metrics: MessagingMetrics,
+    private readonly tracing: MessageTracing,
   ) {
     const suffix = randomBytes(4).toString('hex');
     this.instanceId = `${options.serviceName}@${hostname()}/${process.pid}/${suffix}`;
@@ -194,7 +196,11 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
 
   /** Publishes the rows, in id order; gives up waiting before the lease can expire (then AMBIGUOUS). */
   private async publish(rows: readonly ClaimedOutboxRow[]): Promise<PublishOutcome[]> {
-    const messages = rows.map((row) => encodeEnvelope(row, row.payloadJson));
+    const traced = this.tracing.publish(
+      this.transport.kind,
+      rows.map((row) => encodeEnvelope(row, row.payloadJson)),
+    );
+    const messages = traced.messages;
     const timeoutMs = Math.floor(this.options.relay.leaseMs * 0.8);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<PublishOutcome[]>((resolve) => {
@@ -204,7 +210,9 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       }, timeoutMs);
     });
     try {
-      return await Promise.race([this.transport.publish(messages), timeout]);
+      const outcomes = await Promise.race([this.transport.publish(messages), timeout]);
+      traced.end(outcomes);
+      return outcomes;
     } finally {
       clearTimeout(timer);
     }

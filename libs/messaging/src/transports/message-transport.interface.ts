@@ -28,7 +28,11 @@ export interface MessageTransport {
   /** Makes sure destinations exist (Kafka topics, RabbitMQ exchanges). */
   ensureDestinations(destinations: readonly string[]): Promise<void>;
 
+  /** What the transport last saw, without I/O. */
   health(): TransportHealth;
+
+  /** Asks the broker now (a quick metadata request or connection check) whether it answers. */
+  checkHealth(): Promise<TransportHealth>;
 
   /** Stops consumers and producers and closes connections. */
   close(): Promise<void>;

@@ -136,6 +136,27 @@ export class KafkaTransport implements MessageTransport {
     return { connected: this.connected, lastError: this.lastError };
   }
 
+  async checkHealth(): Promise<TransportHealth> {
+    // A client of its own, without retries: a health check must answer quickly, also when Kafka is down.
+    const admin = new Kafka({
+      clientId: `${this.settings.clientId}-health`,
+      brokers: [...this.settings.brokers],
+      connectionTimeout: 1_000,
+      requestTimeout: 2_000,
+      retry: { retries: 0 },
+      logLevel: logLevel.NOTHING,
+    }).admin();
+    try {
+      await admin.connect();
+      await admin.describeCluster();
+      return { connected: true };
+    } catch (error) {
+      return { connected: false, lastError: asError(error).message };
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.subscribers].map((s) => s.stop()));
     this.subscribers.clear();

@@ -82,6 +82,15 @@ export class RabbitMqTransport implements MessageTransport {
     };
   }
 
+  async checkHealth(): Promise<TransportHealth> {
+    try {
+      await this.connection.get();
+      return { connected: true };
+    } catch (error) {
+      return { connected: false, lastError: (error as Error).message };
+    }
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.subscribers].map((s) => s.stop()));
     this.subscribers.clear();
