@@ -1,5 +1,13 @@
 import { Logger } from '@nestjs/common';
-import { Admin, Kafka, KafkaJSError, logLevel, Partitioners, Producer } from 'kafkajs';
+import {
+  Admin,
+  Kafka,
+  KafkaJSNumberOfRetriesExceeded,
+  KafkaJSProtocolError,
+  logLevel,
+  Partitioners,
+  Producer,
+} from 'kafkajs';
 import { WireMessage } from '../../envelope/wire-message';
 import { MessageTransport, TransportHealth } from '../message-transport.interface';
 import { CONFIRMED, PublishOutcome } from '../publish-outcome';
@@ -211,11 +219,16 @@ export class KafkaTransport implements MessageTransport {
   }
 }
 
-/** A send that failed: REJECTED when Kafka refused it outright, AMBIGUOUS when it may have been written. */
+/**
+ * A send that failed: REJECTED only when the broker answered with a non-retriable refusal (too large, not
+ * authorised: nothing was written); AMBIGUOUS otherwise (timeouts, dropped connections, retries exhausted),
+ * since the last attempt may have been written.
+ */
 function publishFailure(error: unknown): PublishOutcome {
   const e = asError(error);
-  const retriable = (error as KafkaJSError).retriable;
-  return retriable === false ? { status: 'REJECTED', error: e } : { status: 'AMBIGUOUS', error: e };
+  const cause = error instanceof KafkaJSNumberOfRetriesExceeded ? (error.cause as unknown) : error;
+  if (cause instanceof KafkaJSProtocolError && !cause.retriable) return { status: 'REJECTED', error: e };
+  return { status: 'AMBIGUOUS', error: e };
 }
 
 function asError(error: unknown): Error {
