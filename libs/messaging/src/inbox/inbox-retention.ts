@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { randomBytes } from 'node:crypto';
+import { ScheduledPurge } from '../common/scheduled-purge';
 import { HandlerRegistry } from '../consumers/handler-registry';
 import { MESSAGING_RESOLVED_OPTIONS } from '../messaging.constants';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
@@ -12,48 +12,31 @@ import { InboxStore } from './inbox-store';
  */
 @Injectable()
 export class InboxRetention implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(InboxRetention.name);
-  private readonly timer = `messaging-inbox-retention-${randomBytes(4).toString('hex')}`;
-  private running?: Promise<number>;
+  private readonly job: ScheduledPurge;
 
   constructor(
-    private readonly store: InboxStore,
+    store: InboxStore,
     private readonly registry: HandlerRegistry,
-    private readonly scheduler: SchedulerRegistry,
+    scheduler: SchedulerRegistry,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (this.registry.size === 0) return;
-    this.scheduler.addInterval(
-      this.timer,
-      setInterval(() => void this.purge(), this.options.retention.intervalMs),
+  ) {
+    const retentionMs = options.consumers.inboxRetentionMs;
+    this.job = new ScheduledPurge('inbox records', scheduler, new Logger(InboxRetention.name), (batch) =>
+      store.purge(retentionMs, batch),
     );
   }
 
+  onApplicationBootstrap(): void {
+    if (this.registry.size > 0)
+      this.job.start(this.options.retention.intervalMs, this.options.retention.batchSize);
+  }
+
   async onApplicationShutdown(): Promise<void> {
-    if (this.scheduler.doesExist('interval', this.timer)) this.scheduler.deleteInterval(this.timer);
-    await this.running;
+    await this.job.stop();
   }
 
-  /** Deletes expired records in batches (at most 100 batches a round). */
+  /** One retention round now; resolves with the records deleted. */
   purge(): Promise<number> {
-    this.running ??= this.purgeBatches().finally(() => (this.running = undefined));
-    return this.running;
-  }
-
-  private async purgeBatches(): Promise<number> {
-    const { batchSize } = this.options.retention;
-    let total = 0;
-    try {
-      for (let i = 0; i < 100; i++) {
-        const deleted = await this.store.purge(this.options.consumers.inboxRetentionMs, batchSize);
-        total += deleted;
-        if (deleted < batchSize) break;
-      }
-    } catch (error) {
-      this.logger.warn(`Inbox retention failed (will try again): ${(error as Error).message}`);
-    }
-    return total;
+    return this.job.run(this.options.retention.batchSize);
   }
 }

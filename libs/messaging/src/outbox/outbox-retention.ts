@@ -1,55 +1,40 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { randomBytes } from 'node:crypto';
+import { ScheduledPurge } from '../common/scheduled-purge';
 import { MESSAGING_RESOLVED_OPTIONS } from '../messaging.constants';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { OutboxStore } from './outbox-store';
 
-/** Deletes sent outbox rows after `retention.sentRetentionMs`, in small batches, one instance at a time. */
+/**
+ * Deletes sent outbox rows after `retention.sentRetentionMs`, in small batches, one instance at a time (the
+ * store takes an advisory lock), in the processes that run the relay.
+ */
 @Injectable()
 export class OutboxRetention implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(OutboxRetention.name);
-  private readonly timer = `messaging-outbox-retention-${randomBytes(4).toString('hex')}`;
-  private running?: Promise<number>;
+  private readonly job: ScheduledPurge;
 
   constructor(
-    private readonly store: OutboxStore,
-    private readonly scheduler: SchedulerRegistry,
+    store: OutboxStore,
+    scheduler: SchedulerRegistry,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (!this.options.relay.enabled) return;
-    this.scheduler.addInterval(
-      this.timer,
-      setInterval(() => void this.purge(), this.options.retention.intervalMs),
+  ) {
+    const retentionMs = options.retention.sentRetentionMs;
+    this.job = new ScheduledPurge('sent outbox rows', scheduler, new Logger(OutboxRetention.name), (batch) =>
+      store.purgeSent(retentionMs, batch),
     );
   }
 
+  onApplicationBootstrap(): void {
+    if (this.options.relay.enabled)
+      this.job.start(this.options.retention.intervalMs, this.options.retention.batchSize);
+  }
+
   async onApplicationShutdown(): Promise<void> {
-    if (this.scheduler.doesExist('interval', this.timer)) this.scheduler.deleteInterval(this.timer);
-    await this.running;
+    await this.job.stop();
   }
 
-  /** One retention round: deletes batches until fewer than a batch is left (at most 100 batches). */
+  /** One retention round now; resolves with the rows deleted. */
   purge(): Promise<number> {
-    this.running ??= this.purgeBatches().finally(() => (this.running = undefined));
-    return this.running;
-  }
-
-  private async purgeBatches(): Promise<number> {
-    const { sentRetentionMs, batchSize } = this.options.retention;
-    let total = 0;
-    try {
-      for (let i = 0; i < 100; i++) {
-        const deleted = await this.store.purgeSent(sentRetentionMs, batchSize);
-        total += deleted;
-        if (deleted < batchSize) break;
-      }
-    } catch (error) {
-      this.logger.warn(`Outbox retention failed (will try again): ${(error as Error).message}`);
-    }
-    if (total > 0) this.logger.log(`Deleted ${total} sent outbox rows older than ${sentRetentionMs} ms.`);
-    return total;
+    return this.job.run(this.options.retention.batchSize);
   }
 }
