@@ -19,3 +19,4 @@ import { OutboxMessageEntity } from './outbox/outbox-message.entity';
 
 /** The library's TypeORM entities, for `entities: [...]` if you want to query its tables. */
 export const MessagingEntities = [OutboxMessageEntity, InboxRecordEntity];
+export * from './dead-letter/redrive';

@@ -1,0 +1,7 @@
+/** The command line or the environment is incomplete or wrong; the message says what to give. */
+export class CliUsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CliUsageError';
+  }
+}

@@ -1,0 +1,38 @@
+import { Command } from 'commander';
+import { BrokerFlags } from '../admin-options';
+import { writeJson } from '../cli-io';
+import { formatPlan } from '../format/plan-format';
+import { CommandContext, withBrokerOptions } from './command-context';
+
+interface PlanFlags extends BrokerFlags {
+  readonly source: string;
+  readonly target?: string;
+  readonly limit?: string;
+  readonly out?: string;
+}
+
+/** `messaging dlq plan --source X [--target Y] [--limit N] [--out plan.json]`: a dry run. */
+export function planCommand(context: CommandContext): Command {
+  return withBrokerOptions(new Command('plan'))
+    .description('dry run: show what a redrive would move; changes nothing')
+    .requiredOption('--source <dlq>', 'the dead-letter destination, <destination>.<group>.dlq')
+    .option(
+      '--target <name>',
+      'where to move them (default: RabbitMQ the work queue, Kafka the origin topic)',
+    )
+    .option('--limit <n>', 'at most this many messages (default and maximum 100)')
+    .option('--out <file>', 'write the plan to this file, for approve and redrive')
+    .action(async (flags: PlanFlags) => {
+      const limit = flags.limit === undefined ? undefined : Number(flags.limit);
+      const plan = await context.withService(flags, (service) =>
+        service.plan({ source: flags.source, target: flags.target, limit }),
+      );
+      context.print(formatPlan(plan));
+      if (flags.out) {
+        await writeJson(context.io, flags.out, plan);
+        context.print([
+          `Plan written to ${flags.out}. Next: messaging dlq approve --plan ${flags.out} --approver <name>`,
+        ]);
+      }
+    });
+}

@@ -1,0 +1,31 @@
+import { Command } from 'commander';
+import { parseRedriveApproval, parseRedrivePlan } from '../../dead-letter/redrive/redrive-plan.schema';
+import { BrokerFlags } from '../admin-options';
+import { readJson } from '../cli-io';
+import { formatResult } from '../format/result-format';
+import { RedriveIncompleteError } from '../redrive-incomplete.error';
+import { CommandContext, withBrokerOptions } from './command-context';
+
+interface RedriveFlags extends BrokerFlags {
+  readonly plan: string;
+  readonly approval: string;
+}
+
+/** `messaging dlq redrive --plan plan.json --approval approval.json`: moves the approved plan's messages. */
+export function redriveCommand(context: CommandContext): Command {
+  return withBrokerOptions(new Command('redrive'))
+    .description('move the messages of an approved plan: publish, wait for confirms, then settle')
+    .requiredOption('--plan <file>', 'the plan written by "dlq plan --out"')
+    .requiredOption('--approval <file>', 'the approval written by "dlq approve"')
+    .action(async (flags: RedriveFlags) => {
+      const plan = parseRedrivePlan(await readJson(context.io, flags.plan));
+      const approval = parseRedriveApproval(await readJson(context.io, flags.approval));
+      const result = await context.withService(flags, (service) =>
+        service.execute(service.approve(plan, approval)),
+      );
+      context.print(formatResult(result));
+      if (result.leftInSource > 0) {
+        throw new RedriveIncompleteError(result.leftInSource, result.source, result.target);
+      }
+    });
+}

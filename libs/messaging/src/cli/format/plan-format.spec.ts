@@ -1,0 +1,50 @@
+import { PlannedMessage, sealPlan } from '../../dead-letter/redrive/redrive-plan';
+import { formatPlan, positionText } from './plan-format';
+
+const message: PlannedMessage = {
+  position: { kind: 'partition', partition: 1, offset: '42' },
+  messageId: '0190a1b2-0000-7000-8000-000000000001',
+  type: 'OrderPlaced',
+  failureCategory: 'VALIDATION',
+  failureCode: 'SCHEMA_MISMATCH',
+  attempts: 1,
+  originDestination: 'orders',
+  lastFailureAt: null,
+  redriveCount: 0,
+  previousRedriveIds: [],
+  fingerprint: 'sha256:00',
+};
+
+const plan = (messages: PlannedMessage[]) =>
+  sealPlan({
+    version: 1,
+    transport: 'kafka',
+    source: 'orders.billing.dlq',
+    target: 'orders',
+    createdAt: '2026-01-01T10:00:00.000Z',
+    depth: 5,
+    messages,
+  });
+
+describe(formatPlan.name, () => {
+  it('says what would move where, message by message, and that nothing changed', () => {
+    const text = formatPlan(plan([message])).join('\n');
+    expect(text).toContain('Dry run on kafka: orders.billing.dlq -> orders');
+    expect(text).toContain('1 of 5 waiting message(s) would be redriven. Nothing was changed.');
+    expect(text).toMatch(
+      /p1@42\s+0190a1b2-0000-7000-8000-000000000001\s+OrderPlaced\s+VALIDATION\/SCHEMA_MISMATCH\s+1\s+-/,
+    );
+    expect(text).not.toContain('Warning');
+  });
+
+  it('warns about messages redriven before: a redrive loop', () => {
+    const looping = { ...message, redriveCount: 2, previousRedriveIds: ['r-1', 'r-2'] };
+    const text = formatPlan(plan([looping])).join('\n');
+    expect(text).toContain('Warning: 1 message(s) were redriven before and failed again (a redrive loop?)');
+    expect(text).toContain('Earlier redrive ids: r-1, r-2.');
+  });
+
+  it('shows a queue position as #index', () => {
+    expect(positionText({ kind: 'queue', index: 3 })).toBe('#3');
+  });
+});

@@ -1,0 +1,39 @@
+import { MessagePosition, RedrivePlan } from '../../dead-letter/redrive/redrive-plan';
+import { table } from './table';
+
+/** A position as people read it: `#0` in a queue, `p2@17` in a Kafka partition. */
+export function positionText(position: MessagePosition): string {
+  return position.kind === 'queue' ? `#${position.index}` : `p${position.partition}@${position.offset}`;
+}
+
+/** A plan, for people: what would move where, and any message that was redriven before. */
+export function formatPlan(plan: RedrivePlan, stage: 'dry run' | 'approval' = 'dry run'): string[] {
+  const route = `${plan.transport}: ${plan.source} -> ${plan.target || '(no target)'}`;
+  const lines =
+    stage === 'dry run'
+      ? [
+          `Dry run on ${route}`,
+          `${plan.messages.length} of ${plan.depth} waiting message(s) would be redriven. Nothing was changed.`,
+        ]
+      : [`Plan on ${route}, made ${plan.createdAt}`, `${plan.messages.length} message(s) to redrive.`];
+  if (plan.messages.length === 0) return lines;
+  const rows = plan.messages.map((m) => [
+    positionText(m.position),
+    m.messageId ?? '(none)',
+    m.type ?? '(none)',
+    `${m.failureCategory ?? '?'}/${m.failureCode ?? '?'}`,
+    m.attempts === null ? '?' : String(m.attempts),
+    m.redriveCount === 0 ? '-' : String(m.redriveCount),
+  ]);
+  lines.push('', ...table(['POSITION', 'MESSAGE ID', 'TYPE', 'FAILURE', 'ATTEMPTS', 'REDRIVES'], rows));
+  const looping = plan.messages.filter((m) => m.redriveCount > 0);
+  if (looping.length > 0) {
+    lines.push(
+      '',
+      `Warning: ${looping.length} message(s) were redriven before and failed again (a redrive loop?). ` +
+        `Earlier redrive ids: ${[...new Set(looping.flatMap((m) => m.previousRedriveIds))].join(', ')}.`,
+    );
+  }
+  lines.push('', `Plan hash: ${plan.hash}`);
+  return lines;
+}

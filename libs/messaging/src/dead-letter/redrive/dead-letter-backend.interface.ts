@@ -1,0 +1,35 @@
+import { WireMessage } from '../../envelope/wire-message';
+import { DeadLetterRecord } from './dead-letter-record';
+import { RedrivePlan } from './redrive-plan';
+import { DeadLetterQueueInfo, MessageRedriveOutcome } from './redrive-result';
+
+/** What a dry run read: the first messages of a dead-letter destination and its depth. */
+export interface DeadLetterPeek {
+  readonly records: readonly DeadLetterRecord[];
+  readonly depth: number;
+}
+
+/**
+ * The broker side of a redrive, one implementation per broker (`RabbitDeadLetters`, `KafkaDeadLetters`).
+ * Reading never settles anything; `move` publishes, waits for confirms and settles only what was confirmed.
+ */
+export interface DeadLetterBackend {
+  readonly kind: 'kafka' | 'rabbitmq';
+  /** Dead-letter destinations and depths; `names` empty: every one the broker can list. */
+  list(names: readonly string[]): Promise<DeadLetterQueueInfo[]>;
+  /** Up to `limit` messages from the head of `source`, in the order a redrive would move them. */
+  peek(source: string, limit: number): Promise<DeadLetterPeek>;
+  /** The target a redrive of `source` goes to by default, if one can be told. */
+  defaultTarget(source: string, records: readonly DeadLetterRecord[]): string | undefined;
+  /** Throws `RedriveTargetNotFoundError` when `target` does not exist. */
+  checkTarget(source: string, target: string): Promise<void>;
+  /**
+   * Reads the planned messages again (refusing with `RedrivePlanStaleError` if they changed), publishes
+   * `copyOf(record)` for each to the target and settles in the source exactly those the target confirmed.
+   */
+  move(
+    plan: RedrivePlan,
+    copyOf: (record: DeadLetterRecord) => WireMessage,
+  ): Promise<MessageRedriveOutcome[]>;
+  close(): Promise<void>;
+}

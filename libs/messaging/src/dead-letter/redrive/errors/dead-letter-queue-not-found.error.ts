@@ -1,0 +1,10 @@
+/** The dead-letter destination to read does not exist (a Kafka topic or a RabbitMQ queue). Check its name. */
+export class DeadLetterQueueNotFoundError extends Error {
+  constructor(readonly source: string) {
+    super(
+      `No dead-letter destination '${source}'. Its name is '<destination>.<group>.dlq'; ` +
+        `'messaging dlq list' shows the ones there are.`,
+    );
+    this.name = 'DeadLetterQueueNotFoundError';
+  }
+}

@@ -1,0 +1,17 @@
+import { RedriveRefusedError } from './redrive-refused.error';
+
+/**
+ * The dead-letter destination no longer starts with the planned messages (another redrive moved them, or a
+ * reader took them): nothing was moved. Plan again and have the new plan approved.
+ */
+export class RedrivePlanStaleError extends RedriveRefusedError {
+  readonly guard = 'STALE_PLAN' as const;
+
+  constructor(
+    readonly source: string,
+    readonly detail: string,
+  ) {
+    super(`The plan for ${source} is out of date (${detail}); nothing was moved. Plan and approve again.`);
+    this.name = 'RedrivePlanStaleError';
+  }
+}

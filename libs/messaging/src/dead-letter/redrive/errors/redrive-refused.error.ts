@@ -1,0 +1,18 @@
+/** Which guard refused a redrive (spec §3, Redrive). */
+export type RedriveGuard =
+  | 'ADMIN_CREDENTIAL'
+  | 'APPROVAL'
+  | 'APPROVAL_EXPIRED'
+  | 'APPROVAL_MISMATCH'
+  | 'BATCH_LIMIT'
+  | 'SAME_SOURCE_AND_TARGET'
+  | 'STALE_PLAN';
+
+/**
+ * Base class of the errors by which a redrive guard refuses an operation. Catch this one to tell a refusal
+ * (the CLI exits with 2) from a failure (a broker error, exit 1); each subclass names its guard.
+ */
+export abstract class RedriveRefusedError extends Error {
+  /** The guard that refused. */
+  abstract readonly guard: RedriveGuard;
+}

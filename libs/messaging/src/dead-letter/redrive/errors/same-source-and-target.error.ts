@@ -1,0 +1,14 @@
+import { RedriveRefusedError } from './redrive-refused.error';
+
+/** The redrive would publish into the dead-letter destination it reads: a loop. Name another target. */
+export class SameSourceAndTargetError extends RedriveRefusedError {
+  readonly guard = 'SAME_SOURCE_AND_TARGET' as const;
+
+  constructor(readonly destination: string) {
+    super(
+      `Redrive refused: source and target are both '${destination}'. The target must be another ` +
+        `destination (by default the one the messages failed in).`,
+    );
+    this.name = 'SameSourceAndTargetError';
+  }
+}

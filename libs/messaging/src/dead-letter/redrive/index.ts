@@ -1,0 +1,10 @@
+export * from './admin-connection';
+export type { ApprovedRedrivePlan } from './approved-redrive-plan';
+export * from './errors';
+export type { ApprovalGrant, RedriveApproval } from './redrive-approval';
+export { RedriveHeaders } from './redrive-headers';
+export { RedriveLimits } from './redrive-limits';
+export type { MessagePosition, PlannedMessage, RedrivePlan } from './redrive-plan';
+export { parseRedriveApproval, parseRedrivePlan } from './redrive-plan.schema';
+export * from './redrive-result';
+export * from './redrive.service';

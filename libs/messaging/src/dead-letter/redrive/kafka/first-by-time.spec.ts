@@ -1,0 +1,23 @@
+import { firstByTime } from './first-by-time';
+
+describe(firstByTime.name, () => {
+  const at = (item: { at: number }) => item.at;
+
+  it('takes the oldest heads first, a prefix of each list', () => {
+    const p0 = [{ at: 1 }, { at: 5 }, { at: 9 }];
+    const p1 = [{ at: 2 }, { at: 3 }, { at: 10 }];
+    expect(firstByTime([p0, p1], 4, at)).toEqual([p0[0], p1[0], p1[1], p0[1]]);
+  });
+
+  it('keeps each list in order even when its times are not', () => {
+    const p0 = [{ at: 5 }, { at: 1 }];
+    const p1 = [{ at: 3 }];
+    expect(firstByTime([p0, p1], 2, at)).toEqual([p1[0], p0[0]]);
+  });
+
+  it('stops at the limit or when every list is used up; ties go to the earlier list', () => {
+    const lists = [[{ at: 1 }], [{ at: 1 }], []];
+    expect(firstByTime(lists, 1, at)).toEqual([lists[0][0]]);
+    expect(firstByTime(lists, 10, at)).toHaveLength(2);
+  });
+});

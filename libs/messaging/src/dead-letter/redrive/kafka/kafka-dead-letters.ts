@@ -1,0 +1,117 @@
+import { Admin, Kafka } from 'kafkajs';
+import { MessageHeaders } from '../../../envelope/message-headers';
+import { WireMessage } from '../../../envelope/wire-message';
+import { AdminCredential, KafkaRedriveBroker } from '../admin-connection';
+import { DeadLetterBackend, DeadLetterPeek } from '../dead-letter-backend.interface';
+import { DeadLetterRecord } from '../dead-letter-record';
+import { DeadLetterQueueNotFoundError } from '../errors/dead-letter-queue-not-found.error';
+import { RedriveTargetNotFoundError } from '../errors/redrive-target-not-found.error';
+import { RedriveLimits } from '../redrive-limits';
+import { RedrivePlan } from '../redrive-plan';
+import { DeadLetterQueueInfo, MessageRedriveOutcome } from '../redrive-result';
+import { firstByTime } from './first-by-time';
+import { asKafkaAdmin } from './kafka-access';
+import { kafkaAdminClient } from './kafka-admin-client';
+import { KafkaRedriveMover } from './kafka-redrive-mover';
+import { readRanges } from './kafka-range-reader';
+import { kafkaRecord } from './kafka-records';
+import { pendingRanges, recordsIn } from './partition-ranges';
+
+/**
+ * Redrive on Kafka, as the admin principal. A dead-letter topic is a log: what was redriven is marked by the
+ * offsets the group `<dlq>.redrive` committed, and a plan reads from there without committing anything.
+ * The default target is the destination topic the messages failed in (`msg.origin-destination`): every
+ * group of that topic receives them again, and the inbox makes that harmless for groups that had them.
+ */
+export class KafkaDeadLetters implements DeadLetterBackend {
+  readonly kind = 'kafka' as const;
+  private readonly kafka: Kafka;
+  private admin?: Promise<Admin>;
+  private readonly mover: KafkaRedriveMover;
+
+  constructor(
+    broker: KafkaRedriveBroker,
+    private readonly credential: AdminCredential,
+  ) {
+    this.kafka = kafkaAdminClient(broker, credential);
+    this.mover = new KafkaRedriveMover(this.kafka, () => this.getAdmin());
+  }
+
+  async list(names: readonly string[]): Promise<DeadLetterQueueInfo[]> {
+    return this.asAdmin('list dead-letter topics', async (admin) => {
+      const topics = new Set(await admin.listTopics());
+      const wanted = names.length > 0 ? names : [...topics].filter((t) => t.endsWith('.dlq')).sort();
+      const found: DeadLetterQueueInfo[] = [];
+      for (const name of wanted) {
+        const exists = topics.has(name);
+        found.push({ name, exists, depth: exists ? recordsIn(await pendingRanges(admin, name)) : 0 });
+      }
+      return found;
+    });
+  }
+
+  async peek(source: string, limit: number): Promise<DeadLetterPeek> {
+    return this.asAdmin(`read ${source}`, async (admin) => {
+      await this.requireTopic(admin, source, () => new DeadLetterQueueNotFoundError(source));
+      const ranges = await pendingRanges(admin, source);
+      const head = ranges.map((r) => ({
+        ...r,
+        to: r.to < r.from + BigInt(limit) ? r.to : r.from + BigInt(limit),
+      }));
+      const read = await readRanges(this.kafka, admin, source, head, RedriveLimits.KAFKA_READ_TIMEOUT_MS);
+      const lists = [...read].map(([partition, messages]) =>
+        messages.map((message) => ({
+          record: kafkaRecord(source, partition, message),
+          at: Number(message.timestamp),
+        })),
+      );
+      const records = firstByTime(lists, limit, (item) => item.at).map((item) => item.record);
+      return { depth: recordsIn(ranges), records };
+    });
+  }
+
+  /** The one destination the messages name as their origin, if they agree on one. */
+  defaultTarget(_source: string, records: readonly DeadLetterRecord[]): string | undefined {
+    const origins = new Set(records.map((r) => r.wire.headers[MessageHeaders.ORIGIN_DESTINATION]));
+    const [origin] = origins;
+    return origins.size === 1 && origin ? origin : undefined;
+  }
+
+  async checkTarget(source: string, target: string): Promise<void> {
+    await this.asAdmin(`inspect ${target}`, (admin) =>
+      this.requireTopic(admin, target, () => new RedriveTargetNotFoundError(source, target)),
+    );
+  }
+
+  async move(
+    plan: RedrivePlan,
+    copyOf: (record: DeadLetterRecord) => WireMessage,
+  ): Promise<MessageRedriveOutcome[]> {
+    return this.asAdmin(`redrive ${plan.source}`, () => this.mover.move(plan, copyOf));
+  }
+
+  async close(): Promise<void> {
+    await this.mover.close();
+    const admin = this.admin;
+    this.admin = undefined;
+    await admin?.then((a) => a.disconnect()).catch(() => undefined);
+  }
+
+  private async requireTopic(admin: Admin, topic: string, missing: () => Error): Promise<void> {
+    if (!(await admin.listTopics()).includes(topic)) throw missing();
+  }
+
+  private asAdmin<T>(operation: string, work: (admin: Admin) => Promise<T>): Promise<T> {
+    return asKafkaAdmin(this.credential.principal, operation, async () => work(await this.getAdmin()));
+  }
+
+  private getAdmin(): Promise<Admin> {
+    this.admin ??= (async () => {
+      const admin = this.kafka.admin();
+      await admin.connect();
+      return admin;
+    })();
+    this.admin.catch(() => (this.admin = undefined));
+    return this.admin;
+  }
+}

@@ -1,0 +1,108 @@
+import { Admin, Kafka, KafkaJSError, Partitioners, Producer, SeekEntry } from 'kafkajs';
+import { WireMessage } from '../../../envelope/wire-message';
+import { CONFIRMED, PublishOutcome } from '../../../transports/publish-outcome';
+import { DeadLetterRecord } from '../dead-letter-record';
+import { PlannedMessage, RedrivePlan } from '../redrive-plan';
+import { MessageRedriveOutcome } from '../redrive-result';
+import { offsetOf, partitionRuns, readPlanned } from './kafka-planned-records';
+import { redriveGroupOf } from './partition-ranges';
+
+/**
+ * Moves a plan's records: checks the partitions still start where the plan does and hold the planned records,
+ * publishes each copy and waits for acks=all, partition by partition in offset order, stopping a partition at
+ * its first unconfirmed copy (its offset, and all after it, stay in the DLQ), then commits the redrive group's
+ * offset past the last confirmed record of each partition.
+ */
+export class KafkaRedriveMover {
+  private producer?: Promise<Producer>;
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly getAdmin: () => Promise<Admin>,
+  ) {}
+
+  async move(
+    plan: RedrivePlan,
+    copyOf: (record: DeadLetterRecord) => WireMessage,
+  ): Promise<MessageRedriveOutcome[]> {
+    const admin = await this.getAdmin();
+    const runs = partitionRuns(plan);
+    const records = await readPlanned(this.kafka, admin, plan, runs);
+    const outcomes = new Map<PlannedMessage, MessageRedriveOutcome>();
+    const settle: SeekEntry[] = [];
+    for (const [partition, planned] of runs) {
+      let blockedBy: string | undefined;
+      for (const [i, message] of planned.entries()) {
+        const base = { position: message.position, messageId: message.messageId };
+        if (blockedBy) {
+          outcomes.set(message, { ...base, status: 'NOT_ATTEMPTED', error: blockedBy });
+          continue;
+        }
+        const outcome = await this.publish(copyOf(records[partition][i]));
+        if (outcome.status === 'CONFIRMED') {
+          outcomes.set(message, { ...base, status: 'REDRIVEN' });
+          settle.push({ partition, offset: (BigInt(offsetOf(message)) + 1n).toString() });
+        } else {
+          blockedBy = `message at offset ${offsetOf(message)} of partition ${partition} was not confirmed`;
+          outcomes.set(message, {
+            ...base,
+            status: 'NOT_CONFIRMED',
+            error: `${outcome.status}: ${outcome.error.message}`,
+          });
+        }
+      }
+    }
+    const partitions = [...new Map(settle.map((s) => [s.partition, s])).values()]; // the last per partition
+    if (partitions.length > 0) {
+      try {
+        await admin.setOffsets({ groupId: redriveGroupOf(plan.source), topic: plan.source, partitions });
+      } catch (error) {
+        for (const [message, outcome] of outcomes) {
+          if (outcome.status === 'REDRIVEN') {
+            outcomes.set(message, { ...outcome, status: 'NOT_SETTLED', error: (error as Error).message });
+          }
+        }
+      }
+    }
+    return plan.messages.map((m) => outcomes.get(m) as MessageRedriveOutcome);
+  }
+
+  async close(): Promise<void> {
+    const producer = this.producer;
+    this.producer = undefined;
+    await producer?.then((p) => p.disconnect()).catch(() => undefined);
+  }
+
+  private async publish(message: WireMessage): Promise<PublishOutcome> {
+    try {
+      const producer = await this.getProducer();
+      await producer.send({
+        topic: message.destination,
+        acks: -1,
+        messages: [{ key: message.key, value: message.body, headers: { ...message.headers } }],
+      });
+      return CONFIRMED;
+    } catch (error) {
+      await this.close(); // the next publish connects afresh
+      const e = error instanceof Error ? error : new Error(String(error));
+      return (error as KafkaJSError).retriable === false
+        ? { status: 'REJECTED', error: e }
+        : { status: 'AMBIGUOUS', error: e };
+    }
+  }
+
+  private getProducer(): Promise<Producer> {
+    this.producer ??= (async () => {
+      const producer = this.kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+        createPartitioner: Partitioners.DefaultPartitioner,
+      });
+      await producer.connect();
+      return producer;
+    })();
+    this.producer.catch(() => (this.producer = undefined));
+    return this.producer;
+  }
+}

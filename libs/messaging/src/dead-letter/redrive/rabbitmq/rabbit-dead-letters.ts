@@ -1,0 +1,163 @@
+import { hostname } from 'node:os';
+import * as amqp from 'amqplib';
+import { WireMessage } from '../../../envelope/wire-message';
+import { RabbitMqTransport } from '../../../transports/rabbitmq/rabbitmq-transport';
+import { AdminCredential } from '../admin-connection';
+import { DeadLetterBackend, DeadLetterPeek } from '../dead-letter-backend.interface';
+import { DeadLetterRecord, fingerprintOf } from '../dead-letter-record';
+import { DeadLetterQueueNotFoundError } from '../errors/dead-letter-queue-not-found.error';
+import { RedrivePlanStaleError } from '../errors/redrive-plan-stale.error';
+import { RedriveTargetNotFoundError } from '../errors/redrive-target-not-found.error';
+import { RedrivePlan } from '../redrive-plan';
+import { DeadLetterQueueInfo, MessageRedriveOutcome } from '../redrive-result';
+import { asAdmin, NOT_FOUND, replyCode } from './rabbit-access';
+import { adminAmqpUrl } from './rabbit-admin-url';
+import { rabbitRecord } from './rabbit-records';
+
+const DLQ_SUFFIX = '.dlq';
+
+/**
+ * Redrive on RabbitMQ, as the admin user. Reading is `basic.get` without ack on a channel that is then
+ * closed, so the broker puts every message back where it was. Targets are queues, reached through the
+ * default exchange with `mandatory` and publisher confirms; the default target of `<destination>.<group>.dlq`
+ * is the group's work queue `<destination>.<group>`, so only the group that failed gets the messages again.
+ */
+export class RabbitDeadLetters implements DeadLetterBackend {
+  readonly kind = 'rabbitmq' as const;
+  private readonly transport: RabbitMqTransport;
+
+  constructor(
+    url: string,
+    private readonly credential: AdminCredential,
+  ) {
+    this.transport = new RabbitMqTransport({
+      url: adminAmqpUrl(url, credential),
+      connectionName: `messaging-redrive@${hostname()}/${process.pid}`,
+      heartbeatSeconds: 10,
+      prefetch: 1,
+      concurrency: 1,
+    });
+  }
+
+  /** RabbitMQ cannot list queues over AMQP: `names` says which dead-letter queues to look at. */
+  async list(names: readonly string[]): Promise<DeadLetterQueueInfo[]> {
+    const found: DeadLetterQueueInfo[] = [];
+    for (const name of names) {
+      const info = await this.check(name);
+      found.push(
+        info
+          ? { name, exists: true, depth: info.messageCount, consumers: info.consumerCount }
+          : {
+              name,
+              exists: false,
+              depth: 0,
+            },
+      );
+    }
+    return found;
+  }
+
+  async peek(source: string, limit: number): Promise<DeadLetterPeek> {
+    return this.withChannel(`read ${source}`, async (channel) => {
+      const depth = await this.depthOf(channel, source);
+      const messages = await getMessages(channel, source, Math.min(limit, depth));
+      return { depth, records: messages.map((m, i) => rabbitRecord(source, m, i)) };
+    }); // closing the channel returns every message, unacked, to its place
+  }
+
+  defaultTarget(source: string): string | undefined {
+    return source.endsWith(DLQ_SUFFIX) ? source.slice(0, -DLQ_SUFFIX.length) : undefined;
+  }
+
+  async checkTarget(source: string, target: string): Promise<void> {
+    if (!(await this.check(target))) throw new RedriveTargetNotFoundError(source, target);
+  }
+
+  async move(
+    plan: RedrivePlan,
+    copyOf: (record: DeadLetterRecord) => WireMessage,
+  ): Promise<MessageRedriveOutcome[]> {
+    return this.withChannel(`read ${plan.source}`, async (channel) => {
+      await this.depthOf(channel, plan.source);
+      const got = await getMessages(channel, plan.source, plan.messages.length);
+      const records = got.map((m, i) => rabbitRecord(plan.source, m, i));
+      records.forEach((record, i) => {
+        if (fingerprintOf(record.wire) !== plan.messages[i].fingerprint) {
+          throw new RedrivePlanStaleError(plan.source, `the message at position ${i} is not the planned one`);
+        }
+      });
+      if (records.length < plan.messages.length) {
+        throw new RedrivePlanStaleError(
+          plan.source,
+          `${records.length} of ${plan.messages.length} messages left`,
+        );
+      }
+      const outcomes = await this.transport.publishToQueues(records.map(copyOf));
+      return outcomes.map((outcome, i): MessageRedriveOutcome => {
+        const { position, messageId } = plan.messages[i];
+        if (outcome.status !== 'CONFIRMED') {
+          return {
+            position,
+            messageId,
+            status: 'NOT_CONFIRMED',
+            error: `${outcome.status}: ${outcome.error.message}`,
+          };
+        }
+        try {
+          channel.ack(got[i]); // only now, after the target confirmed the copy
+          return { position, messageId, status: 'REDRIVEN' };
+        } catch (error) {
+          return { position, messageId, status: 'NOT_SETTLED', error: (error as Error).message };
+        }
+      });
+    }); // closing the channel returns the unconfirmed ones, unacked, to the DLQ
+  }
+
+  async close(): Promise<void> {
+    await this.transport.close();
+  }
+
+  private async depthOf(channel: amqp.Channel, queue: string): Promise<number> {
+    try {
+      return (await channel.checkQueue(queue)).messageCount;
+    } catch (error) {
+      if (replyCode(error) === NOT_FOUND) throw new DeadLetterQueueNotFoundError(queue);
+      throw error;
+    }
+  }
+
+  /** A queue's state, or undefined when it does not exist (a failed passive declare closes the channel). */
+  private async check(queue: string): Promise<amqp.Replies.AssertQueue | undefined> {
+    return this.withChannel(`inspect ${queue}`, async (channel) => {
+      try {
+        return await channel.checkQueue(queue);
+      } catch (error) {
+        if (replyCode(error) === NOT_FOUND) return undefined;
+        throw error;
+      }
+    });
+  }
+
+  private async withChannel<T>(operation: string, work: (channel: amqp.Channel) => Promise<T>): Promise<T> {
+    return asAdmin(this.credential.principal, operation, async () => {
+      const model = await this.transport.connection.get();
+      const channel = await model.createChannel();
+      channel.on('error', () => undefined); // failures surface as rejected operations
+      try {
+        return await work(channel);
+      } finally {
+        await channel.close().catch(() => undefined);
+      }
+    });
+  }
+}
+
+async function getMessages(channel: amqp.Channel, queue: string, count: number): Promise<amqp.GetMessage[]> {
+  const messages: amqp.GetMessage[] = [];
+  while (messages.length < count) {
+    const message = await channel.get(queue, { noAck: false });
+    if (message === false) break;
+    messages.push(message);
+  }
+  return messages;
+}

@@ -1,0 +1,59 @@
+import { MessageHeaders } from '../../envelope/message-headers';
+import { WireMessage } from '../../envelope/wire-message';
+
+/**
+ * Headers a redrive writes. `msg.redrive-id` names the latest redrive (never the message id); the count
+ * and the history of earlier ids travel with the message, through later dead-letterings too, so that a
+ * message going round DLQ → redrive → DLQ shows up in the next plan.
+ */
+export const RedriveHeaders = {
+  REDRIVE_ID: MessageHeaders.REDRIVE_ID,
+  /** How many times the message was redriven. */
+  REDRIVE_COUNT: 'msg.redrive-count',
+  /** Earlier redrive ids, oldest first, comma-separated, at most `HISTORY_SIZE - 1`. */
+  REDRIVE_HISTORY: 'msg.redrive-history',
+} as const;
+
+const HISTORY_SIZE = 10;
+
+/** The failure headers a dead-letter copy carries (spec §3); a redriven message starts its attempts afresh. */
+const FAILURE_HEADERS: readonly string[] = [
+  MessageHeaders.FAILURE_CATEGORY,
+  MessageHeaders.FAILURE_CODE,
+  MessageHeaders.ORIGIN_DESTINATION,
+  MessageHeaders.RETRY_ATTEMPT,
+  MessageHeaders.FIRST_FAILURE_AT,
+  MessageHeaders.LAST_FAILURE_AT,
+  MessageHeaders.RETRY_DUE_AT,
+];
+
+/** The ids of the redrives a message went through, oldest first (the latest is `msg.redrive-id`). */
+export function redriveIdsOf(headers: Readonly<Record<string, string>>): string[] {
+  const history = (headers[RedriveHeaders.REDRIVE_HISTORY] ?? '').split(',').filter(Boolean);
+  const latest = headers[RedriveHeaders.REDRIVE_ID];
+  return (latest ? [...history, latest] : history).slice(-HISTORY_SIZE);
+}
+
+/** How many times a message was redriven. */
+export function redriveCountOf(headers: Readonly<Record<string, string>>): number {
+  const count = Number.parseInt(headers[RedriveHeaders.REDRIVE_COUNT] ?? '', 10);
+  const known = redriveIdsOf(headers).length;
+  return Number.isFinite(count) && count >= known ? count : known;
+}
+
+/**
+ * The message a redrive publishes: the dead-letter copy's body, message id and key (still the pseudonymous
+ * one: the DLQ never held the real key), without the failure headers, with a new redrive id.
+ */
+export function redriveCopy(parked: WireMessage, target: string, redriveId: string): WireMessage {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(parked.headers)) {
+    if (!FAILURE_HEADERS.includes(name)) headers[name] = value;
+  }
+  const earlier = redriveIdsOf(parked.headers).slice(-(HISTORY_SIZE - 1));
+  if (earlier.length > 0) headers[RedriveHeaders.REDRIVE_HISTORY] = earlier.join(',');
+  else delete headers[RedriveHeaders.REDRIVE_HISTORY];
+  headers[RedriveHeaders.REDRIVE_COUNT] = String(redriveCountOf(parked.headers) + 1);
+  headers[RedriveHeaders.REDRIVE_ID] = redriveId;
+  return { destination: target, key: parked.key, headers, body: parked.body };
+}

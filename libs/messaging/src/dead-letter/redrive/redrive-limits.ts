@@ -1,0 +1,13 @@
+/** Redrive limits (spec §3). */
+export const RedriveLimits = {
+  /** At most this many messages per redrive batch. */
+  MAX_BATCH: 100,
+  /** An approval's validity when none is given: 15 minutes. */
+  DEFAULT_APPROVAL_TTL_MS: 15 * 60_000,
+  /** The longest validity an approval may have: 24 hours. */
+  MAX_APPROVAL_TTL_MS: 24 * 60 * 60_000,
+  /** Clock difference tolerated between the machine that approved and the one that runs, ms. */
+  CLOCK_SKEW_MS: 60_000,
+  /** How long reading a Kafka dead-letter topic may take before the read fails, ms. */
+  KAFKA_READ_TIMEOUT_MS: 30_000,
+} as const;

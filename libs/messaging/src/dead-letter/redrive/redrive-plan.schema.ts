@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { RedriveApproval } from './redrive-approval';
+import { RedrivePlan } from './redrive-plan';
+
+const text = z.string().nullable();
+
+const positionSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('queue'), index: z.number().int().nonnegative() }),
+  z.object({
+    kind: z.literal('partition'),
+    partition: z.number().int().nonnegative(),
+    offset: z.string().regex(/^\d+$/),
+  }),
+]);
+
+const plannedMessageSchema = z.object({
+  position: positionSchema,
+  messageId: text,
+  type: text,
+  failureCategory: text,
+  failureCode: text,
+  attempts: z.number().int().nullable(),
+  originDestination: text,
+  lastFailureAt: text,
+  redriveCount: z.number().int().nonnegative(),
+  previousRedriveIds: z.array(z.string()),
+  fingerprint: z.string(),
+});
+
+const planSchema = z.object({
+  version: z.literal(1),
+  transport: z.enum(['kafka', 'rabbitmq']),
+  source: z.string().min(1),
+  target: z.string(),
+  createdAt: z.string(),
+  depth: z.number().int().nonnegative(),
+  messages: z.array(plannedMessageSchema),
+  hash: z.string(),
+});
+
+const approvalSchema = z.object({
+  version: z.literal(1),
+  planHash: z.string(),
+  approver: z.string(),
+  signedBy: z.string(),
+  approvedAt: z.string(),
+  expiresAt: z.string(),
+  signature: z.string(),
+});
+
+/** Reads a plan written as JSON (e.g. by `messaging dlq plan --out`). Throws a `ZodError` if it is not one. */
+export function parseRedrivePlan(json: unknown): RedrivePlan {
+  return planSchema.parse(json);
+}
+
+/** Reads an approval written as JSON (e.g. by `messaging dlq approve --out`). */
+export function parseRedriveApproval(json: unknown): RedriveApproval {
+  return approvalSchema.parse(json);
+}

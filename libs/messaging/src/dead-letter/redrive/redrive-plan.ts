@@ -1,0 +1,68 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson } from './canonical-json';
+
+/** Where a planned message sits in its dead-letter destination. */
+export type MessagePosition =
+  /** RabbitMQ: 0 is the queue's head. */
+  | { readonly kind: 'queue'; readonly index: number }
+  /** Kafka: the record's partition and offset in the dead-letter topic. */
+  | { readonly kind: 'partition'; readonly partition: number; readonly offset: string };
+
+/** One message a plan would move, described from its reserved headers only (never its payload). */
+export interface PlannedMessage {
+  readonly position: MessagePosition;
+  /** `msg.id`, kept by the redrive (null when the message had none: it failed decoding). */
+  readonly messageId: string | null;
+  readonly type: string | null;
+  readonly failureCategory: string | null;
+  readonly failureCode: string | null;
+  /** `msg.retry-attempt`: deliveries that failed before the message was parked. */
+  readonly attempts: number | null;
+  readonly originDestination: string | null;
+  readonly lastFailureAt: string | null;
+  /** Redrives this message went through before (`msg.redrive-count`): above 0, a redrive loop to look at. */
+  readonly redriveCount: number;
+  /** Ids of those redrives, oldest first (`msg.redrive-history` and `msg.redrive-id`), at most ten. */
+  readonly previousRedriveIds: readonly string[];
+  /** SHA-256 of key, headers and body: execute moves the message only if it is still this one. */
+  readonly fingerprint: string;
+}
+
+/**
+ * The result of a dry run: what a redrive would move, from where to where. Plain data (it is written to a
+ * file, read back, shown to the approver); `hash` covers everything else in it, so a changed plan is seen.
+ */
+export interface RedrivePlan {
+  readonly version: 1;
+  readonly transport: 'kafka' | 'rabbitmq';
+  /** The dead-letter destination (Kafka topic or RabbitMQ queue). */
+  readonly source: string;
+  /** Where the messages go (Kafka topic; RabbitMQ queue, by default the group's work queue). */
+  readonly target: string;
+  readonly createdAt: string;
+  /** Messages waiting in the source when planned (RabbitMQ: ready; Kafka: not yet redriven). */
+  readonly depth: number;
+  /** At most 100, in the order they would be moved. */
+  readonly messages: readonly PlannedMessage[];
+  /** SHA-256 of the plan's canonical JSON without this field. */
+  readonly hash: string;
+}
+
+/** A plan before its hash is computed. */
+export type UnsealedRedrivePlan = Omit<RedrivePlan, 'hash'>;
+
+/** The hash a plan's content must have. */
+export function planHash(plan: UnsealedRedrivePlan | RedrivePlan): string {
+  const { hash: _ignored, ...content } = plan as RedrivePlan;
+  return `sha256:${createHash('sha256').update(canonicalJson(content)).digest('hex')}`;
+}
+
+/** Adds the hash to a plan's content. */
+export function sealPlan(content: UnsealedRedrivePlan): RedrivePlan {
+  return { ...content, hash: planHash(content) };
+}
+
+/** True when the plan's content still matches its hash. */
+export function isPlanIntact(plan: RedrivePlan): boolean {
+  return planHash(plan) === plan.hash;
+}

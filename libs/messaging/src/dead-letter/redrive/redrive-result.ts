@@ -1,0 +1,44 @@
+import { MessagePosition } from './redrive-plan';
+
+/** A dead-letter destination and how many messages wait in it. */
+export interface DeadLetterQueueInfo {
+  readonly name: string;
+  /** False when a named RabbitMQ queue does not exist. */
+  readonly exists: boolean;
+  /** Messages waiting (RabbitMQ: ready; Kafka: not yet redriven by `<dlq>.redrive`). */
+  readonly depth: number;
+  /** RabbitMQ: consumers attached (a DLQ normally has none). */
+  readonly consumers?: number;
+}
+
+/**
+ * What became of one planned message:
+ * - REDRIVEN: the target confirmed the copy and the DLQ message was settled;
+ * - NOT_CONFIRMED: the target did not confirm (REJECTED or AMBIGUOUS): it stays in the DLQ;
+ * - NOT_ATTEMPTED: an earlier message of its Kafka partition was not confirmed: it stays, in order;
+ * - NOT_SETTLED: confirmed, but settling in the DLQ failed: it stays and a later redrive repeats it (the
+ *   inbox absorbs the duplicate).
+ */
+export type RedriveStatus = 'REDRIVEN' | 'NOT_CONFIRMED' | 'NOT_ATTEMPTED' | 'NOT_SETTLED';
+
+/** One message's outcome. */
+export interface MessageRedriveOutcome {
+  readonly position: MessagePosition;
+  readonly messageId: string | null;
+  readonly status: RedriveStatus;
+  /** Why it was not redriven (the broker's answer). */
+  readonly error?: string;
+}
+
+/** The outcome of `execute()`. */
+export interface RedriveResult {
+  /** The id written to every copy's `msg.redrive-id`. */
+  readonly redriveId: string;
+  readonly source: string;
+  readonly target: string;
+  /** Messages moved (confirmed by the target, settled in the source). */
+  readonly redriven: number;
+  /** Planned messages still in the source. */
+  readonly leftInSource: number;
+  readonly messages: readonly MessageRedriveOutcome[];
+}

@@ -1,0 +1,209 @@
+import * as amqp from 'amqplib';
+import { FailureCategory, MessagingMetrics } from '@app/messaging';
+import { deadLetterCopy, failureHeaders } from '@app/messaging/dead-letter/failure-copy';
+import {
+  ApprovalExpiredError,
+  ApprovalRequiredError,
+  ApprovedRedrivePlan,
+  RedriveBatchTooLargeError,
+  RedriveHeaders,
+  RedrivePlan,
+  RedrivePlanStaleError,
+  RedriveService,
+  SameSourceAndTargetError,
+} from '@app/messaging/dead-letter/redrive';
+import { sealPlan } from '@app/messaging/dead-letter/redrive/redrive-plan';
+import { uniqueName } from '../../harness/names';
+import { drainQueue } from '../support/rabbit-wire';
+import { declareGroupQueues, depthOf, parkedOrder, sendToQueues } from './support/parked-messages';
+import { RabbitVhost } from './support/rabbit-vhost';
+
+/** Every redrive guard on a real RabbitMQ, in a vhost of the suite's own, as its admin user. */
+describe('Redrive guards on RabbitMQ', () => {
+  let vhost: RabbitVhost;
+  let connection: amqp.ChannelModel;
+  const metrics = new MessagingMetrics();
+  let clock = () => new Date();
+  const services: RedriveService[] = [];
+
+  function redrive(now: () => Date = () => clock()): RedriveService {
+    const service = new RedriveService({
+      broker: { kind: 'rabbitmq', url: vhost.url },
+      credential: { principal: vhost.admin.name, secret: vhost.admin.password },
+      metrics,
+      clock: now,
+    });
+    services.push(service);
+    return service;
+  }
+
+  /** A group's queues with `count` parked messages in its DLQ. */
+  async function parked(count: number) {
+    const destination = uniqueName('guards');
+    const group = 'billing';
+    const workQueue = `${destination}.${group}`;
+    await declareGroupQueues(connection, workQueue);
+    const messages = Array.from({ length: count }, (_, i) => parkedOrder(destination, group, i));
+    await sendToQueues(connection, messages);
+    return { workQueue, dlq: `${workQueue}.dlq`, messages };
+  }
+
+  const approve = (service: RedriveService, plan: RedrivePlan): ApprovedRedrivePlan =>
+    service.approve(plan, service.issueApproval(plan, { approver: 'jane' }));
+  const counted = async () => (await metrics.redriven.get()).values.reduce((sum, v) => sum + v.value, 0);
+
+  beforeAll(async () => {
+    vhost = await RabbitVhost.create('redrive_guards');
+    connection = await amqp.connect(vhost.urlAs(vhost.admin));
+  });
+
+  afterAll(async () => {
+    await Promise.all(services.map((s) => s.close()));
+    await connection?.close().catch(() => undefined);
+    await vhost?.delete();
+  });
+
+  it('a dry run changes nothing: DLQ depth and order, target depth', async () => {
+    const { dlq, workQueue, messages } = await parked(3);
+    const first = await redrive().plan({ source: dlq });
+    const second = await redrive().plan({ source: dlq });
+    expect(first.messages.map((m) => m.messageId)).toEqual(messages.map((m) => m.headers['msg.id']));
+    expect(first.messages.map((m) => m.position)).toEqual(
+      [0, 1, 2].map((index) => ({ kind: 'queue', index })),
+    );
+    expect(second.messages).toEqual(first.messages);
+    expect(first).toMatchObject({ source: dlq, target: workQueue, depth: 3 });
+    expect(await depthOf(connection, dlq)).toBe(3);
+    expect(await depthOf(connection, workQueue)).toBe(0);
+  });
+
+  it('refuses to execute without an approval, a forged one or an expired one', async () => {
+    const { dlq } = await parked(2);
+    const service = redrive();
+    const plan = await service.plan({ source: dlq });
+    expect(() => service.approve(plan, undefined)).toThrow(ApprovalRequiredError);
+    await expect(service.execute(plan as unknown as ApprovedRedrivePlan)).rejects.toThrow(
+      ApprovalRequiredError,
+    );
+
+    const anHourAgo = () => new Date(Date.now() - 3_600_000);
+    const stale = redrive(anHourAgo).issueApproval(plan, { approver: 'jane', ttlMs: 15 * 60_000 });
+    expect(() => service.approve(plan, stale)).toThrow(ApprovalExpiredError);
+
+    const approved = approve(service, plan);
+    clock = () => new Date(Date.now() + 16 * 60_000); // the approval expires before it is run
+    try {
+      await expect(service.execute(approved)).rejects.toThrow(ApprovalExpiredError);
+    } finally {
+      clock = () => new Date();
+    }
+    expect(await depthOf(connection, dlq)).toBe(2);
+  });
+
+  it('refuses a target equal to the source', async () => {
+    const { dlq } = await parked(1);
+    await expect(redrive().plan({ source: dlq, target: dlq })).rejects.toThrow(SameSourceAndTargetError);
+    expect(await depthOf(connection, dlq)).toBe(1);
+  });
+
+  it('refuses 101 messages: a limit of 101, a plan of 101; a DLQ of 101 plans 100', async () => {
+    const { dlq } = await parked(101);
+    const service = redrive();
+    await expect(service.plan({ source: dlq, limit: 101 })).rejects.toThrow(RedriveBatchTooLargeError);
+    const plan = await service.plan({ source: dlq });
+    expect(plan).toMatchObject({ depth: 101 });
+    expect(plan.messages).toHaveLength(100);
+    const { hash: _hash, ...content } = plan;
+    const oversized = sealPlan({
+      ...content,
+      messages: [...plan.messages, { ...plan.messages[0], position: { kind: 'queue', index: 100 } }],
+    });
+    expect(() => service.issueApproval(oversized, { approver: 'jane' })).toThrow(RedriveBatchTooLargeError);
+    expect(await depthOf(connection, dlq)).toBe(101);
+  });
+
+  it('moves the planned messages: new redrive id, no failure headers, confirmed, then settled, counted', async () => {
+    const { dlq, workQueue, messages } = await parked(3);
+    const before = await counted();
+    const service = redrive();
+    const plan = await service.plan({ source: dlq });
+    const result = await service.execute(approve(service, plan));
+    expect(result.messages.map((m) => m.status)).toEqual(['REDRIVEN', 'REDRIVEN', 'REDRIVEN']);
+    expect(await depthOf(connection, dlq)).toBe(0);
+    expect(await counted()).toBe(before + 3);
+
+    const back = await drainQueue(connection, workQueue);
+    expect(back.map((m) => m.content.toString())).toEqual(messages.map((m) => m.body.toString()));
+    for (const [i, message] of back.entries()) {
+      const headers = message.properties.headers ?? {};
+      expect(headers['msg.id']).toBe(messages[i].headers['msg.id']);
+      expect(headers[RedriveHeaders.REDRIVE_ID]).toBe(result.redriveId);
+      expect(headers[RedriveHeaders.REDRIVE_ID]).not.toBe(headers['msg.id']);
+      expect(Object.keys(headers).filter((h) => /failure|retry|origin/.test(h))).toEqual([]);
+    }
+  });
+
+  it('leaves a message whose republish is not confirmed in the DLQ', async () => {
+    const { dlq, workQueue } = await parked(2);
+    const full = `${workQueue}.full`;
+    const channel = await connection.createChannel();
+    await channel.assertQueue(full, { arguments: { 'x-max-length': 0, 'x-overflow': 'reject-publish' } });
+    await channel.close();
+    const before = await counted();
+    const service = redrive();
+    const plan = await service.plan({ source: dlq, target: full });
+    const result = await service.execute(approve(service, plan));
+    expect(result).toMatchObject({ redriven: 0, leftInSource: 2 });
+    expect(result.messages.map((m) => m.status)).toEqual(['NOT_CONFIRMED', 'NOT_CONFIRMED']);
+    expect(await depthOf(connection, dlq)).toBe(2);
+    expect((await service.plan({ source: dlq, target: full })).messages).toEqual(plan.messages);
+    expect(await counted()).toBe(before);
+  });
+
+  it('refuses a plan the DLQ no longer matches, and moves nothing', async () => {
+    const { dlq } = await parked(2);
+    const service = redrive();
+    const plan = await service.plan({ source: dlq });
+    const channel = await connection.createChannel();
+    const taken = await channel.get(dlq, { noAck: true }); // someone else took the head meanwhile
+    await channel.close();
+    expect(taken).not.toBe(false);
+    await expect(service.execute(approve(service, plan))).rejects.toThrow(RedrivePlanStaleError);
+    expect(await depthOf(connection, dlq)).toBe(1);
+  });
+
+  it('shows a redrive loop: a message parked again carries the earlier redrive id', async () => {
+    const { dlq, workQueue } = await parked(1);
+    const service = redrive();
+    const plan = await service.plan({ source: dlq });
+    const first = await service.execute(approve(service, plan));
+    // The consumer fails again and parks it once more, with the library's own dead-letter copy.
+    const [again] = await drainQueue(connection, workQueue);
+    const headers = Object.fromEntries(
+      Object.entries(again.properties.headers ?? {}).map(([name, value]) => [name, String(value)]),
+    );
+    const wire = { destination: workQueue, key: headers['msg.key'] ?? null, headers, body: again.content };
+    const failure = failureHeaders(
+      {
+        category: FailureCategory.TRANSIENT,
+        code: 'AGAIN',
+        originDestination: 'x',
+        attempt: 1,
+        now: new Date(),
+      },
+      headers,
+    );
+    await sendToQueues(connection, [deadLetterCopy(wire, dlq, failure)]);
+
+    const replan = await service.plan({ source: dlq });
+    expect(replan.messages[0]).toMatchObject({ redriveCount: 1, previousRedriveIds: [first.redriveId] });
+    const second = await service.execute(approve(service, replan));
+    expect(second.redriveId).not.toBe(first.redriveId);
+    const [twice] = await drainQueue(connection, workQueue);
+    expect(twice.properties.headers).toMatchObject({
+      [RedriveHeaders.REDRIVE_ID]: second.redriveId,
+      [RedriveHeaders.REDRIVE_HISTORY]: first.redriveId,
+      [RedriveHeaders.REDRIVE_COUNT]: '2',
+    });
+  });
+});

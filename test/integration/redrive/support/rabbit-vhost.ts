@@ -1,0 +1,73 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import { infraEnv } from '../../../harness/infra';
+import { uniqueName } from '../../../harness/names';
+
+const run = promisify(execFile);
+
+/** What the services' user may read: every queue but dead-letter queues (`<destination>.<group>.dlq`). */
+export const SERVICE_READ_PERMISSION = '^(?!.*\\.dlq$).*';
+
+/** A RabbitMQ user of a test vhost. */
+export interface VhostUser {
+  readonly name: string;
+  readonly password: string;
+}
+
+/**
+ * A virtual host of one suite's own on the shared node, with two users made by `rabbitmqctl`: a service
+ * user (configure and write everything, read everything but `.dlq` queues: what the applications run as)
+ * and an admin user (everything: what the redrive CLI runs as). `delete()` removes the vhost and users.
+ */
+export class RabbitVhost {
+  private constructor(
+    readonly name: string,
+    readonly service: VhostUser,
+    readonly admin: VhostUser,
+  ) {}
+
+  static async create(prefix: string): Promise<RabbitVhost> {
+    const name = uniqueName(prefix);
+    const user = (role: string) => ({ name: `${name}_${role}`, password: randomBytes(12).toString('hex') });
+    const vhost = new RabbitVhost(name, user('service'), user('admin'));
+    try {
+      await ctl('add_vhost', name);
+      await ctl('add_user', vhost.service.name, vhost.service.password);
+      await ctl('set_permissions', '-p', name, vhost.service.name, '.*', '.*', SERVICE_READ_PERMISSION);
+      await ctl('add_user', vhost.admin.name, vhost.admin.password);
+      await ctl('set_permissions', '-p', name, vhost.admin.name, '.*', '.*', '.*');
+    } catch (error) {
+      await vhost.delete();
+      throw error;
+    }
+    return vhost;
+  }
+
+  /** The vhost's URL without a user (the redrive service adds the admin credential). */
+  get url(): string {
+    const base = new URL(infraEnv().amqpUrl);
+    base.username = '';
+    base.password = '';
+    base.pathname = `/${this.name}`;
+    return base.toString();
+  }
+
+  /** The vhost's URL as `user`. */
+  urlAs(user: VhostUser): string {
+    const url = new URL(this.url);
+    url.username = user.name;
+    url.password = user.password;
+    return url.toString();
+  }
+
+  async delete(): Promise<void> {
+    await ctl('delete_vhost', this.name).catch(() => undefined);
+    await ctl('delete_user', this.service.name).catch(() => undefined);
+    await ctl('delete_user', this.admin.name).catch(() => undefined);
+  }
+}
+
+async function ctl(...args: string[]): Promise<void> {
+  await run('rabbitmqctl', args, { timeout: 30_000 });
+}
