@@ -4,7 +4,8 @@ import { MessageHeaders } from '../envelope/message-headers';
 import { WireMessage } from '../envelope/wire-message';
 
 /** Header names whose values may be credentials: never copied to a dead-letter destination. */
-const SECRET_HEADER = /authorization|cookie|token|secret|passw|api[-_.]?key|credential|session|signature/i;
+const SECRET_HEADER =
+  /authorization|cookie|token|secret|passw|(api|private|access|signing)[-_.]?key|credential|session|signature|jwt|bearer/i;
 
 const FAILURE_HEADER_NAMES: readonly string[] = [
   MessageHeaders.FAILURE_CATEGORY,

@@ -21,6 +21,8 @@ export interface DecodeFailure {
 export type DecodeResult = { ok: true; envelope: MessageEnvelope } | { ok: false; failure: DecodeFailure };
 
 const RESERVED_PREFIX = 'msg.';
+/** A date and time with a zone, as `Date.prototype.toISOString()` writes it (fraction optional). */
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
 /**
  * Encodes an envelope for the wire (envelope version 1, binary mode). `payloadJson` lets the relay pass the
@@ -60,10 +62,12 @@ export function decodeEnvelope(wire: WireMessage): DecodeResult {
   if (version !== undefined && version !== ENVELOPE_VERSION)
     return failWithId('UNSUPPORTED_ENVELOPE_VERSION');
   const contentType = h[MessageHeaders.CONTENT_TYPE];
-  if (contentType !== undefined && !contentType.toLowerCase().startsWith(JSON_CONTENT_TYPE)) {
+  if (contentType !== undefined && contentType.split(';')[0].trim().toLowerCase() !== JSON_CONTENT_TYPE) {
     return failWithId('UNSUPPORTED_CONTENT_TYPE');
   }
   const occurredAtText = h[MessageHeaders.OCCURRED_AT];
+  if (occurredAtText !== undefined && !ISO_8601.test(occurredAtText))
+    return failWithId('INVALID_OCCURRED_AT');
   const occurredAt = occurredAtText === undefined ? new Date() : new Date(occurredAtText);
   if (Number.isNaN(occurredAt.getTime())) return failWithId('INVALID_OCCURRED_AT');
 

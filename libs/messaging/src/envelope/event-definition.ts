@@ -4,6 +4,8 @@ import { InvalidEventDefinitionError } from '../errors/invalid-event-definition.
 /** A destination name that is valid as a Kafka topic and as a RabbitMQ exchange. */
 const DESTINATION_PATTERN = /^[A-Za-z0-9._-]{1,200}$/;
 const TYPE_PATTERN = /^[A-Za-z][A-Za-z0-9._-]{0,199}$/;
+/** Names the brokers keep for themselves: `.`/`..` (Kafka), `__*` (Kafka internals), `amq.*` (RabbitMQ). */
+const RESERVED_DESTINATION = /^(\.{1,2}|__.*|amq\..*)$/;
 
 /**
  * An event the application publishes or consumes: its type name, where it goes, how it is keyed and the
@@ -53,7 +55,7 @@ export function defineEvent<const TType extends string, TSchema extends z.ZodTyp
       'a letter, then letters, digits, ".", "_" or "-"',
     );
   }
-  if (!DESTINATION_PATTERN.test(input.destination)) {
+  if (!DESTINATION_PATTERN.test(input.destination) || RESERVED_DESTINATION.test(input.destination)) {
     throw new InvalidEventDefinitionError(
       input.type,
       'destination',

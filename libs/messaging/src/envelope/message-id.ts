@@ -5,7 +5,9 @@ export function newMessageId(): string {
   return uuidv7();
 }
 
-/** True for any RFC 9562 UUID; consumers accept ids from other producers too, not only v7. */
+/** True for an RFC 9562 UUID of versions 1 to 8: consumers accept ids from other producers, not only v7. */
 export function isMessageId(value: unknown): value is string {
-  return typeof value === 'string' && validate(value) && version(value) >= 1;
+  if (typeof value !== 'string' || !validate(value)) return false;
+  const v = version(value);
+  return v >= 1 && v <= 8; // not the nil or the max UUID
 }

@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import { RetryPolicyOptions } from '../retry/retry-policy.interface';
+import { resolveRetryPolicy } from '../retry/retry-policy';
 
+const HOST_PORT = /^[^\s:]+:\d{1,5}$/;
 const positiveInt = (what: string) =>
   z
     .number({ error: `must be a number (${what})` })
@@ -12,9 +15,16 @@ const name = z
 const kafka = z.strictObject({
   kind: z.literal('kafka'),
   brokers: z
-    .array(z.string().regex(/^[^\s:]+:\d{1,5}$/, 'each broker must be host:port'), {
-      error: 'must be a list of host:port',
-    })
+    .array(
+      z
+        .string()
+        .regex(HOST_PORT, 'each broker must be host:port')
+        .refine(
+          (broker) => !HOST_PORT.test(broker) || validPort(broker.split(':')[1]),
+          'the port must be 1-65535',
+        ),
+      { error: 'must be a list of host:port' },
+    )
     .min(1, 'must name at least one broker (host:port)'),
   clientId: name.optional(),
   topics: z
@@ -76,8 +86,25 @@ export const messagingOptionsSchema = z.strictObject({
   retryDefaults: z
     .record(
       z.string(),
-      z.custom<object>((v) => typeof v === 'object' && v !== null),
+      z.custom<RetryPolicyOptions>(
+        (v) => typeof v === 'object' && v !== null,
+        'must be a retry policy object',
+      ),
     )
+    .superRefine((policies, ctx) => {
+      for (const [destination, policy] of Object.entries(policies)) {
+        try {
+          resolveRetryPolicy(policy);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', path: [destination], message: (error as Error).message });
+        }
+      }
+    })
     .default({}),
   classification: z.array(z.custom<object>((v) => typeof v === 'object' && v !== null)).default([]),
 });
+
+function validPort(text: string | undefined): boolean {
+  const port = Number(text);
+  return Number.isInteger(port) && port >= 1 && port <= 65_535;
+}

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { InvalidMessagingOptionsError } from '../errors/invalid-messaging-options.error';
+import { InvalidMessagingOptionsError, OptionIssue } from '../errors/invalid-messaging-options.error';
 import { MessagingModuleOptions } from '../messaging-options.interface';
 import { ClassificationRule } from '../retry/error-classifier';
-import { ResolvedRetryPolicy, RetryPolicyOptions } from '../retry/retry-policy.interface';
+import { ResolvedRetryPolicy } from '../retry/retry-policy.interface';
 import { resolveRetryPolicy } from '../retry/retry-policy';
 import { messagingOptionsSchema } from './messaging-options.schema';
 
@@ -17,27 +17,23 @@ export type ResolvedMessagingOptions = Omit<Parsed, 'retryDefaults' | 'classific
 /** Validates the module options at startup; an error names every bad option. */
 export function resolveMessagingOptions(options: MessagingModuleOptions): ResolvedMessagingOptions {
   const parsed = messagingOptionsSchema.safeParse(options);
-  if (!parsed.success) {
-    throw new InvalidMessagingOptionsError(
-      parsed.error.issues.map((issue) => ({
-        path: issue.path.join('.') || '(root)',
-        message: issue.message,
-      })),
-    );
-  }
+  if (!parsed.success) throw new InvalidMessagingOptionsError(parsed.error.issues.flatMap(toOptionIssues));
   const retryDefaults: Record<string, ResolvedRetryPolicy> = {};
   for (const [destination, policy] of Object.entries(parsed.data.retryDefaults)) {
-    try {
-      retryDefaults[destination] = resolveRetryPolicy(policy as RetryPolicyOptions);
-    } catch (error) {
-      throw new InvalidMessagingOptionsError([
-        { path: `retryDefaults.${destination}`, message: (error as Error).message },
-      ]);
-    }
+    retryDefaults[destination] = resolveRetryPolicy(policy); // the schema has validated it already
   }
   return {
     ...parsed.data,
     retryDefaults,
     classification: parsed.data.classification as ClassificationRule[],
   };
+}
+
+/** One issue per bad option; an unknown key is named by its own path (`relay.foo`), not its parent's. */
+function toOptionIssues(issue: z.core.$ZodIssue): OptionIssue[] {
+  const path = issue.path.map(String);
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => ({ path: [...path, key].join('.'), message: 'unknown option' }));
+  }
+  return [{ path: path.join('.') || '(root)', message: issue.message }];
 }

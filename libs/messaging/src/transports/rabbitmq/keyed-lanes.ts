@@ -24,15 +24,17 @@ export class KeyedLanes {
   }
 
   private async limited(task: () => Promise<void>): Promise<void> {
+    // A finishing task hands its slot straight to the first waiter, so nobody can slip in between.
     if (this.active >= this.concurrency) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.active += 1;
+    else this.active += 1;
     try {
       await task();
     } catch {
       // Tasks report their own failures; one must not stop the lane.
     } finally {
-      this.active -= 1;
-      this.waiting.shift()?.();
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active -= 1;
     }
   }
 }

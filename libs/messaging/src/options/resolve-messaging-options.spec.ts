@@ -1,0 +1,419 @@
+import { FailureCategory } from '../envelope/failure-category';
+import { InvalidMessagingOptionsError, OptionIssue } from '../errors/invalid-messaging-options.error';
+import { MessagingModuleOptions } from '../messaging-options.interface';
+import { ErrorClassifier } from '../retry/error-classifier';
+import { resolveRetryPolicy } from '../retry/retry-policy';
+import { RetryMode, RetryOrdering } from '../retry/retry-policy.interface';
+import { resolveMessagingOptions } from './resolve-messaging-options';
+
+const KAFKA: MessagingModuleOptions = {
+  serviceName: 'post-service',
+  transport: { kind: 'kafka', brokers: ['127.0.0.1:9092'] },
+};
+const RABBIT: MessagingModuleOptions = {
+  serviceName: 'post-service',
+  transport: { kind: 'rabbitmq', url: 'amqp://guest:guest@127.0.0.1:5672/' },
+};
+
+const DEFAULT_RELAY = {
+  enabled: true,
+  batchSize: 200,
+  pollIntervalMs: 10_000,
+  leaseMs: 30_000,
+  notify: false,
+  retryInitialDelayMs: 200,
+  retryMaxDelayMs: 5_000,
+};
+const DEFAULT_RETENTION = { sentRetentionMs: 86_400_000, intervalMs: 60_000, batchSize: 1_000 };
+const DEFAULT_CONSUMERS = { autoStart: true, inboxRetentionMs: 7 * 24 * 60 * 60 * 1000, concurrency: 4 };
+
+/** The issues of the InvalidMessagingOptionsError that resolving `options` throws. */
+function issuesOf(options: unknown): readonly OptionIssue[] {
+  try {
+    resolveMessagingOptions(options as MessagingModuleOptions);
+  } catch (error) {
+    expect(error).toBeInstanceOf(InvalidMessagingOptionsError);
+    return (error as InvalidMessagingOptionsError).issues;
+  }
+  throw new Error('expected InvalidMessagingOptionsError');
+}
+
+const pathsOf = (options: unknown) => issuesOf(options).map((issue) => issue.path);
+
+describe('resolve-messaging-options', () => {
+  describe(resolveMessagingOptions.name, () => {
+    describe('defaults', () => {
+      it('fills every default for Kafka', () => {
+        expect(resolveMessagingOptions(KAFKA)).toEqual({
+          serviceName: 'post-service',
+          transport: {
+            kind: 'kafka',
+            brokers: ['127.0.0.1:9092'],
+            topics: { numPartitions: 3, replicationFactor: 1 },
+            connectionTimeoutMs: 3_000,
+            sessionTimeoutMs: 30_000,
+          },
+          relay: DEFAULT_RELAY,
+          retention: DEFAULT_RETENTION,
+          consumers: DEFAULT_CONSUMERS,
+          retryDefaults: {},
+          classification: [],
+        });
+      });
+
+      it('fills every default for RabbitMQ', () => {
+        expect(resolveMessagingOptions(RABBIT)).toEqual({
+          serviceName: 'post-service',
+          transport: {
+            kind: 'rabbitmq',
+            url: 'amqp://guest:guest@127.0.0.1:5672/',
+            prefetch: 32,
+            heartbeatSeconds: 10,
+          },
+          relay: DEFAULT_RELAY,
+          retention: DEFAULT_RETENTION,
+          consumers: DEFAULT_CONSUMERS,
+          retryDefaults: {},
+          classification: [],
+        });
+      });
+
+      it('fills the defaults a partial group leaves out', () => {
+        const resolved = resolveMessagingOptions({
+          ...KAFKA,
+          transport: { kind: 'kafka', brokers: ['a:9092'], topics: { replicationFactor: 3 } },
+          relay: { notify: true, batchSize: 50 },
+          consumers: { autoStart: false },
+        });
+        expect(resolved.transport).toMatchObject({ topics: { numPartitions: 3, replicationFactor: 3 } });
+        expect(resolved.relay).toEqual({ ...DEFAULT_RELAY, notify: true, batchSize: 50 });
+        expect(resolved.consumers).toEqual({ ...DEFAULT_CONSUMERS, autoStart: false });
+      });
+
+      it('keeps every option that was given', () => {
+        const options: MessagingModuleOptions = {
+          serviceName: 'svc.1_a-b',
+          transport: {
+            kind: 'kafka',
+            brokers: ['kafka-1:9092', '10.0.0.2:19092'],
+            clientId: 'post-client',
+            topics: { numPartitions: 12, replicationFactor: 3 },
+            connectionTimeoutMs: 1_000,
+            sessionTimeoutMs: 6_000,
+          },
+          relay: {
+            enabled: false,
+            batchSize: 5_000,
+            pollIntervalMs: 1,
+            leaseMs: 1_000,
+            notify: true,
+            retryInitialDelayMs: 50,
+            retryMaxDelayMs: 50,
+          },
+          retention: { sentRetentionMs: 0, intervalMs: 5, batchSize: 7 },
+          consumers: { autoStart: false, inboxRetentionMs: 1, concurrency: 256 },
+        };
+        expect(resolveMessagingOptions(options)).toEqual({
+          ...options,
+          retryDefaults: {},
+          classification: [],
+        });
+      });
+
+      it('accepts amqps:// URLs and keeps RabbitMQ settings', () => {
+        const resolved = resolveMessagingOptions({
+          ...RABBIT,
+          transport: { kind: 'rabbitmq', url: 'amqps://broker/vhost', prefetch: 1, heartbeatSeconds: 60 },
+        });
+        expect(resolved.transport).toEqual({
+          kind: 'rabbitmq',
+          url: 'amqps://broker/vhost',
+          prefetch: 1,
+          heartbeatSeconds: 60,
+        });
+      });
+
+      it('does not change the options it was given', () => {
+        const options = { ...KAFKA, relay: { batchSize: 10 } };
+        const copy = structuredClone(options);
+        resolveMessagingOptions(options);
+        expect(options).toEqual(copy);
+      });
+
+      it('passes classification rules through', () => {
+        class PaymentDeclinedError extends Error {}
+        const rule = { errorClass: PaymentDeclinedError, category: FailureCategory.VALIDATION, code: 'PAY' };
+        const resolved = resolveMessagingOptions({ ...KAFKA, classification: [rule] });
+        expect(resolved.classification).toEqual([rule]);
+        expect(new ErrorClassifier(resolved.classification).classify(new PaymentDeclinedError())).toEqual({
+          category: FailureCategory.VALIDATION,
+          code: 'PAY',
+        });
+      });
+    });
+
+    describe('retryDefaults', () => {
+      it('resolves each policy through resolveRetryPolicy', () => {
+        const declared = { maxAttempts: 4, mode: RetryMode.BROKER_DELAYED, backoff: { initialDelayMs: 500 } };
+        const resolved = resolveMessagingOptions({
+          ...RABBIT,
+          retryDefaults: {
+            'post-create': declared,
+            'post-delete': { maxAttempts: 1, mode: RetryMode.INLINE },
+          },
+        });
+        expect(resolved.retryDefaults).toEqual({
+          'post-create': resolveRetryPolicy(declared),
+          'post-delete': resolveRetryPolicy({ maxAttempts: 1, mode: RetryMode.INLINE }),
+        });
+        expect(resolved.retryDefaults['post-create']).toMatchObject({
+          ordering: RetryOrdering.PRESERVE,
+          backoff: { initialDelayMs: 500, multiplier: 2, maxDelayMs: 30_000 },
+          onNonRetryable: 'DEAD_LETTER',
+        });
+      });
+
+      it('reports an invalid policy under retryDefaults.<destination>, with the policy error', () => {
+        const issues = issuesOf({
+          ...KAFKA,
+          retryDefaults: { 'post-create': { maxAttempts: 0, mode: RetryMode.INLINE } },
+        });
+        expect(issues).toEqual([
+          {
+            path: 'retryDefaults.post-create',
+            message: 'Invalid retry policy: maxAttempts is 0; expected an integer >= 1 (deliveries in all).',
+          },
+        ]);
+      });
+
+      it('reports an invalid mode under retryDefaults.<destination>', () => {
+        const issues = issuesOf({
+          ...KAFKA,
+          retryDefaults: { 'post-create': { maxAttempts: 3, mode: 'SOON' } },
+        });
+        expect(issues).toHaveLength(1);
+        expect(issues[0].path).toBe('retryDefaults.post-create');
+        expect(issues[0].message).toContain('mode is "SOON"');
+      });
+
+      it('reports a policy that is not an object under retryDefaults.<destination>', () => {
+        expect(pathsOf({ ...KAFKA, retryDefaults: { 'post-create': null } })).toEqual([
+          'retryDefaults.post-create',
+        ]);
+        expect(pathsOf({ ...KAFKA, retryDefaults: { 'post-create': 3 } })).toEqual([
+          'retryDefaults.post-create',
+        ]);
+      });
+    });
+
+    describe('invalid options', () => {
+      const invalid: Array<[name: string, options: unknown, path: string]> = [
+        ['no brokers', { ...KAFKA, transport: { kind: 'kafka', brokers: [] } }, 'transport.brokers'],
+        ['brokers missing', { ...KAFKA, transport: { kind: 'kafka' } }, 'transport.brokers'],
+        [
+          'brokers not a list',
+          { ...KAFKA, transport: { kind: 'kafka', brokers: 'a:1' } },
+          'transport.brokers',
+        ],
+        [
+          'a broker without port',
+          { ...KAFKA, transport: { kind: 'kafka', brokers: ['kafka'] } },
+          'transport.brokers.0',
+        ],
+        [
+          'a broker with a space',
+          { ...KAFKA, transport: { kind: 'kafka', brokers: ['a:1', 'kaf ka:9092'] } },
+          'transport.brokers.1',
+        ],
+        [
+          'a clientId with a slash',
+          { ...KAFKA, transport: { kind: 'kafka', brokers: ['a:1'], clientId: 'a/b' } },
+          'transport.clientId',
+        ],
+        [
+          'zero partitions',
+          { ...KAFKA, transport: { kind: 'kafka', brokers: ['a:1'], topics: { numPartitions: 0 } } },
+          'transport.topics.numPartitions',
+        ],
+        [
+          'a fractional replication factor',
+          { ...KAFKA, transport: { kind: 'kafka', brokers: ['a:1'], topics: { replicationFactor: 1.5 } } },
+          'transport.topics.replicationFactor',
+        ],
+        [
+          'a session timeout under 6000 ms',
+          { ...KAFKA, transport: { kind: 'kafka', brokers: ['a:1'], sessionTimeoutMs: 5_999 } },
+          'transport.sessionTimeoutMs',
+        ],
+        [
+          'a negative connection timeout',
+          { ...KAFKA, transport: { kind: 'kafka', brokers: ['a:1'], connectionTimeoutMs: -1 } },
+          'transport.connectionTimeoutMs',
+        ],
+        ['an http URL', { ...RABBIT, transport: { kind: 'rabbitmq', url: 'http://x' } }, 'transport.url'],
+        ['no URL', { ...RABBIT, transport: { kind: 'rabbitmq' } }, 'transport.url'],
+        [
+          'zero prefetch',
+          { ...RABBIT, transport: { kind: 'rabbitmq', url: 'amqp://x', prefetch: 0 } },
+          'transport.prefetch',
+        ],
+        [
+          'a heartbeat as a string',
+          { ...RABBIT, transport: { kind: 'rabbitmq', url: 'amqp://x', heartbeatSeconds: '10' } },
+          'transport.heartbeatSeconds',
+        ],
+        [
+          'an unknown transport kind',
+          { ...KAFKA, transport: { kind: 'nats', url: 'nats://x' } },
+          'transport.kind',
+        ],
+        ['no transport', { serviceName: 'svc' }, 'transport'],
+        ['a relay batch size of 0', { ...KAFKA, relay: { batchSize: 0 } }, 'relay.batchSize'],
+        ['a relay batch size over 5000', { ...KAFKA, relay: { batchSize: 5_001 } }, 'relay.batchSize'],
+        ['a fractional relay batch size', { ...KAFKA, relay: { batchSize: 1.5 } }, 'relay.batchSize'],
+        [
+          'a poll interval as a string',
+          { ...KAFKA, relay: { pollIntervalMs: '100' } },
+          'relay.pollIntervalMs',
+        ],
+        ['a lease under 1000 ms', { ...KAFKA, relay: { leaseMs: 999 } }, 'relay.leaseMs'],
+        ['enabled as a string', { ...KAFKA, relay: { enabled: 'yes' } }, 'relay.enabled'],
+        [
+          'a retry ceiling below the default first delay',
+          { ...KAFKA, relay: { retryMaxDelayMs: 100 } },
+          'relay.retryMaxDelayMs',
+        ],
+        [
+          'a retry ceiling below the first delay',
+          { ...KAFKA, relay: { retryInitialDelayMs: 1_000, retryMaxDelayMs: 999 } },
+          'relay.retryMaxDelayMs',
+        ],
+        [
+          'a negative sent retention',
+          { ...KAFKA, retention: { sentRetentionMs: -1 } },
+          'retention.sentRetentionMs',
+        ],
+        ['a retention interval of 0', { ...KAFKA, retention: { intervalMs: 0 } }, 'retention.intervalMs'],
+        ['a concurrency of 0', { ...KAFKA, consumers: { concurrency: 0 } }, 'consumers.concurrency'],
+        ['a concurrency over 256', { ...KAFKA, consumers: { concurrency: 257 } }, 'consumers.concurrency'],
+        [
+          'an inbox retention as NaN',
+          { ...KAFKA, consumers: { inboxRetentionMs: Number.NaN } },
+          'consumers.inboxRetentionMs',
+        ],
+        ['no service name', { transport: KAFKA.transport }, 'serviceName'],
+        ['an empty service name', { ...KAFKA, serviceName: '' }, 'serviceName'],
+        ['a service name with a space', { ...KAFKA, serviceName: 'post service' }, 'serviceName'],
+        ['a service name over 100 characters', { ...KAFKA, serviceName: 's'.repeat(101) }, 'serviceName'],
+        ['classification not a list', { ...KAFKA, classification: {} }, 'classification'],
+        [
+          'a classification rule that is not an object',
+          { ...KAFKA, classification: [1] },
+          'classification.0',
+        ],
+        ['retryDefaults not a record', { ...KAFKA, retryDefaults: 5 }, 'retryDefaults'],
+      ];
+
+      it.each(invalid.map(([name, options, path]) => [name, path, options] as const))(
+        'reports %s under %s',
+        (_, path, options) => {
+          expect(pathsOf(options)).toEqual([path]);
+        },
+      );
+
+      it('says what a bad option must be', () => {
+        expect(issuesOf({ ...KAFKA, transport: { kind: 'kafka', brokers: [] } })).toEqual([
+          { path: 'transport.brokers', message: 'must name at least one broker (host:port)' },
+        ]);
+        expect(issuesOf({ ...KAFKA, relay: { retryMaxDelayMs: 100 } })).toEqual([
+          { path: 'relay.retryMaxDelayMs', message: 'retryMaxDelayMs must be ≥ retryInitialDelayMs' },
+        ]);
+        expect(issuesOf({ ...KAFKA, transport: { kind: 'nats' } })).toEqual([
+          {
+            path: 'transport.kind',
+            message: "must be { kind: 'kafka', brokers } or { kind: 'rabbitmq', url }",
+          },
+        ]);
+      });
+
+      it.each<[string, unknown, string]>([
+        ['at the root', { ...KAFKA, retries: 3 }, 'retries'],
+        ['in relay', { ...KAFKA, relay: { batchsize: 10 } }, 'relay.batchsize'],
+        ['in retention', { ...KAFKA, retention: { ttl: 10 } }, 'retention.ttl'],
+        ['in consumers', { ...KAFKA, consumers: { prefetch: 10 } }, 'consumers.prefetch'],
+        [
+          'in the Kafka transport',
+          { ...KAFKA, transport: { ...KAFKA.transport, url: 'x' } },
+          'transport.url',
+        ],
+        [
+          'in the Kafka topics',
+          { ...KAFKA, transport: { ...KAFKA.transport, topics: { partitions: 3 } } },
+          'transport.topics.partitions',
+        ],
+        [
+          'in the RabbitMQ transport',
+          { ...RABBIT, transport: { ...RABBIT.transport, brokers: ['a:1'] } },
+          'transport.brokers',
+        ],
+      ])('reports an unknown key %s by its own path', (_, options, path) => {
+        const issues = issuesOf(options);
+        expect(issues).toHaveLength(1);
+        expect(issues[0].path).toBe(path);
+        expect(issues[0].message).toBe('unknown option');
+      });
+
+      it('reports options that are not an object at the root', () => {
+        expect(pathsOf(null)).toEqual(['(root)']);
+        expect(pathsOf('kafka')).toEqual(['(root)']);
+      });
+
+      it('reports every bad retry default, together with the other issues', () => {
+        const paths = pathsOf({
+          ...KAFKA,
+          relay: { batchSize: 0 },
+          retryDefaults: { a: { maxAttempts: 0, mode: 'INLINE' }, b: { maxAttempts: 1, mode: 'X' } },
+        });
+        expect([...paths].sort()).toEqual(['relay.batchSize', 'retryDefaults.a', 'retryDefaults.b']);
+      });
+
+      it('reports several issues at once', () => {
+        const paths = pathsOf({
+          serviceName: '',
+          transport: { kind: 'rabbitmq', url: 'http://broker', prefetch: 0 },
+          relay: { batchSize: 0, leaseMs: 10, retryInitialDelayMs: 1_000, retryMaxDelayMs: 100 },
+          retention: { sentRetentionMs: -1 },
+          consumers: { concurrency: 1_000 },
+          extra: true,
+        });
+        expect([...paths].sort()).toEqual(
+          [
+            'extra',
+            'serviceName',
+            'transport.url',
+            'transport.prefetch',
+            'relay.batchSize',
+            'relay.leaseMs',
+            'relay.retryMaxDelayMs',
+            'retention.sentRetentionMs',
+            'consumers.concurrency',
+          ].sort(),
+        );
+      });
+
+      it('lists every issue in the error message', () => {
+        let thrown: unknown;
+        try {
+          resolveMessagingOptions({ ...KAFKA, serviceName: '', relay: { batchSize: 0 } });
+        } catch (error) {
+          thrown = error;
+        }
+        expect(thrown).toBeInstanceOf(InvalidMessagingOptionsError);
+        const error = thrown as InvalidMessagingOptionsError;
+        expect(error.name).toBe('InvalidMessagingOptionsError');
+        expect(error.message).toContain('  - serviceName: ');
+        expect(error.message).toContain('  - relay.batchSize: must be > 0 (rows per round trip)');
+      });
+    });
+  });
+});

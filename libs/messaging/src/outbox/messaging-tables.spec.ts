@@ -1,0 +1,60 @@
+import type { DataSource } from 'typeorm';
+import { messagingTables, quoteIdent } from './messaging-tables';
+
+/** Only what messagingTables reads of a DataSource. */
+function dataSource(schema?: string): DataSource {
+  return { options: { type: 'postgres', schema } } as unknown as DataSource;
+}
+
+describe('messaging-tables', () => {
+  describe(messagingTables.name, () => {
+    it('qualifies both tables with the quoted schema of the DataSource', () => {
+      expect(messagingTables(dataSource('messaging'))).toEqual({
+        outbox: '"messaging".messaging_outbox',
+        inbox: '"messaging".messaging_inbox',
+        schema: 'messaging',
+      });
+    });
+
+    it('leaves the names unqualified without a schema (the search_path decides)', () => {
+      expect(messagingTables(dataSource())).toEqual({
+        outbox: 'messaging_outbox',
+        inbox: 'messaging_inbox',
+        schema: undefined,
+      });
+    });
+
+    it('treats an empty schema as none', () => {
+      expect(messagingTables(dataSource(''))).toMatchObject({
+        outbox: 'messaging_outbox',
+        inbox: 'messaging_inbox',
+      });
+    });
+
+    it('keeps the case of a mixed-case schema by quoting it', () => {
+      expect(messagingTables(dataSource('Blog')).outbox).toBe('"Blog".messaging_outbox');
+    });
+
+    it('doubles quotes in the schema name', () => {
+      expect(messagingTables(dataSource('my"schema')).inbox).toBe('"my""schema".messaging_inbox');
+    });
+
+    it('keeps a schema with a dot as one identifier', () => {
+      expect(messagingTables(dataSource('a.b')).outbox).toBe('"a.b".messaging_outbox');
+    });
+  });
+
+  describe(quoteIdent.name, () => {
+    it.each([
+      ['public', '"public"'],
+      ['Mixed', '"Mixed"'],
+      ['with space', '"with space"'],
+      ['a"b', '"a""b"'],
+      ['""', '""""""'],
+      ['x"; DROP TABLE t; --', '"x""; DROP TABLE t; --"'],
+      ['', '""'],
+    ])('quotes %p as %p', (name, quoted) => {
+      expect(quoteIdent(name)).toBe(quoted);
+    });
+  });
+});
