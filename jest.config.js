@@ -6,7 +6,11 @@
 const base = {
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }] },
   moduleFileExtensions: ['ts', 'js', 'json'],
-  moduleNameMapper: { '^@app/messaging(|/.*)$': '<rootDir>/libs/messaging/src$1' },
+  moduleNameMapper: {
+    '^@app/messaging(|/.*)$': '<rootDir>/libs/messaging/src$1',
+    '^@app/contracts(|/.*)$': '<rootDir>/libs/contracts/src$1',
+    '^@app/service-kit(|/.*)$': '<rootDir>/libs/service-kit/src$1',
+  },
   testEnvironment: 'node',
 };
 
@@ -37,6 +41,9 @@ module.exports = {
       ...withServices,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/e2e/**/*.e2e.ts'],
+      // The shared setup, plus one build of both services for the run (the suites start them as processes).
+      globalSetup: '<rootDir>/test/e2e/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/e2e/support/global-teardown.ts',
       setupFilesAfterEnv: ['<rootDir>/test/harness/timeouts.e2e.ts'],
     },
   ],

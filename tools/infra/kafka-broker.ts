@@ -150,7 +150,9 @@ export class KafkaBroker {
     const config = path.join(this.stateDir, 'server.properties');
     await fs.writeFile(config, this.serverProperties(dataDir));
     if (existsSync(path.join(dataDir, 'meta.properties'))) return;
-    const clusterId = randomBytes(16).toString('base64url');
+    // Like Kafka's own Uuid.randomUuid(): an id starting with '-' would be read as an option of the tool.
+    let clusterId = randomBytes(16).toString('base64url');
+    while (clusterId.startsWith('-')) clusterId = randomBytes(16).toString('base64url');
     try {
       await run('java', [
         '-cp',

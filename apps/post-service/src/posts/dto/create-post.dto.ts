@@ -1,0 +1,25 @@
+import { IsInt, IsNotEmpty, IsString, Max, MaxLength, Min } from 'class-validator';
+
+/** Limits of a post, shared by the DTO and the table. */
+export const POST_LIMITS = { title: 200, content: 10_000 } as const;
+
+/**
+ * The body of `POST /posts`. Unknown fields are refused; every bad field is named in the 400, with the first
+ * rule it breaks. Decorators apply bottom-up, so the type check sits nearest the property and runs first.
+ */
+export class CreatePostDto {
+  @Max(2_147_483_647)
+  @Min(1)
+  @IsInt()
+  authorId!: number;
+
+  @MaxLength(POST_LIMITS.title)
+  @IsNotEmpty()
+  @IsString()
+  title!: string;
+
+  @MaxLength(POST_LIMITS.content)
+  @IsNotEmpty()
+  @IsString()
+  content!: string;
+}

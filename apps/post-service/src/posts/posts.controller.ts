@@ -1,0 +1,23 @@
+import { Body, Controller, Get, NotFoundException, Param, Post as HttpPost } from '@nestjs/common';
+import { ParseIdPipe } from '@app/service-kit';
+import { CreatePostDto } from './dto/create-post.dto';
+import { Post } from './post.entity';
+import { PostsService } from './posts.service';
+
+@Controller('posts')
+export class PostsController {
+  constructor(private readonly posts: PostsService) {}
+
+  /** 201 with the post; 400 naming each bad field; 413 for a body over the limit. */
+  @HttpPost()
+  create(@Body() body: CreatePostDto): Promise<Post> {
+    return this.posts.create(body);
+  }
+
+  @Get(':id')
+  async findOne(@Param('id', ParseIdPipe) id: number): Promise<Post> {
+    const post = await this.posts.findOne(id);
+    if (!post) throw new NotFoundException(`Post ${id} does not exist.`);
+    return post;
+  }
+}

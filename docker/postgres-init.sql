@@ -1,0 +1,3 @@
+-- Each demo service has a database of its own; the services create their tables (migrations) at startup.
+create database post_service;
+create database subscribe_service;

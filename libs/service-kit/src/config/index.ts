@@ -1,0 +1,2 @@
+export * from './invalid-environment.error';
+export * from './service-environment';

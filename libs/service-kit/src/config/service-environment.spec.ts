@@ -1,0 +1,93 @@
+import { InvalidEnvironmentError } from './invalid-environment.error';
+import { readServiceEnvironment, ServiceDefaults } from './service-environment';
+
+describe(readServiceEnvironment.name, () => {
+  const defaults: ServiceDefaults = { serviceName: 'post-service', port: 3000, database: 'post_service' };
+
+  it('falls back to the local services', () => {
+    expect(readServiceEnvironment({}, defaults)).toEqual({
+      serviceName: 'post-service',
+      port: 3000,
+      host: undefined,
+      database: { url: 'postgres://postgres@127.0.0.1:5432/post_service', schema: undefined },
+      transport: { kind: 'kafka', brokers: ['127.0.0.1:9092'] },
+      relayLeaseMs: undefined,
+    });
+  });
+
+  it('reads every variable, treating empty ones as unset', () => {
+    const config = readServiceEnvironment(
+      {
+        PORT: '4000',
+        HOST: '127.0.0.1',
+        DATABASE_URL: 'postgresql://app:secret@db:5432/posts',
+        DATABASE_SCHEMA: 'e2e_post_1',
+        MESSAGING_TRANSPORT: 'rabbitmq',
+        AMQP_URL: 'amqp://u:p@rabbit:5672/vhost',
+        KAFKA_BROKERS: '',
+        RELAY_LEASE_MS: '5000',
+      },
+      defaults,
+    );
+    expect(config).toMatchObject({
+      port: 4000,
+      host: '127.0.0.1',
+      database: { url: 'postgresql://app:secret@db:5432/posts', schema: 'e2e_post_1' },
+      transport: { kind: 'rabbitmq', url: 'amqp://u:p@rabbit:5672/vhost' },
+      relayLeaseMs: 5000,
+    });
+  });
+
+  it('passes the Kafka session timeout on when it is set', () => {
+    expect(readServiceEnvironment({ KAFKA_SESSION_TIMEOUT_MS: '10000' }, defaults).transport).toEqual({
+      kind: 'kafka',
+      brokers: ['127.0.0.1:9092'],
+      sessionTimeoutMs: 10_000,
+    });
+    expect(() => readServiceEnvironment({ KAFKA_SESSION_TIMEOUT_MS: '1000' }, defaults)).toThrow(
+      /KAFKA_SESSION_TIMEOUT_MS='1000': must be at least 6000/,
+    );
+  });
+
+  it('splits a broker list', () => {
+    expect(readServiceEnvironment({ KAFKA_BROKERS: 'a:9092, b:9093' }, defaults).transport).toEqual({
+      kind: 'kafka',
+      brokers: ['a:9092', 'b:9093'],
+    });
+  });
+
+  it('names every bad variable, with its value and a masked password', () => {
+    const error = (() => {
+      try {
+        readServiceEnvironment(
+          {
+            PORT: 'eighty',
+            MESSAGING_TRANSPORT: 'pulsar',
+            DATABASE_URL: 'mysql://root:hunter2@db/x',
+            KAFKA_BROKERS: 'nohost',
+          },
+          defaults,
+        );
+      } catch (e) {
+        return e;
+      }
+    })() as InvalidEnvironmentError;
+    expect(error).toBeInstanceOf(InvalidEnvironmentError);
+    expect(error.issues.map((i) => i.variable).sort()).toEqual([
+      'DATABASE_URL',
+      'KAFKA_BROKERS',
+      'MESSAGING_TRANSPORT',
+      'PORT',
+    ]);
+    expect(error.message).toContain("PORT='eighty'");
+    expect(error.message).toContain("MESSAGING_TRANSPORT='pulsar': must be 'kafka' or 'rabbitmq'");
+    expect(error.message).toContain('mysql://root:***@db/x');
+    expect(error.message).not.toContain('hunter2');
+  });
+
+  it('refuses a relay lease under one second', () => {
+    expect(() => readServiceEnvironment({ RELAY_LEASE_MS: '10' }, defaults)).toThrow(
+      /RELAY_LEASE_MS='10': must be at least 1000/,
+    );
+  });
+});

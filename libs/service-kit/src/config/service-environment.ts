@@ -1,0 +1,131 @@
+import { z } from 'zod';
+import { TransportOptions } from '@app/messaging';
+import { InvalidEnvironmentError } from './invalid-environment.error';
+
+/** What every demo service reads from its environment, validated, with defaults for the local services. */
+export interface ServiceEnvironment {
+  /** The service's name (logs, broker client id). */
+  readonly serviceName: string;
+  /** HTTP port (`PORT`). */
+  readonly port: number;
+  /** HTTP interface (`HOST`). Default: every interface. */
+  readonly host?: string;
+  readonly database: {
+    /** `DATABASE_URL`. Default: the service's own database on the local server. */
+    readonly url: string;
+    /** `DATABASE_SCHEMA`: keep the service's tables in this schema (it must exist). Default: `public`. */
+    readonly schema?: string;
+  };
+  /**
+   * `MESSAGING_TRANSPORT` (kafka | rabbitmq) with `KAFKA_BROKERS` (and `KAFKA_SESSION_TIMEOUT_MS`, how soon
+   * a consumer group hands a vanished member's partitions on; the library's default when unset) or `AMQP_URL`.
+   */
+  readonly transport: TransportOptions;
+  /** `RELAY_LEASE_MS`: how long a relay claim is held before another process may take it over. */
+  readonly relayLeaseMs?: number;
+}
+
+/** Per-service defaults. */
+export interface ServiceDefaults {
+  serviceName: string;
+  port: number;
+  /** The database the service uses on the local server when `DATABASE_URL` is not set. */
+  database: string;
+}
+
+const LOCAL_SERVER = 'postgres://postgres@127.0.0.1:5432';
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+const BROKER = /^[^\s:,]+:\d{1,5}$/;
+
+const schema = (defaults: ServiceDefaults) =>
+  z.object({
+    PORT: z.coerce
+      .number({ error: 'must be a port number' })
+      .int('must be a whole number')
+      .min(1, 'must be between 1 and 65535')
+      .max(65_535, 'must be between 1 and 65535')
+      .default(defaults.port),
+    HOST: z.string().min(1, 'must not be empty').optional(),
+    DATABASE_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// URL')
+      .default(`${LOCAL_SERVER}/${defaults.database}`),
+    DATABASE_SCHEMA: z
+      .string()
+      .regex(IDENTIFIER, 'must be a lower-case SQL identifier (letters, digits, _)')
+      .optional(),
+    MESSAGING_TRANSPORT: z
+      .enum(['kafka', 'rabbitmq'], { error: "must be 'kafka' or 'rabbitmq'" })
+      .default('kafka'),
+    KAFKA_BROKERS: z
+      .string()
+      .default('127.0.0.1:9092')
+      .transform((list) => list.split(',').map((b) => b.trim()))
+      .refine(
+        (brokers) => brokers.every((b) => BROKER.test(b)),
+        'must be a comma-separated list of host:port',
+      ),
+    AMQP_URL: z
+      .string()
+      .regex(/^amqps?:\/\/\S+$/, 'must be an amqp:// or amqps:// URL')
+      .default('amqp://guest:guest@127.0.0.1:5672'),
+    KAFKA_SESSION_TIMEOUT_MS: z.coerce
+      .number({ error: 'must be a number of milliseconds' })
+      .int('must be a whole number of milliseconds')
+      .min(6_000, 'must be at least 6000 (the broker refuses less)')
+      .optional(),
+    RELAY_LEASE_MS: z.coerce
+      .number({ error: 'must be a number of milliseconds' })
+      .int('must be a whole number of milliseconds')
+      .min(1_000, 'must be at least 1000')
+      .optional(),
+  });
+
+/**
+ * Reads the service's environment. Empty variables count as unset. Throws `InvalidEnvironmentError` naming
+ * every bad variable, so a misconfigured service stops before it connects to anything.
+ */
+export function readServiceEnvironment(
+  env: NodeJS.ProcessEnv,
+  defaults: ServiceDefaults,
+): ServiceEnvironment {
+  const given = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
+  );
+  const parsed = schema(defaults).safeParse(given);
+  if (!parsed.success) {
+    throw new InvalidEnvironmentError(
+      defaults.serviceName,
+      parsed.error.issues.map((issue) => {
+        const variable = String(issue.path[0] ?? '(environment)');
+        const value = given[variable];
+        return {
+          variable,
+          value: value === undefined ? undefined : maskPassword(value),
+          problem: issue.message,
+        };
+      }),
+    );
+  }
+  const e = parsed.data;
+  return {
+    serviceName: defaults.serviceName,
+    port: e.PORT,
+    host: e.HOST,
+    database: { url: e.DATABASE_URL, schema: e.DATABASE_SCHEMA },
+    transport:
+      e.MESSAGING_TRANSPORT === 'kafka'
+        ? {
+            kind: 'kafka',
+            brokers: e.KAFKA_BROKERS,
+            ...(e.KAFKA_SESSION_TIMEOUT_MS ? { sessionTimeoutMs: e.KAFKA_SESSION_TIMEOUT_MS } : {}),
+          }
+        : { kind: 'rabbitmq', url: e.AMQP_URL },
+    relayLeaseMs: e.RELAY_LEASE_MS,
+  };
+}
+
+/** `scheme://user:secret@host` → `scheme://user:***@host`. */
+export function maskPassword(url: string): string {
+  return url.replace(/\/\/([^:/@]+):([^@]+)@/, '//$1:***@');
+}

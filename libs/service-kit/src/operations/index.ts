@@ -1,0 +1,3 @@
+export * from './health.controller';
+export * from './metrics.controller';
+export * from './operations.module';

@@ -1,0 +1,18 @@
+import { InvalidEnvironmentError } from '../config/invalid-environment.error';
+
+/** PostgreSQL's code for "database does not exist". */
+const UNDEFINED_DATABASE = '3D000';
+
+/** A one-paragraph reason a service could not start, with the fix when we know it. */
+export function explainStartupFailure(service: string, error: unknown): string {
+  if (error instanceof InvalidEnvironmentError) return error.message;
+  const message = error instanceof Error ? error.message : String(error);
+  if ((error as { code?: unknown } | undefined)?.code === UNDEFINED_DATABASE) {
+    return (
+      `${service} cannot start: ${message}. Create it (e.g. \`createdb -h 127.0.0.1 -U postgres <name>\`), ` +
+      'point DATABASE_URL at an existing database, or start the service with `npm run start:post` / ' +
+      '`npm run start:subscribe`, which create it.'
+    );
+  }
+  return `${service} cannot start: ${error instanceof Error && error.stack ? error.stack : message}`;
+}

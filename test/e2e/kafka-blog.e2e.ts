@@ -1,0 +1,3 @@
+import { blogScenarioSuite } from './support/blog-suite';
+
+blogScenarioSuite('kafka');

@@ -1,0 +1,127 @@
+import { execFile } from 'node:child_process';
+import { existsSync, promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** The repository's root folder. */
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+
+/** The demo services, by their folder under `apps/`. */
+export const SERVICES = ['post-service', 'subscribe-service'] as const;
+export type ServiceName = (typeof SERVICES)[number];
+
+/** Compiled services, ready for `node <entry>`. */
+export interface BuiltServices {
+  readonly outDir: string;
+  /** Wall time of the build, ms; 0 when the previous build was still fresh. */
+  readonly elapsedMs: number;
+  entry(service: ServiceName): string;
+}
+
+/** Options of `buildServices()`. */
+export interface BuildOptions {
+  /** Reuse the previous build in `buildDir` when no source file changed since. Default false. */
+  reuseFresh?: boolean;
+}
+
+/**
+ * Compiles both services with the Nest CLI's tsc builder (decorator metadata; `@app/*` imports rewritten to
+ * relative paths) in one program, into `buildDir` rather than `dist/`, so that a demo or test run never
+ * deletes the files of another one (or of `npm run build`) from under running processes.
+ * Concurrent callers on one folder take turns through a lock folder.
+ */
+export async function buildServices(buildDir: string, options: BuildOptions = {}): Promise<BuiltServices> {
+  const started = Date.now();
+  const stamp = path.join(buildDir, 'dist', '.built');
+  const built = (elapsedMs: number) => builtServicesAt(buildDir, elapsedMs);
+
+  await fs.mkdir(buildDir, { recursive: true });
+  const release = await lock(`${buildDir}.lock`);
+  try {
+    if (options.reuseFresh && (await isFresh(stamp))) return built(0);
+    const tsconfig = path.join(buildDir, 'tsconfig.json');
+    const rel = (p: string) => path.relative(buildDir, path.join(REPO_ROOT, p)).split(path.sep).join('/');
+    await fs.writeFile(
+      tsconfig,
+      `${JSON.stringify(
+        {
+          extends: rel('tsconfig.build.json'),
+          compilerOptions: { outDir: './dist', declaration: false },
+          // The apps; the library files they import come with them.
+          include: [rel('apps/*/src/**/*')],
+          exclude: [rel('**/*.spec.ts')],
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    try {
+      // The CLI joins `-p` to the working directory: give it a relative path.
+      const project = path.relative(REPO_ROOT, tsconfig);
+      await run(process.execPath, [require.resolve('@nestjs/cli/bin/nest.js'), 'build', '-p', project], {
+        cwd: REPO_ROOT,
+        maxBuffer: 16 * 1024 * 1024,
+        env: { ...process.env, NO_COLOR: '1' },
+      });
+    } catch (error) {
+      const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+      throw new Error(`Building the services failed:\n${`${stdout}\n${stderr}`.trim()}`);
+    }
+    for (const service of SERVICES) {
+      if (!existsSync(built(0).entry(service)))
+        throw new Error(`The build produced no ${built(0).entry(service)}.`);
+    }
+    await fs.writeFile(stamp, `${new Date().toISOString()}\n`);
+    return built(Date.now() - started);
+  } finally {
+    await release();
+  }
+}
+
+/** The services `buildServices(buildDir)` compiled earlier (e.g. in a test run's global setup). */
+export function builtServicesAt(buildDir: string, elapsedMs = 0): BuiltServices {
+  const outDir = path.join(buildDir, 'dist');
+  return { outDir, elapsedMs, entry: (service) => path.join(outDir, 'apps', service, 'src', 'main.js') };
+}
+
+/** True when the stamp is newer than every source and configuration file the build reads. */
+async function isFresh(stamp: string): Promise<boolean> {
+  const builtAt = (await fs.stat(stamp).catch(() => undefined))?.mtimeMs;
+  if (builtAt === undefined) return false;
+  const inputs = ['tsconfig.json', 'tsconfig.build.json', 'nest-cli.json', 'package-lock.json'];
+  for (const file of inputs) {
+    if (((await fs.stat(path.join(REPO_ROOT, file)).catch(() => undefined))?.mtimeMs ?? 0) > builtAt)
+      return false;
+  }
+  return (
+    (await newestMtime(path.join(REPO_ROOT, 'apps'))) <= builtAt &&
+    (await newestMtime(path.join(REPO_ROOT, 'libs'))) <= builtAt
+  );
+}
+
+async function newestMtime(dir: string): Promise<number> {
+  let newest = 0;
+  for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, await newestMtime(full));
+    else newest = Math.max(newest, (await fs.stat(full)).mtimeMs);
+  }
+  return newest;
+}
+
+/** A lock folder: mkdir is atomic. A lock older than ten minutes is taken to be left over from a crash. */
+async function lock(dir: string): Promise<() => Promise<void>> {
+  for (;;) {
+    try {
+      await fs.mkdir(dir);
+      return () => fs.rm(dir, { recursive: true, force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const age = Date.now() - ((await fs.stat(dir).catch(() => undefined))?.mtimeMs ?? Date.now());
+      if (age > 600_000) await fs.rm(dir, { recursive: true, force: true });
+      else await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}

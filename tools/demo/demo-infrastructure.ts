@@ -1,0 +1,144 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { infraEnv, localKafkaPort } from '../infra/env';
+import { KafkaBroker } from '../infra/kafka-broker';
+import { freePort } from '../infra/ports';
+import { RabbitMqNode } from '../infra/rabbitmq-node';
+import { checkPostgres, checkRabbit } from '../infra/services';
+import { BrokerControl, kafkaBrokerControl, rabbitNodeControl } from './broker-control';
+import { DemoOptions } from './demo-options';
+
+const run = promisify(execFile);
+
+/** What the demo runs against. */
+export interface DemoInfrastructure {
+  /** The PostgreSQL server (a URL to one of its databases). */
+  readonly databaseServerUrl: string;
+  readonly kafkaBrokers: string[];
+  readonly amqpUrl: string;
+  /** The broker the outage scenario stops and starts. */
+  readonly outage: BrokerControl;
+}
+
+/** Work to undo at the end, latest first. */
+export type RegisterCleanup = (description: string, undo: () => Promise<unknown>) => void;
+
+/** The demo cannot run here; the message lists everything missing and how to get it. */
+export class MissingInfrastructureError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`The demo cannot run yet:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'MissingInfrastructureError';
+  }
+}
+
+/**
+ * Brings up what the demo needs and is missing: PostgreSQL is used as found; Kafka is started through the
+ * project's scripts (and stopped at the end if the demo started it); RabbitMQ is used as found, and
+ * `rabbitmqctl` must be able to stop and start its application. With `--isolated`, a private broker or
+ * node of the demo's own is started instead, and removed at the end.
+ */
+export async function prepareInfrastructure(
+  options: DemoOptions,
+  log: (line: string) => void,
+  cleanup: RegisterCleanup,
+): Promise<DemoInfrastructure> {
+  const env = infraEnv();
+  const problems: string[] = [];
+  await checkPostgres(env.databaseUrl).catch((error: Error) => problems.push(error.message));
+
+  if (options.transport === 'rabbitmq' && !options.isolated) {
+    await checkRabbit(env.amqpUrl).catch((error: Error) => problems.push(error.message));
+    if (!isLocal(env.amqpUrl)) {
+      problems.push(
+        `AMQP_URL points at ${new URL(env.amqpUrl).host}: the outage scenario stops and starts the local node ` +
+          'with rabbitmqctl. Unset AMQP_URL, or use --isolated.',
+      );
+    } else if (problems.length === 0) {
+      await RabbitMqNode.local(env.amqpUrl)
+        .ping()
+        .catch((error: Error) =>
+          problems.push(
+            `rabbitmqctl cannot control the local node (${error.message.split('\n')[0]}); the outage scenario ` +
+              'needs it: run the demo as root or as the rabbitmq user, or use --isolated.',
+          ),
+        );
+    }
+  }
+  if (options.transport === 'kafka' && !options.isolated && !env.localKafka) {
+    problems.push(
+      `KAFKA_BROKERS=${env.kafkaBrokers.join(',')} is set: the outage scenario stops and starts the broker, ` +
+        'which the demo can only do with the local broker it runs itself. Unset KAFKA_BROKERS, or use --isolated.',
+    );
+  }
+  if (options.transport === 'kafka' && !options.isolated && env.localKafka) {
+    const status = await new KafkaBroker({ port: localKafkaPort(env) }).status();
+    if (status.answering && !status.running) {
+      problems.push(
+        `A Kafka broker answers on 127.0.0.1:${status.port}, but this project did not start it, so the demo ` +
+          'cannot stop it for the outage. Stop it (the demo then starts its own), or use --isolated.',
+      );
+    }
+  }
+  if (problems.length > 0) throw new MissingInfrastructureError([...problems, ...(await dockerHint())]);
+
+  if (options.transport === 'kafka') {
+    const broker = options.isolated
+      ? new KafkaBroker({
+          port: await freePort(),
+          controllerPort: await freePort(),
+          stateDir: mkdtempSync(path.join(os.tmpdir(), 'kafka-demo-')),
+          heap: '512m',
+          log,
+        })
+      : new KafkaBroker({ port: localKafkaPort(env), log });
+    const started = await broker.start();
+    if (options.isolated)
+      cleanup(`remove the demo's Kafka broker on ${broker.brokers[0]}`, () => broker.destroy());
+    else if (!started.reused)
+      cleanup(`stop Kafka on ${broker.brokers[0]} (the demo started it)`, () => broker.stop());
+    log(
+      started.reused
+        ? `Kafka answers on ${broker.brokers[0]}.`
+        : `Kafka started on ${broker.brokers[0]} in ${(started.elapsedMs / 1000).toFixed(1)} s.`,
+    );
+    return {
+      databaseServerUrl: env.databaseUrl,
+      kafkaBrokers: broker.brokers,
+      amqpUrl: env.amqpUrl,
+      outage: kafkaBrokerControl(broker),
+    };
+  }
+
+  const node = options.isolated ? await RabbitMqNode.startPrivate('demo') : RabbitMqNode.local(env.amqpUrl);
+  if (options.isolated) cleanup(`remove the demo's RabbitMQ node ${node.nodeName}`, () => node.destroy());
+  log(
+    `RabbitMQ answers on ${node.url.replace(/\/\/[^@]*@/, '//')}${node.nodeName ? ` (node ${node.nodeName})` : ''}.`,
+  );
+  return {
+    databaseServerUrl: env.databaseUrl,
+    kafkaBrokers: env.kafkaBrokers,
+    amqpUrl: node.url,
+    outage: rabbitNodeControl(node),
+  };
+}
+
+function isLocal(url: string): boolean {
+  return ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname);
+}
+
+/** Where a Docker engine answers, the compose file is another way to get the services. */
+async function dockerHint(): Promise<string[]> {
+  try {
+    await run('docker', ['info', '--format', '{{.ServerVersion}}'], { timeout: 5_000 });
+  } catch {
+    return [];
+  }
+  return [
+    'A Docker engine answers here: `docker compose -f docker/compose.yml up -d postgres` provides PostgreSQL ' +
+      '(then DATABASE_URL=postgres://postgres:postgres@127.0.0.1:5432/postgres). The brokers stay local: the ' +
+      'outage scenario stops and starts them (`docker compose ... up` runs the whole stack without the demo).',
+  ];
+}

@@ -1,0 +1,32 @@
+import { parseDemoOptions } from './demo-options';
+
+describe(parseDemoOptions.name, () => {
+  it('runs the blog post scenario over Kafka by default', () => {
+    expect(parseDemoOptions([])).toEqual({
+      transport: 'kafka',
+      subscribers: 5,
+      posts: 10,
+      windowMs: 1_000,
+      isolated: false,
+    });
+  });
+
+  it('takes flags with a space or an equals sign', () => {
+    expect(parseDemoOptions(['--transport', 'rabbitmq', '--subscribers=3', '--isolated'])).toMatchObject({
+      transport: 'rabbitmq',
+      subscribers: 3,
+      isolated: true,
+    });
+  });
+
+  it('answers help', () => {
+    expect(parseDemoOptions(['--help'])).toBe('help');
+  });
+
+  it('refuses unknown transports, bad counts and unknown flags', () => {
+    expect(() => parseDemoOptions(['--transport', 'nats'])).toThrow('--transport must be kafka or rabbitmq');
+    expect(() => parseDemoOptions(['--posts', '0'])).toThrow('--posts must be a whole number');
+    expect(() => parseDemoOptions(['--fast'])).toThrow("Unknown argument '--fast'");
+    expect(() => parseDemoOptions(['--transport'])).toThrow('--transport needs a value');
+  });
+});

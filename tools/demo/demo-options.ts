@@ -1,0 +1,83 @@
+/** What `npm run demo -- [options]` takes. */
+export interface DemoOptions {
+  readonly transport: 'kafka' | 'rabbitmq';
+  /** Subscribers of the demo's author. */
+  readonly subscribers: number;
+  /** Posts per scenario (the blog post sends 10). */
+  readonly posts: number;
+  /** The window the posts of a burst are spread over, ms (the blog post: 1 s). */
+  readonly windowMs: number;
+  /** Run against a private Kafka broker / RabbitMQ node of the demo's own instead of the local one. */
+  readonly isolated: boolean;
+}
+
+export const DEMO_USAGE = `Usage: npm run demo -- [--transport kafka|rabbitmq] [--subscribers N] [--posts N] [--isolated]
+
+Runs the blog post's two tests against post-service and subscribe-service, started as processes:
+  1. normal: N posts within 1 second, every subscriber gets N notifications;
+  2. outage: the broker is stopped, N posts within 1 second (all 201), the broker is started again,
+     every subscriber gets the N new notifications.
+Exits with 1 if any subscriber misses a notification or gets one twice.
+
+  --transport    kafka (default) or rabbitmq
+  --subscribers  subscribers of the demo's author (default 5)
+  --posts        posts per scenario (default 10)
+  --isolated     use a private Kafka broker / RabbitMQ node on free ports instead of the local one
+                 (the outage then leaves the local broker alone; handy while tests run beside the demo)
+
+Environment: DATABASE_URL (the PostgreSQL server; the demo uses its databases post_service and
+subscribe_service and creates them), KAFKA_BROKERS, AMQP_URL.`;
+
+/** Parses the command line; throws a message with the usage on a bad argument. */
+export function parseDemoOptions(argv: readonly string[]): DemoOptions | 'help' {
+  const options = {
+    transport: 'kafka' as DemoOptions['transport'],
+    subscribers: 5,
+    posts: 10,
+    isolated: false,
+  };
+  const args = argv.flatMap((arg) =>
+    arg.startsWith('--') && arg.includes('=') ? arg.split(/=(.*)/s, 2) : [arg],
+  );
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i];
+    const value = () => {
+      const next = args[i + 1];
+      if (next === undefined || next.startsWith('--'))
+        throw new Error(`${arg} needs a value.\n\n${DEMO_USAGE}`);
+      i += 1;
+      return next;
+    };
+    const count = (name: string, max: number) => {
+      const n = Number(value());
+      if (!Number.isInteger(n) || n < 1 || n > max)
+        throw new Error(`${name} must be a whole number from 1 to ${max}.`);
+      return n;
+    };
+    switch (arg) {
+      case '-h':
+      case '--help':
+        return 'help';
+      case '--transport': {
+        const transport = value();
+        if (transport !== 'kafka' && transport !== 'rabbitmq') {
+          throw new Error(`--transport must be kafka or rabbitmq, not '${transport}'.`);
+        }
+        options.transport = transport;
+        break;
+      }
+      case '--subscribers':
+        options.subscribers = count('--subscribers', 100);
+        break;
+      case '--posts':
+        options.posts = count('--posts', 1_000);
+        break;
+      case '--isolated':
+        options.isolated = true;
+        break;
+      default:
+        throw new Error(`Unknown argument '${arg}'.\n\n${DEMO_USAGE}`);
+    }
+  }
+  return { ...options, windowMs: 1_000 };
+}

@@ -1,0 +1,199 @@
+import { BlogClient } from './blog-client';
+import { BlogStack } from './blog-stack';
+import {
+  Audience,
+  checkDelivery,
+  DeliveryCheck,
+  PostBurst,
+  readNotifications,
+  sendPostsWithin,
+  sleep,
+  statusSummary,
+  waitForDelivery,
+} from './blog-scenario';
+import { BrokerControl } from './broker-control';
+import { DemoOptions } from './demo-options';
+import { RegisterCleanup } from './demo-infrastructure';
+import { seconds } from './format';
+import { colours, Progress } from './progress';
+import { metricValue } from './prometheus';
+
+/* The demo's two scenarios, each with its live display. */
+
+/** How long the demo waits for every notification before it calls a scenario failed. */
+const DELIVERY_TIMEOUT_MS = 180_000;
+/** How long the broker stays down after the posts were answered (to show that nothing is lost meanwhile). */
+const HOLD_DOWN_MS = 2_000;
+
+const c = colours();
+
+/** What one scenario produced, for the summary. */
+export interface ScenarioResult {
+  readonly title: string;
+  readonly burst: PostBurst;
+  readonly delivery: DeliveryCheck;
+  readonly published: number;
+  readonly duplicates: number;
+  /** Normal: from the first post sent to the last notification. Outage: from the broker back to the last one. */
+  readonly toFullDeliveryMs: number;
+  readonly outage?: { stopMs: number; startMs: number; pendingWhileDown: number; deliveredWhileDown: number };
+}
+
+/** Counters read from both services' /metrics. */
+interface Counters {
+  published: number;
+  pending: number;
+  duplicates: number;
+}
+
+/** Scenario 1: posts within the window, then every notification. */
+export async function normalScenario(
+  stack: BlogStack,
+  audience: Audience,
+  options: DemoOptions,
+  out: Progress,
+): Promise<ScenarioResult> {
+  out.line(c.bold(`Scenario 1, normal: ${options.posts} posts within ${seconds(options.windowMs)}`));
+  const before = await counters(stack);
+  const burst = await postBurst(stack.client, audience, options, 'normal', out);
+  const delivery = await deliver(stack.client, audience, burst, out, Date.now());
+  const after = await counters(stack);
+  return {
+    title: '1. normal',
+    burst,
+    delivery: delivery.check,
+    published: after.published - before.published,
+    duplicates: after.duplicates - before.duplicates,
+    toFullDeliveryMs: delivery.lastNotifiedAt - burst.startedAt,
+  };
+}
+
+/** Scenario 2: broker stopped, posts accepted and held, broker started, every notification. */
+export async function outageScenario(
+  stack: BlogStack,
+  audience: Audience,
+  options: DemoOptions,
+  outage: BrokerControl,
+  out: Progress,
+  register: RegisterCleanup,
+): Promise<ScenarioResult> {
+  out.line(c.bold(`Scenario 2, broker outage: stop the broker, ${options.posts} posts, start the broker`));
+  const before = await counters(stack);
+  out.line(`  Stopping ${outage.description}...`);
+  let stopped = Date.now();
+  await outage.stop();
+  const stopMs = Date.now() - stopped;
+  let down = true;
+  register(`start ${outage.description} again if the demo left it stopped`, async () => {
+    if (down) await outage.start();
+  });
+  out.line(`  Broker stopped in ${seconds(stopMs)}.`);
+
+  const burst = await postBurst(stack.client, audience, options, 'outage', out);
+  await sleep(HOLD_DOWN_MS);
+  const whileDown = checkDelivery(
+    await readNotifications(stack.client, audience.subscriberIds),
+    audience.subscriberIds,
+    burst.postIds,
+  );
+  const pendingWhileDown = (await counters(stack)).pending;
+  out.line(
+    `  While the broker is down: ${whileDown.delivered}/${whileDown.expected} notifications, ` +
+      `${pendingWhileDown} messages held in post-service's outbox.`,
+  );
+
+  out.line(`  Starting ${outage.description}...`);
+  stopped = Date.now();
+  await outage.start();
+  down = false;
+  const backAt = Date.now();
+  out.line(`  Broker serving again after ${seconds(backAt - stopped)}.`);
+  const delivery = await deliver(stack.client, audience, burst, out, backAt);
+  const after = await counters(stack);
+  return {
+    title: '2. outage',
+    burst,
+    delivery: delivery.check,
+    published: after.published - before.published,
+    duplicates: after.duplicates - before.duplicates,
+    toFullDeliveryMs: delivery.lastNotifiedAt - backAt,
+    outage: {
+      stopMs,
+      startMs: backAt - stopped,
+      pendingWhileDown,
+      deliveredWhileDown: whileDown.delivered,
+    },
+  };
+}
+
+/** Sends the scenario's posts with a live counter. */
+async function postBurst(
+  client: BlogClient,
+  audience: Audience,
+  options: DemoOptions,
+  label: string,
+  out: Progress,
+): Promise<PostBurst & { startedAt: number }> {
+  const startedAt = Date.now();
+  out.bar('posts    ', 0, options.posts, 'answered');
+  const burst = await sendPostsWithin(
+    client,
+    audience.authorId,
+    options.posts,
+    options.windowMs,
+    label,
+    (n) => out.bar('posts    ', n, options.posts, 'answered'),
+  );
+  const allCreated = burst.results.every((r) => r.status === 201);
+  out.endBar(
+    `  ${allCreated ? c.green('✔') : c.red('✘')} POST /posts: ${statusSummary(burst.results)}, ` +
+      `sent within ${seconds(burst.sentWithinMs)}, all answered within ${seconds(burst.answeredWithinMs)}.`,
+  );
+  return { ...burst, startedAt };
+}
+
+/** Waits for every subscriber's notifications of the burst, with a live bar. */
+async function deliver(
+  client: BlogClient,
+  audience: Audience,
+  burst: PostBurst,
+  out: Progress,
+  since: number,
+): Promise<{ check: DeliveryCheck; lastNotifiedAt: number }> {
+  const check = await waitForDelivery(client, audience, burst.postIds, {
+    timeoutMs: DELIVERY_TIMEOUT_MS,
+    onProgress: (progress) =>
+      out.bar(
+        'delivered',
+        progress.delivered,
+        progress.expected,
+        `notifications  ${seconds(Date.now() - since)}`,
+      ),
+  });
+  const notifications = await readNotifications(client, audience.subscriberIds);
+  const lastNotifiedAt = Math.max(
+    ...[...notifications.values()]
+      .flat()
+      .filter((n) => burst.postIds.includes(n.postId))
+      .map((n) => new Date(n.notifiedAt).getTime()),
+  );
+  out.endBar(
+    check.complete
+      ? `  ${c.green('✔')} ${check.delivered}/${check.expected} notifications: every subscriber has the ${burst.postIds.length} posts` +
+          (check.exactlyOnce ? ', each once.' : c.red(', but some twice!'))
+      : `  ${c.red('✘')} only ${check.delivered}/${check.expected} notifications after ${seconds(DELIVERY_TIMEOUT_MS)}.`,
+  );
+  return { check, lastNotifiedAt };
+}
+
+async function counters(stack: BlogStack): Promise<Counters> {
+  const [post, subscribe] = await Promise.all([
+    stack.client.metrics(stack.post.url),
+    stack.client.metrics(stack.subscribe.url),
+  ]);
+  return {
+    published: metricValue(post, 'messaging_outbox_published_total'),
+    pending: metricValue(post, 'messaging_outbox_pending'),
+    duplicates: metricValue(subscribe, 'messaging_consumer_messages_total', { outcome: 'duplicate' }),
+  };
+}

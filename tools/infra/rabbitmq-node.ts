@@ -1,0 +1,156 @@
+import { execFile } from 'node:child_process';
+import { existsSync, promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { freePort } from './ports';
+
+const run = promisify(execFile);
+
+/** Debian and Ubuntu keep the real scripts here; the ones on PATH re-run them as the `rabbitmq` user. */
+const PACKAGED_BIN = '/usr/lib/rabbitmq/bin';
+
+/** How to reach one node with the RabbitMQ command line tools. */
+interface NodeCli {
+  /** `rabbitmqctl` to run. */
+  readonly ctl: string;
+  /** `-n <node>`, or nothing for the node the CLI talks to by default. */
+  readonly nodeArgs: string[];
+  readonly env: NodeJS.ProcessEnv;
+}
+
+/**
+ * A RabbitMQ node driven with `rabbitmqctl`: the machine's local node (the demo stops and starts its
+ * application for the broker-outage scenario), or a private node of a test suite's own, on free ports with
+ * its own data, which the suite may stop and start without touching the node other suites use.
+ */
+export class RabbitMqNode {
+  private constructor(
+    /** The node's name, e.g. `rabbit@localhost`; undefined for the CLI's default node. */
+    readonly nodeName: string | undefined,
+    /** AMQP URL of the node. */
+    readonly url: string,
+    private readonly cli: NodeCli,
+    /** A private node's folder (data, logs, cookie); removed by `destroy()`. */
+    private readonly baseDir?: string,
+  ) {}
+
+  /** The local node `rabbitmqctl` manages by default (the one serving `url`). */
+  static local(url: string): RabbitMqNode {
+    return new RabbitMqNode(undefined, url, { ctl: 'rabbitmqctl', nodeArgs: [], env: process.env });
+  }
+
+  /**
+   * Starts a node of the caller's own: unique name, free AMQP and distribution ports on 127.0.0.1, no
+   * plugins, data and logs in a temporary folder. Resolves once the node accepts connections.
+   */
+  static async startPrivate(prefix = 'private'): Promise<RabbitMqNode> {
+    const bin = existsSync(path.join(PACKAGED_BIN, 'rabbitmq-server')) ? PACKAGED_BIN : undefined;
+    const exe = (name: string) => (bin ? path.join(bin, name) : name);
+    const baseDir = await fs.mkdtemp(path.join(os.tmpdir(), `rabbitmq-${prefix}-`));
+    const [port, distPort] = [await freePort(), await freePort()];
+    const nodeName = `${prefix.replace(/[^A-Za-z0-9_]/g, '_')}_${path.basename(baseDir).split('-').pop()}@localhost`;
+    const emptyFile = async (name: string) => {
+      const file = path.join(baseDir, name);
+      await fs.writeFile(file, '');
+      return file;
+    };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      // The Erlang cookie lives in HOME: the node and our CLI calls share this one.
+      HOME: baseDir,
+      RABBITMQ_NODENAME: nodeName,
+      RABBITMQ_NODE_IP_ADDRESS: '127.0.0.1',
+      RABBITMQ_NODE_PORT: String(port),
+      RABBITMQ_DIST_PORT: String(distPort),
+      RABBITMQ_MNESIA_BASE: path.join(baseDir, 'mnesia'),
+      RABBITMQ_LOG_BASE: path.join(baseDir, 'log'),
+      RABBITMQ_PID_FILE: path.join(baseDir, 'rabbitmq.pid'),
+      RABBITMQ_ENABLED_PLUGINS_FILE: await emptyFile('enabled_plugins'),
+      // Not the machine's configuration: it names the shared node and its port.
+      RABBITMQ_CONF_ENV_FILE: await emptyFile('rabbitmq-env.conf'),
+      RABBITMQ_CONFIG_FILE: path.join(baseDir, 'rabbitmq'),
+      RABBITMQ_ADVANCED_CONFIG_FILE: path.join(baseDir, 'advanced.config'),
+    };
+    const node = new RabbitMqNode(
+      nodeName,
+      `amqp://guest:guest@127.0.0.1:${port}`,
+      { ctl: exe('rabbitmqctl'), nodeArgs: ['-n', nodeName], env },
+      baseDir,
+    );
+    try {
+      await run(exe('rabbitmq-server'), ['-detached'], { env });
+      await node.awaitStartup(60_000);
+    } catch (error) {
+      await node.destroy();
+      throw new Error(
+        `Could not start a private RabbitMQ node (${describe(error)}). Is RabbitMQ installed ` +
+          `(rabbitmq-server on PATH or in ${PACKAGED_BIN})? Logs: ${path.join(baseDir, 'log')}`,
+      );
+    }
+    return node;
+  }
+
+  /** Resolves when `rabbitmqctl` can reach and control the node; the error says why not. */
+  async ping(): Promise<void> {
+    await this.ctl(['ping'], 15_000);
+  }
+
+  /** Stops the RabbitMQ application; the Erlang node stays up (`rabbitmqctl stop_app`). */
+  async stopApp(): Promise<void> {
+    await this.ctl(['stop_app']);
+  }
+
+  /** Starts the application again and waits until it serves clients. */
+  async startApp(): Promise<void> {
+    await this.ctl(['start_app']);
+    await this.awaitStartup(60_000);
+  }
+
+  /** Stops a private node and removes its folder. Refuses on the local node. */
+  async destroy(): Promise<void> {
+    if (!this.baseDir) throw new Error('Only a private node is destroyed; the local node is left alone.');
+    await this.ctl(['stop'], 30_000).catch(async () => {
+      const pid = Number.parseInt(
+        await fs.readFile(path.join(this.baseDir as string, 'rabbitmq.pid'), 'utf8').catch(() => ''),
+        10,
+      );
+      if (Number.isInteger(pid)) process.kill(pid, 'SIGKILL');
+    });
+    await fs.rm(this.baseDir, { recursive: true, force: true });
+  }
+
+  private async awaitStartup(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    // `await_startup` fails at once while the node has not registered yet: ping until it has.
+    for (;;) {
+      try {
+        await this.ctl(['ping'], 10_000);
+        break;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+    }
+    await this.ctl(['await_startup', '--timeout', String(Math.ceil(timeoutMs / 1000))], timeoutMs + 5_000);
+  }
+
+  private async ctl(args: string[], timeoutMs = 60_000): Promise<string> {
+    try {
+      const { stdout } = await run(this.cli.ctl, ['-q', ...this.cli.nodeArgs, ...args], {
+        env: this.cli.env,
+        timeout: timeoutMs,
+      });
+      return stdout;
+    } catch (error) {
+      const output = (error as { stderr?: string }).stderr?.trim();
+      throw new Error(
+        `rabbitmqctl ${args.join(' ')} failed${this.nodeName ? ` on ${this.nodeName}` : ''}: ${output || describe(error)}`,
+      );
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
