@@ -40,6 +40,10 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   readonly instanceId: string;
   private readonly pollTimer: string;
   private readonly retryTimer: string;
+  private readonly heldTimer: string;
+  private heldWakeAt = 0;
+  /** An empty claim since the last busy one has looked for rows held by leases or backoff. */
+  private idleChecked = false;
   private loop?: Promise<void>;
   private wakeRequested = false;
   private stopping = false;
@@ -63,6 +67,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     this.instanceId = `${options.serviceName}@${hostname()}/${process.pid}/${suffix}`;
     this.pollTimer = `messaging-relay-poll-${suffix}`;
     this.retryTimer = `messaging-relay-retry-${suffix}`;
+    this.heldTimer = `messaging-relay-held-${suffix}`;
   }
 
   onApplicationBootstrap(): void {
@@ -83,6 +88,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     this.unlisten?.();
     this.deleteTimer('interval', this.pollTimer);
     this.deleteTimer('timeout', this.retryTimer);
+    this.deleteTimer('timeout', this.heldTimer);
     await this.loop;
     try {
       const released = await this.store.release(this.instanceId);
@@ -135,7 +141,11 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       this.backOff(`Claiming outbox rows failed: ${describe(error)}`);
       return { claimed: 0, confirmed: 0, failed: 0 };
     }
-    if (rows.length === 0) return { claimed: 0, confirmed: 0, failed: 0 };
+    if (rows.length === 0) {
+      if (!this.idleChecked) await this.wakeWhenHeldRowsFree();
+      return { claimed: 0, confirmed: 0, failed: 0 };
+    }
+    this.idleChecked = false;
     this.metrics.claimBatchSize.observe(rows.length);
 
     const stopTimer = this.metrics.publishDuration.startTimer();
@@ -251,6 +261,34 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         this.wake();
       }, delayMs),
     );
+  }
+
+  /**
+   * After the first empty claim that follows work (and at startup): rows may be waiting on a lease (a
+   * crashed instance's claim) or a backoff; wake when the first frees up rather than at the next safety poll.
+   * Steady idling costs no extra query.
+   */
+  private async wakeWhenHeldRowsFree(): Promise<void> {
+    this.idleChecked = true;
+    try {
+      const freeAt = await this.store.nextHeldRowFreeAt();
+      if (freeAt === undefined) return;
+      const at = freeAt.getTime() + 10;
+      if (this.heldWakeAt > Date.now() && this.heldWakeAt <= at) return;
+      this.heldWakeAt = at;
+      this.deleteTimer('timeout', this.heldTimer);
+      const timer = setTimeout(
+        () => {
+          this.deleteTimer('timeout', this.heldTimer);
+          this.idleChecked = false;
+          this.wake();
+        },
+        Math.max(0, at - Date.now()),
+      );
+      this.scheduler.addTimeout(this.heldTimer, timer);
+    } catch {
+      // The safety poll finds the rows anyway.
+    }
   }
 
   private deleteTimer(kind: 'interval' | 'timeout', name: string): void {

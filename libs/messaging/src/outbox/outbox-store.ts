@@ -170,6 +170,16 @@ export class OutboxStore {
     });
   }
 
+  /** When the first pending row held by a lease or a backoff becomes claimable; undefined when none is held. */
+  async nextHeldRowFreeAt(): Promise<Date | undefined> {
+    const [{ free_at }] = await this.dataSource.query<Array<{ free_at: Date | null }>>(
+      `select min(case when locked_until > now() then locked_until else available_at end) as free_at
+       from ${this.tables.outbox}
+       where sent_at is null and (locked_until > now() or available_at > now())`,
+    );
+    return free_at ?? undefined;
+  }
+
   /** Pending rows and the age of the oldest, per destination (health and metrics). */
   async backlog(): Promise<Array<{ destination: string; pending: number; oldestAgeMs: number }>> {
     const rows = await this.dataSource.query<
