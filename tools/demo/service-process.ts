@@ -3,7 +3,7 @@ import { closeSync, openSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { httpRequest } from './http-request';
 
-/** What a service answers on `GET /health` (see `HealthController`). */
+/** What a service answers on `GET /health/live` (see `HealthController`). */
 export interface ServiceHealth {
   status: string;
   transport: { kind: string; connected: boolean; lastError?: string };
@@ -103,7 +103,7 @@ export class ServiceProcess {
   /** The service's health report, or undefined while it does not answer. */
   async health(): Promise<ServiceHealth | undefined> {
     try {
-      const answer = await httpRequest('GET', `${this.url}/health`, undefined, 2_000);
+      const answer = await httpRequest('GET', `${this.url}/health/live`, undefined, 2_000);
       return answer.status === 200 ? (JSON.parse(answer.text) as ServiceHealth) : undefined;
     } catch {
       return undefined;

@@ -11,6 +11,7 @@ import {
   sendPostsWithin,
   waitForDelivery,
 } from '../../../tools/demo/blog-scenario';
+import { httpRequest } from '../../../tools/demo/http-request';
 import { metricValue } from '../../../tools/demo/prometheus';
 import { eventually } from '../../harness/eventually';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
@@ -142,6 +143,12 @@ export function blogScenarioSuite(transport: 'kafka' | 'rabbitmq'): void {
         expectAllCreated(burst);
         // Committed with their posts, waiting in the outbox for the broker.
         expect(await unsentOutboxRows(burst.postIds)).toBe(POSTS);
+        // Readiness says so: the service answers, its broker check is down.
+        const during = await httpRequest('GET', `${stack.post.url}/health`, undefined, 10_000);
+        expect(during.status).toBe(503);
+        expect(
+          (JSON.parse(during.text) as { error: Record<string, { status: string }> }).error.broker.status,
+        ).toBe('down');
 
         const restarted = Date.now();
         await broker!.outage.start();
@@ -152,6 +159,9 @@ export function blogScenarioSuite(transport: 'kafka' | 'rabbitmq'): void {
         });
         await expectExactlyOnce(audience, delivery);
         expect(await unsentOutboxRows(burst.postIds)).toBe(0);
+        await eventually(async () =>
+          expect((await httpRequest('GET', `${stack.post.url}/health`, undefined, 10_000)).status).toBe(200),
+        );
         timings.push(
           `outage: broker start took ${back - restarted} ms, then full delivery after ${Date.now() - back} ms`,
         );

@@ -1,24 +1,49 @@
 import { Controller, Get, Inject } from '@nestjs/common';
-import { ConsumerOrchestrator, MESSAGING_TRANSPORT, MessageTransport, TransportHealth } from '@app/messaging';
+import { HealthCheck, HealthCheckResult, HealthCheckService } from '@nestjs/terminus';
+import {
+  ConsumerOrchestrator,
+  MESSAGING_TRANSPORT,
+  MessageTransport,
+  MessagingHealthIndicator,
+  TransportHealth,
+} from '@app/messaging';
 
-/** What `GET /health` answers. */
-export interface HealthReport {
+/** The outbox is degraded when its oldest unpublished row is older than this. */
+const OUTBOX_MAX_AGE_MS = 60_000;
+
+/** What `GET /health/live` answers. */
+export interface LiveReport {
   readonly status: 'ok';
   readonly transport: { readonly kind: string } & TransportHealth;
   /** Consumer groups whose subscription is running. */
   readonly consumers: string[];
 }
 
-/** Liveness, plus what a script needs to know before it drives the service (broker, running consumers). */
+/**
+ * `GET /health`: readiness through `@nestjs/terminus` (database, broker, outbox backlog; 503 when one is
+ * down). `GET /health/live`: the process answers, with what a script needs before it drives the service.
+ */
 @Controller('health')
 export class HealthController {
   constructor(
+    private readonly health: HealthCheckService,
+    private readonly messaging: MessagingHealthIndicator,
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     private readonly consumers: ConsumerOrchestrator,
   ) {}
 
   @Get()
-  check(): HealthReport {
+  @HealthCheck()
+  check(): Promise<HealthCheckResult> {
+    return this.health.check([
+      () => this.messaging.database(),
+      () => this.messaging.broker(),
+      () => this.messaging.outboxBacklog('outbox', OUTBOX_MAX_AGE_MS),
+    ]);
+  }
+
+  @Get('live')
+  live(): LiveReport {
     return {
       status: 'ok',
       transport: { kind: this.transport.kind, ...this.transport.health() },
