@@ -143,43 +143,51 @@ describe('Retry policies on Kafka', () => {
     expect(text).toMatch(/messaging_consumer_retries_total\{[^}]*mode="inline"[^}]*\} 2/);
   });
 
-  it('dead-letters after maxAttempts with exactly the failure headers, then goes on', async () => {
-    const probe = new ConsumerProbe();
-    probe.alwaysFail.add(2);
-    const { topic, group } = await start(
-      'exhaust',
-      { maxAttempts: 3, mode: RetryMode.PAUSE_PARTITION, backoff: FAST },
-      probe,
-    );
-    await raw.send(five(topic));
+  it.each([
+    ['PAUSE_PARTITION', RetryMode.PAUSE_PARTITION, RetryOrdering.PRESERVE],
+    ['RETRY_DESTINATION', RetryMode.RETRY_DESTINATION, RetryOrdering.ALLOW_REORDER],
+    ['INLINE', RetryMode.INLINE, RetryOrdering.ALLOW_REORDER],
+  ])(
+    '%s: dead-letters after maxAttempts with exactly the failure headers, then goes on',
+    async (_, mode, ordering) => {
+      const probe = new ConsumerProbe();
+      probe.alwaysFail.add(2);
+      const { topic, group } = await start(
+        'exhaust',
+        { maxAttempts: 3, mode, ordering, backoff: FAST },
+        probe,
+      );
+      await raw.send(five(topic));
 
-    await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(5));
-    expect((await handled(group)).map((r) => r.seq)).toEqual([1, 3, 4, 5]);
-    const dlq = await new TopicReader(`${topic}.${group}.dlq`, kafka).start();
-    const [parked] = await dlq.waitFor(1);
-    await dlq.stop();
-    const failureHeaders = Object.keys(parked.headers).filter((h) =>
-      /^msg\.(failure|origin|retry|first|last)/.test(h),
-    );
-    expect(failureHeaders.sort()).toEqual(
-      [
-        'msg.failure-category',
-        'msg.failure-code',
-        'msg.first-failure-at',
-        'msg.last-failure-at',
-        'msg.origin-destination',
-        'msg.retry-attempt',
-      ].sort(),
-    );
-    expect(parked.headers['msg.failure-category']).toBe('TRANSIENT');
-    expect(parked.headers['msg.retry-attempt']).toBe('3');
-    expect(parked.headers['msg.origin-destination']).toBe(topic);
-    expect(Date.parse(parked.headers['msg.first-failure-at'])).toBeLessThanOrEqual(
-      Date.parse(parked.headers['msg.last-failure-at']),
-    );
-    expect(JSON.parse(parked.value)).toMatchObject({ seq: 2 });
-    expect(parked.value).not.toContain('downstream flaked');
-  });
+      await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(5));
+      expect((await handled(group)).map((r) => r.seq)).toEqual([1, 3, 4, 5]);
+      const dlq = await new TopicReader(`${topic}.${group}.dlq`, kafka).start();
+      const [parked] = await dlq.waitFor(1);
+      await dlq.stop();
+      expect(probe.invocations).toBe(4 + 3); // the dead-lettered message had its three attempts
+      const failureHeaders = Object.keys(parked.headers).filter((h) =>
+        /^msg\.(failure|origin|retry|first|last)/.test(h),
+      );
+      expect(failureHeaders.sort()).toEqual(
+        [
+          'msg.failure-category',
+          'msg.failure-code',
+          'msg.first-failure-at',
+          'msg.last-failure-at',
+          'msg.origin-destination',
+          'msg.retry-attempt',
+        ].sort(),
+      );
+      expect(parked.headers['msg.failure-category']).toBe('TRANSIENT');
+      expect(parked.headers['msg.retry-attempt']).toBe('3');
+      expect(parked.headers['msg.origin-destination']).toBe(topic);
+      expect(Date.parse(parked.headers['msg.first-failure-at'])).toBeLessThanOrEqual(
+        Date.parse(parked.headers['msg.last-failure-at']),
+      );
+      expect(JSON.parse(parked.value)).toMatchObject({ seq: 2 });
+      expect(parked.value).not.toContain('downstream flaked');
+    },
+  );
 
   it('dead-letters a DESERIALIZATION failure on its first delivery, policy or not', async () => {
     const probe = new ConsumerProbe();

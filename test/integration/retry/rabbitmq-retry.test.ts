@@ -110,28 +110,27 @@ describe('Retry policies on RabbitMQ', () => {
     );
   });
 
-  it('dead-letters after maxAttempts with the failure headers; the source is acked after the DLQ confirm', async () => {
-    const probe = new ConsumerProbe();
-    probe.alwaysFail.add(2);
-    const { destination, group } = await start(
-      'exhaust',
-      { maxAttempts: 3, mode: RetryMode.BROKER_DELAYED, backoff: FAST },
-      probe,
-    );
-    await publishRaw(await rabbit.connect(), three(destination));
+  it.each([RetryMode.BROKER_DELAYED, RetryMode.INLINE])(
+    '%s: dead-letters after maxAttempts with the failure headers; the source is acked after the DLQ confirm',
+    async (mode) => {
+      const probe = new ConsumerProbe();
+      probe.alwaysFail.add(2);
+      const { destination, group } = await start('exhaust', { maxAttempts: 3, mode, backoff: FAST }, probe);
+      await publishRaw(await rabbit.connect(), three(destination));
 
-    const dlq = `${destination}.${group}.dlq`;
-    await eventually(async () => expect(await depth(dlq)).toBe(1), 30_000);
-    await eventually(async () => expect(await depth(`${destination}.${group}`)).toBe(0));
-    expect((await handled(group)).map((r) => r.seq)).toEqual([1, 3]);
-    const [parked] = await drainQueue(await rabbit.connect(), dlq);
-    const headers = parked.properties.headers ?? {};
-    expect(headers['msg.failure-category']).toBe('TRANSIENT');
-    expect(String(headers['msg.retry-attempt'])).toBe('3');
-    expect(headers['msg.origin-destination']).toBe(destination);
-    expect(headers['msg.retry-due-at']).toBeUndefined();
-    expect(JSON.parse(parked.content.toString())).toMatchObject({ seq: 2 });
-  });
+      const dlq = `${destination}.${group}.dlq`;
+      await eventually(async () => expect(await depth(dlq)).toBe(1), 30_000);
+      await eventually(async () => expect(await depth(`${destination}.${group}`)).toBe(0));
+      expect((await handled(group)).map((r) => r.seq)).toEqual([1, 3]);
+      const [parked] = await drainQueue(await rabbit.connect(), dlq);
+      const headers = parked.properties.headers ?? {};
+      expect(headers['msg.failure-category']).toBe('TRANSIENT');
+      expect(String(headers['msg.retry-attempt'])).toBe('3');
+      expect(headers['msg.origin-destination']).toBe(destination);
+      expect(headers['msg.retry-due-at']).toBeUndefined();
+      expect(JSON.parse(parked.content.toString())).toMatchObject({ seq: 2 });
+    },
+  );
 
   it('dead-letters a DESERIALIZATION failure on its first delivery', async () => {
     const probe = new ConsumerProbe();
