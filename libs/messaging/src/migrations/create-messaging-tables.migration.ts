@@ -64,7 +64,7 @@ export class CreateMessagingTables1764547200000 implements MigrationInterface {
 }
 
 /** `"schema".` when the DataSource names a schema; empty (the search_path) otherwise. */
-function schemaPrefix(queryRunner: QueryRunner): string {
+export function schemaPrefix(queryRunner: QueryRunner): string {
   const schema = (queryRunner.connection.options as { schema?: string }).schema;
   return schema ? `"${schema.replace(/"/g, '""')}".` : '';
 }

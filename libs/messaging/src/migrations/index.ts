@@ -1,6 +1,7 @@
 import { CreateMessagingTables1764547200000 } from './create-messaging-tables.migration';
+import { OutboxFillfactor1764633600000 } from './outbox-fillfactor.migration';
 
-export { CreateMessagingTables1764547200000 };
+export { CreateMessagingTables1764547200000, OutboxFillfactor1764633600000 };
 
 /** The library's migrations, in order: add them to your DataSource's `migrations`. */
-export const MessagingMigrations = [CreateMessagingTables1764547200000];
+export const MessagingMigrations = [CreateMessagingTables1764547200000, OutboxFillfactor1764633600000];

@@ -1,0 +1,51 @@
+import { existsSync, readFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as amqp from 'amqplib';
+import { infraEnv } from '../../tools/infra/env';
+import { pinnedKafkaVersion } from '../../tools/infra/kafka-jars';
+import { withClient } from './databases';
+import { MachineInfo } from './results';
+
+/** The machine and the versions of everything the figures depend on. */
+export async function machineInfo(): Promise<MachineInfo> {
+  const env = infraEnv();
+  const cpus = os.cpus();
+  return {
+    cores: cpus.length,
+    cpuModel: cpus[0]?.model ?? 'unknown',
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    loadAverageAtStart: os.loadavg().map((l) => Math.round(l * 100) / 100),
+    node: process.version,
+    postgres: await withClient(env.databaseUrl, async (c) => {
+      const { rows } = await c.query<{ v: string }>("select current_setting('server_version') as v");
+      return rows[0].v;
+    }),
+    kafka: env.localKafka ? `${await pinnedKafkaVersion()} (local broker)` : 'unknown (KAFKA_BROKERS)',
+    rabbitmq: await rabbitVersion(env.amqpUrl),
+    kafkajs: packageVersion('kafkajs'),
+    amqplib: packageVersion('amqplib'),
+  };
+}
+
+async function rabbitVersion(url: string): Promise<string> {
+  const model = await amqp.connect(url);
+  try {
+    const props = (model.connection as unknown as { serverProperties?: { version?: string } })
+      .serverProperties;
+    return props?.version ?? 'unknown';
+  } finally {
+    await model.close();
+  }
+}
+
+function packageVersion(name: string): string {
+  try {
+    // Some packages do not export their package.json: walk up from the entry point instead.
+    let dir = path.dirname(require.resolve(name));
+    while (!existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+    return (JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}

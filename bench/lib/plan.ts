@@ -1,0 +1,118 @@
+/** What a bench run measures and how much: the full run, or the few-seconds smoke run CI does. */
+export type TransportKind = 'kafka' | 'rabbitmq';
+export type ScenarioName = 'throughput' | 'latency' | 'idle' | 'growth' | 'consumer' | 'peers';
+export const SCENARIOS: readonly ScenarioName[] = [
+  'throughput',
+  'latency',
+  'idle',
+  'growth',
+  'consumer',
+  'peers',
+];
+
+/** How the relay is woken in a latency run (see bench/README.md). */
+export type LatencyConfigId = 'wakeup' | 'wakeup-notify' | 'notify' | 'poll-100ms' | 'poll-1s' | 'blog-1s';
+
+export interface BenchPlan {
+  readonly mode: 'full' | 'smoke';
+  readonly scenarios: readonly ScenarioName[];
+  readonly transports: readonly TransportKind[];
+  /** 1. N outbox rows → broker. */
+  readonly throughput: {
+    rows: number;
+    payloadBytes: number;
+    keys: number;
+    batchSize: number;
+    runs: number;
+  };
+  /** 2. Commit → handler start at fixed offered rates. */
+  readonly latency: {
+    rates: readonly number[];
+    windowMs: number;
+    runs: number;
+    configs: readonly LatencyConfigId[];
+    /** Transports the whole matrix runs on; the others run the library default and the baseline only. */
+    fullMatrixOn: readonly TransportKind[];
+  };
+  /** 3. Statements per second while idle. */
+  readonly idle: { windowMs: number };
+  /** 4. Claim time against the number of sent rows. */
+  readonly growth: { sentRows: readonly number[]; pending: number; batchSize: number; runs: number };
+  /** 5. Consumer with and without the inbox. */
+  readonly consumer: { messages: number; runs: number };
+  /** 6. pg-transactional-outbox on the same database and brokers. */
+  readonly peers: {
+    rows: number;
+    runs: number;
+    rates: readonly number[];
+    windowMs: number;
+    latencyRuns: number;
+    /** Messages per latency run at most: the peer drains a backlog slowly, and a run must end. */
+    maxMessages: number;
+  };
+}
+
+const FULL: Omit<BenchPlan, 'scenarios' | 'transports'> = {
+  mode: 'full',
+  throughput: { rows: 20_000, payloadBytes: 1024, keys: 100, batchSize: 200, runs: 5 },
+  latency: {
+    rates: [50, 200, 1000],
+    windowMs: 4_000,
+    runs: 2,
+    configs: ['wakeup', 'wakeup-notify', 'notify', 'poll-100ms', 'poll-1s', 'blog-1s'],
+    fullMatrixOn: ['kafka'],
+  },
+  idle: { windowMs: 60_000 },
+  growth: { sentRows: [0, 100_000, 1_000_000], pending: 1_000, batchSize: 200, runs: 15 },
+  consumer: { messages: 5_000, runs: 3 },
+  peers: { rows: 400, runs: 3, rates: [50, 200, 1000], windowMs: 4_000, latencyRuns: 1, maxMessages: 400 },
+};
+
+const SMOKE: Omit<BenchPlan, 'scenarios' | 'transports'> = {
+  mode: 'smoke',
+  throughput: { rows: 300, payloadBytes: 1024, keys: 100, batchSize: 200, runs: 1 },
+  latency: {
+    rates: [200],
+    windowMs: 500,
+    runs: 1,
+    configs: ['wakeup', 'notify', 'blog-1s'],
+    fullMatrixOn: ['kafka'],
+  },
+  idle: { windowMs: 2_000 },
+  growth: { sentRows: [0, 2_000], pending: 100, batchSize: 50, runs: 3 },
+  consumer: { messages: 200, runs: 1 },
+  peers: { rows: 200, runs: 1, rates: [200], windowMs: 500, latencyRuns: 1, maxMessages: 100 },
+};
+
+export interface PlanOverrides {
+  smoke?: boolean;
+  only?: readonly ScenarioName[];
+  transports?: readonly TransportKind[];
+  runs?: number;
+  rows?: number;
+  configs?: readonly LatencyConfigId[];
+  rates?: readonly number[];
+}
+
+export function buildPlan(overrides: PlanOverrides = {}): BenchPlan {
+  const base = overrides.smoke ? SMOKE : FULL;
+  const runs = overrides.runs;
+  return {
+    ...base,
+    scenarios: overrides.only?.length ? overrides.only : SCENARIOS,
+    transports: overrides.transports?.length ? overrides.transports : ['kafka', 'rabbitmq'],
+    throughput: {
+      ...base.throughput,
+      rows: overrides.rows ?? base.throughput.rows,
+      runs: runs ?? base.throughput.runs,
+    },
+    latency: {
+      ...base.latency,
+      runs: runs ?? base.latency.runs,
+      configs: overrides.configs?.length ? overrides.configs : base.latency.configs,
+      rates: overrides.rates?.length ? overrides.rates : base.latency.rates,
+    },
+    consumer: { ...base.consumer, runs: runs ?? base.consumer.runs },
+    peers: { ...base.peers, runs: runs ?? base.peers.runs },
+  };
+}

@@ -1,0 +1,81 @@
+import * as amqp from 'amqplib';
+import { Partitioners, Producer } from 'kafkajs';
+import { MessageHeaders, WireMessage } from '@app/messaging';
+import { infraEnv } from '../../tools/infra/env';
+import { benchKafka } from './brokers';
+import { TransportKind } from './plan';
+
+/**
+ * The baseline publishers: the raw clients with the relay's guarantee and nothing else. `publish` resolves
+ * once the broker confirmed the whole batch.
+ */
+export interface RawPublisher {
+  publish(batch: readonly WireMessage[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function rawPublisher(kind: TransportKind): Promise<RawPublisher> {
+  return kind === 'kafka' ? RawKafkaPublisher.connect() : RawRabbitPublisher.connect();
+}
+
+/** kafkajs: an idempotent producer (acks=all, one request in flight, as the library's), one send per batch. */
+class RawKafkaPublisher implements RawPublisher {
+  private constructor(private readonly producer: Producer) {}
+
+  static async connect(): Promise<RawKafkaPublisher> {
+    const producer = benchKafka('bench-raw').producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+    await producer.connect();
+    return new RawKafkaPublisher(producer);
+  }
+
+  async publish(batch: readonly WireMessage[]): Promise<void> {
+    if (batch.length === 0) return;
+    await this.producer.send({
+      topic: batch[0].destination,
+      acks: -1,
+      messages: batch.map((m) => ({ key: m.key, value: m.body, headers: { ...m.headers } })),
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.producer.disconnect();
+  }
+}
+
+/** amqplib: a confirm channel, persistent and mandatory messages, waiting for the confirms of each batch. */
+class RawRabbitPublisher implements RawPublisher {
+  private constructor(
+    private readonly connection: amqp.ChannelModel,
+    private readonly channel: amqp.ConfirmChannel,
+  ) {}
+
+  static async connect(): Promise<RawRabbitPublisher> {
+    const connection = await amqp.connect(infraEnv().amqpUrl);
+    const channel = await connection.createConfirmChannel();
+    return new RawRabbitPublisher(connection, channel);
+  }
+
+  async publish(batch: readonly WireMessage[]): Promise<void> {
+    for (const m of batch) {
+      this.channel.publish(m.destination, m.headers[MessageHeaders.TYPE] ?? '', m.body, {
+        mandatory: true,
+        persistent: true,
+        contentType: m.headers[MessageHeaders.CONTENT_TYPE],
+        messageId: m.headers[MessageHeaders.ID],
+        type: m.headers[MessageHeaders.TYPE],
+        headers: m.key === null ? { ...m.headers } : { ...m.headers, [MessageHeaders.KEY]: m.key },
+      });
+    }
+    await this.channel.waitForConfirms();
+  }
+
+  async close(): Promise<void> {
+    await this.channel.close().catch(() => undefined);
+    await this.connection.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,164 @@
+import 'reflect-metadata';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { infraEnv } from '../tools/infra/env';
+import { ensureInfrastructure } from '../tools/infra/services';
+import { BrokerFixtures } from './lib/brokers';
+import { benchName, BenchDatabases } from './lib/databases';
+import { machineInfo } from './lib/machine';
+import { LATENCY_CONFIGS } from './lib/latency-configs';
+import { buildPlan, LatencyConfigId, SCENARIOS, ScenarioName, TransportKind } from './lib/plan';
+import { createProgress } from './lib/progress';
+import { renderResults, replaceResults } from './lib/report';
+import { BenchResults } from './lib/results';
+import { Scenario, ScenarioContext } from './lib/scenario';
+import { consumerThroughput } from './scenarios/consumer-throughput';
+import { growth } from './scenarios/growth';
+import { idleCost } from './scenarios/idle-cost';
+import { latency } from './scenarios/latency';
+import { peers } from './scenarios/peers';
+import { relayThroughput } from './scenarios/relay-throughput';
+
+const ALL: readonly Scenario[] = [relayThroughput, latency, idleCost, growth, consumerThroughput, peers];
+const BENCH_DIR = __dirname;
+
+const USAGE = `npm run bench -- [options]
+
+  --smoke              a few seconds of everything (CI): tiny sizes, one run each
+  --only a,b           scenarios: ${SCENARIOS.join(', ')}
+  --transport kind     kafka or rabbitmq (default both)
+  --runs N             runs per figure (default 5 for throughput, 3 elsewhere; 1 with --smoke)
+  --rows N             outbox rows of the relay throughput runs (default 20000)
+  --configs a,b        latency configurations: ${Object.keys(LATENCY_CONFIGS).join(', ')}
+  --rates a,b          offered rates of the latency runs, messages/s (default 50,200,1000)
+  --help
+
+A full run of everything writes bench/results/<date>.json and the table in bench/README.md; any other
+run writes bench/results/tmp/<date>-<mode>.json only. Targets missed are reported, never an error.`;
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      smoke: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      transport: { type: 'string' },
+      runs: { type: 'string' },
+      rows: { type: 'string' },
+      configs: { type: 'string' },
+      rates: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const only = values.only?.split(',').map((s) => s.trim()) as ScenarioName[] | undefined;
+  const unknown = only?.filter((s) => !SCENARIOS.includes(s));
+  if (unknown?.length) throw new Error(`Unknown scenario(s): ${unknown.join(', ')}\n\n${USAGE}`);
+  const transports = values.transport?.split(',').map((s) => s.trim()) as TransportKind[] | undefined;
+  const plan = buildPlan({
+    smoke: values.smoke,
+    only,
+    transports,
+    runs: values.runs ? Number(values.runs) : undefined,
+    rows: values.rows ? Number(values.rows) : undefined,
+    configs: values.configs?.split(',').map((s) => s.trim()) as LatencyConfigId[] | undefined,
+    rates: values.rates?.split(',').map(Number),
+  });
+  const complete =
+    plan.mode === 'full' &&
+    !only &&
+    !transports &&
+    !values.runs &&
+    !values.rows &&
+    !values.configs &&
+    !values.rates;
+
+  const env = infraEnv();
+  await ensureInfrastructure(env, (line) => process.stderr.write(`[infra] ${line}\n`));
+  const results: BenchResults = {
+    startedAt: new Date().toISOString(),
+    mode: plan.mode,
+    complete,
+    machine: await machineInfo(),
+    plan,
+    figures: [],
+    latency: [],
+    notes: [],
+    failures: [],
+  };
+  const scenarios = ALL.filter((s) => plan.scenarios.includes(s.name));
+  const progress = createProgress(scenarios.reduce((sum, s) => sum + s.steps(plan), 0));
+  const databases = new BenchDatabases(env.databaseUrl);
+  const brokers = new BrokerFixtures();
+  const cleanup = async () => {
+    progress.done();
+    await brokers.cleanup().catch((e: Error) => console.error(`Broker cleanup failed: ${e.message}`));
+    await databases.dropAll().catch((e: Error) => console.error(`Database cleanup failed: ${e.message}`));
+  };
+  process.once('SIGINT', () => {
+    process.stderr.write('\nInterrupted: cleaning up…\n');
+    results.failures.push('interrupted (SIGINT): the figures so far only');
+    void cleanup()
+      .then(() => write({ ...results, complete: false }))
+      .finally(() => process.exit(130));
+  });
+
+  const started = Date.now();
+  try {
+    const context: ScenarioContext = {
+      plan,
+      progress,
+      databases,
+      brokers,
+      benchDbUrl: await databases.create(benchName('bench')),
+      results,
+    };
+    for (const scenario of scenarios) {
+      try {
+        await scenario.run(context);
+      } catch (error) {
+        const message = `${scenario.name}: ${(error as Error).stack ?? String(error)}`;
+        results.failures.push(message.split('\n').slice(0, 3).join(' '));
+        progress.log(`Scenario ${message}`);
+      }
+    }
+  } finally {
+    await cleanup();
+  }
+  results.finishedAt = new Date().toISOString();
+  results.durationS = Math.round((Date.now() - started) / 1000);
+  write(results);
+  return results.failures.length > 0 ? 1 : 0;
+}
+
+function write(results: BenchResults): void {
+  const date = results.startedAt.slice(0, 10);
+  const file = results.complete
+    ? path.join(BENCH_DIR, 'results', `${date}.json`)
+    : path.join(
+        BENCH_DIR,
+        'results',
+        'tmp',
+        `${results.startedAt.replace(/[:.]/g, '-')}-${results.mode}.json`,
+      );
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+  const relative = path.relative(path.dirname(BENCH_DIR), file);
+  const block = renderResults(results, relative);
+  if (results.complete) {
+    const readme = path.join(BENCH_DIR, 'README.md');
+    writeFileSync(readme, replaceResults(readFileSync(readme, 'utf8'), block));
+  }
+  console.log(`\n${block}\n\nResults: ${relative}${results.complete ? ' (and bench/README.md)' : ''}`);
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: Error) => {
+    console.error(error.stack ?? error.message);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,199 @@
+import { INestApplicationContext } from '@nestjs/common';
+import { getRepositoryToken } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import {
+  decodeEnvelope,
+  encodeEnvelope,
+  MESSAGING_TRANSPORT,
+  MessageTransport,
+  newMessageId,
+  WireMessage,
+} from '@app/messaging';
+import { destinationNames } from '@app/messaging/dead-letter/destination-names';
+import { MESSAGING_RESOLVED_OPTIONS } from '@app/messaging/messaging.constants';
+import { ResolvedMessagingOptions } from '@app/messaging/options/resolve-messaging-options';
+import { createBenchApp } from '../lib/bench-app';
+import {
+  BENCH_EVENT_TYPE,
+  benchEvent,
+  benchPayload,
+  benchPayloadSchema,
+  keyOf,
+  padding,
+} from '../lib/bench-event';
+import { startInboxConsumerApp, trackConsumerDestinations } from '../lib/consumer-app';
+import { BenchHandled, handleBenchMessage } from '../lib/consumer.fixture';
+import { benchName, openClient } from '../lib/databases';
+import { HandlerProbe } from '../lib/handler-probe';
+import { TransportKind } from '../lib/plan';
+import { rawPublisher } from '../lib/raw-publishers';
+import { Scenario, ScenarioContext } from '../lib/scenario';
+import { ratio, summarize } from '../lib/stats';
+
+const TARGET = 0.5;
+const RUN = 'consume';
+
+/**
+ * 5. Consumer throughput: M messages waiting on the broker, handled by the library's consumer (inbox record
+ * and handler in one transaction) against the same handler without the inbox: the same transport
+ * subscription, concurrency, decoding and validation, the handler's insert on its own, then the ack.
+ */
+export const consumerThroughput: Scenario = {
+  name: 'consumer',
+  steps: (plan) => plan.transports.length * plan.consumer.runs * 2,
+  async run(context) {
+    for (const kind of context.plan.transports) await runOn(context, kind);
+  },
+};
+
+type Variant = 'inbox' | 'plain';
+
+async function runOn(context: ScenarioContext, kind: TransportKind): Promise<void> {
+  const { plan, progress, brokers } = context;
+  const { messages: count, runs } = plan.consumer;
+  const schema = benchName(`cons_${kind}`);
+  const destination = benchName(`bench_cons_${kind}`);
+  const db = await openClient(context.benchDbUrl);
+  await db.query(`create schema "${schema}"`);
+  const messages = wireMessages(
+    destination,
+    count,
+    plan.throughput.keys,
+    padding(plan.throughput.payloadBytes),
+  );
+  const rates: Record<Variant, number[]> = { inbox: [], plain: [] };
+  try {
+    if (kind === 'kafka') {
+      await brokers.topic(destination);
+      await publish(kind, messages); // every run reads them from the start, in a group of its own
+    }
+    for (let r = 0; r < runs; r++) {
+      const order: Variant[] = r % 2 === 0 ? ['inbox', 'plain'] : ['plain', 'inbox'];
+      for (const variant of order) {
+        progress.step(
+          `5. consumer throughput ${kind}, ${variant === 'inbox' ? 'with' : 'without'} inbox, run ${r + 1}`,
+        );
+        const group = benchName(`bench_cons_${variant}`);
+        trackConsumerDestinations(brokers, kind, destination, group);
+        if (kind === 'rabbitmq') {
+          // The group's queue exists before the messages are published, as it would in production.
+          await brokers.exchange(destination, destinationNames.workQueue(destination, group));
+          await publish(kind, messages);
+        }
+        const probe = new HandlerProbe();
+        const stop =
+          variant === 'inbox'
+            ? await startInbox(context, schema, kind, destination, group, probe)
+            : await startPlain(context, schema, kind, destination, group, probe);
+        try {
+          await probe.waitFor(RUN, count, 60_000, (done) => progress.update(done, count, 'handled'));
+        } finally {
+          await stop();
+        }
+        const starts = [...probe.startsOf(RUN).values()];
+        rates[variant].push(((count - 1) * 1000) / (Math.max(...starts) - Math.min(...starts)));
+        await db.query(`truncate "${schema}".bench_handled`);
+      }
+    }
+  } finally {
+    await db.query(`drop schema "${schema}" cascade`).catch(() => undefined);
+    await db.end();
+  }
+  const ours = summarize(rates.inbox);
+  const baseline = summarize(rates.plain);
+  const r = ratio(ours.median, baseline.median);
+  context.results.figures.push({
+    scenario: '5. Consumer throughput',
+    name: `${kind === 'kafka' ? 'Kafka' : 'RabbitMQ'} consumer with the inbox (${count} messages, concurrency 4)`,
+    unit: 'msg/s',
+    ours,
+    baseline: { name: 'the same handler and subscription without the inbox', value: baseline },
+    ratio: r,
+    target: { text: `≥ ${TARGET}× without inbox`, met: r >= TARGET },
+  });
+}
+
+function wireMessages(destination: string, count: number, keys: number, pad: string): WireMessage[] {
+  return Array.from({ length: count }, (_, seq) =>
+    encodeEnvelope(
+      {
+        messageId: newMessageId(),
+        type: BENCH_EVENT_TYPE,
+        destination,
+        key: keyOf(seq, keys),
+        occurredAt: new Date(),
+        headers: {},
+      },
+      JSON.stringify(benchPayload(RUN, seq, keys, pad)),
+    ),
+  );
+}
+
+async function publish(kind: TransportKind, messages: readonly WireMessage[]): Promise<void> {
+  const publisher = await rawPublisher(kind);
+  try {
+    for (let i = 0; i < messages.length; i += 200) await publisher.publish(messages.slice(i, i + 200));
+  } finally {
+    await publisher.close();
+  }
+}
+
+/** The library's consumer: `@IdempotentHandler`, inbox record and handler in one transaction. */
+async function startInbox(
+  context: ScenarioContext,
+  schema: string,
+  kind: TransportKind,
+  destination: string,
+  group: string,
+  probe: HandlerProbe,
+): Promise<() => Promise<void>> {
+  const app = await startInboxConsumerApp({
+    databaseUrl: context.benchDbUrl,
+    schema,
+    transport: kind,
+    event: benchEvent(destination),
+    group,
+    probe,
+    brokers: context.brokers,
+  });
+  return () => app.close();
+}
+
+/** The same subscription through the library's transport, the handler run on its own, then the ack. */
+async function startPlain(
+  context: ScenarioContext,
+  schema: string,
+  kind: TransportKind,
+  destination: string,
+  group: string,
+  probe: HandlerProbe,
+): Promise<() => Promise<void>> {
+  const app: INestApplicationContext = await createBenchApp({
+    databaseUrl: context.benchDbUrl,
+    schema,
+    transport: kind,
+    serviceName: 'bench-plain-consumer',
+    relay: { enabled: false },
+    entities: [BenchHandled],
+  });
+  const transport = app.get<MessageTransport>(MESSAGING_TRANSPORT);
+  const options = app.get<ResolvedMessagingOptions>(MESSAGING_RESOLVED_OPTIONS);
+  const handled = app.get<Repository<BenchHandled>>(getRepositoryToken(BenchHandled));
+  const handle = await transport.subscribe({
+    group,
+    destinations: [destination],
+    retryTiers: {},
+    concurrency: options.consumers.concurrency,
+    onDelivery: async (delivery, actions) => {
+      const decoded = decodeEnvelope(delivery.wire);
+      if (!decoded.ok) throw new Error(`undecodable bench message: ${decoded.failure.code}`);
+      const payload = benchPayloadSchema.parse(decoded.envelope.payload);
+      await handleBenchMessage(handled, probe, payload, decoded.envelope.messageId);
+      await actions.ack();
+    },
+  });
+  return async () => {
+    await handle.stop();
+    await app.close();
+  };
+}
