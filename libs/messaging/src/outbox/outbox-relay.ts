@@ -16,11 +16,13 @@ import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { computeRetryDelay } from '../retry/backoff';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { PublishOutcome } from '../transports/publish-outcome';
-import { ClaimedOutboxRow, FailedOutboxRow } from './outbox-row';
+import { ClaimedOutboxRow } from './outbox-row';
 import { OutboxStore } from './outbox-store';
+import { holdBackBehindFailures, keyOf, PublishedBatch, sortOutcomes } from './relay-batch';
+import { RelayTimers } from './relay-timers';
 import { RelayWakeup } from './relay-wakeup';
 
-/** What one relay round did. */
+/** What one relay round (one claimed batch) did. */
 export interface RelayRoundResult {
   readonly claimed: number;
   readonly confirmed: number;
@@ -29,28 +31,26 @@ export interface RelayRoundResult {
 
 /**
  * Publishes outbox rows: claim a batch (lease, per-key order) → publish it → mark each confirmed row sent;
- * rows the broker did not confirm stay pending and are tried again after a backoff. It wakes on a local
- * commit, on NOTIFY from other instances (optional) and on a slow safety poll, so it is quick under load
- * and quiet when idle.
+ * rows the broker did not confirm stay pending and are tried again after a backoff. While a batch is on the
+ * wire the next one is claimed and the previous one marked, so the database work hides behind the broker's.
+ * It wakes on a local commit, on NOTIFY from other instances (optional), when rows held by a lease or a
+ * backoff free up, and on a slow safety poll: quick under load, quiet when idle.
  */
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(OutboxRelay.name);
   /** Identifies this process's claims (`locked_by`). */
   readonly instanceId: string;
-  private readonly pollTimer: string;
-  private readonly retryTimer: string;
-  private readonly heldTimer: string;
-  private heldWakeAt = 0;
-  /** An empty claim since the last busy one has looked for rows held by leases or backoff. */
-  private idleChecked = false;
+  private readonly timers: RelayTimers;
   private loop?: Promise<void>;
   private wakeRequested = false;
   private stopping = false;
   private started = false;
+  /** Consecutive rounds in which nothing was confirmed (broker down): drives the backoff. */
   private failures = 0;
   private resumeAt = 0;
-  private retryDueAt = 0;
+  /** An empty claim since the last busy one has looked for rows held by leases or backoff. */
+  private idleChecked = false;
   private unlisten?: () => void;
   private readonly roundListeners = new Set<(result: RelayRoundResult) => void>();
 
@@ -58,26 +58,29 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly store: OutboxStore,
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     private readonly wakeup: RelayWakeup,
-    private readonly scheduler: SchedulerRegistry,
+    scheduler: SchedulerRegistry,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
     private readonly metrics: MessagingMetrics,
     private readonly tracing: MessageTracing,
   ) {
     const suffix = randomBytes(4).toString('hex');
     this.instanceId = `${options.serviceName}@${hostname()}/${process.pid}/${suffix}`;
-    this.pollTimer = `messaging-relay-poll-${suffix}`;
-    this.retryTimer = `messaging-relay-retry-${suffix}`;
-    this.heldTimer = `messaging-relay-held-${suffix}`;
+    this.timers = new RelayTimers(
+      scheduler,
+      suffix,
+      () => this.wake(),
+      () => {
+        this.idleChecked = false;
+        this.wake();
+      },
+    );
   }
 
   onApplicationBootstrap(): void {
     if (!this.options.relay.enabled) return;
     this.started = true;
     this.unlisten = this.wakeup.listen(() => this.wake());
-    this.scheduler.addInterval(
-      this.pollTimer,
-      setInterval(() => this.wake(), this.options.relay.pollIntervalMs),
-    );
+    this.timers.startPoll(this.options.relay.pollIntervalMs);
     this.wake();
   }
 
@@ -86,9 +89,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     if (!this.started) return;
     this.stopping = true;
     this.unlisten?.();
-    this.deleteTimer('interval', this.pollTimer);
-    this.deleteTimer('timeout', this.retryTimer);
-    this.deleteTimer('timeout', this.heldTimer);
+    this.timers.clear();
     await this.loop;
     try {
       const released = await this.store.release(this.instanceId);
@@ -121,59 +122,81 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       this.wakeRequested = false;
       const wait = this.resumeAt - Date.now();
       if (wait > 0) {
-        this.scheduleRetry(wait);
+        this.timers.retryIn(wait);
         return;
       }
-      const result = await this.round();
-      this.roundListeners.forEach((listener) => listener(result));
-      // Go on until a claim finds nothing: a short claim does not mean the table is drained (rows held back
-      // behind a key's earlier row, or locked by another instance's claim, took places in the batch).
-      if (result.confirmed > 0) this.wakeRequested = true;
+      await this.drain();
     }
   }
 
-  private async round(): Promise<RelayRoundResult> {
+  /**
+   * Claims and publishes batches until a claim finds nothing. The next claim runs while a batch is on the
+   * wire (it may take the rows queued behind that batch's keys: they go out only after it is confirmed), and
+   * a batch is marked while the next one is published. A key with an unconfirmed message is not published
+   * further in this drain: its later rows are released to wait behind it.
+   */
+  private async drain(): Promise<void> {
+    let rows = await this.claim([]);
+    if (rows.length === 0 && !this.idleChecked) await this.wakeWhenHeldRowsFree();
+    if (rows.length === 0) return this.report({ claimed: 0, confirmed: 0, failed: 0 });
+    const failedKeys = new Set<string>();
+    let marking: Promise<void> = Promise.resolve();
+    let published: string[] = []; // confirmed in the previous round, maybe not marked sent yet
+    while (rows.length > 0 && !this.stopping) {
+      this.idleChecked = false;
+      const next = this.claim([...published, ...rows.map((row) => row.id)]);
+      const batch = sortOutcomes(rows, await this.publish(rows));
+      published = batch.confirmed.map((row) => row.id);
+      batch.unconfirmed.forEach(({ row }) => failedKeys.add(keyOf(row)));
+      await marking;
+      const round = {
+        claimed: rows.length,
+        confirmed: batch.confirmed.length,
+        failed: batch.unconfirmed.length,
+      };
+      marking = this.settle(batch).then(() => this.report(round)); // a round is reported once marked
+      const { publish, release } = holdBackBehindFailures(await next, failedKeys);
+      const pausing = batch.confirmed.length === 0;
+      const held = pausing ? [...publish, ...release] : release;
+      if (held.length > 0)
+        await this.store
+          .releaseRows(
+            held.map((row) => row.id),
+            this.instanceId,
+          )
+          .catch(() => undefined);
+      rows = pausing ? [] : publish;
+    }
+    await marking;
+  }
+
+  private async claim(inFlight: string[]): Promise<ClaimedOutboxRow[]> {
     const { batchSize, leaseMs } = this.options.relay;
-    let rows: ClaimedOutboxRow[];
     try {
-      rows = await this.store.claim(batchSize, this.instanceId, leaseMs);
+      const rows = await this.store.claim(batchSize, this.instanceId, leaseMs, inFlight);
+      if (rows.length > 0) this.metrics.claimBatchSize.observe(rows.length);
+      return rows;
     } catch (error) {
       this.backOff(`Claiming outbox rows failed: ${describe(error)}`);
-      return { claimed: 0, confirmed: 0, failed: 0 };
+      return [];
     }
-    if (rows.length === 0) {
-      if (!this.idleChecked) await this.wakeWhenHeldRowsFree();
-      return { claimed: 0, confirmed: 0, failed: 0 };
-    }
-    this.idleChecked = false;
-    this.metrics.claimBatchSize.observe(rows.length);
+  }
 
-    const stopTimer = this.metrics.publishDuration.startTimer();
-    const outcomes = await this.publish(rows);
-    stopTimer();
-    const sent: string[] = [];
-    const failed: Array<{
-      row: ClaimedOutboxRow;
-      outcome: Exclude<PublishOutcome, { status: 'CONFIRMED' }>;
-    }> = [];
+  /** Records what the broker said: confirmed rows sent, the others back to pending after a backoff. */
+  private async settle(batch: PublishedBatch): Promise<void> {
     const now = Date.now();
-    rows.forEach((row, i) => {
-      const outcome = outcomes[i];
-      if (outcome.status === 'CONFIRMED') {
-        sent.push(row.id);
-        this.metrics.published.inc({ destination: row.destination });
-        if (row.attempts === 0) this.metrics.commitToPublish.observe((now - row.createdAt.getTime()) / 1000);
-      } else {
-        failed.push({ row, outcome });
-        this.metrics.publishFailures.inc({ destination: row.destination, outcome: outcome.status });
-      }
-    });
-
-    const retryInMs = failed.length > 0 ? this.nextBackoffMs(sent.length === 0) : 0;
+    for (const row of batch.confirmed) {
+      this.metrics.published.inc({ destination: row.destination });
+      if (row.attempts === 0) this.metrics.commitToPublish.observe((now - row.createdAt.getTime()) / 1000);
+    }
+    batch.unconfirmed.forEach(({ row, outcome }) =>
+      this.metrics.publishFailures.inc({ destination: row.destination, outcome: outcome.status }),
+    );
+    const retryInMs = batch.unconfirmed.length > 0 ? this.nextBackoffMs(batch.confirmed.length === 0) : 0;
     try {
-      await this.store.markSent(sent);
+      await this.store.markSent(batch.confirmed.map((row) => row.id));
       await this.store.markFailed(
-        failed.map(({ row, outcome }): FailedOutboxRow => ({
+        batch.unconfirmed.map(({ row, outcome }) => ({
           id: row.id,
           error: `${outcome.status}: ${describe(outcome.error)}`.slice(0, 500),
           retryInMs,
@@ -184,33 +207,31 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       // again: a duplicate, never a loss.
       this.backOff(`Marking outbox rows failed after publishing: ${describe(error)}`);
     }
-    if (failed.length > 0) {
-      const first = failed[0];
-      this.logger.warn(
-        `${failed.length} of ${rows.length} messages not confirmed (first: ${first.row.messageId} to ` +
-          `${first.row.destination}: ${first.outcome.status} ${describe(first.outcome.error)}); retrying in ${retryInMs} ms.`,
-      );
-      if (sent.length === 0) {
-        this.metrics.brokerErrors.inc({ transport: this.transport.kind, operation: 'publish' });
-        this.pauseFor(retryInMs);
-      } else {
-        // The rest of the batch went through, so no pause; but come back when the failed rows are due, or
-        // they would wait for the next commit or the safety poll.
-        this.scheduleRetry(retryInMs);
-      }
-    } else {
+    if (batch.unconfirmed.length === 0) {
       this.failures = 0;
+      return;
     }
-    return { claimed: rows.length, confirmed: sent.length, failed: failed.length };
+    const first = batch.unconfirmed[0];
+    this.logger.warn(
+      `${batch.unconfirmed.length} of ${batch.rows.length} messages not confirmed (first: ${first.row.messageId} ` +
+        `to ${first.row.destination}: ${first.outcome.status} ${describe(first.outcome.error)}); retrying in ${retryInMs} ms.`,
+    );
+    if (batch.confirmed.length === 0) {
+      this.metrics.brokerErrors.inc({ transport: this.transport.kind, operation: 'publish' });
+      this.pauseFor(retryInMs);
+    } else {
+      // The rest went through, so no pause; but come back when the failed rows are due.
+      this.timers.retryIn(retryInMs);
+    }
   }
 
   /** Publishes the rows, in id order; gives up waiting before the lease can expire (then AMBIGUOUS). */
   private async publish(rows: readonly ClaimedOutboxRow[]): Promise<PublishOutcome[]> {
+    const stopTimer = this.metrics.publishDuration.startTimer();
     const traced = this.tracing.publish(
       this.transport.kind,
       rows.map((row) => encodeEnvelope(row, row.payloadJson)),
     );
-    const messages = traced.messages;
     const timeoutMs = Math.floor(this.options.relay.leaseMs * 0.8);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<PublishOutcome[]>((resolve) => {
@@ -220,11 +241,12 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       }, timeoutMs);
     });
     try {
-      const outcomes = await Promise.race([this.transport.publish(messages), timeout]);
+      const outcomes = await Promise.race([this.transport.publish(traced.messages), timeout]);
       traced.end(outcomes);
       return outcomes;
     } finally {
       clearTimeout(timer);
+      stopTimer();
     }
   }
 
@@ -245,60 +267,26 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
 
   private pauseFor(delayMs: number): void {
     this.resumeAt = Date.now() + delayMs;
-    this.scheduleRetry(delayMs);
-  }
-
-  /** One retry timer; it keeps the later due time, so that its wake-up finds every row failed so far due. */
-  private scheduleRetry(delayMs: number): void {
-    const dueAt = Date.now() + delayMs;
-    if (dueAt <= this.retryDueAt && this.scheduler.doesExist('timeout', this.retryTimer)) return;
-    this.retryDueAt = dueAt;
-    this.deleteTimer('timeout', this.retryTimer);
-    this.scheduler.addTimeout(
-      this.retryTimer,
-      setTimeout(() => {
-        this.deleteTimer('timeout', this.retryTimer);
-        this.wake();
-      }, delayMs),
-    );
+    this.timers.retryIn(delayMs);
   }
 
   /**
    * After the first empty claim that follows work (and at startup): rows may be waiting on a lease (a
-   * crashed instance's claim) or a backoff; wake when the first frees up rather than at the next safety poll.
-   * Steady idling costs no extra query.
+   * crashed instance's claim) or a backoff; wake when the first frees up rather than at the next safety
+   * poll. Steady idling costs no extra query.
    */
   private async wakeWhenHeldRowsFree(): Promise<void> {
     this.idleChecked = true;
     try {
       const freeAt = await this.store.nextHeldRowFreeAt();
-      if (freeAt === undefined) return;
-      const at = freeAt.getTime() + 10;
-      if (this.heldWakeAt > Date.now() && this.heldWakeAt <= at) return;
-      this.heldWakeAt = at;
-      this.deleteTimer('timeout', this.heldTimer);
-      const timer = setTimeout(
-        () => {
-          this.deleteTimer('timeout', this.heldTimer);
-          this.idleChecked = false;
-          this.wake();
-        },
-        Math.max(0, at - Date.now()),
-      );
-      this.scheduler.addTimeout(this.heldTimer, timer);
+      if (freeAt !== undefined) this.timers.wakeAt(freeAt.getTime() + 10);
     } catch {
       // The safety poll finds the rows anyway.
     }
   }
 
-  private deleteTimer(kind: 'interval' | 'timeout', name: string): void {
-    const exists =
-      kind === 'interval'
-        ? this.scheduler.doesExist('interval', name)
-        : this.scheduler.doesExist('timeout', name);
-    if (!exists) return;
-    if (kind === 'interval') this.scheduler.deleteInterval(name);
-    else this.scheduler.deleteTimeout(name);
+  private report(result: RelayRoundResult): void {
+    this.roundListeners.forEach((listener) => listener(result));
   }
 }
 

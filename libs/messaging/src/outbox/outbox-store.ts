@@ -64,14 +64,21 @@ export class OutboxStore {
    * - a row is taken only if every earlier pending row of its key is taken in the same claim, so a key's
    *   later messages are never published while an earlier one is unpublished (in flight elsewhere, or
    *   waiting after a failed publish);
-   * - expired leases count as free: a crashed instance's rows are taken over.
+   * - expired leases count as free: a crashed instance's rows are taken over;
+   * - `inFlight`: rows of this owner on the wire right now, which will be confirmed (or their keys dropped
+   *   from this claim by the caller) before this claim is published: they do not hold their keys back.
    *
    * The order check finds, per key, the first pending row left out of the claim (`gap`, one probe of the
    * (destination, key, id) index) and takes the key's rows before it. Checking each picked row against
    * every earlier row instead cost time quadratic in the backlog: seconds for a few hundred pending rows
    * on a table without statistics yet, minutes for a few thousand.
    */
-  async claim(limit: number, owner: string, leaseMs: number): Promise<ClaimedOutboxRow[]> {
+  async claim(
+    limit: number,
+    owner: string,
+    leaseMs: number,
+    inFlight: readonly string[] = [],
+  ): Promise<ClaimedOutboxRow[]> {
     const t = this.tables.outbox;
     // TypeORM answers an UPDATE with [rows, rowCount].
     const [rows] = await this.dataSource.query<[ClaimedRecord[], number]>(
@@ -85,7 +92,7 @@ export class OutboxStore {
          select k.destination, k.key, (
              select b.id from ${t} b
              where b.sent_at is null and b.destination = k.destination and b.key = k.key
-               and b.id <> all (k.ids)
+               and b.id <> all (k.ids) and b.id <> all ($4::bigint[])
              order by b.id
              limit 1
            ) as gap
@@ -97,7 +104,7 @@ export class OutboxStore {
        where o.id = p.id and (g.gap is null or p.id < g.gap)
        returning o.id, o.message_id, o.destination, o.type, o.key, o.headers, o.payload::text as payload,
                  o.occurred_at, o.created_at, o.attempts`,
-      [limit, owner, leaseMs],
+      [limit, owner, leaseMs, inFlight],
     );
     return rows
       .map((r) => ({
@@ -135,6 +142,16 @@ export class OutboxStore {
        from unnest($1::bigint[], $2::text[], $3::integer[]) as f(id, error, delay)
        where o.id = f.id and o.sent_at is null`,
       [rows.map((r) => r.id), rows.map((r) => r.error), rows.map((r) => Math.round(r.retryInMs))],
+    );
+  }
+
+  /** Releases some of `owner`'s rows without counting an attempt (claimed, then held back unpublished). */
+  async releaseRows(ids: readonly string[], owner: string): Promise<void> {
+    if (ids.length === 0) return;
+    await this.dataSource.query(
+      `update ${this.tables.outbox} set locked_by = null, locked_until = null
+       where id = any($1::bigint[]) and locked_by = $2 and sent_at is null`,
+      [ids, owner],
     );
   }
 

@@ -1,0 +1,47 @@
+import { ClaimedOutboxRow } from './outbox-row';
+import { holdBackBehindFailures, keyOf, sortOutcomes } from './relay-batch';
+
+function row(id: string, key: string, destination = 'd'): ClaimedOutboxRow {
+  return {
+    id,
+    key,
+    destination,
+    messageId: `00000000-0000-7000-8000-00000000000${id}`,
+    type: 'T',
+    headers: {},
+    payloadJson: '{}',
+    occurredAt: new Date(0),
+    createdAt: new Date(0),
+    attempts: 0,
+  };
+}
+
+describe('relay-batch', () => {
+  describe(sortOutcomes.name, () => {
+    it('pairs each row with its outcome, in order', () => {
+      const error = new Error('nack');
+      const batch = sortOutcomes(
+        [row('1', 'a'), row('2', 'b'), row('3', 'a')],
+        [{ status: 'CONFIRMED' }, { status: 'REJECTED', error }, { status: 'CONFIRMED' }],
+      );
+      expect(batch.confirmed.map((r) => r.id)).toEqual(['1', '3']);
+      expect(batch.unconfirmed).toEqual([{ row: row('2', 'b'), outcome: { status: 'REJECTED', error } }]);
+    });
+  });
+
+  describe(keyOf.name, () => {
+    it("tells one destination's key from another destination's key of the same name", () => {
+      expect(keyOf(row('1', 'k', 'x'))).not.toBe(keyOf(row('1', 'k', 'y')));
+      expect(keyOf(row('1', 'k', 'x'))).toBe(keyOf(row('2', 'k', 'x')));
+    });
+  });
+
+  describe(holdBackBehindFailures.name, () => {
+    it('releases the rows whose key had an unconfirmed message and keeps the others in order', () => {
+      const claimed = [row('4', 'a'), row('5', 'b'), row('6', 'a'), row('7', 'c')];
+      const { publish, release } = holdBackBehindFailures(claimed, new Set([keyOf(row('0', 'a'))]));
+      expect(publish.map((r) => r.id)).toEqual(['5', '7']);
+      expect(release.map((r) => r.id)).toEqual(['4', '6']);
+    });
+  });
+});
