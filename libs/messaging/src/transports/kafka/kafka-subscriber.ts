@@ -39,16 +39,21 @@ export class KafkaSubscriber {
   async start(): Promise<void> {
     const { group, destinations, retryTiers } = this.subscription;
     const topics: string[] = [];
+    await this.transport.ensureDestinations(destinations);
     for (const destination of destinations) {
       topics.push(destination);
-      for (const tier of retryTiers[destination] ?? []) {
+      const retryTopics = (retryTiers[destination] ?? []).map((tier) => {
         const retryTopic = destinationNames.retry(destination, group, tier);
         this.origins.set(retryTopic, destination);
-        topics.push(retryTopic);
-      }
+        return retryTopic;
+      });
+      topics.push(...retryTopics);
+      // Dead-letter and retry copies are a little larger than their source message: room for them.
+      await this.transport.ensureCopyDestinations(destination, [
+        ...retryTopics,
+        destinationNames.deadLetter(destination, group),
+      ]);
     }
-    const deadLetters = destinations.map((d) => destinationNames.deadLetter(d, group));
-    await this.transport.ensureDestinations([...topics, ...deadLetters]);
     await this.run(topics);
   }
 

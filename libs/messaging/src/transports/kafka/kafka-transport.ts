@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import {
   Admin,
+  ConfigResourceTypes,
   Kafka,
   KafkaJSNumberOfRetriesExceeded,
   KafkaJSProtocolError,
@@ -27,6 +28,11 @@ export interface KafkaTransportSettings {
   /** Deliveries handled at once by a consumer (partitions in parallel). */
   readonly concurrency: number;
 }
+
+/** The topic setting that bounds a record batch (Kafka's default 1 MiB + 12 bytes, from the broker). */
+const MAX_MESSAGE_BYTES = 'max.message.bytes';
+/** Room for what a dead-letter or retry copy adds to a message: failure headers, a hashed key. */
+const COPY_HEADROOM_BYTES = 64 * 1024;
 
 /**
  * Kafka through kafkajs. Publishing uses one idempotent producer with acks=all: a message is CONFIRMED
@@ -123,6 +129,37 @@ export class KafkaTransport implements MessageTransport {
         topic,
         numPartitions: this.settings.numPartitions,
         replicationFactor: this.settings.replicationFactor,
+      })),
+    });
+    missing.forEach((t) => this.knownTopics.add(t));
+  }
+
+  /**
+   * Creates the topics that receive copies of `source`'s messages (its dead-letter and retry topics) so that
+   * they take a copy of anything `source` took: `source`'s `max.message.bytes` plus room for the headers a
+   * copy adds. With the same limit, a message near it could not be dead-lettered, and since a copy must be
+   * confirmed before the source is settled, its partition would wait forever.
+   */
+  async ensureCopyDestinations(source: string, copies: readonly string[]): Promise<void> {
+    const missing = copies.filter((t) => !this.knownTopics.has(t));
+    if (missing.length === 0) return;
+    const admin = await this.getAdmin();
+    const { resources } = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: source, configNames: [MAX_MESSAGE_BYTES] }],
+    });
+    const limit = Number(
+      resources[0]?.configEntries.find((e) => e.configName === MAX_MESSAGE_BYTES)?.configValue,
+    );
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: missing.map((topic) => ({
+        topic,
+        numPartitions: this.settings.numPartitions,
+        replicationFactor: this.settings.replicationFactor,
+        configEntries: Number.isFinite(limit)
+          ? [{ name: MAX_MESSAGE_BYTES, value: String(limit + COPY_HEADROOM_BYTES) }]
+          : [],
       })),
     });
     missing.forEach((t) => this.knownTopics.add(t));
