@@ -1,6 +1,7 @@
 /**
  * `npm test` runs every project: unit (pure logic, no I/O), integration (real PostgreSQL, Kafka and
- * RabbitMQ through test/harness) and e2e (the demo apps as processes, driven over HTTP).
+ * RabbitMQ through test/harness), e2e (the demo apps as processes, driven over HTTP) and faults (the apps
+ * under load while processes, brokers and PostgreSQL fail; bad input).
  * Type checking is `npm run typecheck`; tests transpile only, which keeps them fast.
  */
 const base = {
@@ -42,6 +43,16 @@ module.exports = {
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/e2e/**/*.e2e.ts'],
       // The shared setup, plus one build of both services for the run (the suites start them as processes).
+      globalSetup: '<rootDir>/test/e2e/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/e2e/support/global-teardown.ts',
+      setupFilesAfterEnv: ['<rootDir>/test/harness/timeouts.e2e.ts'],
+    },
+    {
+      ...withServices,
+      displayName: 'faults',
+      // Issue 8: the services under load while faults are injected, and bad input. The short form runs here;
+      // the soak with `npm run test:faults -- --soak`. Same build of the services as e2e (one per run).
+      testMatch: ['<rootDir>/test/faults/**/*.faults.ts'],
       globalSetup: '<rootDir>/test/e2e/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/e2e/support/global-teardown.ts',
       setupFilesAfterEnv: ['<rootDir>/test/harness/timeouts.e2e.ts'],

@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { MessagingMigrations, MessagingModule } from '@app/messaging';
-import { OperationsModule } from '@app/service-kit';
+import { OperationsModule, PERMANENT_DATABASE_ERRORS } from '@app/service-kit';
 import { PostServiceConfig } from './config/app.config';
 import { PostServiceMigrations } from './migrations';
 import { Post } from './posts/post.entity';
@@ -25,8 +25,9 @@ export class AppModule {
           synchronize: false,
           retryAttempts: 5,
           retryDelay: 2_000,
-          // A missing database does not appear by waiting.
-          toRetry: (error: unknown) => (error as { code?: string }).code !== '3D000',
+          // A missing database or schema does not appear by waiting.
+          toRetry: (error: unknown) =>
+            !PERMANENT_DATABASE_ERRORS.includes((error as { code?: string }).code ?? ''),
         }),
         MessagingModule.forRoot({
           serviceName: config.serviceName,

@@ -1,6 +1,7 @@
 import { ValidationPipe } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { bodyErrorHandler } from './body-errors';
+import { jsonBodyGuard } from './json-body-guard';
 import { validationException } from './validation-errors';
 
 /** The largest JSON body the services accept. */
@@ -13,14 +14,16 @@ export interface HttpEdgeOptions {
 }
 
 /**
- * The HTTP edge every service shares: JSON bodies up to a limit (413 above it, 400 for malformed JSON),
- * and DTO validation that refuses unknown fields and names each bad one. Call before `listen()`.
+ * The HTTP edge every service shares: JSON bodies up to a limit (413 above it, 400 for malformed JSON, for
+ * nesting deeper than 32 levels and for text PostgreSQL cannot store), and DTO validation that refuses
+ * unknown fields and names each bad one. Call before `listen()`.
  */
 export function configureHttp(app: NestExpressApplication, options: HttpEdgeOptions = {}): void {
   const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   // Registered before Nest's own parsers, so Nest skips its default JSON parser (100kb limit).
   app.useBodyParser('json', { limit });
   app.use(bodyErrorHandler(limit));
+  app.use(jsonBodyGuard());
   app.useGlobalPipes(
     new ValidationPipe({
       whitelist: true,

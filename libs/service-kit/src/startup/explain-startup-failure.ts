@@ -2,6 +2,11 @@ import { InvalidEnvironmentError } from '../config/invalid-environment.error';
 
 /** PostgreSQL's code for "database does not exist". */
 const UNDEFINED_DATABASE = '3D000';
+/** PostgreSQL's code for "schema does not exist". */
+const UNDEFINED_SCHEMA = '3F000';
+
+/** Database errors that waiting does not cure: a service fails at once instead of retrying to connect. */
+export const PERMANENT_DATABASE_ERRORS: readonly string[] = [UNDEFINED_DATABASE, UNDEFINED_SCHEMA];
 
 /** A one-paragraph reason a service could not start, with the fix when we know it. */
 export function explainStartupFailure(service: string, error: unknown): string {
@@ -12,6 +17,12 @@ export function explainStartupFailure(service: string, error: unknown): string {
       `${service} cannot start: ${message}. Create it (e.g. \`createdb -h 127.0.0.1 -U postgres <name>\`), ` +
       'point DATABASE_URL at an existing database, or start the service with `npm run start:post` / ' +
       '`npm run start:subscribe`, which create it.'
+    );
+  }
+  if ((error as { code?: unknown } | undefined)?.code === UNDEFINED_SCHEMA) {
+    return (
+      `${service} cannot start: ${message}. DATABASE_SCHEMA must name an existing schema: create it ` +
+      '(`create schema <name>`) or unset DATABASE_SCHEMA to use `public`.'
     );
   }
   return `${service} cannot start: ${error instanceof Error && error.stack ? error.stack : message}`;

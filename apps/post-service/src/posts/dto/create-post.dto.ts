@@ -1,6 +1,7 @@
-import { IsInt, IsNotEmpty, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsNotEmpty, IsString, Max, Min } from 'class-validator';
+import { MaxCharacters } from '@app/service-kit';
 
-/** Limits of a post, shared by the DTO and the table. */
+/** Limits of a post, shared by the DTO and the table, in characters as PostgreSQL counts them (code points). */
 export const POST_LIMITS = { title: 200, content: 10_000 } as const;
 
 /**
@@ -13,12 +14,12 @@ export class CreatePostDto {
   @IsInt()
   authorId!: number;
 
-  @MaxLength(POST_LIMITS.title)
+  @MaxCharacters(POST_LIMITS.title)
   @IsNotEmpty()
   @IsString()
   title!: string;
 
-  @MaxLength(POST_LIMITS.content)
+  @MaxCharacters(POST_LIMITS.content)
   @IsNotEmpty()
   @IsString()
   content!: string;

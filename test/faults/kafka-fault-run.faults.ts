@@ -1,0 +1,3 @@
+import { faultRunSuite } from './support/fault-run-suite';
+
+faultRunSuite('kafka');

@@ -1,0 +1,3 @@
+import { badInputSuite } from './support/bad-input-suite';
+
+badInputSuite('rabbitmq');

@@ -1,0 +1,146 @@
+import * as path from 'node:path';
+import { BlogClient } from '../../../tools/demo/blog-client';
+import { SUBSCRIBE_GROUP } from '../../../tools/demo/blog-stack';
+import { BuiltServices, ServiceName } from '../../../tools/demo/build-services';
+import { ServiceProcess } from '../../../tools/demo/service-process';
+import { freePort } from '../../../tools/infra/ports';
+import { PostgresCluster, startPrivatePostgres } from '../../harness/postgres-cluster';
+import { PrivateBroker, startPrivateBrokerFor } from '../../e2e/support/private-broker';
+
+export type Transport = 'kafka' | 'rabbitmq';
+
+/**
+ * Environment of every service of a fault run: a killed relay's claims expire after 5 s (default 30 s), a
+ * vanished consumer group member after 10 s (default 30 s).
+ */
+export const FAULT_RUN_ENV = { RELAY_LEASE_MS: '5000', KAFKA_SESSION_TIMEOUT_MS: '10000' } as const;
+
+/** Options of one service process on the run's infrastructure. */
+export interface ServiceSpec {
+  readonly service: ServiceName;
+  /** For messages and the log file name: `post-service-b`. */
+  readonly name: string;
+  readonly databaseUrl: string;
+  readonly schema?: string;
+  readonly transport: Transport;
+  readonly kafkaBrokers: readonly string[];
+  readonly amqpUrl: string;
+  readonly build: BuiltServices;
+  readonly logDir: string;
+  readonly env?: Record<string, string | undefined>;
+  /** Wait until its consumer group runs (subscribe-service; default true for it). */
+  readonly waitForConsumer?: boolean;
+}
+
+/** A demo service as a process on a free port (the demo's `ServiceProcess`), configured for `spec`. */
+export async function serviceProcess(spec: ServiceSpec): Promise<ServiceProcess> {
+  const port = await freePort();
+  const waitForConsumer = spec.waitForConsumer ?? spec.service === 'subscribe-service';
+  return new ServiceProcess({
+    name: spec.name,
+    entry: spec.build.entry(spec.service),
+    port,
+    logFile: path.join(spec.logDir, `${spec.name}.log`),
+    env: {
+      MESSAGING_TRANSPORT: spec.transport,
+      KAFKA_BROKERS: spec.kafkaBrokers.join(','),
+      AMQP_URL: spec.amqpUrl,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATABASE_URL: spec.databaseUrl,
+      DATABASE_SCHEMA: spec.schema,
+      ...spec.env,
+    },
+    ready: waitForConsumer ? (health) => health.consumers.includes(SUBSCRIBE_GROUP) : undefined,
+  });
+}
+
+/**
+ * Everything a fault run injects faults into, all of the suite's own: a PostgreSQL cluster (post-service's
+ * and subscribe-service's databases), a Kafka broker or RabbitMQ node, subscribe-service, and two
+ * post-service instances on one database (two relays on one outbox).
+ */
+export class FaultStack {
+  private constructor(
+    readonly transport: Transport,
+    readonly postgres: PostgresCluster,
+    readonly broker: PrivateBroker,
+    readonly postDatabaseUrl: string,
+    readonly subscribeDatabaseUrl: string,
+    readonly subscribe: ServiceProcess,
+    readonly posts: readonly ServiceProcess[],
+  ) {}
+
+  static async start(transport: Transport, build: BuiltServices, logDir: string): Promise<FaultStack> {
+    const cleanups: Array<() => Promise<unknown>> = [];
+    try {
+      const postgres = await startPrivatePostgres(`faults-${transport}`);
+      cleanups.push(() => postgres.destroy());
+      const [postDatabaseUrl, subscribeDatabaseUrl] = await Promise.all([
+        postgres.createDatabase('post_service'),
+        postgres.createDatabase('subscribe_service'),
+      ]);
+      const broker = await startPrivateBrokerFor(transport);
+      cleanups.push(() => broker.destroy());
+      const common = {
+        transport,
+        kafkaBrokers: broker.kafkaBrokers,
+        amqpUrl: broker.amqpUrl,
+        build,
+        logDir,
+        env: FAULT_RUN_ENV,
+      };
+      const subscribe = await serviceProcess({
+        ...common,
+        service: 'subscribe-service',
+        name: 'subscribe-service',
+        databaseUrl: subscribeDatabaseUrl,
+      });
+      const posts = await Promise.all(
+        ['a', 'b'].map((suffix) =>
+          serviceProcess({
+            ...common,
+            service: 'post-service',
+            name: `post-service-${suffix}`,
+            databaseUrl: postDatabaseUrl,
+          }),
+        ),
+      );
+      // subscribe-service first (on RabbitMQ its queue is then bound); the post-services one after the other,
+      // so that only the first runs the migrations.
+      for (const service of [subscribe, ...posts]) {
+        cleanups.push(() => service.kill());
+        await service.start();
+      }
+      return new FaultStack(
+        transport,
+        postgres,
+        broker,
+        postDatabaseUrl,
+        subscribeDatabaseUrl,
+        subscribe,
+        posts,
+      );
+    } catch (error) {
+      for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Every process of the stack. */
+  get services(): ServiceProcess[] {
+    return [this.subscribe, ...this.posts];
+  }
+
+  /** A client that posts through `post` and reads subscribe-service. */
+  client(post: ServiceProcess = this.posts[0]): BlogClient {
+    return new BlogClient(post.url, this.subscribe.url);
+  }
+
+  /** Kills every process (SIGKILL, by pid), stops the broker and the cluster and removes their data. */
+  async destroy(): Promise<void> {
+    await Promise.all(this.services.map((s) => s.kill()));
+    await this.broker.destroy().catch(() => undefined);
+    await this.postgres.destroy();
+  }
+}

@@ -1,0 +1,36 @@
+/*
+ * `npm run test:faults [-- --soak] [--minutes N] [--seed N] [jest options]`: the `faults` jest project.
+ *
+ *   --soak       the long soak (FAULTS_SOAK=1): thousands of posts over --minutes (default 10) per transport,
+ *                with the fault runs only (the bad-input suites run in the short form)
+ *   --minutes N  the soak's load duration (FAULTS_SOAK_MINUTES)
+ *   --seed N     replay the fault schedule of an earlier run (FAULTS_SEED; every run prints its seed)
+ *
+ * Anything else goes to jest, e.g. `--testPathPatterns kafka` for one transport.
+ */
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+
+function main(): void {
+  const args = process.argv.slice(2);
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  const jestArgs = ['--selectProjects', 'faults'];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    const value = () => {
+      const next = args[++i];
+      if (next === undefined) throw new Error(`${arg} needs a value.`);
+      return next;
+    };
+    if (arg === '--soak') env.FAULTS_SOAK = '1';
+    else if (arg === '--minutes') env.FAULTS_SOAK_MINUTES = value();
+    else if (arg === '--seed') env.FAULTS_SEED = value();
+    else jestArgs.push(arg);
+  }
+  if (env.FAULTS_SOAK === '1' || env.FAULTS_SOAK === 'true') jestArgs.push('--testPathPatterns', 'fault-run');
+  const jest = path.join(path.dirname(require.resolve('jest/package.json')), 'bin', 'jest.js');
+  const child = spawn(process.execPath, [jest, ...jestArgs], { stdio: 'inherit', env });
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+main();
