@@ -71,7 +71,7 @@ export interface ConsumerOptions {
   autoStart?: boolean;
   /** Keep inbox records this long, ms. Default 604800000 (seven days): a redelivery older than that runs again. */
   inboxRetentionMs?: number;
-  /** Kafka: partitions handled concurrently. RabbitMQ: keys handled concurrently. Default 4. */
+  /** Handlers running at once per consumer group (different keys; one key's messages run one at a time). Default 4. */
   concurrency?: number;
 }
 

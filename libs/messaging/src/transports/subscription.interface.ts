@@ -48,7 +48,7 @@ export interface Subscription {
   readonly destinations: readonly string[];
   /** Delay tiers (ms) that need retry destinations, per destination. */
   readonly retryTiers: Readonly<Record<string, readonly number[]>>;
-  /** Deliveries handled at once (Kafka: partitions; RabbitMQ: keys). */
+  /** Deliveries handled at once, of different keys (one key's deliveries never overlap). */
   readonly concurrency: number;
   /**
    * Handles one delivery and settles it through `actions`. A delivery left without any action (the

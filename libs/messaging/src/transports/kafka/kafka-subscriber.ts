@@ -3,19 +3,23 @@ import { destinationNames } from '../../dead-letter/destination-names';
 import { deadLetterCopy, retryCopy } from '../../dead-letter/failure-copy';
 import { MessageHeaders } from '../../envelope/message-headers';
 import { WireMessage } from '../../envelope/wire-message';
+import { KeyedLanes } from '../keyed-lanes';
 import { publishUntilConfirmed, StoppedError } from '../publish-until-confirmed';
 import { Delivery, DeliveryActions, Subscription } from '../subscription.interface';
 import type { KafkaTransport } from './kafka-transport';
+import { OffsetTracker } from './offset-tracker';
 
-/** How a delivery left the pipeline: settled (commit it), held in place (pause), or left for redelivery. */
-type Settlement = 'SETTLED' | 'PAUSED' | 'UNSETTLED';
+/** How a delivery left the pipeline: settled (commit it), held for a retry in place, or left for redelivery. */
+type Settlement = { kind: 'SETTLED' } | { kind: 'PAUSED'; delayMs: number } | { kind: 'UNSETTLED' };
 
 /**
  * Consumes a group's topics (and its retry topics) with kafkajs, committing offsets itself:
- * - each partition is handled in order, one message at a time; partitions run concurrently;
- * - an offset is committed only once its message is settled, so the committed offset never passes an
- *   unfinished message; a rebalance or crash redelivers the unsettled rest (the inbox absorbs repeats);
- * - pause-and-retry pauses the partition, waits, seeks back to the same offset and resumes;
+ * - within a partition, messages of one key are handled in order, one at a time; different keys run side by
+ *   side (up to `concurrency` handlers at once across partitions);
+ * - the committed offset is the end of the contiguous run of settled messages: never past an unfinished one;
+ *   a rebalance or a crash redelivers the unsettled rest (the inbox absorbs repeats);
+ * - pause-and-retry stops handing out the partition's messages, lets those in flight finish, pauses it,
+ *   waits, seeks back to the first unsettled offset and resumes;
  * - a message in a retry topic is held (pause, seek back) until its due time.
  */
 export class KafkaSubscriber {
@@ -28,13 +32,16 @@ export class KafkaSubscriber {
   private readonly origins = new Map<string, string>();
   /** Batches being handled: shutdown waits for them so that their settled offsets get committed. */
   private readonly activeBatches = new Set<Promise<void>>();
+  private readonly lanes: KeyedLanes;
 
   constructor(
     private readonly kafka: Kafka,
     private readonly transport: KafkaTransport,
     private readonly subscription: Subscription,
     private readonly sessionTimeoutMs: number,
-  ) {}
+  ) {
+    this.lanes = new KeyedLanes(subscription.concurrency);
+  }
 
   async start(): Promise<void> {
     const { group, destinations, retryTiers } = this.subscription;
@@ -125,26 +132,74 @@ export class KafkaSubscriber {
   private async onBatch(payload: EachBatchPayload): Promise<void> {
     const { topic, partition, messages } = payload.batch;
     const heartbeat = () => payload.heartbeat();
-    let settledUpTo: string | undefined;
+    const tracker = new OffsetTracker();
+    const hold: { stopped: boolean; delayMs: number } = { stopped: false, delayMs: 0 };
+    const stopHere = (delayMs = 0) => {
+      hold.stopped = true;
+      hold.delayMs = Math.max(hold.delayMs, delayMs);
+    };
+    const running: Array<Promise<void>> = [];
     try {
       for (const message of messages) {
-        if (this.stopping || !payload.isRunning() || payload.isStale()) break;
-        const dueAt = message.headers?.[MessageHeaders.RETRY_DUE_AT];
-        const waitMs = this.origins.has(topic) && dueAt ? Date.parse(String(dueAt)) - Date.now() : 0;
-        if (waitMs > 0) {
-          this.holdPartition(topic, partition, message.offset, waitMs);
+        if (hold.stopped || this.stopping || !payload.isRunning() || payload.isStale()) break;
+        tracker.dispatch(message.offset);
+        const notDueForMs = this.notDueForMs(topic, message);
+        if (notDueForMs > 0) {
+          stopHere(notDueForMs);
           break;
         }
-        const settlement = await this.deliver(topic, partition, message, heartbeat);
-        if (settlement !== 'SETTLED') break;
-        payload.resolveOffset(message.offset);
-        settledUpTo = message.offset;
-        await heartbeat(); // throws when a rebalance starts: kafkajs then rejoins the group
+        const task = async () => {
+          // The partition stops before this one: it stays unsettled and comes again after the rewind.
+          if (hold.stopped || this.stopping) return;
+          const settlement = await this.deliver(topic, partition, message, heartbeat);
+          if (settlement.kind === 'SETTLED') tracker.settle(message.offset);
+          else stopHere(settlement.kind === 'PAUSED' ? settlement.delayMs : 0);
+        };
+        running.push(this.lanes.run(message.key?.toString() ?? '', task));
       }
+      await this.whileAlive(Promise.all(running), heartbeat, () => stopHere());
     } finally {
-      // Only settled messages, contiguous from the batch's start: never past an unfinished one.
-      if (settledUpTo !== undefined) await this.commit(topic, partition, settledUpTo);
+      // Only the contiguous run of settled messages: never past an unfinished one.
+      const upTo = tracker.committable();
+      if (upTo !== undefined) {
+        payload.resolveOffset(upTo);
+        await this.commit(topic, partition, upTo);
+      }
+      const resumeAt = tracker.firstUnsettled();
+      if (hold.stopped && resumeAt !== undefined && !this.stopping) {
+        this.holdPartition(topic, partition, resumeAt, hold.delayMs);
+      }
     }
+  }
+
+  /** How long a retry-topic message is not due yet (0 when due, or not from a retry topic). */
+  private notDueForMs(topic: string, message: KafkaMessage): number {
+    const dueAt = message.headers?.[MessageHeaders.RETRY_DUE_AT];
+    return this.origins.has(topic) && dueAt ? Date.parse(String(dueAt)) - Date.now() : 0;
+  }
+
+  /**
+   * Waits for the batch's handlers, heartbeating meanwhile. A failed heartbeat (a rebalance started) stops
+   * handing out messages; the ones in flight finish, then the error goes to kafkajs, which rejoins.
+   */
+  private async whileAlive(
+    work: Promise<unknown>,
+    heartbeat: () => Promise<void>,
+    stop: () => void,
+  ): Promise<void> {
+    const finished = work.then(() => true);
+    let failure: unknown;
+    while (
+      !(await Promise.race([finished, new Promise<boolean>((r) => setTimeout(() => r(false), 1_000))]))
+    ) {
+      try {
+        await heartbeat();
+      } catch (error) {
+        failure ??= error;
+        stop();
+      }
+    }
+    if (failure !== undefined) throw failure instanceof Error ? failure : new Error('heartbeat failed');
   }
 
   private async deliver(
@@ -157,18 +212,18 @@ export class KafkaSubscriber {
     const delivery = this.toDelivery(topic, partition, message, this.pausedAttempts.get(slot));
     const { group } = this.subscription;
     const origin = delivery.wire.destination;
-    const state: { settlement: Settlement } = { settlement: 'UNSETTLED' };
+    const state: { settlement: Settlement } = { settlement: { kind: 'UNSETTLED' } };
     const publishThenSettle = async (copy: WireMessage): Promise<void> => {
       await publishUntilConfirmed((m) => this.transport.publish(m), copy, {
         isStopping: () => this.stopping,
         keepAlive: heartbeat,
         log: this.transport.log,
       });
-      state.settlement = 'SETTLED';
+      state.settlement = { kind: 'SETTLED' };
     };
     const actions: DeliveryActions = {
-      ack: async () => void (state.settlement = 'SETTLED'),
-      reject: async () => void (state.settlement = 'SETTLED'),
+      ack: async () => void (state.settlement = { kind: 'SETTLED' }),
+      reject: async () => void (state.settlement = { kind: 'SETTLED' }),
       deadLetter: (headers) =>
         publishThenSettle(deadLetterCopy(delivery.wire, destinationNames.deadLetter(origin, group), headers)),
       retryLater: (tierMs, dueAt, headers) =>
@@ -177,8 +232,7 @@ export class KafkaSubscriber {
         ),
       pauseAndRetry: async (delayMs) => {
         this.pausedAttempts.set(slot, delivery.attempt);
-        this.holdPartition(topic, partition, message.offset, delayMs);
-        state.settlement = 'PAUSED';
+        state.settlement = { kind: 'PAUSED', delayMs };
       },
       keepAlive: () => heartbeat(),
     };
@@ -187,7 +241,7 @@ export class KafkaSubscriber {
     } catch (error) {
       if (!(error instanceof StoppedError)) throw error;
     }
-    if (state.settlement === 'SETTLED') this.pausedAttempts.delete(slot);
+    if (state.settlement.kind === 'SETTLED') this.pausedAttempts.delete(slot);
     return state.settlement;
   }
 

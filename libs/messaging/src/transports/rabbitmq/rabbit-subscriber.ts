@@ -5,7 +5,7 @@ import { MessageHeaders } from '../../envelope/message-headers';
 import { WireMessage } from '../../envelope/wire-message';
 import { publishUntilConfirmed, StoppedError } from '../publish-until-confirmed';
 import { Delivery, DeliveryActions, Subscription } from '../subscription.interface';
-import { KeyedLanes } from './keyed-lanes';
+import { KeyedLanes } from '../keyed-lanes';
 import type { RabbitMqTransport } from './rabbitmq-transport';
 
 /**
@@ -110,7 +110,7 @@ export class RabbitSubscriber {
 
   private onMessage(channel: amqp.Channel, queue: string, message: amqp.ConsumeMessage): void {
     const delivery = this.toDelivery(queue, message);
-    this.lanes.run(delivery.wire.key ?? '', () => this.handle(channel, delivery, message));
+    void this.lanes.run(delivery.wire.key ?? '', () => this.handle(channel, delivery, message));
   }
 
   private async handle(

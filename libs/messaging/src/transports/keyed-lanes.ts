@@ -9,13 +9,15 @@ export class KeyedLanes {
 
   constructor(private readonly concurrency: number) {}
 
-  run(key: string, task: () => Promise<void>): void {
+  /** Queues `task` behind the key's earlier tasks; resolves when it has run (it never rejects). */
+  run(key: string, task: () => Promise<void>): Promise<void> {
     const previous = this.tails.get(key) ?? Promise.resolve();
     const next = previous.then(() => this.limited(task));
     this.tails.set(key, next);
     void next.finally(() => {
       if (this.tails.get(key) === next) this.tails.delete(key);
     });
+    return next;
   }
 
   /** Resolves when every task queued so far has finished. */

@@ -58,7 +58,7 @@ describe(KeyedLanes.name, () => {
     it('runs the tasks of one key one at a time, in the order they were queued', async () => {
       const lanes = new KeyedLanes(4);
       const tasks = new Tasks();
-      for (const name of ['a1', 'a2', 'a3']) lanes.run('a', tasks.task(name));
+      for (const name of ['a1', 'a2', 'a3']) void lanes.run('a', tasks.task(name));
 
       await flush();
       expect(tasks.started).toEqual(['a1']);
@@ -77,16 +77,16 @@ describe(KeyedLanes.name, () => {
     it('does not start a task synchronously', () => {
       const lanes = new KeyedLanes(1);
       const task = jest.fn(async () => undefined);
-      lanes.run('a', task);
+      void lanes.run('a', task);
       expect(task).not.toHaveBeenCalled();
     });
 
     it('runs tasks of different keys side by side', async () => {
       const lanes = new KeyedLanes(3);
       const tasks = new Tasks();
-      lanes.run('a', tasks.task('a1'));
-      lanes.run('b', tasks.task('b1'));
-      lanes.run('c', tasks.task('c1'));
+      void lanes.run('a', tasks.task('a1'));
+      void lanes.run('b', tasks.task('b1'));
+      void lanes.run('c', tasks.task('c1'));
 
       await flush();
       expect(tasks.started).toEqual(['a1', 'b1', 'c1']);
@@ -96,8 +96,8 @@ describe(KeyedLanes.name, () => {
     it('lets a key advance while another key is blocked', async () => {
       const lanes = new KeyedLanes(2);
       const tasks = new Tasks();
-      lanes.run('slow', tasks.task('slow1'));
-      for (const name of ['fast1', 'fast2', 'fast3']) lanes.run('fast', tasks.task(name));
+      void lanes.run('slow', tasks.task('slow1'));
+      for (const name of ['fast1', 'fast2', 'fast3']) void lanes.run('fast', tasks.task(name));
 
       for (const name of ['fast1', 'fast2', 'fast3']) {
         await flush();
@@ -111,7 +111,7 @@ describe(KeyedLanes.name, () => {
     it('runs at most `concurrency` tasks at once and starts a waiting key when one ends', async () => {
       const lanes = new KeyedLanes(2);
       const tasks = new Tasks();
-      for (const key of ['a', 'b', 'c', 'd']) lanes.run(key, tasks.task(key));
+      for (const key of ['a', 'b', 'c', 'd']) void lanes.run(key, tasks.task(key));
 
       await flush();
       expect(tasks.started).toEqual(['a', 'b']);
@@ -135,7 +135,7 @@ describe(KeyedLanes.name, () => {
       for (let i = 0; i < 40; i += 1) {
         const name = `k${i % 7}-${i}`;
         names.push(name);
-        lanes.run(`k${i % 7}`, tasks.task(name));
+        void lanes.run(`k${i % 7}`, tasks.task(name));
       }
 
       // Finish whatever runs, newest first, until everything has run.
@@ -157,8 +157,8 @@ describe(KeyedLanes.name, () => {
     it('goes on with a lane after a task rejects', async () => {
       const lanes = new KeyedLanes(1);
       const tasks = new Tasks();
-      lanes.run('a', tasks.task('a1'));
-      lanes.run('a', tasks.task('a2'));
+      void lanes.run('a', tasks.task('a1'));
+      void lanes.run('a', tasks.task('a2'));
 
       await flush();
       tasks.fail('a1');
@@ -171,10 +171,10 @@ describe(KeyedLanes.name, () => {
     it('goes on with a lane after a task throws synchronously', async () => {
       const lanes = new KeyedLanes(1);
       const after = jest.fn(async () => undefined);
-      lanes.run('a', () => {
+      void lanes.run('a', () => {
         throw new Error('boom');
       });
-      lanes.run('a', after);
+      void lanes.run('a', after);
 
       await lanes.drain();
       expect(after).toHaveBeenCalledTimes(1);
@@ -183,8 +183,8 @@ describe(KeyedLanes.name, () => {
     it('frees the slot of a failed task for other keys', async () => {
       const lanes = new KeyedLanes(1);
       const tasks = new Tasks();
-      lanes.run('a', tasks.task('a1'));
-      lanes.run('b', tasks.task('b1'));
+      void lanes.run('a', tasks.task('a1'));
+      void lanes.run('b', tasks.task('b1'));
 
       await flush();
       expect(tasks.started).toEqual(['a1']);
@@ -198,12 +198,12 @@ describe(KeyedLanes.name, () => {
     it('starts a key again after its lane emptied', async () => {
       const lanes = new KeyedLanes(1);
       const tasks = new Tasks();
-      lanes.run('a', tasks.task('a1'));
+      void lanes.run('a', tasks.task('a1'));
       await flush();
       tasks.finish('a1');
       await lanes.drain();
 
-      lanes.run('a', tasks.task('a2'));
+      void lanes.run('a', tasks.task('a2'));
       await flush();
       expect(tasks.started).toEqual(['a1', 'a2']);
       tasks.finish('a2');
@@ -216,11 +216,11 @@ describe(KeyedLanes.name, () => {
     it('gives a freed slot to the first waiter, not to a task that arrives meanwhile', async () => {
       const lanes = new KeyedLanes(1);
       const tasks = new Tasks();
-      lanes.run('a', tasks.task('A'));
-      lanes.run('b', tasks.task('B'));
+      void lanes.run('a', tasks.task('A'));
+      void lanes.run('b', tasks.task('B'));
       await flush();
       tasks.finish('A');
-      lanes.run('c', tasks.task('C'));
+      void lanes.run('c', tasks.task('C'));
       await flush();
       expect(tasks.started).toEqual(['A', 'B']);
       tasks.finish('B');
@@ -240,10 +240,10 @@ describe(KeyedLanes.name, () => {
     it('resolves only after every task queued so far has finished', async () => {
       const lanes = new KeyedLanes(2);
       const tasks = new Tasks();
-      lanes.run('a', tasks.task('a1'));
-      lanes.run('a', tasks.task('a2'));
-      lanes.run('b', tasks.task('b1'));
-      lanes.run('c', tasks.task('c1'));
+      void lanes.run('a', tasks.task('a1'));
+      void lanes.run('a', tasks.task('a2'));
+      void lanes.run('b', tasks.task('b1'));
+      void lanes.run('c', tasks.task('c1'));
 
       let drained = false;
       const drain = lanes.drain().then(() => {
@@ -264,7 +264,7 @@ describe(KeyedLanes.name, () => {
     it('also waits for a task that failed', async () => {
       const lanes = new KeyedLanes(1);
       const tasks = new Tasks();
-      lanes.run('a', tasks.task('a1'));
+      void lanes.run('a', tasks.task('a1'));
 
       let drained = false;
       const drain = lanes.drain().then(() => {
