@@ -1,9 +1,9 @@
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Admin, Kafka, logLevel } from 'kafkajs';
 import { KafkaBroker } from '../../tools/infra/kafka-broker';
+import { freePort } from '../../tools/infra/ports';
 import { infraEnv } from './infra';
 
 /** A kafkajs client for the shared test broker, quiet unless something is wrong. */
@@ -45,19 +45,7 @@ export class KafkaTopics {
   }
 }
 
-/** A free TCP port on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
+export { freePort } from '../../tools/infra/ports';
 
 /**
  * A second Kafka broker of a suite's own, on free ports with its own data: the suite may stop, kill and

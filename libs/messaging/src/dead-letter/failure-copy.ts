@@ -7,7 +7,8 @@ import { WireMessage } from '../envelope/wire-message';
 const SECRET_HEADER =
   /authorization|cookie|token|secret|passw|(api|private|access|signing)[-_.]?key|credential|session|signature|jwt|bearer/i;
 
-const FAILURE_HEADER_NAMES: readonly string[] = [
+/** The headers a failure adds (the six of spec §3, and a retry copy's due time). */
+export const FAILURE_HEADER_NAMES: readonly string[] = [
   MessageHeaders.FAILURE_CATEGORY,
   MessageHeaders.FAILURE_CODE,
   MessageHeaders.ORIGIN_DESTINATION,

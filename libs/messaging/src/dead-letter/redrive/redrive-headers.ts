@@ -1,4 +1,5 @@
 import { MessageHeaders } from '../../envelope/message-headers';
+import { FAILURE_HEADER_NAMES } from '../failure-copy';
 import { WireMessage } from '../../envelope/wire-message';
 
 /**
@@ -15,17 +16,6 @@ export const RedriveHeaders = {
 } as const;
 
 const HISTORY_SIZE = 10;
-
-/** The failure headers a dead-letter copy carries (spec §3); a redriven message starts its attempts afresh. */
-const FAILURE_HEADERS: readonly string[] = [
-  MessageHeaders.FAILURE_CATEGORY,
-  MessageHeaders.FAILURE_CODE,
-  MessageHeaders.ORIGIN_DESTINATION,
-  MessageHeaders.RETRY_ATTEMPT,
-  MessageHeaders.FIRST_FAILURE_AT,
-  MessageHeaders.LAST_FAILURE_AT,
-  MessageHeaders.RETRY_DUE_AT,
-];
 
 /** The ids of the redrives a message went through, oldest first (the latest is `msg.redrive-id`). */
 export function redriveIdsOf(headers: Readonly<Record<string, string>>): string[] {
@@ -47,8 +37,9 @@ export function redriveCountOf(headers: Readonly<Record<string, string>>): numbe
  */
 export function redriveCopy(parked: WireMessage, target: string, redriveId: string): WireMessage {
   const headers: Record<string, string> = {};
+  // Without the failure headers: a redriven message starts its attempts afresh.
   for (const [name, value] of Object.entries(parked.headers)) {
-    if (!FAILURE_HEADERS.includes(name)) headers[name] = value;
+    if (!FAILURE_HEADER_NAMES.includes(name)) headers[name] = value;
   }
   const earlier = redriveIdsOf(parked.headers).slice(-(HISTORY_SIZE - 1));
   if (earlier.length > 0) headers[RedriveHeaders.REDRIVE_HISTORY] = earlier.join(',');

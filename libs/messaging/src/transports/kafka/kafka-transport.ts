@@ -1,19 +1,11 @@
 import { Logger } from '@nestjs/common';
-import {
-  Admin,
-  ConfigResourceTypes,
-  Kafka,
-  KafkaJSNumberOfRetriesExceeded,
-  KafkaJSProtocolError,
-  logLevel,
-  Partitioners,
-  Producer,
-} from 'kafkajs';
+import { Admin, ConfigResourceTypes, Kafka, logLevel, Producer } from 'kafkajs';
 import { WireMessage } from '../../envelope/wire-message';
 import { MessageTransport, TransportHealth } from '../message-transport.interface';
-import { CONFIRMED, PublishOutcome } from '../publish-outcome';
+import { PublishOutcome } from '../publish-outcome';
 import { ConsumerHandle, Subscription } from '../subscription.interface';
 import { TransportCapabilities } from '../transport-capabilities';
+import { LazyKafkaClient, reliableProducer, sendConfirmed } from './kafka-clients';
 import { kafkaLogCreator } from './kafka-logger';
 import { KafkaSubscriber } from './kafka-subscriber';
 
@@ -47,8 +39,8 @@ export class KafkaTransport implements MessageTransport {
   };
   private readonly logger = new Logger(KafkaTransport.name);
   private readonly kafka: Kafka;
-  private producer?: Promise<Producer>;
-  private admin?: Promise<Admin>;
+  private readonly producer: LazyKafkaClient<Producer>;
+  private readonly admin: LazyKafkaClient<Admin>;
   private readonly knownTopics = new Set<string>();
   private readonly subscribers = new Set<KafkaSubscriber>();
   private connected = false;
@@ -64,6 +56,8 @@ export class KafkaTransport implements MessageTransport {
       logLevel: logLevel.WARN,
       logCreator: kafkaLogCreator('kafkajs'),
     });
+    this.producer = new LazyKafkaClient(() => reliableProducer(this.kafka));
+    this.admin = new LazyKafkaClient(() => this.kafka.admin());
   }
 
   /** The raw kafkajs client: an escape hatch. */
@@ -75,7 +69,7 @@ export class KafkaTransport implements MessageTransport {
     if (messages.length === 0) return [];
     let producer: Producer;
     try {
-      producer = await this.getProducer();
+      producer = await this.producer.get();
       await this.ensureDestinations([...new Set(messages.map((m) => m.destination))]);
     } catch (error) {
       this.markDown(error);
@@ -88,21 +82,12 @@ export class KafkaTransport implements MessageTransport {
     const outcomes: PublishOutcome[] = new Array<PublishOutcome>(messages.length);
     await Promise.all(
       [...byTopic].map(async ([topic, indexes]) => {
-        try {
-          await producer.send({
-            topic,
-            acks: -1,
-            messages: indexes.map((i) => ({
-              key: messages[i].key,
-              value: messages[i].body,
-              headers: { ...messages[i].headers },
-            })),
-          });
-          indexes.forEach((i) => (outcomes[i] = CONFIRMED));
-        } catch (error) {
-          const outcome = publishFailure(error);
-          indexes.forEach((i) => (outcomes[i] = outcome));
-        }
+        const outcome = await sendConfirmed(
+          producer,
+          topic,
+          indexes.map((i) => messages[i]),
+        );
+        indexes.forEach((i) => (outcomes[i] = outcome));
       }),
     );
     if (outcomes.every((o) => o.status === 'CONFIRMED')) {
@@ -114,7 +99,7 @@ export class KafkaTransport implements MessageTransport {
         { status: 'CONFIRMED' }
       >;
       this.markDown(failure.error);
-      await this.resetProducer();
+      await this.producer.reset(); // the next publish connects afresh (a new producer id)
     }
     return outcomes;
   }
@@ -122,7 +107,7 @@ export class KafkaTransport implements MessageTransport {
   async ensureDestinations(destinations: readonly string[]): Promise<void> {
     const missing = destinations.filter((t) => !this.knownTopics.has(t));
     if (missing.length === 0) return;
-    const admin = await this.getAdmin();
+    const admin = await this.admin.get();
     await admin.createTopics({
       waitForLeaders: true,
       topics: missing.map((topic) => ({
@@ -143,7 +128,7 @@ export class KafkaTransport implements MessageTransport {
   async ensureCopyDestinations(source: string, copies: readonly string[]): Promise<void> {
     const missing = copies.filter((t) => !this.knownTopics.has(t));
     if (missing.length === 0) return;
-    const admin = await this.getAdmin();
+    const admin = await this.admin.get();
     const { resources } = await admin.describeConfigs({
       includeSynonyms: false,
       resources: [{ type: ConfigResourceTypes.TOPIC, name: source, configNames: [MAX_MESSAGE_BYTES] }],
@@ -205,44 +190,8 @@ export class KafkaTransport implements MessageTransport {
   async close(): Promise<void> {
     await Promise.all([...this.subscribers].map((s) => s.stop()));
     this.subscribers.clear();
-    await this.resetProducer();
-    const admin = this.admin;
-    this.admin = undefined;
-    await admin?.then((a) => a.disconnect()).catch(() => undefined);
-  }
-
-  private getProducer(): Promise<Producer> {
-    this.producer ??= (async () => {
-      const producer = this.kafka.producer({
-        idempotent: true,
-        maxInFlightRequests: 1,
-        allowAutoTopicCreation: false,
-        createPartitioner: Partitioners.DefaultPartitioner,
-        retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 2_000 },
-      });
-      await producer.connect();
-      this.connected = true;
-      return producer;
-    })();
-    this.producer.catch(() => (this.producer = undefined));
-    return this.producer;
-  }
-
-  private getAdmin(): Promise<Admin> {
-    this.admin ??= (async () => {
-      const admin = this.kafka.admin();
-      await admin.connect();
-      return admin;
-    })();
-    this.admin.catch(() => (this.admin = undefined));
-    return this.admin;
-  }
-
-  /** A producer that failed is replaced: the next publish connects afresh (new producer id). */
-  private async resetProducer(): Promise<void> {
-    const producer = this.producer;
-    this.producer = undefined;
-    await producer?.then((p) => p.disconnect()).catch(() => undefined);
+    await this.producer.reset();
+    await this.admin.reset();
   }
 
   private markDown(error: unknown): void {
@@ -254,18 +203,6 @@ export class KafkaTransport implements MessageTransport {
   get log(): Logger {
     return this.logger;
   }
-}
-
-/**
- * A send that failed: REJECTED only when the broker answered with a non-retriable refusal (too large, not
- * authorised: nothing was written); AMBIGUOUS otherwise (timeouts, dropped connections, retries exhausted),
- * since the last attempt may have been written.
- */
-function publishFailure(error: unknown): PublishOutcome {
-  const e = asError(error);
-  const cause = error instanceof KafkaJSNumberOfRetriesExceeded ? (error.cause as unknown) : error;
-  if (cause instanceof KafkaJSProtocolError && !cause.retriable) return { status: 'REJECTED', error: e };
-  return { status: 'AMBIGUOUS', error: e };
 }
 
 function asError(error: unknown): Error {

@@ -11,6 +11,7 @@ import { RedrivePlan } from '../redrive-plan';
 import { DeadLetterQueueInfo, MessageRedriveOutcome } from '../redrive-result';
 import { firstByTime } from './first-by-time';
 import { asKafkaAdmin } from './kafka-access';
+import { LazyKafkaClient } from '../../../transports/kafka/kafka-clients';
 import { kafkaAdminClient } from './kafka-admin-client';
 import { KafkaRedriveMover } from './kafka-redrive-mover';
 import { readRanges } from './kafka-range-reader';
@@ -26,7 +27,7 @@ import { pendingRanges, recordsIn } from './partition-ranges';
 export class KafkaDeadLetters implements DeadLetterBackend {
   readonly kind = 'kafka' as const;
   private readonly kafka: Kafka;
-  private admin?: Promise<Admin>;
+  private readonly admin: LazyKafkaClient<Admin>;
   private readonly mover: KafkaRedriveMover;
 
   constructor(
@@ -34,7 +35,8 @@ export class KafkaDeadLetters implements DeadLetterBackend {
     private readonly credential: AdminCredential,
   ) {
     this.kafka = kafkaAdminClient(broker, credential);
-    this.mover = new KafkaRedriveMover(this.kafka, () => this.getAdmin());
+    this.admin = new LazyKafkaClient(() => this.kafka.admin());
+    this.mover = new KafkaRedriveMover(this.kafka, () => this.admin.get());
   }
 
   async list(names: readonly string[]): Promise<DeadLetterQueueInfo[]> {
@@ -92,9 +94,7 @@ export class KafkaDeadLetters implements DeadLetterBackend {
 
   async close(): Promise<void> {
     await this.mover.close();
-    const admin = this.admin;
-    this.admin = undefined;
-    await admin?.then((a) => a.disconnect()).catch(() => undefined);
+    await this.admin.reset();
   }
 
   private async requireTopic(admin: Admin, topic: string, missing: () => Error): Promise<void> {
@@ -102,16 +102,6 @@ export class KafkaDeadLetters implements DeadLetterBackend {
   }
 
   private asAdmin<T>(operation: string, work: (admin: Admin) => Promise<T>): Promise<T> {
-    return asKafkaAdmin(this.credential.principal, operation, async () => work(await this.getAdmin()));
-  }
-
-  private getAdmin(): Promise<Admin> {
-    this.admin ??= (async () => {
-      const admin = this.kafka.admin();
-      await admin.connect();
-      return admin;
-    })();
-    this.admin.catch(() => (this.admin = undefined));
-    return this.admin;
+    return asKafkaAdmin(this.credential.principal, operation, async () => work(await this.admin.get()));
   }
 }

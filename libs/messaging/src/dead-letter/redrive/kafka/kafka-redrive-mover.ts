@@ -1,6 +1,7 @@
-import { Admin, Kafka, KafkaJSError, Partitioners, Producer, SeekEntry } from 'kafkajs';
+import { Admin, Kafka, Producer, SeekEntry } from 'kafkajs';
 import { WireMessage } from '../../../envelope/wire-message';
-import { CONFIRMED, PublishOutcome } from '../../../transports/publish-outcome';
+import { LazyKafkaClient, reliableProducer, sendConfirmed } from '../../../transports/kafka/kafka-clients';
+import { PublishOutcome } from '../../../transports/publish-outcome';
 import { DeadLetterRecord } from '../dead-letter-record';
 import { PlannedMessage, RedrivePlan } from '../redrive-plan';
 import { MessageRedriveOutcome } from '../redrive-result';
@@ -14,12 +15,14 @@ import { redriveGroupOf } from './partition-ranges';
  * offset past the last confirmed record of each partition.
  */
 export class KafkaRedriveMover {
-  private producer?: Promise<Producer>;
+  private readonly producer: LazyKafkaClient<Producer>;
 
   constructor(
     private readonly kafka: Kafka,
     private readonly getAdmin: () => Promise<Admin>,
-  ) {}
+  ) {
+    this.producer = new LazyKafkaClient(() => reliableProducer(kafka));
+  }
 
   async move(
     plan: RedrivePlan,
@@ -68,41 +71,17 @@ export class KafkaRedriveMover {
   }
 
   async close(): Promise<void> {
-    const producer = this.producer;
-    this.producer = undefined;
-    await producer?.then((p) => p.disconnect()).catch(() => undefined);
+    await this.producer.reset();
   }
 
   private async publish(message: WireMessage): Promise<PublishOutcome> {
     try {
-      const producer = await this.getProducer();
-      await producer.send({
-        topic: message.destination,
-        acks: -1,
-        messages: [{ key: message.key, value: message.body, headers: { ...message.headers } }],
-      });
-      return CONFIRMED;
+      const outcome = await sendConfirmed(await this.producer.get(), message.destination, [message]);
+      if (outcome.status !== 'CONFIRMED') await this.producer.reset(); // the next publish connects afresh
+      return outcome;
     } catch (error) {
-      await this.close(); // the next publish connects afresh
-      const e = error instanceof Error ? error : new Error(String(error));
-      return (error as KafkaJSError).retriable === false
-        ? { status: 'REJECTED', error: e }
-        : { status: 'AMBIGUOUS', error: e };
+      await this.producer.reset();
+      return { status: 'AMBIGUOUS', error: error instanceof Error ? error : new Error(String(error)) };
     }
-  }
-
-  private getProducer(): Promise<Producer> {
-    this.producer ??= (async () => {
-      const producer = this.kafka.producer({
-        idempotent: true,
-        maxInFlightRequests: 1,
-        allowAutoTopicCreation: false,
-        createPartitioner: Partitioners.DefaultPartitioner,
-      });
-      await producer.connect();
-      return producer;
-    })();
-    this.producer.catch(() => (this.producer = undefined));
-    return this.producer;
   }
 }
