@@ -15,33 +15,8 @@ import { ResolvedRetryPolicy } from '../retry/retry-policy.interface';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { Delivery, DeliveryActions } from '../transports/subscription.interface';
 import { HandlerDefinition, HandlerRegistry } from './handler-registry';
-import { MessageContext } from './message-context';
-
-/** A failure, classified: what the retry engine and the dead-letter headers need. */
-interface Failure {
-  readonly category: FailureCategory;
-  readonly code: string;
-  readonly messageId?: string;
-  /** For the log line only (never copied into a message). */
-  readonly detail?: string;
-}
-
-type SettleDecision = Exclude<RetryDecision, { kind: 'RETRY_INLINE' }>;
-
-/** Turns each decision into broker actions through one small function per kind. */
-const SETTLE: {
-  [K in SettleDecision['kind']]: (
-    a: DeliveryActions,
-    d: Extract<SettleDecision, { kind: K }>,
-    h: Record<string, string>,
-  ) => Promise<void>;
-} = {
-  DEAD_LETTER: (actions, _decision, headers) => actions.deadLetter(headers),
-  REJECT: (actions) => actions.reject(),
-  PAUSE_AND_RETRY: (actions, decision) => actions.pauseAndRetry(decision.delayMs),
-  RETRY_DESTINATION: (actions, decision, headers) =>
-    actions.retryLater(decision.tierMs, decision.dueAt, headers),
-};
+import { describeMessage, errorLine, failureLogLine, messageContext } from './delivery-description';
+import { Failure, SettleDecision, settleDecision } from './settle-decision';
 
 /**
  * What happens to every delivery, on every transport: decode the envelope, find the group's handler,
@@ -126,11 +101,11 @@ export class DeliveryPipeline {
           this.inbox.runOnce(group, envelope, delivery.wire.body, async (scope) => {
             const lagSeconds = Math.max(0, Date.now() - envelope.occurredAt.getTime()) / 1000;
             this.metrics.endToEnd.observe(labels, lagSeconds);
-            await handler.invoke(payload, this.context(group, delivery, envelope, attempt, scope.manager));
+            await handler.invoke(payload, messageContext(group, delivery, envelope, attempt, scope.manager));
           }),
         );
         if (outcome === 'DUPLICATE') {
-          this.logger.debug(`${describe(envelope, group, attempt)}: duplicate, skipped.`);
+          this.logger.debug(`${describeMessage(envelope, group, attempt)}: duplicate, skipped.`);
         }
         await actions.ack();
         this.metrics.consumed.inc({ ...labels, outcome: outcome === 'DUPLICATE' ? 'duplicate' : 'handled' });
@@ -203,14 +178,9 @@ export class DeliveryPipeline {
       },
       delivery.wire.headers,
     );
-    const apply = SETTLE[decision.kind] as (
-      a: DeliveryActions,
-      d: SettleDecision,
-      h: Record<string, string>,
-    ) => Promise<void>;
     const labels = { group, destination: delivery.wire.destination };
     this.metrics.failedAttempts.inc({ ...labels, category: failure.category });
-    await apply(actions, decision, headers);
+    await settleDecision(actions, decision, headers);
     if (decision.kind === 'DEAD_LETTER')
       this.metrics.deadLettered.inc({ ...labels, category: failure.category });
     else if (decision.kind !== 'REJECT') {
@@ -232,30 +202,6 @@ export class DeliveryPipeline {
     return !this.stopping;
   }
 
-  private context(
-    group: string,
-    delivery: Delivery,
-    envelope: MessageEnvelope,
-    attempt: number,
-    manager: MessageContext['manager'],
-  ): MessageContext {
-    return {
-      messageId: envelope.messageId,
-      type: envelope.type,
-      destination: envelope.destination,
-      key: envelope.key,
-      group,
-      attempt,
-      occurredAt: envelope.occurredAt,
-      headers: envelope.headers,
-      partition: delivery.origin.partition,
-      offset: delivery.origin.offset,
-      deliveryTag: delivery.origin.deliveryTag,
-      redelivered: delivery.origin.redelivered,
-      manager,
-    };
-  }
-
   private logFailure(
     group: string,
     delivery: Delivery,
@@ -263,21 +209,6 @@ export class DeliveryPipeline {
     attempt: number,
     outcome: string,
   ): void {
-    const id = failure.messageId ?? '(no valid message id)';
-    const where = `${delivery.origin.source}${delivery.origin.partition === undefined ? '' : `[${delivery.origin.partition}]@${delivery.origin.offset}`}`;
-    this.logger.warn(
-      `Message ${id} on ${delivery.wire.destination} (group ${group}, attempt ${attempt}, from ${where}) failed: ` +
-        `${failure.category}/${failure.code}${failure.detail ? ` (${failure.detail})` : ''}; ${outcome}.`,
-    );
+    this.logger.warn(failureLogLine(group, delivery, failure, attempt, outcome));
   }
-}
-
-function describe(envelope: MessageEnvelope, group: string, attempt: number): string {
-  return `Message ${envelope.messageId} (${envelope.type} on ${envelope.destination}, group ${group}, attempt ${attempt})`;
-}
-
-/** The error's name and the start of its message, for the log (never for a message header). */
-function errorLine(error: unknown): string {
-  if (!(error instanceof Error)) return 'non-Error thrown';
-  return `${error.name}: ${error.message}`.slice(0, 200);
 }

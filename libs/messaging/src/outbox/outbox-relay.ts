@@ -8,7 +8,6 @@ import {
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { encodeEnvelope } from '../envelope/envelope-codec';
 import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { MessageTracing } from '../observability/message-tracing';
 import { MessagingMetrics } from '../observability/messaging-metrics';
@@ -18,7 +17,7 @@ import { MessageTransport } from '../transports/message-transport.interface';
 import { PublishOutcome } from '../transports/publish-outcome';
 import { ClaimedOutboxRow } from './outbox-row';
 import { OutboxStore } from './outbox-store';
-import { holdBackBehindFailures, keyOf, PublishedBatch, sortOutcomes } from './relay-batch';
+import { holdBackBehindFailures, keyOf, PublishedBatch, publishRows, sortOutcomes } from './relay-batch';
 import { RelayTimers } from './relay-timers';
 import { RelayWakeup } from './relay-wakeup';
 
@@ -228,24 +227,10 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   /** Publishes the rows, in id order; gives up waiting before the lease can expire (then AMBIGUOUS). */
   private async publish(rows: readonly ClaimedOutboxRow[]): Promise<PublishOutcome[]> {
     const stopTimer = this.metrics.publishDuration.startTimer();
-    const traced = this.tracing.publish(
-      this.transport.kind,
-      rows.map((row) => encodeEnvelope(row, row.payloadJson)),
-    );
-    const timeoutMs = Math.floor(this.options.relay.leaseMs * 0.8);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<PublishOutcome[]>((resolve) => {
-      timer = setTimeout(() => {
-        const error = new Error(`no broker confirmation within ${timeoutMs} ms`);
-        resolve(rows.map(() => ({ status: 'AMBIGUOUS', error })));
-      }, timeoutMs);
-    });
     try {
-      const outcomes = await Promise.race([this.transport.publish(traced.messages), timeout]);
-      traced.end(outcomes);
-      return outcomes;
+      const timeoutMs = Math.floor(this.options.relay.leaseMs * 0.8);
+      return await publishRows(this.transport, this.tracing, rows, timeoutMs);
     } finally {
-      clearTimeout(timer);
       stopTimer();
     }
   }

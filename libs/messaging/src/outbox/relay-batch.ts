@@ -1,3 +1,6 @@
+import { encodeEnvelope } from '../envelope/envelope-codec';
+import { MessageTracing } from '../observability/message-tracing';
+import { MessageTransport } from '../transports/message-transport.interface';
 import { PublishOutcome } from '../transports/publish-outcome';
 import { ClaimedOutboxRow } from './outbox-row';
 
@@ -46,4 +49,34 @@ export function holdBackBehindFailures(
   const release: ClaimedOutboxRow[] = [];
   for (const row of claimed) (failedKeys.has(keyOf(row)) ? release : publish).push(row);
   return { publish, release };
+}
+
+/**
+ * Publishes rows as one batch, in id order, each in a publish span continuing its stored trace. Stops waiting
+ * after `timeoutMs` (then every outcome is AMBIGUOUS: the broker may still write them).
+ */
+export async function publishRows(
+  transport: MessageTransport,
+  tracing: MessageTracing,
+  rows: readonly ClaimedOutboxRow[],
+  timeoutMs: number,
+): Promise<PublishOutcome[]> {
+  const traced = tracing.publish(
+    transport.kind,
+    rows.map((row) => encodeEnvelope(row, row.payloadJson)),
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<PublishOutcome[]>((resolve) => {
+    timer = setTimeout(() => {
+      const error = new Error(`no broker confirmation within ${timeoutMs} ms`);
+      resolve(rows.map(() => ({ status: 'AMBIGUOUS', error })));
+    }, timeoutMs);
+  });
+  try {
+    const outcomes = await Promise.race([transport.publish(traced.messages), timeout]);
+    traced.end(outcomes);
+    return outcomes;
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -1,12 +1,12 @@
 import { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { destinationNames } from '../../dead-letter/destination-names';
 import { deadLetterCopy, retryCopy } from '../../dead-letter/failure-copy';
-import { MessageHeaders } from '../../envelope/message-headers';
 import { WireMessage } from '../../envelope/wire-message';
 import { KeyedLanes } from '../keyed-lanes';
 import { publishUntilConfirmed, StoppedError } from '../publish-until-confirmed';
-import { Delivery, DeliveryActions, Subscription } from '../subscription.interface';
+import { DeliveryActions, Subscription } from '../subscription.interface';
 import type { KafkaTransport } from './kafka-transport';
+import { kafkaDelivery, notDueForMs } from './kafka-delivery';
 import { OffsetTracker } from './offset-tracker';
 
 /** How a delivery left the pipeline: settled (commit it), held for a retry in place, or left for redelivery. */
@@ -143,9 +143,9 @@ export class KafkaSubscriber {
       for (const message of messages) {
         if (hold.stopped || this.stopping || !payload.isRunning() || payload.isStale()) break;
         tracker.dispatch(message.offset);
-        const notDueForMs = this.notDueForMs(topic, message);
-        if (notDueForMs > 0) {
-          stopHere(notDueForMs);
+        const notDueFor = this.origins.has(topic) ? notDueForMs(message) : 0;
+        if (notDueFor > 0) {
+          stopHere(notDueFor);
           break;
         }
         const task = async () => {
@@ -170,12 +170,6 @@ export class KafkaSubscriber {
         this.holdPartition(topic, partition, resumeAt, hold.delayMs);
       }
     }
-  }
-
-  /** How long a retry-topic message is not due yet (0 when due, or not from a retry topic). */
-  private notDueForMs(topic: string, message: KafkaMessage): number {
-    const dueAt = message.headers?.[MessageHeaders.RETRY_DUE_AT];
-    return this.origins.has(topic) && dueAt ? Date.parse(String(dueAt)) - Date.now() : 0;
   }
 
   /**
@@ -209,7 +203,8 @@ export class KafkaSubscriber {
     heartbeat: () => Promise<void>,
   ): Promise<Settlement> {
     const slot = `${topic}:${partition}:${message.offset}`;
-    const delivery = this.toDelivery(topic, partition, message, this.pausedAttempts.get(slot));
+    const destination = this.origins.get(topic) ?? topic;
+    const delivery = kafkaDelivery(topic, destination, partition, message, this.pausedAttempts.get(slot));
     const { group } = this.subscription;
     const origin = delivery.wire.destination;
     const state: { settlement: Settlement } = { settlement: { kind: 'UNSETTLED' } };
@@ -268,31 +263,5 @@ export class KafkaSubscriber {
         `Commit of ${topic}[${partition}]@${offset} failed: ${(error as Error).message}`,
       );
     }
-  }
-
-  /** `failedInPlace`: the attempt that last failed while the partition was held for this very record. */
-  private toDelivery(
-    topic: string,
-    partition: number,
-    message: KafkaMessage,
-    failedInPlace?: number,
-  ): Delivery {
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(message.headers ?? {})) {
-      if (value === undefined) continue;
-      headers[name] = (Array.isArray(value) ? value[0] : value).toString();
-    }
-    const retried = Number.parseInt(headers[MessageHeaders.RETRY_ATTEMPT] ?? '0', 10);
-    const priorFailures = failedInPlace ?? (Number.isFinite(retried) && retried > 0 ? retried : 0);
-    return {
-      wire: {
-        destination: this.origins.get(topic) ?? topic,
-        key: message.key === null ? null : message.key.toString(),
-        headers,
-        body: message.value ?? Buffer.alloc(0),
-      },
-      attempt: priorFailures + 1,
-      origin: { source: topic, partition, offset: message.offset },
-    };
   }
 }
