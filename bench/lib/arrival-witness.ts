@@ -11,13 +11,15 @@ import { TransportKind } from './plan';
  * arrival is the relay's share of the latency; arrival → handler start is the consumer's.
  */
 export class ArrivalWitness {
-  readonly arrivals = new HandlerProbe();
   private stopFn: () => Promise<void> = async () => undefined;
 
+  /** `queue`: a RabbitMQ queue already declared and bound (by the parent process); otherwise one is made. */
   constructor(
     private readonly kind: TransportKind,
     private readonly destination: string,
     private readonly brokers: BrokerFixtures,
+    readonly arrivals: HandlerProbe = new HandlerProbe(),
+    private readonly queue?: string,
   ) {}
 
   async start(): Promise<this> {
@@ -39,8 +41,8 @@ export class ArrivalWitness {
       await consumer.run({ eachMessage: async ({ message }) => record(message.value) });
       this.stopFn = () => consumer.disconnect();
     } else {
-      const queue = benchName(`${this.destination}_witness`);
-      await this.brokers.exchange(this.destination, queue);
+      const queue = this.queue ?? witnessQueue(this.destination);
+      if (!this.queue) await this.brokers.exchange(this.destination, queue);
       const channel = await (await this.brokers.rabbit()).createChannel();
       await channel.consume(
         queue,
@@ -57,4 +59,9 @@ export class ArrivalWitness {
   async stop(): Promise<void> {
     await this.stopFn().catch(() => undefined);
   }
+}
+
+/** A name for a witness's own queue on `destination`'s exchange. */
+export function witnessQueue(destination: string): string {
+  return benchName(`${destination}_witness`);
 }

@@ -89,6 +89,11 @@ export class BrokerFixtures {
     this.topics.clear();
     this.queues.clear();
     this.exchanges.clear();
+    await this.close();
+  }
+
+  /** Closes the clients, deleting nothing. */
+  async close(): Promise<void> {
     await this.admin?.disconnect().catch(() => undefined);
     this.admin = undefined;
     await this.connection?.close().catch(() => undefined);

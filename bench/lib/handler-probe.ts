@@ -1,17 +1,22 @@
-import { performance } from 'node:perf_hooks';
+import { now } from './time';
 
 /**
- * Records when the consumer's handler started for each message (`performance.now()`, the same clock the
- * writer records commits with: both run in this process). A repeated delivery keeps its first start.
+ * Records when the consumer's handler started for each message, on the clock the writer records commits
+ * with (`now()`; a consumer in another process reports its times through `record`, on the same clock). A
+ * repeated delivery keeps its first start.
  */
 export class HandlerProbe {
   private readonly starts = new Map<string, Map<number, number>>();
   private readonly waiters = new Set<() => void>();
 
   started(run: string, seq: number): void {
+    this.record(run, seq, now());
+  }
+
+  record(run: string, seq: number, at: number): void {
     let byRun = this.starts.get(run);
     if (!byRun) this.starts.set(run, (byRun = new Map<number, number>()));
-    if (!byRun.has(seq)) byRun.set(seq, performance.now());
+    if (!byRun.has(seq)) byRun.set(seq, at);
     this.waiters.forEach((w) => w());
   }
 

@@ -2,8 +2,12 @@ import { performance } from 'node:perf_hooks';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Milliseconds on the monotonic clock every scenario measures with. */
-export const now = (): number => performance.now();
+/**
+ * Milliseconds on the clock every scenario measures with: monotonic within a process, and since it counts
+ * from the process's time origin on the wall clock, comparable between processes of this machine (the
+ * latency runs' consumer runs in a process of its own; `ProbeProcess` measures the residual offset).
+ */
+export const now = (): number => performance.timeOrigin + performance.now();
 
 /** Rejects with `what` when `promise` has not settled within `ms`. */
 export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

@@ -1,13 +1,11 @@
-import { INestApplicationContext } from '@nestjs/common';
-import { ArrivalWitness } from '../lib/arrival-witness';
 import { benchEvent } from '../lib/bench-event';
-import { startInboxConsumerApp } from '../lib/consumer-app';
 import { benchName, openClient } from '../lib/databases';
 import { HandlerProbe } from '../lib/handler-probe';
 import { LATENCY_CONFIGS, startLatencySetup } from '../lib/latency-configs';
 import { offerAtRate } from '../lib/offered-load';
 import { pendingCount } from '../lib/outbox-fill';
 import { BenchPlan, LatencyConfigId, TransportKind } from '../lib/plan';
+import { ProbeProcess, startConsumerProcess, startWitnessProcess } from '../lib/probe-process';
 import { LatencyPoint } from '../lib/results';
 import { Scenario, ScenarioContext } from '../lib/scenario';
 import { percentile, ratio, summarize } from '../lib/stats';
@@ -45,22 +43,20 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
   const { plan, progress } = context;
   const schema = benchName(`lat_${kind}`);
   const event = benchEvent(benchName(`bench_lat_${kind}`));
-  const probe = new HandlerProbe();
   const db = await openClient(context.benchDbUrl);
   await db.query(`create schema "${schema}"`);
-  let consumer: INestApplicationContext | undefined;
-  let witness: ArrivalWitness | undefined;
+  let consumer: ProbeProcess | undefined;
+  let witness: ProbeProcess | undefined;
   try {
-    consumer = await startInboxConsumerApp({
+    // The consumer and the raw reader run in processes of their own, as a subscriber service would.
+    consumer = await startConsumerProcess(context.brokers, kind, event.destination, {
       databaseUrl: context.benchDbUrl,
       schema,
-      transport: kind,
-      event,
       group: benchName('bench_lat'),
-      probe,
-      brokers: context.brokers,
     });
-    witness = await new ArrivalWitness(kind, event.destination, context.brokers).start();
+    witness = await startWitnessProcess(context.brokers, kind, event.destination);
+    noteClocks(context, kind, consumer, witness);
+    const probe = consumer.probe;
     for (const config of configsFor(plan, kind)) {
       const setup = await startLatencySetup(config, {
         databaseUrl: context.benchDbUrl,
@@ -79,7 +75,7 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
           for (let r = 0; r < plan.latency.runs; r++) {
             progress.step(`2. latency ${kind}, ${LATENCY_CONFIGS[config].label}, ${rate}/s, run ${r + 1}`);
             const run = `l_${config}_${rate}_${r}`;
-            runs.push(await measure(setup.writer, probe, witness, run, rate, plan, context, schema));
+            runs.push(await measure(setup.writer, probe, witness.probe, run, rate, plan, context, schema));
           }
           context.results.latency.push(point(kind, config, rate, runs));
         }
@@ -89,7 +85,7 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
     }
   } finally {
     await witness?.stop();
-    await consumer?.close();
+    await consumer?.stop();
     await db.query(`drop schema "${schema}" cascade`).catch(() => undefined);
     await db.end();
   }
@@ -128,7 +124,7 @@ interface RunResult {
 async function measure(
   writer: BenchWriter,
   probe: HandlerProbe,
-  witness: ArrivalWitness,
+  arrivalProbe: HandlerProbe,
   run: string,
   rate: number,
   plan: BenchPlan,
@@ -155,7 +151,7 @@ async function measure(
     );
   }
   const starts = probe.startsOf(run);
-  const arrivals = witness.arrivals.startsOf(run);
+  const arrivals = arrivalProbe.startsOf(run);
   const latencies = [...commits].map(([seq, committed]) => (starts.get(seq) ?? Number.NaN) - committed);
   // The witness may miss none, but is not waited for: what it saw by now is plenty for percentiles.
   const toBroker = [...commits].flatMap(([seq, committed]) => {
@@ -165,8 +161,18 @@ async function measure(
   const times = [...commits.values()];
   const span = Math.max(...times) - Math.min(...times);
   probe.forget(run);
-  witness.arrivals.forget(run);
+  arrivalProbe.forget(run);
   return { latencies, toBroker, achievedRate: span > 0 ? ((count - 1) * 1000) / span : rate };
+}
+
+/** How well the processes' clocks were lined up (in the notes under the table). */
+function noteClocks(context: ScenarioContext, kind: TransportKind, ...processes: ProbeProcess[]): void {
+  const worst = Math.max(...processes.map((p) => p.clockErrorMs));
+  const offsets = processes.map((p) => p.clockOffsetMs.toFixed(2)).join(' / ');
+  context.results.notes.push(
+    `Latency ${kind}: consumer and raw reader in processes of their own; clock offset to the bench ${offsets} ms ` +
+      `(taken off), uncertain by at most ${worst.toFixed(2)} ms.`,
+  );
 }
 
 /** Where a stalled run is stuck: rows the relay has not published yet. */

@@ -1,12 +1,10 @@
-import { INestApplicationContext } from '@nestjs/common';
-import { benchEvent, padding } from '../lib/bench-event';
-import { startInboxConsumerApp } from '../lib/consumer-app';
+import { padding } from '../lib/bench-event';
 import { benchName, openClient } from '../lib/databases';
-import { HandlerProbe } from '../lib/handler-probe';
 import { warmUp } from './latency';
 import { offerAtRate } from '../lib/offered-load';
 import { PEER_POLL_MS, PgTransactionalOutboxPeer } from '../lib/peer-pgto';
 import { TransportKind } from '../lib/plan';
+import { ProbeProcess, startConsumerProcess } from '../lib/probe-process';
 import { Figure } from '../lib/results';
 import { Scenario, ScenarioContext } from '../lib/scenario';
 import { percentile, ratio, summarize } from '../lib/stats';
@@ -127,20 +125,17 @@ async function latency(context: ScenarioContext, kind: TransportKind): Promise<v
   const { progress, plan } = context;
   const { keys, payloadBytes } = plan.throughput;
   await withPeer(context, kind, 'lat', async (peer, destination, schema) => {
-    const probe = new HandlerProbe();
-    let consumer: INestApplicationContext | undefined;
+    let consumer: ProbeProcess | undefined;
     const writer = peer.writer(keys, padding(payloadBytes));
     let stop: (() => Promise<void>) | undefined;
     try {
-      consumer = await startInboxConsumerApp({
+      // The same consumer as figure 2's, in a process of its own.
+      consumer = await startConsumerProcess(context.brokers, kind, destination, {
         databaseUrl: context.benchDbUrl,
         schema,
-        transport: kind,
-        event: benchEvent(destination),
         group: benchName('bench_peer_lat'),
-        probe,
-        brokers: context.brokers,
       });
+      const probe = consumer.probe;
       stop = await peer.startListener(kind, () => undefined);
       await warmUp(writer.place, probe, 'peer_warm');
       for (const rate of plan.peers.rates) {
@@ -195,7 +190,7 @@ async function latency(context: ScenarioContext, kind: TransportKind): Promise<v
       }
     } finally {
       await stop?.();
-      await consumer?.close();
+      await consumer?.stop();
       await writer.close();
     }
   });
