@@ -56,7 +56,7 @@ export class ProbeProcess {
       execArgv: ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    const process = new ProbeProcess(child);
+    const probeProcess = new ProbeProcess(child);
     try {
       await within(
         new Promise<void>((resolve, reject) => {
@@ -70,12 +70,12 @@ export class ProbeProcess {
         120_000,
         `starting the ${options.role.kind} process`,
       );
-      await process.syncClock();
+      await probeProcess.syncClock();
     } catch (error) {
       child.kill('SIGKILL');
       throw error;
     }
-    return process;
+    return probeProcess;
   }
 
   async stop(): Promise<void> {
