@@ -25,7 +25,7 @@ const BENCH_DIR = __dirname;
 
 const USAGE = `npm run bench -- [options]
 
-  --smoke              a few seconds of everything (CI): tiny sizes, one run each
+  --smoke              under a minute of everything (CI): tiny sizes, one run each
   --only a,b           scenarios: ${SCENARIOS.join(', ')}
   --transport kind     kafka or rabbitmq (default both)
   --runs N             runs per figure (default 5 for throughput, 3 elsewhere; 1 with --smoke)

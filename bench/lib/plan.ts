@@ -1,4 +1,4 @@
-/** What a bench run measures and how much: the full run, or the few-seconds smoke run CI does. */
+/** What a bench run measures and how much: the full run, or the short smoke run CI does. */
 export type TransportKind = 'kafka' | 'rabbitmq';
 export type ScenarioName = 'throughput' | 'latency' | 'idle' | 'growth' | 'consumer' | 'peers';
 export const SCENARIOS: readonly ScenarioName[] = [
