@@ -1,38 +1,22 @@
-import { TestingModule } from '@nestjs/testing';
 import { newMessageId } from '@app/messaging';
 import { eventually } from '../../harness/eventually';
-import { KafkaTopics, testKafka } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
-import { createTestSchema, TestSchema } from '../../harness/postgres';
-import { committedTotal, RawKafkaProducer } from '../support/kafka-wire';
+import { committedTotal } from '../support/kafka-wire';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
 import { orderPlaced } from '../support/orders.fixture';
 import { orderMessage, withBody, withHeaders } from '../support/raw-messages';
 import { TopicReader } from '../support/topic-reader';
+import { useKafkaSuite } from '../support/suite-resources';
 
 describe('Kafka consumer with the inbox', () => {
-  const kafka = testKafka();
-  const topics = new KafkaTopics(kafka);
-  const raw = new RawKafkaProducer(kafka);
-  let schema: TestSchema;
-  const apps: TestingModule[] = [];
-
-  beforeAll(async () => {
-    schema = await createTestSchema('kafka_consumer');
-  });
-
-  afterAll(async () => {
-    await Promise.all(apps.map((app) => app.close()));
-    await raw.stop();
-    await topics.cleanup();
-    await schema.drop();
-  });
+  const suite = useKafkaSuite('kafka_consumer');
+  const { kafka, topics, raw, apps } = suite;
 
   /** A consumer app on a fresh topic and group. */
   async function consumerApp(topic: string, group: string, probe = new ConsumerProbe()) {
     const app = await createMessagingApp({
-      schema: schema.name,
+      schema: suite.schema.name,
       transport: kafkaTransport(),
       entities: [HandledOrder],
       providers: [{ provide: ConsumerProbe, useValue: probe }, ordersConsumer(orderPlaced(topic), group)],
@@ -50,7 +34,7 @@ describe('Kafka consumer with the inbox', () => {
   }
 
   async function handled(group: string): Promise<HandledOrder[]> {
-    return schema.query<HandledOrder>(
+    return suite.schema.query<HandledOrder>(
       'select id, message_id as "messageId", customer, seq, attempt from handled_orders where consumer_group = $1 order by id',
       [group],
     );

@@ -1,29 +1,17 @@
-import { TestingModule } from '@nestjs/testing';
 import { newMessageId } from '@app/messaging';
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
-import { createTestSchema, TestSchema } from '../../harness/postgres';
-import { forceCloseRabbitConnections, RabbitFixture } from '../../harness/rabbitmq';
+import { forceCloseRabbitConnections } from '../../harness/rabbitmq';
 import { createMessagingApp, rabbitTransport } from '../support/messaging-app';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
 import { orderPlaced } from '../support/orders.fixture';
 import { orderMessage, withBody, withHeaders } from '../support/raw-messages';
 import { drainQueue, publishRaw } from '../support/rabbit-wire';
+import { useRabbitSuite } from '../support/suite-resources';
 
 describe('RabbitMQ consumer with the inbox', () => {
-  const rabbit = new RabbitFixture();
-  let schema: TestSchema;
-  const apps: TestingModule[] = [];
-
-  beforeAll(async () => {
-    schema = await createTestSchema('rabbit_consumer');
-  });
-
-  afterAll(async () => {
-    await Promise.all(apps.map((app) => app.close()));
-    await rabbit.cleanup();
-    await schema.drop();
-  });
+  const suite = useRabbitSuite('rabbit_consumer');
+  const { rabbit, apps } = suite;
 
   async function consumerApp(
     destination: string,
@@ -36,7 +24,7 @@ describe('RabbitMQ consumer with the inbox', () => {
       queues: [`${destination}.${group}`, `${destination}.${group}.dlq`],
     });
     const app = await createMessagingApp({
-      schema: schema.name,
+      schema: suite.schema.name,
       transport: rabbitTransport(),
       entities: [HandledOrder],
       providers: [
@@ -50,7 +38,7 @@ describe('RabbitMQ consumer with the inbox', () => {
   }
 
   async function handled(group: string): Promise<HandledOrder[]> {
-    return schema.query<HandledOrder>(
+    return suite.schema.query<HandledOrder>(
       'select message_id as "messageId", customer, seq, attempt from handled_orders where consumer_group = $1 order by id',
       [group],
     );

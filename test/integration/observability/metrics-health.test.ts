@@ -1,15 +1,13 @@
-import { TestingModule } from '@nestjs/testing';
 import { MessagingHealthIndicator, MessagingMetrics, RetryMode, RetryOrdering } from '@app/messaging';
 import { KafkaBroker } from '../../../tools/infra/kafka-broker';
 import { eventually } from '../../harness/eventually';
-import { KafkaTopics, startPrivateBroker, testKafka } from '../../harness/kafka';
+import { startPrivateBroker } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
-import { createTestSchema, TestSchema } from '../../harness/postgres';
-import { RawKafkaProducer } from '../support/kafka-wire';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
 import { Order, OrderEventHolder, orderPlaced, OrdersService } from '../support/orders.fixture';
 import { orderMessage } from '../support/raw-messages';
+import { useKafkaSuite } from '../support/suite-resources';
 
 /** The value of one sample in Prometheus text, 0 when absent. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {
@@ -22,22 +20,8 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 }
 
 describe('Metrics and health', () => {
-  const kafka = testKafka();
-  const topics = new KafkaTopics(kafka);
-  const raw = new RawKafkaProducer(kafka);
-  let schema: TestSchema;
-  const apps: TestingModule[] = [];
-
-  beforeAll(async () => {
-    schema = await createTestSchema('observability');
-  });
-
-  afterAll(async () => {
-    await Promise.all(apps.map((app) => app.close()));
-    await raw.stop();
-    await topics.cleanup();
-    await schema.drop();
-  });
+  const suite = useKafkaSuite('observability');
+  const { topics, raw, apps } = suite;
 
   it('moves each metric as messages are published, duplicated, retried and dead-lettered', async () => {
     const topic = await topics.create(uniqueName('metrics'), 1);
@@ -47,7 +31,7 @@ describe('Metrics and health', () => {
     probe.failUntilAttempt.set(1, 2); // one inline retry
     probe.alwaysFail.add(2); // dead-lettered after two attempts
     const app = await createMessagingApp({
-      schema: schema.name,
+      schema: suite.schema.name,
       transport: kafkaTransport(),
       entities: [Order, HandledOrder],
       providers: [
@@ -106,7 +90,7 @@ describe('Metrics and health', () => {
     it('reports the broker down while stopped and up again after; the outbox backlog degraded while rows wait', async () => {
       const topic = uniqueName('health');
       const app = await createMessagingApp({
-        schema: schema.name,
+        schema: suite.schema.name,
         transport: kafkaTransport(broker.brokers),
         entities: [Order],
         providers: [

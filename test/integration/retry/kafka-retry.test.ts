@@ -1,4 +1,3 @@
-import { TestingModule } from '@nestjs/testing';
 import {
   MessagingConfigurationError,
   MessagingMetrics,
@@ -7,42 +6,27 @@ import {
   RetryPolicyOptions,
 } from '@app/messaging';
 import { eventually } from '../../harness/eventually';
-import { KafkaTopics, testKafka } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
-import { createTestSchema, TestSchema } from '../../harness/postgres';
-import { committedTotal, RawKafkaProducer } from '../support/kafka-wire';
+import { committedTotal } from '../support/kafka-wire';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
 import { orderPlaced } from '../support/orders.fixture';
 import { orderMessage, withBody } from '../support/raw-messages';
 import { TopicReader } from '../support/topic-reader';
+import { useKafkaSuite } from '../support/suite-resources';
 
 const FAST = { initialDelayMs: 100, multiplier: 2, maxDelayMs: 400 };
 
 describe('Retry policies on Kafka', () => {
-  const kafka = testKafka();
-  const topics = new KafkaTopics(kafka);
-  const raw = new RawKafkaProducer(kafka);
-  let schema: TestSchema;
-  const apps: TestingModule[] = [];
-
-  beforeAll(async () => {
-    schema = await createTestSchema('kafka_retry');
-  });
-
-  afterAll(async () => {
-    await Promise.all(apps.map((app) => app.close()));
-    await raw.stop();
-    await topics.cleanup();
-    await schema.drop();
-  });
+  const suite = useKafkaSuite('kafka_retry');
+  const { kafka, topics, raw, apps } = suite;
 
   async function start(prefix: string, policy: RetryPolicyOptions | undefined, probe = new ConsumerProbe()) {
     const topic = await topics.create(uniqueName(prefix), 1);
     const group = uniqueName(`${prefix}_g`);
     topics.track(`${topic}.${group}.dlq`, ...[100, 200, 400].map((t) => `${topic}.${group}.retry.${t}ms`));
     const app = await createMessagingApp({
-      schema: schema.name,
+      schema: suite.schema.name,
       transport: kafkaTransport(),
       entities: [HandledOrder],
       providers: [
@@ -56,7 +40,7 @@ describe('Retry policies on Kafka', () => {
   }
 
   const handled = (group: string) =>
-    schema.query<{ seq: number; attempt: number }>(
+    suite.schema.query<{ seq: number; attempt: number }>(
       'select seq, attempt from handled_orders where consumer_group = $1 order by id',
       [group],
     );

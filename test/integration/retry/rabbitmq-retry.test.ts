@@ -1,34 +1,21 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { TestingModule } from '@nestjs/testing';
 import { MessagingConfigurationError, RetryMode, RetryPolicyOptions } from '@app/messaging';
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
-import { createTestSchema, TestSchema } from '../../harness/postgres';
-import { RabbitFixture } from '../../harness/rabbitmq';
 import { createMessagingApp, rabbitTransport } from '../support/messaging-app';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
 import { orderPlaced } from '../support/orders.fixture';
 import { orderMessage, withBody } from '../support/raw-messages';
 import { drainQueue, publishRaw } from '../support/rabbit-wire';
+import { useRabbitSuite } from '../support/suite-resources';
 
 const run = promisify(execFile);
 const FAST = { initialDelayMs: 200, multiplier: 2, maxDelayMs: 800 };
 
 describe('Retry policies on RabbitMQ', () => {
-  const rabbit = new RabbitFixture();
-  let schema: TestSchema;
-  const apps: TestingModule[] = [];
-
-  beforeAll(async () => {
-    schema = await createTestSchema('rabbit_retry');
-  });
-
-  afterAll(async () => {
-    await Promise.all(apps.map((app) => app.close()));
-    await rabbit.cleanup();
-    await schema.drop();
-  });
+  const suite = useRabbitSuite('rabbit_retry');
+  const { rabbit, apps } = suite;
 
   async function start(prefix: string, policy: RetryPolicyOptions | undefined, probe = new ConsumerProbe()) {
     const destination = uniqueName(prefix);
@@ -42,7 +29,7 @@ describe('Retry policies on RabbitMQ', () => {
       ],
     });
     const app = await createMessagingApp({
-      schema: schema.name,
+      schema: suite.schema.name,
       transport: rabbitTransport(),
       entities: [HandledOrder],
       providers: [
@@ -56,7 +43,7 @@ describe('Retry policies on RabbitMQ', () => {
   }
 
   const handled = (group: string) =>
-    schema.query<{ seq: number; attempt: number }>(
+    suite.schema.query<{ seq: number; attempt: number }>(
       'select seq, attempt from handled_orders where consumer_group = $1 order by id',
       [group],
     );

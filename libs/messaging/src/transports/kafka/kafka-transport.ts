@@ -105,18 +105,7 @@ export class KafkaTransport implements MessageTransport {
   }
 
   async ensureDestinations(destinations: readonly string[]): Promise<void> {
-    const missing = destinations.filter((t) => !this.knownTopics.has(t));
-    if (missing.length === 0) return;
-    const admin = await this.admin.get();
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: missing.map((topic) => ({
-        topic,
-        numPartitions: this.settings.numPartitions,
-        replicationFactor: this.settings.replicationFactor,
-      })),
-    });
-    missing.forEach((t) => this.knownTopics.add(t));
+    await this.createMissingTopics(destinations, async () => []);
   }
 
   /**
@@ -126,25 +115,36 @@ export class KafkaTransport implements MessageTransport {
    * confirmed before the source is settled, its partition would wait forever.
    */
   async ensureCopyDestinations(source: string, copies: readonly string[]): Promise<void> {
-    const missing = copies.filter((t) => !this.knownTopics.has(t));
+    await this.createMissingTopics(copies, async (admin) => {
+      const { resources } = await admin.describeConfigs({
+        includeSynonyms: false,
+        resources: [{ type: ConfigResourceTypes.TOPIC, name: source, configNames: [MAX_MESSAGE_BYTES] }],
+      });
+      const limit = Number(
+        resources[0]?.configEntries.find((e) => e.configName === MAX_MESSAGE_BYTES)?.configValue,
+      );
+      return Number.isFinite(limit)
+        ? [{ name: MAX_MESSAGE_BYTES, value: String(limit + COPY_HEADROOM_BYTES) }]
+        : [];
+    });
+  }
+
+  /** Creates those of `topics` not known to exist, with the config entries `configFor` works out once. */
+  private async createMissingTopics(
+    topics: readonly string[],
+    configFor: (admin: Admin) => Promise<Array<{ name: string; value: string }>>,
+  ): Promise<void> {
+    const missing = topics.filter((t) => !this.knownTopics.has(t));
     if (missing.length === 0) return;
     const admin = await this.admin.get();
-    const { resources } = await admin.describeConfigs({
-      includeSynonyms: false,
-      resources: [{ type: ConfigResourceTypes.TOPIC, name: source, configNames: [MAX_MESSAGE_BYTES] }],
-    });
-    const limit = Number(
-      resources[0]?.configEntries.find((e) => e.configName === MAX_MESSAGE_BYTES)?.configValue,
-    );
+    const configEntries = await configFor(admin);
     await admin.createTopics({
       waitForLeaders: true,
       topics: missing.map((topic) => ({
         topic,
         numPartitions: this.settings.numPartitions,
         replicationFactor: this.settings.replicationFactor,
-        configEntries: Number.isFinite(limit)
-          ? [{ name: MAX_MESSAGE_BYTES, value: String(limit + COPY_HEADROOM_BYTES) }]
-          : [],
+        configEntries,
       })),
     });
     missing.forEach((t) => this.knownTopics.add(t));

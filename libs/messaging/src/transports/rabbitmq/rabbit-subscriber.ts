@@ -7,6 +7,7 @@ import { publishUntilConfirmed, StoppedError } from '../publish-until-confirmed'
 import { Delivery, DeliveryActions, Subscription } from '../subscription.interface';
 import { KeyedLanes } from '../keyed-lanes';
 import type { RabbitMqTransport } from './rabbitmq-transport';
+import { amqpHeaders } from './amqp-headers';
 
 /**
  * Consumes a group's queues. The library declares the topology: per destination a durable topic exchange,
@@ -161,24 +162,7 @@ export class RabbitSubscriber {
   }
 
   private toDelivery(queue: string, message: amqp.ConsumeMessage): Delivery {
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(message.properties.headers ?? {})) {
-      const text = headerText(value);
-      if (text !== undefined) headers[name] = text;
-    }
-    // Producers other than this library may set only the AMQP properties.
-    const { messageId, type, contentType } = message.properties as {
-      messageId?: unknown;
-      type?: unknown;
-      contentType?: unknown;
-    };
-    if (headers[MessageHeaders.ID] === undefined && typeof messageId === 'string')
-      headers[MessageHeaders.ID] = messageId;
-    if (headers[MessageHeaders.TYPE] === undefined && typeof type === 'string')
-      headers[MessageHeaders.TYPE] = type;
-    if (headers[MessageHeaders.CONTENT_TYPE] === undefined && typeof contentType === 'string') {
-      headers[MessageHeaders.CONTENT_TYPE] = contentType;
-    }
+    const headers = amqpHeaders(message);
     const retried = Number.parseInt(headers[MessageHeaders.RETRY_ATTEMPT] ?? '0', 10);
     return {
       wire: {
@@ -195,13 +179,4 @@ export class RabbitSubscriber {
       },
     };
   }
-}
-
-/** A header value as text; structured AMQP values (x-death tables) are left out. */
-function headerText(value: unknown): string | undefined {
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
-    return String(value);
-  if (Buffer.isBuffer(value)) return value.toString('utf8');
-  return undefined;
 }
