@@ -5,7 +5,7 @@ import { startPrivateBroker } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
-import { Order, OrderEventHolder, orderPlaced, OrdersService } from '../support/orders.fixture';
+import { Order, orderPlaced, OrdersService, ordersWriter } from '../support/orders.fixture';
 import { orderMessage } from '../support/raw-messages';
 import { useKafkaSuite } from '../support/suite-resources';
 
@@ -35,8 +35,7 @@ describe('Metrics and health', () => {
       transport: kafkaTransport(),
       entities: [Order, HandledOrder],
       providers: [
-        OrdersService,
-        { provide: OrderEventHolder, useValue: new OrderEventHolder(orderPlaced(topic)) },
+        ...ordersWriter(topic).providers,
         { provide: ConsumerProbe, useValue: probe },
         // ALLOW_REORDER: on Kafka, PRESERVE would choose pause-and-retry before INLINE (decision step 3).
         ordersConsumer(orderPlaced(topic), group, {
@@ -92,11 +91,7 @@ describe('Metrics and health', () => {
       const app = await createMessagingApp({
         schema: suite.schema.name,
         transport: kafkaTransport(broker.brokers),
-        entities: [Order],
-        providers: [
-          OrdersService,
-          { provide: OrderEventHolder, useValue: new OrderEventHolder(orderPlaced(topic)) },
-        ],
+        ...ordersWriter(topic),
         messaging: { relay: { retryInitialDelayMs: 100, retryMaxDelayMs: 500 } },
       });
       apps.push(app);

@@ -13,7 +13,7 @@ import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
-import { Order, OrderEventHolder, orderPlaced, OrdersService } from '../support/orders.fixture';
+import { Order, orderPlaced, OrdersService, ordersWriter } from '../support/orders.fixture';
 
 describe('Trace context from the request to the handler', () => {
   const exporter = new InMemorySpanExporter();
@@ -38,8 +38,7 @@ describe('Trace context from the request to the handler', () => {
       transport: kafkaTransport(),
       entities: [Order, HandledOrder],
       providers: [
-        OrdersService,
-        { provide: OrderEventHolder, useValue: new OrderEventHolder(orderPlaced(topic)) },
+        ...ordersWriter(topic).providers,
         { provide: ConsumerProbe, useValue: new ConsumerProbe() },
         ordersConsumer(orderPlaced(topic), group),
       ],

@@ -6,7 +6,7 @@ import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
-import { Order, OrderEventHolder, orderPlaced, OrdersService } from '../support/orders.fixture';
+import { Order, OrdersService, ordersWriter } from '../support/orders.fixture';
 import { TopicReader } from '../support/topic-reader';
 
 describe('Outbox atomicity (PostgreSQL + Kafka)', () => {
@@ -22,11 +22,7 @@ describe('Outbox atomicity (PostgreSQL + Kafka)', () => {
     app = await createMessagingApp({
       schema: schema.name,
       transport: kafkaTransport(),
-      entities: [Order],
-      providers: [
-        OrdersService,
-        { provide: OrderEventHolder, useValue: new OrderEventHolder(orderPlaced(topic)) },
-      ],
+      ...ordersWriter(topic),
     });
     reader = await new TopicReader(topic).start();
   });

@@ -12,7 +12,7 @@ import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
-import { Order, OrderEventHolder, orderPlaced, OrdersService } from '../support/orders.fixture';
+import { OrdersService, ordersWriter } from '../support/orders.fixture';
 import { readOutboxRows, waitUntil } from '../support/outbox-rows';
 import { TopicReader } from '../support/topic-reader';
 
@@ -34,11 +34,7 @@ describe('Outbox lease expiry: takeover of a crashed relay (PostgreSQL + Kafka)'
   const appOptions = (relay: object) => ({
     schema: schema.name,
     transport: kafkaTransport(),
-    entities: [Order],
-    providers: [
-      OrdersService,
-      { provide: OrderEventHolder, useValue: new OrderEventHolder(orderPlaced(topic)) },
-    ],
+    ...ordersWriter(topic),
     messaging: { relay },
   });
 

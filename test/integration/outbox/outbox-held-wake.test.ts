@@ -4,7 +4,7 @@ import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
-import { Order, OrderEventHolder, orderPlaced, OrdersService } from '../support/orders.fixture';
+import { OrdersService, ordersWriter } from '../support/orders.fixture';
 import { TopicReader } from '../support/topic-reader';
 
 /**
@@ -23,11 +23,7 @@ describe('Outbox relay wakes when held rows free up (PostgreSQL + Kafka)', () =>
     createMessagingApp({
       schema: schema.name,
       transport: kafkaTransport(),
-      entities: [Order],
-      providers: [
-        OrdersService,
-        { provide: OrderEventHolder, useValue: new OrderEventHolder(orderPlaced(topic)) },
-      ],
+      ...ordersWriter(topic),
       messaging: { relay },
     });
 

@@ -6,7 +6,7 @@ import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
-import { Order, OrderEventHolder, orderPlaced, OrdersService } from '../support/orders.fixture';
+import { OrdersService, ordersWriter } from '../support/orders.fixture';
 import { percentile, sleep, waitUntil } from '../support/outbox-rows';
 import { TopicReader } from '../support/topic-reader';
 
@@ -43,11 +43,7 @@ describe('Outbox relay latency and idle cost (PostgreSQL + Kafka)', () => {
     const app = await createMessagingApp({
       schema: schema.name,
       transport: kafkaTransport(),
-      entities: [Order],
-      providers: [
-        OrdersService,
-        { provide: OrderEventHolder, useValue: new OrderEventHolder(orderPlaced(topic)) },
-      ],
+      ...ordersWriter(topic),
       messaging: { relay },
     });
     apps.push(app);

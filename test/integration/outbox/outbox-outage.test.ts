@@ -5,7 +5,7 @@ import { startPrivateBroker, testKafka } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
-import { Order, OrderEventHolder, orderPlaced, OrdersService } from '../support/orders.fixture';
+import { OrdersService, ordersWriter } from '../support/orders.fixture';
 import { readOutboxRows, waitUntil } from '../support/outbox-rows';
 import { TopicReader } from '../support/topic-reader';
 
@@ -34,11 +34,7 @@ describe('Outbox relay through a Kafka outage (private broker)', () => {
     app = await createMessagingApp({
       schema: schema.name,
       transport: kafkaTransport(broker.brokers),
-      entities: [Order],
-      providers: [
-        OrdersService,
-        { provide: OrderEventHolder, useValue: new OrderEventHolder(orderPlaced(topic)) },
-      ],
+      ...ordersWriter(topic),
       messaging: { relay: { retryInitialDelayMs: 100, retryMaxDelayMs: 1_000 } },
     });
   });

@@ -6,7 +6,7 @@ import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { forceCloseRabbitConnections, RabbitFixture } from '../../harness/rabbitmq';
 import { createMessagingApp, rabbitTransport } from '../support/messaging-app';
-import { Order, OrderEventHolder, orderPlaced, OrdersService } from '../support/orders.fixture';
+import { orderPlaced, OrdersService, ordersWriter } from '../support/orders.fixture';
 import { readOutboxRows, sleep, waitUntil } from '../support/outbox-rows';
 import { bindQueue, QueueReader } from '../support/queue-reader';
 
@@ -46,11 +46,7 @@ describe('Outbox relay over RabbitMQ (publisher confirms, mandatory)', () => {
     app = await createMessagingApp({
       schema: schema.name,
       transport: rabbitTransport(),
-      entities: [Order],
-      providers: [
-        OrdersService,
-        { provide: OrderEventHolder, useValue: new OrderEventHolder(orderPlaced(routed)) },
-      ],
+      ...ordersWriter(routed),
       // A slow safety poll: retries must come from the relay's own backoff timer.
       messaging: {
         serviceName,

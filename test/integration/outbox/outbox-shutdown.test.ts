@@ -6,7 +6,7 @@ import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
-import { Order, OrderEventHolder, orderPlaced, OrdersService } from '../support/orders.fixture';
+import { OrdersService, ordersWriter } from '../support/orders.fixture';
 import { readOutboxRows, sleep, waitUntil } from '../support/outbox-rows';
 import { TopicReader } from '../support/topic-reader';
 
@@ -23,11 +23,7 @@ describe('Outbox relay shutdown (PostgreSQL + Kafka)', () => {
     const app = await createMessagingApp({
       schema: schema.name,
       transport: kafkaTransport(),
-      entities: [Order],
-      providers: [
-        OrdersService,
-        { provide: OrderEventHolder, useValue: new OrderEventHolder(orderPlaced(topic)) },
-      ],
+      ...ordersWriter(topic),
       messaging: { relay },
     });
     apps.push(app);

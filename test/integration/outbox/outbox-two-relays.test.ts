@@ -6,7 +6,7 @@ import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
-import { Order, OrderEventHolder, orderPlaced, OrdersService } from '../support/orders.fixture';
+import { OrdersService, ordersWriter } from '../support/orders.fixture';
 import { readOutboxRows, waitUntil } from '../support/outbox-rows';
 import { TopicReader } from '../support/topic-reader';
 
@@ -35,11 +35,7 @@ describe('Outbox with two relay instances on one table (PostgreSQL + Kafka)', ()
         await createMessagingApp({
           schema: schema.name,
           transport: kafkaTransport(),
-          entities: [Order],
-          providers: [
-            OrdersService,
-            { provide: OrderEventHolder, useValue: new OrderEventHolder(orderPlaced(topic)) },
-          ],
+          ...ordersWriter(topic),
           // A slow safety poll: only the relays' own wake-ups can explain a quick finish.
           messaging: { serviceName: `orders-${i}`, relay: { batchSize: 20, pollIntervalMs: 60_000 } },
         }),
@@ -129,11 +125,7 @@ describe('Outbox with two relay instances on one table (PostgreSQL + Kafka)', ()
     const writer = await createMessagingApp({
       schema: schema.name,
       transport: kafkaTransport(),
-      entities: [Order],
-      providers: [
-        OrdersService,
-        { provide: OrderEventHolder, useValue: new OrderEventHolder(orderPlaced(topic)) },
-      ],
+      ...ordersWriter(topic),
       messaging: { serviceName: 'orders-writer', relay: { enabled: false } },
     });
     apps.push(writer);

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Provider, Type } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Column, Entity, PrimaryGeneratedColumn, Repository } from 'typeorm';
 import { z } from 'zod';
@@ -76,4 +76,15 @@ export class OrdersService {
     await this.orders.save(this.orders.create({ customer, amount: 5 }));
     await this.outbox.add(this.event.event, { orderId: 1, customer, amount: -5 });
   }
+}
+
+/** What an app that places orders needs: the orders table, OrdersService and its event on `destination`. */
+export function ordersWriter(destination: string): { entities: Type[]; providers: Provider[] } {
+  return {
+    entities: [Order],
+    providers: [
+      OrdersService,
+      { provide: OrderEventHolder, useValue: new OrderEventHolder(orderPlaced(destination)) },
+    ],
+  };
 }
