@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { MessagingMigrations, MessagingModule } from '@app/messaging';
-import { OperationsModule, PERMANENT_DATABASE_ERRORS } from '@app/service-kit';
+import { MessagingModule } from '@app/messaging';
+import { OperationsModule, serviceTypeOrmOptions } from '@app/service-kit';
 import { PostServiceConfig } from './config/app.config';
 import { PostServiceMigrations } from './migrations';
 import { Post } from './posts/post.entity';
@@ -14,21 +14,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        TypeOrmModule.forRoot({
-          type: 'postgres',
-          url: config.database.url,
-          schema: config.database.schema,
-          entities: [Post],
-          // The app's tables and the library's outbox and inbox, created by migrations (never synchronize).
-          migrations: [...MessagingMigrations, ...PostServiceMigrations],
-          migrationsRun: true,
-          synchronize: false,
-          retryAttempts: 5,
-          retryDelay: 2_000,
-          // A missing database or schema does not appear by waiting.
-          toRetry: (error: unknown) =>
-            !PERMANENT_DATABASE_ERRORS.includes((error as { code?: string }).code ?? ''),
-        }),
+        TypeOrmModule.forRoot(serviceTypeOrmOptions(config.database, [Post], PostServiceMigrations)),
         MessagingModule.forRoot({
           serviceName: config.serviceName,
           transport: config.transport,

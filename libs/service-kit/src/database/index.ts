@@ -1,1 +1,2 @@
 export * from './qualified-table';
+export * from './service-typeorm-options';
