@@ -14,9 +14,9 @@ import {
 import { httpRequest } from '../../../tools/demo/http-request';
 import { metricValue } from '../../../tools/demo/prometheus';
 import { eventually } from '../../harness/eventually';
-import { createTestSchema, TestSchema } from '../../harness/postgres';
-import { e2eBuild } from './e2e-build';
-import { PrivateBroker, startPrivateBrokerFor } from './private-broker';
+import { TestSchema } from '../../harness/postgres';
+import { PrivateBroker } from './private-broker';
+import { PrivateStack, startPrivateStack } from './private-stack';
 
 const POSTS = 10;
 const SUBSCRIBERS = 3;
@@ -32,6 +32,7 @@ export function blogScenarioSuite(transport: 'kafka' | 'rabbitmq'): void {
   const brokerName = transport === 'kafka' ? 'Kafka' : 'RabbitMQ';
 
   describe(`The blog post's scenario over ${brokerName}, services as processes`, () => {
+    let privateStack: PrivateStack | undefined;
     let broker: PrivateBroker | undefined;
     let postDb: TestSchema;
     let subscribeDb: TestSchema;
@@ -40,31 +41,18 @@ export function blogScenarioSuite(transport: 'kafka' | 'rabbitmq'): void {
     const timings: string[] = [];
 
     beforeAll(async () => {
-      [postDb, subscribeDb] = await Promise.all([
-        createTestSchema('e2e_post'),
-        createTestSchema('e2e_subscribe'),
-      ]);
-      broker = await startPrivateBrokerFor(transport);
-      stack = await BlogStack.start({
-        transport,
-        kafkaBrokers: broker.kafkaBrokers,
-        amqpUrl: broker.amqpUrl,
-        databases: {
-          post: { url: postDb.databaseUrl, schema: postDb.name },
-          subscribe: { url: subscribeDb.databaseUrl, schema: subscribeDb.name },
-        },
-        build: e2eBuild(),
+      privateStack = await startPrivateStack(transport, {
+        schemaPrefix: 'e2e',
         logDir,
         // A relay claim held by the killed process is taken over after 5 s rather than the default 30 s, and
         // after the Kafka restart the group hands the partitions on after 10 s rather than 30 s.
         env: { RELAY_LEASE_MS: '5000', KAFKA_SESSION_TIMEOUT_MS: '10000' },
       });
+      ({ broker, postDb, subscribeDb, stack } = privateStack);
     });
 
     afterAll(async () => {
-      await stack?.stop();
-      await broker?.destroy();
-      await Promise.all([postDb?.drop(), subscribeDb?.drop()]);
+      await privateStack?.stop();
       process.stdout.write(
         `\n${brokerName} e2e timings (measured, not asserted):\n${timings.map((t) => `  ${t}`).join('\n')}\n` +
           `  service logs: ${logDir}\n`,

@@ -8,7 +8,8 @@ import { BlogStack, SUBSCRIBE_GROUP } from '../../../tools/demo/blog-stack';
 import { httpRequest } from '../../../tools/demo/http-request';
 import { ServiceProcess } from '../../../tools/demo/service-process';
 import { e2eBuild } from '../../e2e/support/e2e-build';
-import { PrivateBroker, startPrivateBrokerFor } from '../../e2e/support/private-broker';
+import { PrivateBroker } from '../../e2e/support/private-broker';
+import { PrivateStack, startPrivateStack } from '../../e2e/support/private-stack';
 import { eventually } from '../../harness/eventually';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { serviceProcess, Transport } from './fault-stack';
@@ -26,6 +27,7 @@ export function badInputSuite(transport: Transport): void {
   const brokerName = transport === 'kafka' ? 'Kafka' : 'RabbitMQ';
 
   describe(`Bad input over ${brokerName}, services as processes`, () => {
+    let privateStack: PrivateStack | undefined;
     let broker: PrivateBroker;
     let postDb: TestSchema;
     let subscribeDb: TestSchema;
@@ -33,29 +35,16 @@ export function badInputSuite(transport: Transport): void {
     const logDir = mkdtempSync(path.join(os.tmpdir(), `bad-input-${transport}-`));
 
     beforeAll(async () => {
-      [postDb, subscribeDb] = await Promise.all([
-        createTestSchema('bad_post'),
-        createTestSchema('bad_subscribe'),
-      ]);
-      broker = await startPrivateBrokerFor(transport);
-      stack = await BlogStack.start({
-        transport,
-        kafkaBrokers: broker.kafkaBrokers,
-        amqpUrl: broker.amqpUrl,
-        databases: {
-          post: { url: postDb.databaseUrl, schema: postDb.name },
-          subscribe: { url: subscribeDb.databaseUrl, schema: subscribeDb.name },
-        },
-        build: e2eBuild(),
+      privateStack = await startPrivateStack(transport, {
+        schemaPrefix: 'bad',
         logDir,
         env: { KAFKA_SESSION_TIMEOUT_MS: '10000' },
       });
+      ({ broker, postDb, subscribeDb, stack } = privateStack);
     });
 
     afterAll(async () => {
-      await stack?.stop();
-      await broker?.destroy();
-      await Promise.all([postDb?.drop(), subscribeDb?.drop()]);
+      await privateStack?.stop();
       process.stdout.write(`\n[bad input ${brokerName}] service logs: ${logDir}\n`);
     });
 
