@@ -1,7 +1,7 @@
 import { encodeEnvelope } from '../envelope/envelope-codec';
 import { MessageTracing } from '../observability/message-tracing';
 import { MessageTransport } from '../transports/message-transport.interface';
-import { PublishOutcome } from '../transports/publish-outcome';
+import { outcomesWithin, PublishOutcome } from '../transports/publish-outcome';
 import { ClaimedOutboxRow } from './outbox-row';
 
 /** A row the broker did not confirm, with what it said. */
@@ -65,18 +65,12 @@ export async function publishRows(
     transport.kind,
     rows.map((row) => encodeEnvelope(row, row.payloadJson)),
   );
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<PublishOutcome[]>((resolve) => {
-    timer = setTimeout(() => {
-      const error = new Error(`no broker confirmation within ${timeoutMs} ms`);
-      resolve(rows.map(() => ({ status: 'AMBIGUOUS', error })));
-    }, timeoutMs);
-  });
-  try {
-    const outcomes = await Promise.race([transport.publish(traced.messages), timeout]);
-    traced.end(outcomes);
-    return outcomes;
-  } finally {
-    clearTimeout(timer);
-  }
+  const outcomes = await outcomesWithin(
+    transport.publish(traced.messages),
+    rows.length,
+    timeoutMs,
+    'broker confirmation',
+  );
+  traced.end(outcomes);
+  return outcomes;
 }

@@ -3,7 +3,7 @@ import * as amqp from 'amqplib';
 import { MessageHeaders } from '../../envelope/message-headers';
 import { WireMessage } from '../../envelope/wire-message';
 import { UnroutableMessageError } from '../../errors/unroutable-message.error';
-import { CONFIRMED, PublishOutcome } from '../publish-outcome';
+import { CONFIRMED, outcomesWithin, PublishOutcome } from '../publish-outcome';
 import { RabbitConnection } from './rabbit-connection';
 import { RabbitTopology } from './rabbit-topology';
 
@@ -76,19 +76,9 @@ export class RabbitPublisher {
       return CONFIRMED;
     });
 
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<PublishOutcome[]>((resolve) => {
-      timer = setTimeout(() => {
-        const error = new Error(`no publisher confirm within ${timeoutMs} ms`);
-        resolve(messages.map(() => ({ status: 'AMBIGUOUS', error })));
-      }, timeoutMs);
-    });
-    try {
-      await state.drained;
-      return await Promise.race([Promise.all(confirmations), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    // The deadline covers waiting for the channel to drain as well.
+    const answered = state.drained.then(() => Promise.all(confirmations));
+    return outcomesWithin(answered, messages.length, timeoutMs, 'publisher confirm');
   }
 
   async close(): Promise<void> {
