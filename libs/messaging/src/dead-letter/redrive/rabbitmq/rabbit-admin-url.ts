@@ -8,10 +8,3 @@ export function adminAmqpUrl(url: string, credential: AdminCredential): string {
   return parsed.toString();
 }
 
-/** The URL without user and password, for messages and logs. */
-export function redactedAmqpUrl(url: string): string {
-  const parsed = new URL(url);
-  parsed.username = '';
-  parsed.password = '';
-  return parsed.toString();
-}
