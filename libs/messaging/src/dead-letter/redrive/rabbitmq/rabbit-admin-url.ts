@@ -7,4 +7,3 @@ export function adminAmqpUrl(url: string, credential: AdminCredential): string {
   parsed.password = encodeURIComponent(credential.secret);
   return parsed.toString();
 }
-
