@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
+import { Clock, systemClock } from './common/clock';
 import { ConsumerExplorer } from './consumers/consumer-explorer';
 import { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
 import { DeliveryPipeline } from './consumers/delivery-pipeline';
@@ -10,7 +11,7 @@ import { MessagingServer } from './consumers/messaging.server';
 import { InboxRetention } from './inbox/inbox-retention';
 import { InboxStore } from './inbox/inbox-store';
 import { InboxService } from './inbox/inbox.service';
-import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from './messaging.constants';
+import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from './messaging.constants';
 import { ConfigurableMessagingModule, MESSAGING_MODULE_OPTIONS } from './messaging.module-definition';
 import { MessagingLifecycle } from './messaging-lifecycle';
 import { MessagingModuleOptions } from './messaging-options.interface';
@@ -52,10 +53,12 @@ import { createTransport } from './transports/create-transport';
       useFactory: (options: MessagingModuleOptions) => resolveMessagingOptions(options),
       inject: [MESSAGING_MODULE_OPTIONS],
     },
+    // Time for the relay, consumers and orchestrator; tests replace it with `overrideProvider`.
+    { provide: MESSAGING_CLOCK, useValue: systemClock },
     {
       provide: MESSAGING_TRANSPORT,
-      useFactory: (options: ResolvedMessagingOptions) => createTransport(options),
-      inject: [MESSAGING_RESOLVED_OPTIONS],
+      useFactory: (options: ResolvedMessagingOptions, clock: Clock) => createTransport(options, clock),
+      inject: [MESSAGING_RESOLVED_OPTIONS, MESSAGING_CLOCK],
     },
     TransactionHost,
     OutboxStore,

@@ -107,8 +107,9 @@ describe('Retry policies on RabbitMQ', () => {
 
       const dlq = `${destination}.${group}.dlq`;
       await eventually(async () => expect(await depth(dlq)).toBe(1), 30_000);
+      // Message 3 waits behind 2 in its key's lane, and goes on once 2's copy is confirmed and 2 acked.
+      await eventually(async () => expect((await handled(group)).map((r) => r.seq)).toEqual([1, 3]));
       await eventually(async () => expect(await depth(`${destination}.${group}`)).toBe(0));
-      expect((await handled(group)).map((r) => r.seq)).toEqual([1, 3]);
       const [parked] = await drainQueue(await rabbit.connect(), dlq);
       const headers = parked.properties.headers ?? {};
       expect(headers['msg.failure-category']).toBe('TRANSIENT');

@@ -1,10 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Clock } from '../common/clock';
+import { failureHeaders } from '../dead-letter/failure-copy';
+import { publishUntilConfirmed } from '../dead-letter/publish-until-confirmed';
 import { decodeEnvelope } from '../envelope/envelope-codec';
 import { FailureCategory } from '../envelope/failure-category';
 import { MessageEnvelope } from '../envelope/message-envelope';
-import { failureHeaders } from '../dead-letter/failure-copy';
+import { WireMessage } from '../envelope/wire-message';
 import { InboxService } from '../inbox/inbox.service';
-import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
+import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { MessageTracing } from '../observability/message-tracing';
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
@@ -13,15 +16,20 @@ import { RetryDecision } from '../retry/retry-decision';
 import { decideRetry } from '../retry/retry-decision-engine';
 import { ResolvedRetryPolicy } from '../retry/retry-policy.interface';
 import { MessageTransport } from '../transports/message-transport.interface';
-import { Delivery, DeliveryActions } from '../transports/subscription.interface';
-import { HandlerDefinition, HandlerRegistry } from './handler-registry';
+import { Delivery, DeliveryControl, Settlement } from '../transports/subscription.interface';
 import { describeMessage, errorLine, failureLogLine, messageContext } from './delivery-description';
-import { Failure, SettleDecision, settleDecision } from './settle-decision';
+import { HandlerDefinition, HandlerRegistry } from './handler-registry';
+import { ACK, Failure, LEAVE, SettleDecision, settleDecision } from './settle-decision';
+
+/** The longest an inline wait goes without a keep-alive (Kafka heartbeats). */
+const KEEP_ALIVE_EVERY_MS = 1_000;
 
 /**
  * What happens to every delivery, on every transport: decode the envelope, find the group's handler,
- * validate the payload, run handler and inbox record in one transaction, settle. A failure at any step is
- * classified and the retry engine decides what becomes of the message; bad messages never stop a consumer.
+ * validate the payload, run handler and inbox record in one transaction, and say how to settle. A failure at
+ * any step is classified, the retry engine decides, and the pipeline builds and publishes the dead-letter or
+ * retry copy itself (publish → confirm → settle); the transport only applies the settlement. Bad messages
+ * never stop a consumer.
  */
 @Injectable()
 export class DeliveryPipeline {
@@ -36,11 +44,12 @@ export class DeliveryPipeline {
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
     private readonly metrics: MessagingMetrics,
     private readonly tracing: MessageTracing,
+    @Inject(MESSAGING_CLOCK) private readonly clock: Clock,
   ) {
     this.classifier = new ErrorClassifier([...options.classification]);
   }
 
-  /** From now on, deliveries waiting for an inline retry are left unsettled (redelivered later). */
+  /** From now on, deliveries waiting for an inline retry or a copy's confirm are left unsettled. */
   stop(): void {
     this.stopping = true;
   }
@@ -49,11 +58,11 @@ export class DeliveryPipeline {
     this.stopping = false;
   }
 
-  async handle(group: string, delivery: Delivery, actions: DeliveryActions): Promise<void> {
+  async handle(group: string, delivery: Delivery, control: DeliveryControl): Promise<Settlement> {
     const decoded = decodeEnvelope(delivery.wire);
     const destination = delivery.wire.destination;
     const defaultPolicy = this.options.retryDefaults[destination];
-    if (!decoded.ok) return this.fail(group, delivery, actions, decoded.failure, defaultPolicy);
+    if (!decoded.ok) return this.fail(group, delivery, control, decoded.failure, defaultPolicy);
 
     const envelope = decoded.envelope;
     const handler = this.registry.find(group, destination, envelope.type);
@@ -63,7 +72,7 @@ export class DeliveryPipeline {
         code: 'UNKNOWN_TYPE',
         messageId: envelope.messageId,
       };
-      return this.fail(group, delivery, actions, failure, defaultPolicy);
+      return this.fail(group, delivery, control, failure, defaultPolicy);
     }
     const parsed = handler.event.schema.safeParse(envelope.payload);
     if (!parsed.success) {
@@ -74,19 +83,19 @@ export class DeliveryPipeline {
         messageId: envelope.messageId,
         detail,
       };
-      return this.fail(group, delivery, actions, failure, handler.policy);
+      return this.fail(group, delivery, control, failure, handler.policy);
     }
-    await this.run(group, delivery, actions, envelope, handler, parsed.data);
+    return this.run(group, delivery, control, envelope, handler, parsed.data);
   }
 
   private async run(
     group: string,
     delivery: Delivery,
-    actions: DeliveryActions,
+    control: DeliveryControl,
     envelope: MessageEnvelope,
     handler: HandlerDefinition,
     payload: unknown,
-  ): Promise<void> {
+  ): Promise<Settlement> {
     let attempt = delivery.attempt;
     const labels = { group, destination: envelope.destination };
     for (;;) {
@@ -99,7 +108,7 @@ export class DeliveryPipeline {
         };
         const outcome = await this.tracing.process(this.transport.kind, delivery.wire, spanAttributes, () =>
           this.inbox.runOnce(group, envelope, delivery.wire.body, async (scope) => {
-            const lagSeconds = Math.max(0, Date.now() - envelope.occurredAt.getTime()) / 1000;
+            const lagSeconds = Math.max(0, this.clock.now() - envelope.occurredAt.getTime()) / 1000;
             this.metrics.endToEnd.observe(labels, lagSeconds);
             await handler.invoke(payload, messageContext(group, delivery, envelope, attempt, scope.manager));
           }),
@@ -107,19 +116,18 @@ export class DeliveryPipeline {
         if (outcome === 'DUPLICATE') {
           this.logger.debug(`${describeMessage(envelope, group, attempt)}: duplicate, skipped.`);
         }
-        await actions.ack();
         this.metrics.consumed.inc({ ...labels, outcome: outcome === 'DUPLICATE' ? 'duplicate' : 'handled' });
-        return;
+        return ACK;
       } catch (error) {
         const { category, code } = this.classifier.classify(error);
         const failure: Failure = { category, code, messageId: envelope.messageId, detail: errorLine(error) };
         const decision = this.decide(failure, attempt, handler.policy);
         if (decision.kind !== 'RETRY_INLINE')
-          return this.settle(group, delivery, actions, failure, attempt, decision);
+          return this.settle(group, delivery, control, failure, attempt, decision);
         this.metrics.failedAttempts.inc({ ...labels, category });
         this.metrics.retried.inc({ ...labels, mode: 'inline' });
         this.logFailure(group, delivery, failure, attempt, `retrying inline in ${decision.delayMs} ms`);
-        if (!(await this.wait(decision.delayMs, actions))) return;
+        if (!(await this.wait(decision.delayMs, control))) return LEAVE;
         attempt = decision.nextAttempt;
       }
     }
@@ -128,19 +136,19 @@ export class DeliveryPipeline {
   private async fail(
     group: string,
     delivery: Delivery,
-    actions: DeliveryActions,
+    control: DeliveryControl,
     failure: Failure,
     policy: ResolvedRetryPolicy | undefined,
-  ): Promise<void> {
+  ): Promise<Settlement> {
     const decision = this.decide(failure, delivery.attempt, policy);
     if (decision.kind === 'RETRY_INLINE') {
       // Decoding and validation fail the same way every time: retrying in place cannot help.
-      return this.settle(group, delivery, actions, failure, delivery.attempt, {
+      return this.settle(group, delivery, control, failure, delivery.attempt, {
         kind: 'DEAD_LETTER',
         reason: 'NO_RETRY_PATH',
       });
     }
-    return this.settle(group, delivery, actions, failure, delivery.attempt, decision);
+    return this.settle(group, delivery, control, failure, delivery.attempt, decision);
   }
 
   private decide(failure: Failure, attempt: number, policy: ResolvedRetryPolicy | undefined): RetryDecision {
@@ -150,19 +158,20 @@ export class DeliveryPipeline {
       policy,
       destination: { ordered: this.transport.capabilities.orderedStream },
       capabilities: this.transport.capabilities,
-      now: () => new Date(),
+      now: () => new Date(this.clock.now()),
       random: Math.random,
     });
   }
 
+  /** Logs and counts the failure, then decide → build copy → publish → confirm → settle. */
   private async settle(
     group: string,
     delivery: Delivery,
-    actions: DeliveryActions,
+    control: DeliveryControl,
     failure: Failure,
     attempt: number,
     decision: SettleDecision,
-  ): Promise<void> {
+  ): Promise<Settlement> {
     const what =
       decision.kind === 'DEAD_LETTER'
         ? `dead-lettered (${decision.reason})`
@@ -174,13 +183,22 @@ export class DeliveryPipeline {
         code: failure.code,
         originDestination: delivery.wire.destination,
         attempt,
-        now: new Date(),
+        now: new Date(this.clock.now()),
       },
       delivery.wire.headers,
     );
     const labels = { group, destination: delivery.wire.destination };
     this.metrics.failedAttempts.inc({ ...labels, category: failure.category });
-    await settleDecision(actions, decision, headers);
+    const settlement = await settleDecision(
+      {
+        group,
+        delivery,
+        failureHeaders: headers,
+        publishConfirmed: (copy) => this.publishConfirmed(copy, control),
+      },
+      decision,
+    );
+    if (settlement.kind === 'LEAVE') return settlement;
     if (decision.kind === 'DEAD_LETTER')
       this.metrics.deadLettered.inc({ ...labels, category: failure.category });
     else if (decision.kind !== 'REJECT') {
@@ -189,17 +207,27 @@ export class DeliveryPipeline {
         mode: decision.kind === 'PAUSE_AND_RETRY' ? 'pause' : 'retry_destination',
       });
     }
+    return settlement;
+  }
+
+  private publishConfirmed(copy: WireMessage, control: DeliveryControl): Promise<boolean> {
+    return publishUntilConfirmed((copies) => this.transport.publishCopies(copies), copy, {
+      clock: this.clock,
+      isStopping: () => this.stopping || control.isStopping(),
+      keepAlive: () => control.keepAlive(),
+      log: this.logger,
+    });
   }
 
   /** Sleeps for an inline retry, keeping the consumer alive; false when the consumer stops meanwhile. */
-  private async wait(delayMs: number, actions: DeliveryActions): Promise<boolean> {
-    const until = Date.now() + delayMs;
-    while (Date.now() < until) {
-      if (this.stopping) return false;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, until - Date.now())));
-      await actions.keepAlive();
+  private async wait(delayMs: number, control: DeliveryControl): Promise<boolean> {
+    const until = this.clock.now() + delayMs;
+    while (this.clock.now() < until) {
+      if (this.stopping || control.isStopping()) return false;
+      await this.clock.sleep(Math.min(KEEP_ALIVE_EVERY_MS, until - this.clock.now()));
+      await control.keepAlive();
     }
-    return !this.stopping;
+    return !this.stopping && !control.isStopping();
   }
 
   private logFailure(

@@ -8,6 +8,17 @@ export const DEFAULT_BACKOFF: Readonly<Required<BackoffOptions>> = Object.freeze
 });
 
 /**
+ * How the library's own connection loops back off (subscribing a group again, restarting a crashed Kafka
+ * consumer, listening for NOTIFY again): 1000 ms, ×2 per failure, at most 30000 ms, full jitter so that
+ * instances that lost the broker together do not all come back in the same instant.
+ */
+export const RECONNECT_BACKOFF: Readonly<Required<BackoffOptions>> = Object.freeze({
+  initialDelayMs: 1000,
+  multiplier: 2,
+  maxDelayMs: 30000,
+});
+
+/**
  * The exponential delay before retrying, before jitter: `min(maxDelayMs, initialDelayMs * multiplier^(attempt-1))`,
  * rounded down to whole ms.
  *

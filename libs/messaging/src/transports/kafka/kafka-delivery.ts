@@ -34,7 +34,7 @@ export function kafkaDelivery(
 }
 
 /** How long a retry-topic record is not due yet, ms (0 when due, or without a due time). */
-export function notDueForMs(message: KafkaMessage, now: number = Date.now()): number {
+export function notDueForMs(message: KafkaMessage, now: number): number {
   const dueAt = message.headers?.[MessageHeaders.RETRY_DUE_AT];
   return dueAt ? Date.parse(String(dueAt)) - now : 0;
 }

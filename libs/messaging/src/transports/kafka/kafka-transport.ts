@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Admin, ConfigResourceTypes, Kafka, logLevel, Producer } from 'kafkajs';
+import { Clock, systemClock } from '../../common/clock';
 import { WireMessage } from '../../envelope/wire-message';
 import { MessageTransport, TransportHealth } from '../message-transport.interface';
 import { PublishOutcome } from '../publish-outcome';
@@ -46,7 +47,10 @@ export class KafkaTransport implements MessageTransport {
   private connected = false;
   private lastError?: string;
 
-  constructor(private readonly settings: KafkaTransportSettings) {
+  constructor(
+    private readonly settings: KafkaTransportSettings,
+    private readonly clock: Clock = systemClock,
+  ) {
     this.kafka = new Kafka({
       clientId: settings.clientId,
       brokers: [...settings.brokers],
@@ -104,6 +108,11 @@ export class KafkaTransport implements MessageTransport {
     return outcomes;
   }
 
+  /** Copies go to topics like any message (the dead-letter and retry topics exist once subscribed). */
+  publishCopies(copies: readonly WireMessage[]): Promise<PublishOutcome[]> {
+    return this.publish(copies);
+  }
+
   async ensureDestinations(destinations: readonly string[]): Promise<void> {
     await this.createMissingTopics(destinations, async () => []);
   }
@@ -114,7 +123,7 @@ export class KafkaTransport implements MessageTransport {
    * copy adds. With the same limit, a message near it could not be dead-lettered, and since a copy must be
    * confirmed before the source is settled, its partition would wait forever.
    */
-  async ensureCopyDestinations(source: string, copies: readonly string[]): Promise<void> {
+  private async ensureCopyDestinations(source: string, copies: readonly string[]): Promise<void> {
     await this.createMissingTopics(copies, async (admin) => {
       const { resources } = await admin.describeConfigs({
         includeSynonyms: false,
@@ -151,7 +160,17 @@ export class KafkaTransport implements MessageTransport {
   }
 
   async subscribe(subscription: Subscription): Promise<ConsumerHandle> {
-    const subscriber = new KafkaSubscriber(this.kafka, this, subscription, this.settings.sessionTimeoutMs);
+    const subscriber = new KafkaSubscriber(
+      {
+        kafka: this.kafka,
+        sessionTimeoutMs: this.settings.sessionTimeoutMs,
+        log: this.logger,
+        clock: this.clock,
+        ensureDestinations: (destinations) => this.ensureDestinations(destinations),
+        ensureCopyDestinations: (source, copies) => this.ensureCopyDestinations(source, copies),
+      },
+      subscription,
+    );
     this.subscribers.add(subscriber);
     await subscriber.start();
     return {
@@ -197,11 +216,6 @@ export class KafkaTransport implements MessageTransport {
   private markDown(error: unknown): void {
     this.connected = false;
     this.lastError = asError(error).message;
-  }
-
-  /** Used by subscribers to log through the transport's logger. */
-  get log(): Logger {
-    return this.logger;
   }
 }
 
