@@ -1,0 +1,271 @@
+import { z } from 'zod';
+import { systemClock } from '../common/clock';
+import { encodeEnvelope } from '../envelope/envelope-codec';
+import { defineEvent } from '../envelope/event-definition';
+import { MessageHeaders } from '../envelope/message-headers';
+import { newMessageId } from '../envelope/message-id';
+import { WireMessage } from '../envelope/wire-message';
+import { InboxOutcome, InboxService } from '../inbox/inbox.service';
+import { MessageTracing } from '../observability/message-tracing';
+import { MessagingMetrics } from '../observability/messaging-metrics';
+import { resolveMessagingOptions } from '../options/resolve-messaging-options';
+import { RetryPolicyOptions, RetryMode, RetryOrdering } from '../retry/retry-policy.interface';
+import { resolveRetryPolicy } from '../retry/retry-policy';
+import { MessageTransport } from '../transports/message-transport.interface';
+import { PublishOutcome } from '../transports/publish-outcome';
+import { Delivery, DeliveryControl, Settlement } from '../transports/subscription.interface';
+import { TransportCapabilities } from '../transports/transport-capabilities';
+import { DeliveryPipeline } from './delivery-pipeline';
+import { HandlerRegistry } from './handler-registry';
+import { MessageContext } from './message-context';
+
+const KAFKA: TransportCapabilities = { orderedStream: true, delayedDelivery: false, retryDestinations: true };
+const RABBITMQ: TransportCapabilities = {
+  orderedStream: false,
+  delayedDelivery: true,
+  retryDestinations: false,
+};
+const GROUP = 'billing';
+const DESTINATION = 'orders';
+const FAST = { initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 8_000 };
+
+const OrderPlaced = defineEvent({
+  type: 'OrderPlaced',
+  destination: DESTINATION,
+  schema: z.object({ orderId: z.number().int(), customer: z.string() }),
+  key: (order) => order.customer,
+});
+
+/** A transient failure, as a flaky downstream throws it. */
+class Flaky extends Error {
+  readonly retriable = true;
+}
+
+/** A message for `OrderPlaced` as the relay puts it on the wire. */
+function orderWire(payload: object = { orderId: 1, customer: 'c1' }, headers: Record<string, string> = {}) {
+  const wire = encodeEnvelope(
+    {
+      messageId: newMessageId(),
+      type: 'OrderPlaced',
+      destination: DESTINATION,
+      key: 'c1',
+      occurredAt: new Date(),
+      headers: {},
+    },
+    JSON.stringify(payload),
+  );
+  return { ...wire, headers: { ...wire.headers, ...headers } };
+}
+
+interface HarnessOptions {
+  readonly capabilities?: TransportCapabilities;
+  readonly policy?: RetryPolicyOptions;
+  readonly retryDefaults?: Record<string, RetryPolicyOptions>;
+  /** Fails the handler while this returns true (given the attempt). */
+  readonly failWhile?: (attempt: number) => boolean;
+  /** What the handler throws; default a transient failure. */
+  readonly error?: () => Error;
+}
+
+/** A pipeline over a fake transport and inbox; the test scripts what the broker answers to copies. */
+class Harness {
+  readonly registry = new HandlerRegistry();
+  readonly calls: MessageContext[] = [];
+  readonly copies: WireMessage[] = [];
+  /** What the broker answers to each copy, in turn; CONFIRMED once the script runs out. */
+  readonly answers: Array<PublishOutcome['status']> = [];
+  keepAlives = 0;
+  stopping = false;
+  readonly pipeline: DeliveryPipeline;
+  readonly control: DeliveryControl = {
+    keepAlive: async () => void (this.keepAlives += 1),
+    isStopping: () => this.stopping,
+  };
+
+  constructor(options: HarnessOptions = {}) {
+    const transport = {
+      kind: options.capabilities === RABBITMQ ? 'rabbitmq' : 'kafka',
+      capabilities: options.capabilities ?? KAFKA,
+      publishCopies: async (copies: readonly WireMessage[]): Promise<PublishOutcome[]> =>
+        copies.map((copy) => {
+          this.copies.push(copy);
+          const status = this.answers.shift() ?? 'CONFIRMED';
+          return status === 'CONFIRMED' ? { status } : { status, error: new Error('refused') };
+        }),
+    } as unknown as MessageTransport;
+    const inbox = {
+      runOnce: async (
+        _group: string,
+        _envelope: unknown,
+        _body: Buffer,
+        work: (scope: { manager: never }) => Promise<void>,
+      ): Promise<InboxOutcome> => {
+        await work({ manager: undefined as never });
+        return 'HANDLED';
+      },
+    } as unknown as InboxService;
+    const resolved = resolveMessagingOptions({
+      serviceName: 'unit',
+      transport: { kind: 'kafka', brokers: ['127.0.0.1:9092'] },
+      retryDefaults: options.retryDefaults,
+    });
+    this.registry.add({
+      group: GROUP,
+      event: OrderPlaced,
+      policy: options.policy && resolveRetryPolicy(options.policy),
+      name: 'Orders.onOrderPlaced',
+      invoke: async (_payload, context) => {
+        this.calls.push(context);
+        if (options.failWhile?.(context.attempt)) throw options.error?.() ?? new Flaky('downstream flaked');
+      },
+    });
+    this.pipeline = new DeliveryPipeline(
+      this.registry,
+      inbox,
+      transport,
+      resolved,
+      new MessagingMetrics(),
+      new MessageTracing(),
+      systemClock,
+    );
+  }
+
+  handle(wire: WireMessage, attempt = 1): Promise<Settlement> {
+    const delivery: Delivery = { wire, attempt, origin: { source: wire.destination } };
+    return this.pipeline.handle(GROUP, delivery, this.control);
+  }
+}
+
+/** Runs `work` to its end while time passes in steps of `stepMs`. */
+async function withTimePassing<T>(work: Promise<T>, stepMs = 100): Promise<T> {
+  let done = false;
+  const result = work.finally(() => (done = true));
+  while (!done) await jest.advanceTimersByTimeAsync(stepMs);
+  return result;
+}
+
+describe(DeliveryPipeline.name, () => {
+  beforeEach(() => {
+    jest.useFakeTimers({ now: new Date('2026-12-01T00:00:00Z') });
+    jest.spyOn(Math, 'random').mockReturnValue(0.5);
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+    jest.restoreAllMocks();
+  });
+
+  describe('handle', () => {
+    it('runs the handler once and answers ACK', async () => {
+      const harness = new Harness();
+      await expect(harness.handle(orderWire())).resolves.toEqual({ kind: 'ACK' });
+      expect(harness.calls.map((c) => c.attempt)).toEqual([1]);
+      expect(harness.copies).toEqual([]);
+    });
+  });
+
+  describe('inline retries', () => {
+    const inline = { maxAttempts: 3, mode: RetryMode.INLINE, ordering: RetryOrdering.ALLOW_REORDER };
+
+    it('waits the jittered backoff on the clock before calling the handler again', async () => {
+      const harness = new Harness({ policy: { ...inline, backoff: FAST }, failWhile: (a) => a < 2 });
+      const settled = harness.handle(orderWire());
+      await jest.advanceTimersByTimeAsync(0);
+      expect(harness.calls).toHaveLength(1);
+      // Full jitter with random() = 0.5 over [0, 1000]: 500 ms.
+      await jest.advanceTimersByTimeAsync(499);
+      expect(harness.calls).toHaveLength(1);
+      await jest.advanceTimersByTimeAsync(1);
+      await expect(settled).resolves.toEqual({ kind: 'ACK' });
+      expect(harness.calls.map((c) => c.attempt)).toEqual([1, 2]);
+    });
+
+    it('keeps the consumer alive once a second during a long wait', async () => {
+      const backoff = { initialDelayMs: 10_000, multiplier: 2, maxDelayMs: 10_000 };
+      const harness = new Harness({ policy: { ...inline, backoff }, failWhile: (a) => a < 2 });
+      const settled = harness.handle(orderWire());
+      await jest.advanceTimersByTimeAsync(5_000); // a 5000 ms wait
+      await expect(settled).resolves.toEqual({ kind: 'ACK' });
+      expect(harness.keepAlives).toBe(5);
+    });
+
+    it('leaves the delivery unsettled when the consumer stops during the wait', async () => {
+      const harness = new Harness({ policy: { ...inline, backoff: FAST }, failWhile: () => true });
+      const settled = harness.handle(orderWire());
+      await jest.advanceTimersByTimeAsync(0);
+      harness.pipeline.stop();
+      await jest.advanceTimersByTimeAsync(1_000);
+      await expect(settled).resolves.toEqual({ kind: 'LEAVE' });
+      expect(harness.calls).toHaveLength(1);
+    });
+  });
+
+  describe('dead-lettering', () => {
+    it('publishes the copy to the group dead-letter destination, then answers ACK', async () => {
+      const harness = new Harness({ failWhile: () => true });
+      await expect(harness.handle(orderWire())).resolves.toEqual({ kind: 'ACK' });
+      expect(harness.copies.map((c) => c.destination)).toEqual([`${DESTINATION}.${GROUP}.dlq`]);
+      expect(harness.copies[0].headers[MessageHeaders.FAILURE_CATEGORY]).toBe('TRANSIENT');
+    });
+
+    it('tries a refused copy again after the republish backoff and answers ACK only once it is confirmed', async () => {
+      const harness = new Harness({ failWhile: () => true });
+      harness.answers.push('REJECTED', 'AMBIGUOUS');
+      let settlement: Settlement | undefined;
+      void harness.handle(orderWire()).then((s) => (settlement = s));
+      await jest.advanceTimersByTimeAsync(0);
+      expect(harness.copies).toHaveLength(1);
+      await jest.advanceTimersByTimeAsync(100); // 200 ms × 0.5
+      expect(harness.copies).toHaveLength(2);
+      expect(settlement).toBeUndefined();
+      await jest.advanceTimersByTimeAsync(200); // 400 ms × 0.5
+      expect(harness.copies).toHaveLength(3);
+      expect(settlement).toEqual({ kind: 'ACK' });
+    });
+
+    it('leaves the source unsettled when the consumer stops before the copy is confirmed', async () => {
+      const harness = new Harness({ failWhile: () => true });
+      harness.answers.push(...Array<'REJECTED'>(10).fill('REJECTED'));
+      const settled = harness.handle(orderWire());
+      await jest.advanceTimersByTimeAsync(0);
+      harness.stopping = true;
+      await expect(withTimePassing(settled)).resolves.toEqual({ kind: 'LEAVE' });
+      expect(harness.copies).toHaveLength(1);
+    });
+  });
+
+  describe('other decisions', () => {
+    it('pauses in place on an ordered stream (Kafka) for the jittered delay', async () => {
+      const policy = { maxAttempts: 3, mode: RetryMode.PAUSE_PARTITION, backoff: FAST };
+      const harness = new Harness({ policy, failWhile: () => true });
+      await expect(harness.handle(orderWire())).resolves.toEqual({ kind: 'PAUSE', delayMs: 500 });
+      expect(harness.copies).toEqual([]);
+    });
+
+    it('publishes to the retry destination of the tier, due at now + delay', async () => {
+      const policy = {
+        maxAttempts: 3,
+        mode: RetryMode.RETRY_DESTINATION,
+        ordering: RetryOrdering.ALLOW_REORDER,
+        backoff: FAST,
+      };
+      const harness = new Harness({ policy, failWhile: () => true });
+      await expect(harness.handle(orderWire())).resolves.toEqual({ kind: 'ACK' });
+      const [copy] = harness.copies;
+      expect(copy.destination).toMatch(new RegExp(`^${DESTINATION}\\.${GROUP}\\.retry\\.\\d+ms$`));
+      expect(copy.headers[MessageHeaders.RETRY_DUE_AT]).toBe('2026-12-01T00:00:00.500Z');
+      expect(copy.headers[MessageHeaders.RETRY_ATTEMPT]).toBe('1');
+    });
+
+    it('drops a non-retryable failure without a copy when the policy says REJECT', async () => {
+      const policy = {
+        maxAttempts: 3,
+        mode: RetryMode.INLINE,
+        onNonRetryable: 'REJECT' as const,
+      };
+      const forbidden = () => Object.assign(new Error('permission denied'), { code: '42501' });
+      const harness = new Harness({ policy, failWhile: () => true, error: forbidden });
+      await expect(harness.handle(orderWire())).resolves.toEqual({ kind: 'DROP' });
+      expect(harness.copies).toEqual([]);
+    });
+  });
+});
