@@ -91,7 +91,7 @@ describe('Outbox lease expiry: takeover of a crashed relay (PostgreSQL + Kafka)'
     expect(rows.every((r) => r.lockedBy === null && r.attempts === 0)).toBe(true);
 
     await reader.waitFor(2 * N);
-    const records = await reader.settle(1_000);
+    const records = await reader.settle();
     expect(records).toHaveLength(2 * N);
     const copies = new Map<string, number>();
     records.forEach((r) => copies.set(r.headers['msg.id'], (copies.get(r.headers['msg.id']) ?? 0) + 1));

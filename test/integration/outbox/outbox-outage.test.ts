@@ -92,7 +92,7 @@ describe('Outbox relay through a Kafka outage (private broker)', () => {
 
     reader = await new TopicReader(topic, testKafka(broker.brokers)).start();
     await reader.waitFor(N + 1);
-    const records = await reader.settle(1_000);
+    const records = await reader.settle();
     const ids = records.map((r) => r.headers['msg.id']);
     expect(ids).toHaveLength(N + 1);
     expect(new Set(ids).size).toBe(N + 1);

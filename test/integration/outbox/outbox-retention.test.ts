@@ -97,9 +97,9 @@ describe('Outbox retention (PostgreSQL)', () => {
       `messaging-outbox-retention:${store.tables.outbox}`,
     ]);
 
-    const started = Date.now();
+    // Resolves while the lock is still held (a purge that waited for it would hang here until the test's
+    // timeout, since the holder commits only afterwards).
     expect(await apps[0].get(OutboxRetention).purge()).toBe(0);
-    expect(Date.now() - started).toBeLessThan(2_000);
     expect(await keysLeft()).toEqual({ old: 6 });
 
     await holder.query('commit');

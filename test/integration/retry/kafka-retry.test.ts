@@ -12,6 +12,7 @@ import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
 import { orderPlaced } from '../support/orders.fixture';
 import { orderMessage, withBody } from '../support/raw-messages';
+import { countRefusedCopies } from '../support/refused-copies';
 import { TopicReader } from '../support/topic-reader';
 import { useKafkaSuite } from '../support/suite-resources';
 
@@ -195,7 +196,8 @@ describe('Retry policies on Kafka', () => {
   it('keeps the source unsettled while the DLQ refuses the copy, and settles once it is confirmed', async () => {
     const probe = new ConsumerProbe();
     probe.alwaysFail.add(1);
-    const { topic, group } = await start('dlqfail', undefined, probe);
+    const { topic, group, app } = await start('dlqfail', undefined, probe);
+    const refusals = countRefusedCopies(app);
     const dlqTopic = `${topic}.${group}.dlq`;
     const admin = kafka.admin();
     await admin.connect();
@@ -209,8 +211,8 @@ describe('Retry policies on Kafka', () => {
     await setMaxBytes(64); // the broker now refuses every copy: MESSAGE_TOO_LARGE
     await raw.send(five(topic));
 
-    await eventually(() => probe.invocations >= 1);
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    // The copy was refused, and refused again after a backoff: the source offset stays uncommitted.
+    await eventually(() => refusals.count >= 2);
     expect(await committedTotal(kafka, group, topic)).toBe(0);
     expect(await handled(group)).toEqual([]);
 

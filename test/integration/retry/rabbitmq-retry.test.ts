@@ -8,6 +8,7 @@ import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-c
 import { orderPlaced } from '../support/orders.fixture';
 import { orderMessage, withBody } from '../support/raw-messages';
 import { drainQueue, publishRaw } from '../support/rabbit-wire';
+import { countRefusedCopies } from '../support/refused-copies';
 import { useRabbitSuite } from '../support/suite-resources';
 
 const run = promisify(execFile);
@@ -17,9 +18,13 @@ describe('Retry policies on RabbitMQ', () => {
   const suite = useRabbitSuite('rabbit_retry');
   const { rabbit, apps } = suite;
 
-  async function start(prefix: string, policy: RetryPolicyOptions | undefined, probe = new ConsumerProbe()) {
-    const destination = uniqueName(prefix);
-    const group = uniqueName('g');
+  async function start(
+    prefix: string,
+    policy: RetryPolicyOptions | undefined,
+    probe = new ConsumerProbe(),
+    names = { destination: uniqueName(prefix), group: uniqueName('g') },
+  ) {
+    const { destination, group } = names;
     rabbit.track({
       exchanges: [destination],
       queues: [
@@ -39,7 +44,7 @@ describe('Retry policies on RabbitMQ', () => {
       messaging: { relay: { enabled: false }, consumers: { concurrency: 1 } },
     });
     apps.push(app);
-    return { destination, group, probe };
+    return { destination, group, probe, app };
   }
 
   const handled = (group: string) =>
@@ -141,8 +146,10 @@ describe('Retry policies on RabbitMQ', () => {
   it('leaves the source unacked while the DLQ refuses the copy (nothing lost), then settles', async () => {
     const probe = new ConsumerProbe();
     probe.alwaysFail.add(1);
-    const { destination, group } = await start('dlqfail', undefined, probe);
-    const dlq = `${destination}.${group}.dlq`;
+    const { destination, group, app } = await start('dlqfail', undefined, probe);
+    const refusals = countRefusedCopies(app);
+    const workQueue = `${destination}.${group}`;
+    const dlq = `${workQueue}.dlq`;
     const connection = await rabbit.connect();
     const admin = await connection.createChannel();
     await admin.deleteQueue(dlq);
@@ -153,16 +160,20 @@ describe('Retry policies on RabbitMQ', () => {
     });
     await publishRaw(connection, three(destination));
 
-    await eventually(() => probe.invocations >= 1);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    const work = await admin.checkQueue(`${destination}.${group}`);
-    // Message 1 is held unacked by the consumer (not in the ready count), 2 and 3 wait behind it in its lane.
-    expect(work.consumerCount).toBe(1);
+    // The copy was refused, and refused again after a backoff; 2 and 3 wait behind 1 in its key's lane.
+    await eventually(() => refusals.count >= 2);
     expect(await depth(dlq)).toBe(0);
     expect(await handled(group)).toEqual([]);
 
+    // The consumer stops while the copy is still refused: message 1 was never acked, so the broker has all
+    // three again (a source acked before its copy was confirmed would be gone).
+    await app.close();
+    apps.splice(apps.indexOf(app), 1);
+    expect(await depth(workQueue)).toBe(3);
+
     await admin.deleteQueue(dlq);
     await admin.assertQueue(dlq, { durable: true });
+    await start('dlqfail', undefined, probe, { destination, group });
     await eventually(async () => expect(await depth(dlq)).toBe(1), 30_000);
     await eventually(async () => expect((await handled(group)).map((r) => r.seq)).toEqual([2, 3]));
     await admin.close();

@@ -5,6 +5,8 @@ import {
   MessagingMigrations,
   MessagingModule,
   MessagingModuleOptions,
+  OutboxRelay,
+  RelayRoundResult,
   TransportOptions,
 } from '@app/messaging';
 import { infraEnv } from '../../harness/infra';
@@ -19,6 +21,8 @@ export interface MessagingAppOptions {
   messaging?: Partial<Omit<MessagingModuleOptions, 'transport'>>;
   /** Run the shipped migration (default true). */
   migrate?: boolean;
+  /** Called after compiling, before the application starts (to observe its first relay round, say). */
+  beforeInit?: (moduleRef: TestingModule) => void;
 }
 
 export async function createMessagingApp(options: MessagingAppOptions): Promise<TestingModule> {
@@ -46,6 +50,7 @@ export async function createMessagingApp(options: MessagingAppOptions): Promise<
     ],
     providers: options.providers ?? [],
   }).compile();
+  options.beforeInit?.(moduleRef);
   await moduleRef.init();
   return moduleRef;
 }
@@ -56,4 +61,14 @@ export function kafkaTransport(brokers: string[] = infraEnv().kafkaBrokers): Tra
 
 export function rabbitTransport(url: string = infraEnv().amqpUrl): TransportOptions {
   return { kind: 'rabbitmq', url };
+}
+
+/** Resolves after the relay's next round (the bootstrap round, when listened to from `beforeInit`). */
+export function nextRelayRound(moduleRef: TestingModule): Promise<RelayRoundResult> {
+  return new Promise((resolve) => {
+    const stop = moduleRef.get(OutboxRelay).onRound((round) => {
+      stop();
+      resolve(round);
+    });
+  });
 }
