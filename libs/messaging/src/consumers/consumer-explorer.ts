@@ -79,7 +79,7 @@ export class ConsumerExplorer implements OnModuleInit {
       RETRY_POLICY_METADATA,
       instance[method],
     );
-    let policy = this.options.retryDefaults[metadata.event.destination];
+    let policy = this.options.retryDefaults.get(metadata.event.destination);
     if (declared) {
       try {
         policy = resolveRetryPolicy(declared);

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { z } from 'zod';
 import { systemClock } from '../common/clock';
 import { encodeEnvelope } from '../envelope/envelope-codec';
@@ -42,12 +43,17 @@ class Flaky extends Error {
 }
 
 /** A message for `OrderPlaced` as the relay puts it on the wire. */
-function orderWire(payload: object = { orderId: 1, customer: 'c1' }, headers: Record<string, string> = {}) {
+function orderWire(
+  payload: object = { orderId: 1, customer: 'c1' },
+  headers: Record<string, string> = {},
+  destination = DESTINATION,
+  type = 'OrderPlaced',
+) {
   const wire = encodeEnvelope(
     {
       messageId: newMessageId(),
-      type: 'OrderPlaced',
-      destination: DESTINATION,
+      type,
+      destination,
       key: 'c1',
       occurredAt: new Date(),
       headers: {},
@@ -148,6 +154,7 @@ describe(DeliveryPipeline.name, () => {
   beforeEach(() => {
     jest.useFakeTimers({ now: new Date('2026-12-01T00:00:00Z') });
     jest.spyOn(Math, 'random').mockReturnValue(0.5);
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
   });
   afterEach(() => {
     jest.useRealTimers();
@@ -230,6 +237,16 @@ describe(DeliveryPipeline.name, () => {
       harness.stopping = true;
       await expect(withTimePassing(settled)).resolves.toEqual({ kind: 'LEAVE' });
       expect(harness.copies).toHaveLength(1);
+    });
+  });
+
+  describe('retry defaults', () => {
+    it('finds no default for a destination named like an Object.prototype member', async () => {
+      const harness = new Harness();
+      const unknown = orderWire({}, {}, 'constructor', 'Unknown');
+      await expect(harness.handle(unknown)).resolves.toEqual({ kind: 'ACK' });
+      expect(harness.copies.map((c) => c.destination)).toEqual([`constructor.${GROUP}.dlq`]);
+      expect(harness.copies[0].headers[MessageHeaders.FAILURE_CODE]).toBe('UNKNOWN_TYPE');
     });
   });
 

@@ -61,7 +61,7 @@ export class DeliveryPipeline {
   async handle(group: string, delivery: Delivery, control: DeliveryControl): Promise<Settlement> {
     const decoded = decodeEnvelope(delivery.wire);
     const destination = delivery.wire.destination;
-    const defaultPolicy = this.options.retryDefaults[destination];
+    const defaultPolicy = this.options.retryDefaults.get(destination);
     if (!decoded.ok) return this.fail(group, delivery, control, decoded.failure, defaultPolicy);
 
     const envelope = decoded.envelope;
