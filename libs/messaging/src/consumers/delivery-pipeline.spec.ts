@@ -240,6 +240,50 @@ describe(DeliveryPipeline.name, () => {
     });
   });
 
+  describe('messages no handler can take', () => {
+    const POLICIES: Array<[string, TransportCapabilities, RetryPolicyOptions]> = [
+      ['Kafka PAUSE_PARTITION', KAFKA, { maxAttempts: 3, mode: RetryMode.PAUSE_PARTITION }],
+      ['Kafka INLINE, PRESERVE', KAFKA, { maxAttempts: 3, mode: RetryMode.INLINE }],
+      [
+        'Kafka INLINE, ALLOW_REORDER',
+        KAFKA,
+        { maxAttempts: 3, mode: RetryMode.INLINE, ordering: RetryOrdering.ALLOW_REORDER },
+      ],
+      [
+        'Kafka RETRY_DESTINATION, ALLOW_REORDER',
+        KAFKA,
+        { maxAttempts: 3, mode: RetryMode.RETRY_DESTINATION, ordering: RetryOrdering.ALLOW_REORDER },
+      ],
+      ['RabbitMQ INLINE', RABBITMQ, { maxAttempts: 3, mode: RetryMode.INLINE }],
+      ['RabbitMQ BROKER_DELAYED', RABBITMQ, { maxAttempts: 3, mode: RetryMode.BROKER_DELAYED }],
+    ];
+    const BAD: Array<[string, (wire: WireMessage) => WireMessage, string]> = [
+      ['a schema mismatch', () => orderWire({ orderId: 'one' }), 'SCHEMA_MISMATCH'],
+      ['an unknown type', () => orderWire({}, {}, DESTINATION, 'OrderShipped'), 'UNKNOWN_TYPE'],
+      ['an undecodable body', (wire) => ({ ...wire, body: Buffer.from('<xml/>') }), 'INVALID_JSON'],
+    ];
+
+    it.each(
+      POLICIES.flatMap(([name, capabilities, policy]) =>
+        BAD.map((bad) => [name, ...bad, capabilities, policy] as const),
+      ),
+    )('%s: dead-letters %s on its first delivery', async (_name, _what, make, code, capabilities, policy) => {
+      const harness = new Harness({ capabilities, policy, retryDefaults: { [DESTINATION]: policy } });
+      await expect(harness.handle(make(orderWire()))).resolves.toEqual({ kind: 'ACK' });
+      expect(harness.copies.map((c) => c.destination)).toEqual([`${DESTINATION}.${GROUP}.dlq`]);
+      expect(harness.copies[0].headers[MessageHeaders.FAILURE_CODE]).toBe(code);
+      expect(harness.copies[0].headers[MessageHeaders.RETRY_ATTEMPT]).toBe('1');
+      expect(harness.calls).toEqual([]);
+    });
+
+    it("drops it instead when the policy's onNonRetryable says REJECT", async () => {
+      const policy = { maxAttempts: 3, mode: RetryMode.INLINE, onNonRetryable: 'REJECT' as const };
+      const harness = new Harness({ policy });
+      await expect(harness.handle(orderWire({ orderId: 'one' }))).resolves.toEqual({ kind: 'DROP' });
+      expect(harness.copies).toEqual([]);
+    });
+  });
+
   describe('retry defaults', () => {
     it('finds no default for a destination named like an Object.prototype member', async () => {
       const harness = new Harness();

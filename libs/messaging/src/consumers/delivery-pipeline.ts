@@ -13,7 +13,7 @@ import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { ErrorClassifier } from '../retry/error-classifier';
 import { RetryDecision } from '../retry/retry-decision';
-import { decideRetry } from '../retry/retry-decision-engine';
+import { decideRetry, decideUnprocessable } from '../retry/retry-decision-engine';
 import { ResolvedRetryPolicy } from '../retry/retry-policy.interface';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { Delivery, DeliveryControl, Settlement } from '../transports/subscription.interface';
@@ -133,22 +133,15 @@ export class DeliveryPipeline {
     }
   }
 
-  private async fail(
+  /** A message no handler can take fails the same way on every delivery: never retried, whatever the mode. */
+  private fail(
     group: string,
     delivery: Delivery,
     control: DeliveryControl,
     failure: Failure,
     policy: ResolvedRetryPolicy | undefined,
   ): Promise<Settlement> {
-    const decision = this.decide(failure, delivery.attempt, policy);
-    if (decision.kind === 'RETRY_INLINE') {
-      // Decoding and validation fail the same way every time: retrying in place cannot help.
-      return this.settle(group, delivery, control, failure, delivery.attempt, {
-        kind: 'DEAD_LETTER',
-        reason: 'NO_RETRY_PATH',
-      });
-    }
-    return this.settle(group, delivery, control, failure, delivery.attempt, decision);
+    return this.settle(group, delivery, control, failure, delivery.attempt, decideUnprocessable(policy));
   }
 
   private decide(failure: Failure, attempt: number, policy: ResolvedRetryPolicy | undefined): RetryDecision {

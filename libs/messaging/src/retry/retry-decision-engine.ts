@@ -2,6 +2,7 @@ import { computeRetryDelay, delayTiers, tierFor } from './backoff';
 import {
   DeadLetterDecision,
   DeadLetterReason,
+  RejectDecision,
   RetryDecision,
   RetryDecisionInput,
   RetryDestinationDecision,
@@ -42,6 +43,20 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
   }
   // 8. No path can retry this delivery: park it rather than drop it or loop on it.
   return deadLetter('NO_RETRY_PATH');
+}
+
+/**
+ * The decision for a message no handler can take: it cannot be decoded, its type is unknown, or its payload
+ * breaks the event's schema. The same bytes fail the same way on every delivery, so whatever the mode (and
+ * whatever the category's retryability) it is not retried: it is dead-lettered, or dropped when the policy
+ * says `onNonRetryable: 'REJECT'`.
+ */
+export function decideUnprocessable(
+  policy: ResolvedRetryPolicy | undefined,
+): DeadLetterDecision | RejectDecision {
+  return policy?.onNonRetryable === 'REJECT'
+    ? { kind: 'REJECT', reason: 'NON_RETRYABLE' }
+    : deadLetter('NON_RETRYABLE');
 }
 
 function nonRetryableCategory({ category, policy }: PolicyInput): RetryDecision | undefined {
