@@ -11,7 +11,7 @@ import { committedTotal } from '../support/kafka-wire';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
 import { orderPlaced } from '../support/orders.fixture';
-import { orderMessage, withBody } from '../support/raw-messages';
+import { orderMessage, withBody, withHeaders } from '../support/raw-messages';
 import { countRefusedCopies } from '../support/refused-copies';
 import { TopicReader } from '../support/topic-reader';
 import { useKafkaSuite } from '../support/suite-resources';
@@ -22,10 +22,15 @@ describe('Retry policies on Kafka', () => {
   const suite = useKafkaSuite('kafka_retry');
   const { kafka, topics, raw, apps } = suite;
 
-  async function start(prefix: string, policy: RetryPolicyOptions | undefined, probe = new ConsumerProbe()) {
+  async function start(
+    prefix: string,
+    policy: RetryPolicyOptions | undefined,
+    probe = new ConsumerProbe(),
+    retryDefault?: RetryPolicyOptions,
+  ) {
     const topic = await topics.create(uniqueName(prefix), 1);
     const group = uniqueName(`${prefix}_g`);
-    topics.track(`${topic}.${group}.dlq`, ...[100, 200, 400].map((t) => `${topic}.${group}.retry.${t}ms`));
+    topics.trackPrefix(`${topic}.${group}.`); // its dead-letter and retry topics
     const app = await createMessagingApp({
       schema: suite.schema.name,
       transport: kafkaTransport(),
@@ -34,7 +39,10 @@ describe('Retry policies on Kafka', () => {
         { provide: ConsumerProbe, useValue: probe },
         ordersConsumer(orderPlaced(topic), group, policy),
       ],
-      messaging: { relay: { enabled: false } },
+      messaging: {
+        relay: { enabled: false },
+        retryDefaults: retryDefault && { [topic]: retryDefault },
+      },
     });
     apps.push(app);
     return { topic, group, probe, app };
@@ -223,6 +231,38 @@ describe('Retry policies on Kafka', () => {
     const dlq = await new TopicReader(dlqTopic, kafka).start();
     expect((await dlq.waitFor(1)).length).toBeGreaterThanOrEqual(1);
     await dlq.stop();
+  });
+
+  it('parks a message no handler can take in the DLQ under a RETRY_DESTINATION default, not in a retry topic', async () => {
+    const probe = new ConsumerProbe();
+    const fallback = {
+      maxAttempts: 3,
+      mode: RetryMode.RETRY_DESTINATION,
+      ordering: RetryOrdering.ALLOW_REORDER,
+      backoff: FAST,
+    };
+    const inline = { maxAttempts: 3, mode: RetryMode.INLINE, backoff: FAST };
+    const { topic, group } = await start('deflt', inline, probe, fallback);
+    const [first, second] = five(topic);
+    await raw.send([withHeaders(first, { 'msg.type': 'OrderShipped' }), second]);
+
+    await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(2));
+    const dlq = await new TopicReader(`${topic}.${group}.dlq`, kafka).start();
+    const [parked] = await dlq.waitFor(1);
+    await dlq.stop();
+    expect(parked.headers['msg.failure-code']).toBe('UNKNOWN_TYPE');
+    expect(parked.headers['msg.id']).toBe(first.headers['msg.id']);
+    expect((await handled(group)).map((r) => r.seq)).toEqual([2]);
+  });
+
+  it('refuses at startup a retry default Kafka cannot honour, naming the destination', async () => {
+    const inline = { maxAttempts: 3, mode: RetryMode.INLINE };
+    const error = await start('baddefault', inline, new ConsumerProbe(), {
+      maxAttempts: 3,
+      mode: RetryMode.BROKER_DELAYED,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MessagingConfigurationError);
+    expect((error as Error).message).toMatch(/retryDefaults\['baddefault_[a-z0-9_]+'\].*BROKER_DELAYED/s);
   });
 
   it('refuses at startup a policy Kafka cannot honour, naming the class and method', async () => {

@@ -6,7 +6,7 @@ import { uniqueName } from '../../harness/names';
 import { createMessagingApp, rabbitTransport } from '../support/messaging-app';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
 import { orderPlaced } from '../support/orders.fixture';
-import { orderMessage, withBody } from '../support/raw-messages';
+import { orderMessage, withBody, withHeaders } from '../support/raw-messages';
 import { drainQueue, publishRaw } from '../support/rabbit-wire';
 import { countRefusedCopies } from '../support/refused-copies';
 import { useRabbitSuite } from '../support/suite-resources';
@@ -23,16 +23,11 @@ describe('Retry policies on RabbitMQ', () => {
     policy: RetryPolicyOptions | undefined,
     probe = new ConsumerProbe(),
     names = { destination: uniqueName(prefix), group: uniqueName('g') },
+    retryDefault?: RetryPolicyOptions,
   ) {
     const { destination, group } = names;
-    rabbit.track({
-      exchanges: [destination],
-      queues: [
-        `${destination}.${group}`,
-        `${destination}.${group}.dlq`,
-        ...[200, 400, 800].map((tier) => `${destination}.${group}.retry.${tier}ms`),
-      ],
-    });
+    rabbit.track({ exchanges: [destination], queues: [`${destination}.${group}`] });
+    rabbit.trackQueuePrefix(`${destination}.${group}.`); // its dead-letter and retry queues
     const app = await createMessagingApp({
       schema: suite.schema.name,
       transport: rabbitTransport(),
@@ -41,7 +36,11 @@ describe('Retry policies on RabbitMQ', () => {
         { provide: ConsumerProbe, useValue: probe },
         ordersConsumer(orderPlaced(destination), group, policy),
       ],
-      messaging: { relay: { enabled: false }, consumers: { concurrency: 1 } },
+      messaging: {
+        relay: { enabled: false },
+        consumers: { concurrency: 1 },
+        retryDefaults: retryDefault && { [destination]: retryDefault },
+      },
     });
     apps.push(app);
     return { destination, group, probe, app };
@@ -177,6 +176,34 @@ describe('Retry policies on RabbitMQ', () => {
     await eventually(async () => expect(await depth(dlq)).toBe(1), 30_000);
     await eventually(async () => expect((await handled(group)).map((r) => r.seq)).toEqual([2, 3]));
     await admin.close();
+  });
+
+  it('parks a message no handler can take in the DLQ under a BROKER_DELAYED default, and goes on with its key', async () => {
+    const probe = new ConsumerProbe();
+    const names = { destination: uniqueName('deflt'), group: uniqueName('g') };
+    const fallback = { maxAttempts: 3, mode: RetryMode.BROKER_DELAYED, backoff: FAST };
+    const inline = { maxAttempts: 3, mode: RetryMode.INLINE, backoff: FAST };
+    const { destination, group } = await start('deflt', inline, probe, names, fallback);
+    const [first, second] = three(destination);
+    await publishRaw(await rabbit.connect(), [withHeaders(first, { 'msg.type': 'OrderShipped' }), second]);
+
+    const dlq = `${destination}.${group}.dlq`;
+    await eventually(async () => expect(await depth(dlq)).toBe(1));
+    await eventually(async () => expect((await handled(group)).map((r) => r.seq)).toEqual([2]));
+    const [parked] = await drainQueue(await rabbit.connect(), dlq);
+    expect(parked.properties.headers?.['msg.failure-code']).toBe('UNKNOWN_TYPE');
+  });
+
+  it('refuses at startup a retry default RabbitMQ cannot honour, naming the destination', async () => {
+    const names = { destination: uniqueName('baddefault'), group: uniqueName('g') };
+    const inline = { maxAttempts: 3, mode: RetryMode.INLINE };
+    const error = await start('baddefault', inline, new ConsumerProbe(), names, {
+      maxAttempts: 3,
+      mode: RetryMode.PAUSE_PARTITION,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MessagingConfigurationError);
+    expect((error as Error).message).toContain(`retryDefaults['${names.destination}']`);
+    expect((error as Error).message).toMatch(/PAUSE_PARTITION/);
   });
 
   it('refuses at startup a policy RabbitMQ cannot honour, naming the class and method', async () => {

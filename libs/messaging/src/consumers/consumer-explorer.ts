@@ -41,6 +41,7 @@ export class ConsumerExplorer implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
+    this.checkRetryDefaults();
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       const instance = wrapper.instance as Record<string, (...args: unknown[]) => unknown> | undefined;
       if (!instance || typeof instance !== 'object') continue;
@@ -51,6 +52,22 @@ export class ConsumerExplorer implements OnModuleInit {
           prototype[method],
         );
         if (metadata) this.register(wrapper, instance, method, metadata);
+      }
+    }
+  }
+
+  /**
+   * Every `retryDefaults` entry must be one the transport can honour, also where no handler uses it (a
+   * default covers any handler of the destination without a policy of its own, now or later).
+   */
+  private checkRetryDefaults(): void {
+    for (const [destination, policy] of this.options.retryDefaults) {
+      const unsupported = unsupportedPolicyReason(policy, this.transport.capabilities);
+      if (unsupported) {
+        throw new MessagingConfigurationError(
+          `retryDefaults['${destination}']`,
+          `${unsupported} (transport: ${this.transport.kind}).`,
+        );
       }
     }
   }
@@ -79,6 +96,7 @@ export class ConsumerExplorer implements OnModuleInit {
       RETRY_POLICY_METADATA,
       instance[method],
     );
+    // Without a policy of its own, the destination's default (checked already in onModuleInit).
     let policy = this.options.retryDefaults.get(metadata.event.destination);
     if (declared) {
       try {
@@ -87,7 +105,7 @@ export class ConsumerExplorer implements OnModuleInit {
         throw new MessagingConfigurationError(`@RetryPolicy on ${name}`, (error as Error).message);
       }
     }
-    const unsupported = policy && unsupportedPolicyReason(policy, this.transport.capabilities);
+    const unsupported = declared && policy && unsupportedPolicyReason(policy, this.transport.capabilities);
     if (unsupported) {
       throw new MessagingConfigurationError(
         `@RetryPolicy on ${name}`,

@@ -4,7 +4,7 @@ import { systemClock } from '../common/clock';
 import { defineEvent } from '../envelope/event-definition';
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { resolveMessagingOptions } from '../options/resolve-messaging-options';
-import { RetryMode, RetryOrdering } from '../retry/retry-policy.interface';
+import { RetryMode, RetryOrdering, RetryPolicyOptions } from '../retry/retry-policy.interface';
 import { resolveRetryPolicy } from '../retry/retry-policy';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { ConsumerHandle, Subscription } from '../transports/subscription.interface';
@@ -40,7 +40,7 @@ class FakeTransport {
   }
 }
 
-function orchestrator(transport: FakeTransport) {
+function orchestrator(transport: FakeTransport, retryDefaults?: Record<string, RetryPolicyOptions>) {
   const registry = new HandlerRegistry();
   registry.add({
     group: 'billing',
@@ -58,6 +58,7 @@ function orchestrator(transport: FakeTransport) {
   const options = resolveMessagingOptions({
     serviceName: 'unit',
     transport: { kind: 'kafka', brokers: ['127.0.0.1:9092'] },
+    retryDefaults,
   });
   return new ConsumerOrchestrator(
     registry,
@@ -88,6 +89,19 @@ describe(ConsumerOrchestrator.name, () => {
       expect(transport.subscriptions.map((s) => [s.group, s.destinations, s.retryTiers])).toEqual([
         ['billing', ['orders'], { orders: [100, 200, 400] }],
       ]);
+    });
+
+    it("subscribes the retry tiers of the destination's default too", async () => {
+      const transport = new FakeTransport();
+      await orchestrator(transport, {
+        orders: {
+          maxAttempts: 3,
+          mode: RetryMode.RETRY_DESTINATION,
+          ordering: RetryOrdering.ALLOW_REORDER,
+          backoff: { initialDelayMs: 1_000, multiplier: 3, maxDelayMs: 10_000 },
+        },
+      }).start();
+      expect(transport.subscriptions[0].retryTiers).toEqual({ orders: [100, 200, 400, 1_000, 3_000] });
     });
 
     it('subscribes again in the background, with backoff, while the broker refuses', async () => {

@@ -117,15 +117,17 @@ export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeAppli
     const destinations = this.registry.destinationsOf(group);
     const retryTiers: Record<string, number[]> = {};
     for (const [destination, handlers] of destinations) {
+      // The tiers of every policy that may send a message of this destination to a retry destination: the
+      // handlers' own and the destination's default.
+      const policies = [...handlers.values()].map((handler) => handler.policy);
+      policies.push(this.options.retryDefaults.get(destination));
       const tiers = new Set<number>();
-      for (const handler of handlers.values()) {
-        const policy = handler.policy;
+      for (const policy of policies) {
         if (
           policy &&
           (policy.mode === RetryMode.RETRY_DESTINATION || policy.mode === RetryMode.BROKER_DELAYED)
-        ) {
+        )
           delayTiers(policy.backoff, policy.maxAttempts).forEach((tier) => tiers.add(tier));
-        }
       }
       retryTiers[destination] = [...tiers].sort((a, b) => a - b);
     }
