@@ -113,6 +113,7 @@ export class DeliveryPipeline {
             await handler.invoke(payload, messageContext(group, delivery, envelope, attempt, scope.manager));
           }),
         );
+        if (outcome === 'CONFLICT') return this.conflict(group, delivery, control, envelope, attempt);
         if (outcome === 'DUPLICATE') {
           this.logger.debug(`${describeMessage(envelope, group, attempt)}: duplicate, skipped.`);
         }
@@ -131,6 +132,29 @@ export class DeliveryPipeline {
         attempt = decision.nextAttempt;
       }
     }
+  }
+
+  /**
+   * A different message under the id of one handled before: not handled (the first is kept), and not
+   * dropped either: dead-lettered as ID_CONFLICT, whatever the policy, for someone to look at.
+   */
+  private conflict(
+    group: string,
+    delivery: Delivery,
+    control: DeliveryControl,
+    envelope: MessageEnvelope,
+    attempt: number,
+  ): Promise<Settlement> {
+    const failure: Failure = {
+      category: FailureCategory.VALIDATION,
+      code: 'ID_CONFLICT',
+      messageId: envelope.messageId,
+      detail: 'a different payload than the message handled first under this id',
+    };
+    return this.settle(group, delivery, control, failure, attempt, {
+      kind: 'DEAD_LETTER',
+      reason: 'NON_RETRYABLE',
+    });
   }
 
   /** A message no handler can take fails the same way on every delivery: never retried, whatever the mode. */

@@ -1,18 +1,19 @@
 import { createHash } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { MessageEnvelope } from '../envelope/message-envelope';
 import { TransactionHost } from '../transaction/transaction-host';
 import { TransactionScope } from '../transaction/transaction-scope';
 import { InboxStore } from './inbox-store';
 
-/** What happened to a delivery in the inbox. */
-export type InboxOutcome = 'HANDLED' | 'DUPLICATE';
+/**
+ * What happened to a delivery in the inbox: handled now; a duplicate of one handled before (same id, same
+ * payload); or a different message reusing a handled message's id (CONFLICT: not handled).
+ */
+export type InboxOutcome = 'HANDLED' | 'DUPLICATE' | 'CONFLICT';
 
 /** Runs a handler at most once per (consumer group, message id). */
 @Injectable()
 export class InboxService {
-  private readonly logger = new Logger(InboxService.name);
-
   constructor(
     private readonly transactions: TransactionHost,
     private readonly store: InboxStore,
@@ -20,8 +21,9 @@ export class InboxService {
 
   /**
    * In one transaction: records the message for the group and runs `work`, or, when the record exists,
-   * does nothing (a duplicate; a different payload under the same id is logged). `work` throwing rolls
-   * both back, so the message can be tried again.
+   * does nothing: a DUPLICATE, or a CONFLICT when the payload differs from the one handled under that id
+   * (the caller dead-letters it, so that it does not disappear). `work` throwing rolls both back, so the
+   * message can be tried again.
    */
   async runOnce(
     group: string,
@@ -40,13 +42,7 @@ export class InboxService {
       });
       if (!recorded) {
         const firstHash = await this.store.recordedHash(scope.queryRunner, group, envelope.messageId);
-        if (firstHash !== undefined && firstHash !== payloadHash) {
-          this.logger.warn(
-            `Duplicate message ${envelope.messageId} (${envelope.type} on ${envelope.destination}, group ${group}) ` +
-              'carries a different payload than the one handled first; the first is kept, this one skipped.',
-          );
-        }
-        return 'DUPLICATE';
+        return firstHash !== undefined && firstHash !== payloadHash ? 'CONFLICT' : 'DUPLICATE';
       }
       await work(scope);
       return 'HANDLED';
