@@ -111,4 +111,39 @@ describe('Outbox lease expiry: takeover of a crashed relay (PostgreSQL + Kafka)'
         `the crashed instance's lease expired; ${records.length} records for ${N} messages`,
     );
   });
+
+  it('lets only the instance that holds a row mark it: a relay whose lease ran out touches nothing', async () => {
+    const app = await createMessagingApp(appOptions({ enabled: false }));
+    apps.push(app);
+    const store = app.get(OutboxStore);
+    await app.get(OrdersService).place('late', 1, 1);
+    await app.get(OrdersService).place('late', 2, 2);
+    const late = await store.claim(100, 'late-instance', 60_000);
+    expect(late.map((r) => r.key)).toEqual(['late', 'late']);
+    // The late instance stalls past its lease; another instance takes the rows over.
+    await db.query(
+      `update messaging_outbox set locked_until = now() - interval '1 second' where locked_by = 'late-instance'`,
+    );
+    const taken = await store.claim(100, 'new-holder', 60_000);
+    expect(taken.map((r) => r.id)).toEqual(late.map((r) => r.id));
+
+    // The late instance's answers come in now: neither may change what the new holder has in flight.
+    await store.markSent([late[0].id], 'late-instance');
+    await store.markFailed(
+      [{ id: late[1].id, error: 'AMBIGUOUS: late', retryInMs: 60_000 }],
+      'late-instance',
+    );
+    const ids = late.map((r) => r.id);
+    const rowsOf = async () => (await readOutboxRows(db)).filter((r) => ids.includes(r.id));
+    expect((await rowsOf()).map((r) => [r.lockedBy, r.sentAt, r.attempts, r.lastError])).toEqual([
+      ['new-holder', null, 0, null],
+      ['new-holder', null, 0, null],
+    ]);
+
+    await store.markSent(ids, 'new-holder');
+    expect((await rowsOf()).map((r) => [r.lockedBy, r.sentAt !== null])).toEqual([
+      [null, true],
+      [null, true],
+    ]);
+  });
 });

@@ -192,13 +192,17 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     );
     const retryInMs = batch.unconfirmed.length > 0 ? this.nextBackoffMs(batch.confirmed.length === 0) : 0;
     try {
-      await this.store.markSent(batch.confirmed.map((row) => row.id));
+      await this.store.markSent(
+        batch.confirmed.map((row) => row.id),
+        this.instanceId,
+      );
       await this.store.markFailed(
         batch.unconfirmed.map(({ row, outcome }) => ({
           id: row.id,
           error: `${outcome.status}: ${describe(outcome.error)}`.slice(0, 500),
           retryInMs,
         })),
+        this.instanceId,
       );
     } catch (error) {
       // The broker has the messages; their rows stay claimed until the lease expires and are then sent

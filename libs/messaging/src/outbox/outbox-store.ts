@@ -122,26 +122,33 @@ export class OutboxStore {
       .sort((a, b) => compareIds(a.id, b.id));
   }
 
-  /** Marks confirmed rows sent and releases them. */
-  async markSent(ids: readonly string[]): Promise<void> {
+  /**
+   * Marks confirmed rows sent and releases them: only rows `owner` still holds. A row whose lease ran out
+   * and that another instance took over is that instance's to mark; it publishes the row again (a
+   * duplicate, never a loss).
+   */
+  async markSent(ids: readonly string[], owner: string): Promise<void> {
     if (ids.length === 0) return;
     await this.dataSource.query(
       `update ${this.tables.outbox} set sent_at = now(), locked_by = null, locked_until = null
-       where id = any($1::bigint[])`,
-      [ids],
+       where id = any($1::bigint[]) and locked_by = $2`,
+      [ids, owner],
     );
   }
 
-  /** Releases rows whose publish failed and holds each back for its retry delay. */
-  async markFailed(rows: readonly FailedOutboxRow[]): Promise<void> {
+  /**
+   * Releases rows whose publish failed and holds each back for its retry delay: only rows `owner` still
+   * holds, so that a late answer never releases, or delays, a row another instance has in flight.
+   */
+  async markFailed(rows: readonly FailedOutboxRow[], owner: string): Promise<void> {
     if (rows.length === 0) return;
     await this.dataSource.query(
       `update ${this.tables.outbox} o
        set attempts = o.attempts + 1, last_error = f.error, locked_by = null, locked_until = null,
            available_at = now() + f.delay * interval '1 millisecond'
        from unnest($1::bigint[], $2::text[], $3::integer[]) as f(id, error, delay)
-       where o.id = f.id and o.sent_at is null`,
-      [rows.map((r) => r.id), rows.map((r) => r.error), rows.map((r) => Math.round(r.retryInMs))],
+       where o.id = f.id and o.sent_at is null and o.locked_by = $4`,
+      [rows.map((r) => r.id), rows.map((r) => r.error), rows.map((r) => Math.round(r.retryInMs)), owner],
     );
   }
 
