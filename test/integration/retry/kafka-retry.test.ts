@@ -265,6 +265,25 @@ describe('Retry policies on Kafka', () => {
     expect((error as Error).message).toMatch(/retryDefaults\['baddefault_[a-z0-9_]+'\].*BROKER_DELAYED/s);
   });
 
+  it('ignores failure headers a producer put on a message of the destination itself', async () => {
+    const probe = new ConsumerProbe();
+    probe.alwaysFail.add(1);
+    const policy = { maxAttempts: 3, mode: RetryMode.PAUSE_PARTITION, backoff: FAST };
+    const { topic, group } = await start('forged', policy, probe);
+    const sentAt = Date.now();
+    const [first, second] = five(topic);
+    const forged = { 'msg.retry-attempt': '99', 'msg.first-failure-at': '2000-01-01T00:00:00.000Z' };
+    await raw.send([withHeaders(first, forged), second]);
+
+    await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(2));
+    const dlq = await new TopicReader(`${topic}.${group}.dlq`, kafka).start();
+    const [parked] = await dlq.waitFor(1);
+    await dlq.stop();
+    expect(probe.invocations).toBe(3 + 1); // its three attempts, not one
+    expect(parked.headers['msg.retry-attempt']).toBe('3');
+    expect(Date.parse(parked.headers['msg.first-failure-at'])).toBeGreaterThanOrEqual(sentAt - 1_000);
+  });
+
   it('refuses at startup a policy Kafka cannot honour, naming the class and method', async () => {
     const error = await start('nodelay', { maxAttempts: 3, mode: RetryMode.BROKER_DELAYED }).catch(
       (e: unknown) => e,

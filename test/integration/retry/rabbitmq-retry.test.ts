@@ -206,6 +206,27 @@ describe('Retry policies on RabbitMQ', () => {
     expect((error as Error).message).toMatch(/PAUSE_PARTITION/);
   });
 
+  it.each([RetryMode.INLINE, RetryMode.BROKER_DELAYED])(
+    '%s: ignores failure headers a producer put on a message of the destination itself',
+    async (mode) => {
+      const probe = new ConsumerProbe();
+      probe.alwaysFail.add(1);
+      const { destination, group } = await start('forged', { maxAttempts: 3, mode, backoff: FAST }, probe);
+      const sentAt = Date.now();
+      const forged = { 'msg.retry-attempt': '99', 'msg.first-failure-at': '2000-01-01T00:00:00.000Z' };
+      const [first, second] = three(destination);
+      await publishRaw(await rabbit.connect(), [withHeaders(first, forged), second]);
+
+      const dlq = `${destination}.${group}.dlq`;
+      await eventually(async () => expect(await depth(dlq)).toBe(1));
+      const [parked] = await drainQueue(await rabbit.connect(), dlq);
+      expect(probe.invocations).toBe(3 + 1); // its three attempts, not one
+      expect(String(parked.properties.headers?.['msg.retry-attempt'])).toBe('3');
+      const firstFailure = String(parked.properties.headers?.['msg.first-failure-at']);
+      expect(Date.parse(firstFailure)).toBeGreaterThanOrEqual(sentAt - 1_000);
+    },
+  );
+
   it('refuses at startup a policy RabbitMQ cannot honour, naming the class and method', async () => {
     const error = await start('nopause', { maxAttempts: 3, mode: RetryMode.PAUSE_PARTITION }).catch(
       (e: unknown) => e,

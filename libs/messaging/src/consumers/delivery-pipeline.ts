@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
-import { failureHeaders } from '../dead-letter/failure-copy';
+import { failureHeaders, withoutFailureHeaders } from '../dead-letter/failure-copy';
 import { publishUntilConfirmed } from '../dead-letter/publish-until-confirmed';
 import { decodeEnvelope } from '../envelope/envelope-codec';
 import { FailureCategory } from '../envelope/failure-category';
@@ -58,7 +58,8 @@ export class DeliveryPipeline {
     this.stopping = false;
   }
 
-  async handle(group: string, delivery: Delivery, control: DeliveryControl): Promise<Settlement> {
+  async handle(group: string, received: Delivery, control: DeliveryControl): Promise<Settlement> {
+    const delivery = trustedDelivery(received);
     const decoded = decodeEnvelope(delivery.wire);
     const destination = delivery.wire.destination;
     const defaultPolicy = this.options.retryDefaults.get(destination);
@@ -256,4 +257,13 @@ export class DeliveryPipeline {
   ): void {
     this.logger.warn(failureLogLine(group, delivery, failure, attempt, outcome));
   }
+}
+
+/**
+ * The delivery with the failure headers (attempt, first failure, due time) only where the library wrote
+ * them: a message read from the destination itself has none, whatever its producer set.
+ */
+function trustedDelivery(delivery: Delivery): Delivery {
+  if (delivery.origin.retryTierMs !== undefined) return delivery;
+  return { ...delivery, wire: { ...delivery.wire, headers: withoutFailureHeaders(delivery.wire.headers) } };
 }

@@ -9,6 +9,12 @@ export interface DeliveryOrigin {
   readonly deliveryTag?: number;
   /** The broker says it delivered this message before (RabbitMQ `redelivered`). */
   readonly redelivered?: boolean;
+  /**
+   * Set when the delivery came back from one of the group's retry destinations: that destination's delay
+   * tier (ms). Only then are the failure headers it carries its own history; on the destination itself any
+   * producer could have set them.
+   */
+  readonly retryTierMs?: number;
 }
 
 /** One message handed by a transport to the consumer pipeline. */

@@ -4,14 +4,17 @@ import { Delivery } from '../subscription.interface';
 
 /**
  * A Kafka record as a delivery. `destination` is the topic it was published to (for a retry topic, the
- * topic it retries); the attempt counts the failures before it: `failedInPlace` (the last attempt that
- * failed while the partition was held for this record) or else the `msg.retry-attempt` it carries.
+ * topic it retries); `retryTierMs` the tier of the retry topic it was read from, if any. The attempt counts
+ * the failures before it: `failedInPlace` (the last attempt that failed while the partition was held for
+ * this record), else the `msg.retry-attempt` it carries, which counts only on a retry topic: on the
+ * destination itself any producer could set it.
  */
 export function kafkaDelivery(
   topic: string,
   destination: string,
   partition: number,
   message: KafkaMessage,
+  retryTierMs?: number,
   failedInPlace?: number,
 ): Delivery {
   const headers: Record<string, string> = {};
@@ -19,7 +22,8 @@ export function kafkaDelivery(
     if (value === undefined) continue;
     headers[name] = (Array.isArray(value) ? value[0] : value).toString();
   }
-  const retried = Number.parseInt(headers[MessageHeaders.RETRY_ATTEMPT] ?? '0', 10);
+  const retried =
+    retryTierMs === undefined ? 0 : Number.parseInt(headers[MessageHeaders.RETRY_ATTEMPT] ?? '0', 10);
   const priorFailures = failedInPlace ?? (Number.isFinite(retried) && retried > 0 ? retried : 0);
   return {
     wire: {
@@ -29,12 +33,12 @@ export function kafkaDelivery(
       body: message.value ?? Buffer.alloc(0),
     },
     attempt: priorFailures + 1,
-    origin: { source: topic, partition, offset: message.offset },
+    origin: { source: topic, partition, offset: message.offset, retryTierMs },
   };
 }
 
-/** How long a retry-topic record is not due yet, ms (0 when due, or without a due time). */
-export function notDueForMs(message: KafkaMessage, now: number): number {
+/** When a retry-topic record is due (epoch ms), or NaN without a valid `msg.retry-due-at`. */
+export function retryDueAt(message: KafkaMessage): number {
   const dueAt = message.headers?.[MessageHeaders.RETRY_DUE_AT];
-  return dueAt ? Date.parse(String(dueAt)) - now : 0;
+  return dueAt ? Date.parse(String(dueAt)) : Number.NaN;
 }

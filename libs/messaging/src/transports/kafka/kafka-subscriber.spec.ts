@@ -152,6 +152,28 @@ describe(KafkaSubscriber.name, () => {
       expect(consumer.seek).toHaveBeenCalledWith({ topic: RETRY_TOPIC, partition: 0, offset: '0' });
     });
 
+    it('holds a retry-topic record at most its tier, whatever due time it carries', async () => {
+      const { consumers, deliveries } = await startSubscriber(() => ({ kind: 'ACK' }));
+      const [consumer] = consumers;
+      const farFuture = { [MessageHeaders.RETRY_DUE_AT]: '2100-01-01T00:00:00.000Z' };
+      await consumer.eachBatch!(batchOf(RETRY_TOPIC, [record('0', 'a', farFuture)]).payload);
+
+      await jest.advanceTimersByTimeAsync(1_000); // the topic's tier
+      expect(consumer.seek).toHaveBeenCalledWith({ topic: RETRY_TOPIC, partition: 0, offset: '0' });
+      await consumer.eachBatch!(batchOf(RETRY_TOPIC, [record('0', 'a', farFuture)]).payload);
+      expect(deliveries.map((d) => d.origin.offset)).toEqual(['0']);
+    });
+
+    it('takes the attempt count from a retry topic only, never from the destination itself', async () => {
+      const { consumers, deliveries } = await startSubscriber(() => ({ kind: 'ACK' }));
+      const [consumer] = consumers;
+      const forged = { [MessageHeaders.RETRY_ATTEMPT]: '99' };
+      await consumer.eachBatch!(batchOf(TOPIC, [record('0', 'a', forged)]).payload);
+      const retried = { [MessageHeaders.RETRY_ATTEMPT]: '2' };
+      await consumer.eachBatch!(batchOf(RETRY_TOPIC, [record('0', 'a', retried)]).payload);
+      expect(deliveries.map((d) => d.attempt)).toEqual([1, 3]);
+    });
+
     it('heartbeats once a second while a handler runs long', async () => {
       let finish!: () => void;
       const running = new Promise<void>((resolve) => (finish = resolve));

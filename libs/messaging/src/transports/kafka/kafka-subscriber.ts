@@ -5,7 +5,7 @@ import { destinationNames } from '../../dead-letter/destination-names';
 import { computeRetryDelay, RECONNECT_BACKOFF } from '../../retry/backoff';
 import { KeyedLanes } from '../keyed-lanes';
 import { DeliveryControl, Settlement, Subscription } from '../subscription.interface';
-import { kafkaDelivery, notDueForMs } from './kafka-delivery';
+import { kafkaDelivery, retryDueAt } from './kafka-delivery';
 import { OffsetTracker } from './offset-tracker';
 
 /** What the Kafka transport lends a subscriber: its client, topic creation, logger and clock. */
@@ -44,8 +44,10 @@ export class KafkaSubscriber {
   /** Failed attempts of a message being retried in place: `topic:partition:offset` → count. */
   private readonly pausedAttempts = new Map<string, number>();
   private readonly timers = new Set<CancelTimer>();
-  /** Retry topic → the destination it retries. */
-  private readonly origins = new Map<string, string>();
+  /** Retry topic → the destination it retries and its delay tier. */
+  private readonly retryTopics = new Map<string, { destination: string; tierMs: number }>();
+  /** The retry-topic record each partition is held for (`topic:partition`), and until when at the latest. */
+  private readonly held = new Map<string, { offset: string; until: number }>();
   /** Batches being handled: shutdown waits for them so that their settled offsets get committed. */
   private readonly activeBatches = new Set<Promise<void>>();
   private readonly lanes: KeyedLanes;
@@ -65,7 +67,7 @@ export class KafkaSubscriber {
       topics.push(destination);
       const retryTopics = (retryTiers[destination] ?? []).map((tier) => {
         const retryTopic = destinationNames.retry(destination, group, tier);
-        this.origins.set(retryTopic, destination);
+        this.retryTopics.set(retryTopic, { destination, tierMs: tier });
         return retryTopic;
       });
       topics.push(...retryTopics);
@@ -162,7 +164,8 @@ export class KafkaSubscriber {
       for (const message of messages) {
         if (hold.stopped || this.stopping || !payload.isRunning() || payload.isStale()) break;
         tracker.dispatch(message.offset);
-        const notDueFor = this.origins.has(topic) ? notDueForMs(message, this.host.clock.now()) : 0;
+        const retry = this.retryTopics.get(topic);
+        const notDueFor = retry ? this.notDueFor(topic, partition, message, retry.tierMs) : 0;
         if (notDueFor > 0) {
           stopHere(notDueFor);
           break;
@@ -189,6 +192,28 @@ export class KafkaSubscriber {
         this.holdPartition(topic, partition, resumeAt, hold.delayMs);
       }
     }
+  }
+
+  /**
+   * How long a retry-topic record is not due yet: until its `msg.retry-due-at`, but never longer than its
+   * topic's tier from when this subscriber first held it, so that a due time far in the future (a mistake,
+   * or a foreign producer) cannot stop the partition.
+   */
+  private notDueFor(topic: string, partition: number, message: KafkaMessage, tierMs: number): number {
+    const slot = `${topic}:${partition}`;
+    const now = this.host.clock.now();
+    const due = retryDueAt(message);
+    let held = this.held.get(slot);
+    if (!held || held.offset !== message.offset) {
+      held = { offset: message.offset, until: now + tierMs };
+      this.held.set(slot, held);
+    }
+    const wait = Math.min(due, held.until) - now;
+    if (!(wait > 0)) {
+      this.held.delete(slot);
+      return 0;
+    }
+    return wait;
   }
 
   /**
@@ -221,8 +246,15 @@ export class KafkaSubscriber {
     heartbeat: () => Promise<void>,
   ): Promise<BatchSettlement> {
     const slot = `${topic}:${partition}:${message.offset}`;
-    const destination = this.origins.get(topic) ?? topic;
-    const delivery = kafkaDelivery(topic, destination, partition, message, this.pausedAttempts.get(slot));
+    const retry = this.retryTopics.get(topic);
+    const delivery = kafkaDelivery(
+      topic,
+      retry?.destination ?? topic,
+      partition,
+      message,
+      retry?.tierMs,
+      this.pausedAttempts.get(slot),
+    );
     const control: DeliveryControl = { keepAlive: heartbeat, isStopping: () => this.stopping };
     let settlement: Settlement;
     try {

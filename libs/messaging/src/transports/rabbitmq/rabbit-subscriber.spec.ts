@@ -41,10 +41,10 @@ class FakeChannel extends EventEmitter {
     this.nacked.push([message.fields.deliveryTag, requeue]);
   }
 
-  deliver(deliveryTag: number, headers: Record<string, unknown> = {}): void {
+  deliver(deliveryTag: number, headers: Record<string, unknown> = {}, exchange = DESTINATION): void {
     this.onMessage?.({
       content: Buffer.from('{}'),
-      fields: { deliveryTag, redelivered: false, exchange: DESTINATION, routingKey: 'OrderPlaced' },
+      fields: { deliveryTag, redelivered: false, exchange, routingKey: 'OrderPlaced' },
       properties: { headers: { [MessageHeaders.KEY]: `k${deliveryTag}`, ...headers } },
     } as unknown as amqp.ConsumeMessage);
   }
@@ -132,6 +132,23 @@ describe(RabbitSubscriber.name, () => {
       await jest.advanceTimersByTimeAsync(0);
       expect(channels[0].acked).toEqual([1]);
       expect(channels[0].nacked).toEqual([[2, false]]);
+    });
+  });
+
+  describe('deliveries', () => {
+    it('takes the attempt count from a message that came back from a retry queue only', async () => {
+      const { channels, deliveries } = await startSubscriber(() => ({ kind: 'ACK' }));
+      const attempt = { [MessageHeaders.RETRY_ATTEMPT]: '2' };
+      const death = (queue: string) => [{ queue, reason: 'expired', count: 1 }];
+      channels[0].deliver(1, attempt); // published to the exchange by anyone
+      channels[0].deliver(2, { ...attempt, 'x-death': death(`${WORK_QUEUE}.retry.500ms`) }, '');
+      channels[0].deliver(3, { ...attempt, 'x-death': death('elsewhere') }, '');
+      await jest.advanceTimersByTimeAsync(0);
+      expect(deliveries.map((d) => [d.attempt, d.origin.retryTierMs])).toEqual([
+        [1, undefined],
+        [3, 500],
+        [1, undefined],
+      ]);
     });
   });
 

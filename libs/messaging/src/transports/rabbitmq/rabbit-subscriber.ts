@@ -43,6 +43,8 @@ export class RabbitSubscriber {
   private readonly lanes: KeyedLanes;
   /** Work queue → the destination it consumes. */
   private readonly origins = new Map<string, string>();
+  /** Retry queue → its delay tier. */
+  private readonly retryQueues = new Map<string, number>();
 
   constructor(
     private readonly host: RabbitSubscriberHost,
@@ -87,7 +89,9 @@ export class RabbitSubscriber {
       await channel.bindQueue(workQueue, destination, '#');
       await channel.assertQueue(destinationNames.deadLetter(destination, group), { durable: true });
       for (const tier of retryTiers[destination] ?? []) {
-        await channel.assertQueue(destinationNames.retry(destination, group, tier), {
+        const retryQueue = destinationNames.retry(destination, group, tier);
+        this.retryQueues.set(retryQueue, tier);
+        await channel.assertQueue(retryQueue, {
           durable: true,
           arguments: {
             'x-message-ttl': tier,
@@ -166,9 +170,25 @@ export class RabbitSubscriber {
     }
   }
 
+  /**
+   * The tier of the group's retry queue a message came back from (its TTL expired and it was dead-lettered
+   * into the work queue through the default exchange, so RabbitMQ's latest `x-death` names that queue), or
+   * undefined: a message published to the destination's exchange, whatever headers its producer set.
+   */
+  private retryTierOf(message: amqp.ConsumeMessage): number | undefined {
+    if (message.fields.exchange !== '') return undefined;
+    const deaths: unknown = message.properties.headers?.['x-death'];
+    if (!Array.isArray(deaths) || deaths.length === 0) return undefined;
+    const latest = deaths[0] as { queue?: unknown; reason?: unknown };
+    if (latest.reason !== 'expired' || typeof latest.queue !== 'string') return undefined;
+    return this.retryQueues.get(latest.queue);
+  }
+
   private toDelivery(queue: string, message: amqp.ConsumeMessage): Delivery {
     const headers = amqpHeaders(message);
-    const retried = Number.parseInt(headers[MessageHeaders.RETRY_ATTEMPT] ?? '0', 10);
+    const retryTierMs = this.retryTierOf(message);
+    const retried =
+      retryTierMs === undefined ? 0 : Number.parseInt(headers[MessageHeaders.RETRY_ATTEMPT] ?? '0', 10);
     return {
       wire: {
         destination: this.origins.get(queue) ?? message.fields.exchange,
@@ -181,6 +201,7 @@ export class RabbitSubscriber {
         source: queue,
         deliveryTag: message.fields.deliveryTag,
         redelivered: message.fields.redelivered,
+        retryTierMs,
       },
     };
   }
