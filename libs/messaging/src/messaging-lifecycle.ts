@@ -1,12 +1,13 @@
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { MessagingSchemaMissingError } from './errors/messaging-schema-missing.error';
 import { MESSAGING_TRANSPORT } from './messaging.constants';
+import { CreateMessagingAttempts1764720000000 } from './migrations/create-attempts-table.migration';
 import { CreateMessagingTables1764547200000 } from './migrations/create-messaging-tables.migration';
 import { OutboxStore } from './outbox/outbox-store';
 import { MessageTransport } from './transports/message-transport.interface';
 
 /**
- * Startup and shutdown of what the library owns: at init, checks that the migration ran; at shutdown,
+ * Startup and shutdown of what the library owns: at init, checks that the migrations ran; at shutdown,
  * after relays and consumers have stopped (they stop in `beforeApplicationShutdown`), closes the broker
  * connections.
  */
@@ -18,11 +19,12 @@ export class MessagingLifecycle implements OnModuleInit, OnApplicationShutdown {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    if (!(await this.store.tableExists())) {
-      throw new MessagingSchemaMissingError(
-        this.store.tables.outbox,
-        CreateMessagingTables1764547200000.name,
-      );
+    const { outbox, attempts } = this.store.tables;
+    if (!(await this.store.tableExists(outbox))) {
+      throw new MessagingSchemaMissingError(outbox, CreateMessagingTables1764547200000.name);
+    }
+    if (!(await this.store.tableExists(attempts))) {
+      throw new MessagingSchemaMissingError(attempts, CreateMessagingAttempts1764720000000.name);
     }
   }
 

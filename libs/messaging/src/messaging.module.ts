@@ -6,6 +6,7 @@ import { Clock, systemClock } from './common/clock';
 import { ConsumerExplorer } from './consumers/consumer-explorer';
 import { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
 import { DeliveryPipeline } from './consumers/delivery-pipeline';
+import { FailureSettler } from './consumers/failure-settler';
 import { HandlerRegistry } from './consumers/handler-registry';
 import { MessagingServer } from './consumers/messaging.server';
 import { InboxRetention } from './inbox/inbox-retention';
@@ -74,6 +75,7 @@ import { createTransport } from './transports/create-transport';
     InboxRetention,
     HandlerRegistry,
     ConsumerExplorer,
+    FailureSettler,
     DeliveryPipeline,
     ConsumerOrchestrator,
     MessagingServer,

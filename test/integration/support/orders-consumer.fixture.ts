@@ -44,6 +44,8 @@ export class ConsumerProbe {
   readonly alwaysFail = new Set<number>();
   delayMs = 0;
   readonly contexts: MessageContext[] = [];
+  /** Called on every invocation, before the handler writes or fails. */
+  onInvocation?: (context: MessageContext) => void;
 }
 
 type OrderPayload = z.output<typeof orderPlacedSchema>;
@@ -64,6 +66,7 @@ export function ordersConsumer(event: OrderPlacedEvent, group: string, policy?: 
     async onOrderPlaced(order: OrderPayload, context: MessageContext): Promise<void> {
       this.probe.invocations += 1;
       this.probe.contexts.push(context);
+      this.probe.onInvocation?.(context);
       if (this.probe.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.probe.delayMs));
       await this.handled.save(
         this.handled.create({

@@ -6,7 +6,7 @@ import { defineEvent } from '../envelope/event-definition';
 import { MessageHeaders } from '../envelope/message-headers';
 import { newMessageId } from '../envelope/message-id';
 import { WireMessage } from '../envelope/wire-message';
-import { InboxOutcome, InboxService } from '../inbox/inbox.service';
+import { InboxDelivery, InboxOutcome, InboxService } from '../inbox/inbox.service';
 import { MessageTracing } from '../observability/message-tracing';
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { resolveMessagingOptions } from '../options/resolve-messaging-options';
@@ -17,6 +17,7 @@ import { PublishOutcome } from '../transports/publish-outcome';
 import { Delivery, DeliveryControl, Settlement } from '../transports/subscription.interface';
 import { TransportCapabilities } from '../transports/transport-capabilities';
 import { DeliveryPipeline } from './delivery-pipeline';
+import { FailureSettler } from './failure-settler';
 import { HandlerRegistry } from './handler-registry';
 import { MessageContext } from './message-context';
 
@@ -71,6 +72,34 @@ interface HarnessOptions {
   readonly failWhile?: (attempt: number) => boolean;
   /** What the handler throws; default a transient failure. */
   readonly error?: () => Error;
+  /** The inbox (and its attempt counts); a fresh one by default. */
+  readonly inbox?: FakeInbox;
+}
+
+/** The inbox in memory: handled ids and the failed attempts of messages retried in place. */
+class FakeInbox {
+  readonly handled = new Set<string>();
+  readonly failed = new Map<string, number>();
+
+  async runOnce(
+    delivery: InboxDelivery,
+    work: (scope: { manager: never }, failedBefore: number) => Promise<void>,
+  ): Promise<InboxOutcome> {
+    const id = delivery.envelope.messageId;
+    if (this.handled.has(id)) return 'DUPLICATE';
+    await work({ manager: undefined as never }, this.failed.get(id) ?? 0);
+    this.handled.add(id);
+    this.failed.delete(id);
+    return 'HANDLED';
+  }
+
+  async recordFailedAttempt(delivery: InboxDelivery, attempt: number): Promise<void> {
+    this.failed.set(delivery.envelope.messageId, attempt);
+  }
+
+  async forgetFailedAttempts(delivery: InboxDelivery): Promise<void> {
+    this.failed.delete(delivery.envelope.messageId);
+  }
 }
 
 /** A pipeline over a fake transport and inbox; the test scripts what the broker answers to copies. */
@@ -99,17 +128,7 @@ class Harness {
           return status === 'CONFIRMED' ? { status } : { status, error: new Error('refused') };
         }),
     } as unknown as MessageTransport;
-    const inbox = {
-      runOnce: async (
-        _group: string,
-        _envelope: unknown,
-        _body: Buffer,
-        work: (scope: { manager: never }) => Promise<void>,
-      ): Promise<InboxOutcome> => {
-        await work({ manager: undefined as never });
-        return 'HANDLED';
-      },
-    } as unknown as InboxService;
+    const inbox = (options.inbox ?? new FakeInbox()) as unknown as InboxService;
     const resolved = resolveMessagingOptions({
       serviceName: 'unit',
       transport: { kind: 'kafka', brokers: ['127.0.0.1:9092'] },
@@ -125,19 +144,21 @@ class Harness {
         if (options.failWhile?.(context.attempt)) throw options.error?.() ?? new Flaky('downstream flaked');
       },
     });
+    const metrics = new MessagingMetrics();
     this.pipeline = new DeliveryPipeline(
       this.registry,
       inbox,
+      new FailureSettler(transport, metrics, systemClock),
       transport,
       resolved,
-      new MessagingMetrics(),
+      metrics,
       new MessageTracing(),
       systemClock,
     );
   }
 
-  handle(wire: WireMessage, attempt = 1): Promise<Settlement> {
-    const delivery: Delivery = { wire, attempt, origin: { source: wire.destination } };
+  handle(wire: WireMessage, retryTierMs?: number): Promise<Settlement> {
+    const delivery: Delivery = { wire, origin: { source: wire.destination, retryTierMs } };
     return this.pipeline.handle(GROUP, delivery, this.control);
   }
 }
@@ -203,6 +224,49 @@ describe(DeliveryPipeline.name, () => {
       await jest.advanceTimersByTimeAsync(1_000);
       await expect(settled).resolves.toEqual({ kind: 'LEAVE' });
       expect(harness.calls).toHaveLength(1);
+    });
+  });
+
+  describe('attempts retried in place', () => {
+    const pause = { maxAttempts: 3, mode: RetryMode.PAUSE_PARTITION, backoff: FAST };
+
+    it('are counted in the inbox, so that another consumer (after a restart) goes on from there', async () => {
+      const inbox = new FakeInbox();
+      const wire = orderWire();
+      const first = new Harness({ policy: pause, failWhile: () => true, inbox });
+      await expect(first.handle(wire)).resolves.toEqual({ kind: 'PAUSE', delayMs: 500 });
+      await expect(first.handle(wire)).resolves.toEqual({ kind: 'PAUSE', delayMs: 1_000 });
+
+      const restarted = new Harness({ policy: pause, failWhile: () => true, inbox });
+      await expect(restarted.handle(wire)).resolves.toEqual({ kind: 'ACK' });
+      expect(restarted.calls.map((c) => c.attempt)).toEqual([3]);
+      expect(restarted.copies[0].headers[MessageHeaders.RETRY_ATTEMPT]).toBe('3');
+      expect(inbox.failed.size).toBe(0);
+    });
+
+    it('count inline retries too', async () => {
+      const inbox = new FakeInbox();
+      const inline = { ...pause, mode: RetryMode.INLINE, ordering: RetryOrdering.ALLOW_REORDER };
+      const harness = new Harness({ policy: inline, failWhile: () => true, inbox });
+      const wire = orderWire();
+      const settled = harness.handle(wire);
+      await jest.advanceTimersByTimeAsync(0);
+      expect(inbox.failed.get(wire.headers[MessageHeaders.ID])).toBe(1);
+      harness.pipeline.stop(); // the consumer stops during the wait: the count stays
+      await jest.advanceTimersByTimeAsync(1_000);
+      await expect(settled).resolves.toEqual({ kind: 'LEAVE' });
+      expect(inbox.failed.get(wire.headers[MessageHeaders.ID])).toBe(1);
+    });
+
+    it('ignore a msg.retry-attempt on a message of the destination itself', async () => {
+      const harness = new Harness({ policy: pause, failWhile: () => true });
+      const forged = orderWire(undefined, { [MessageHeaders.RETRY_ATTEMPT]: '99' });
+      await expect(harness.handle(forged)).resolves.toEqual({ kind: 'PAUSE', delayMs: 500 });
+      expect(harness.calls.map((c) => c.attempt)).toEqual([1]);
+
+      const retried = orderWire(undefined, { [MessageHeaders.RETRY_ATTEMPT]: '1' });
+      await harness.handle(retried, 1_000);
+      expect(harness.calls.map((c) => c.attempt)).toEqual([1, 2]);
     });
   });
 

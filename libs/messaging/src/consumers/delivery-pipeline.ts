@@ -1,12 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
-import { failureHeaders, withoutFailureHeaders } from '../dead-letter/failure-copy';
-import { publishUntilConfirmed } from '../dead-letter/publish-until-confirmed';
+import { withoutFailureHeaders } from '../dead-letter/failure-copy';
 import { decodeEnvelope } from '../envelope/envelope-codec';
 import { FailureCategory } from '../envelope/failure-category';
 import { MessageEnvelope } from '../envelope/message-envelope';
-import { WireMessage } from '../envelope/wire-message';
-import { InboxService } from '../inbox/inbox.service';
+import { MessageHeaders } from '../envelope/message-headers';
+import { InboxDelivery, InboxService } from '../inbox/inbox.service';
 import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { MessageTracing } from '../observability/message-tracing';
 import { MessagingMetrics } from '../observability/messaging-metrics';
@@ -17,9 +16,10 @@ import { decideRetry, decideUnprocessable } from '../retry/retry-decision-engine
 import { ResolvedRetryPolicy } from '../retry/retry-policy.interface';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { Delivery, DeliveryControl, Settlement } from '../transports/subscription.interface';
-import { describeMessage, errorLine, failureLogLine, messageContext } from './delivery-description';
+import { describeMessage, errorLine, messageContext } from './delivery-description';
+import { FailedDelivery, FailureSettler } from './failure-settler';
 import { HandlerDefinition, HandlerRegistry } from './handler-registry';
-import { ACK, Failure, LEAVE, SettleDecision, settleDecision } from './settle-decision';
+import { ACK, Failure, LEAVE } from './settle-decision';
 
 /** The longest an inline wait goes without a keep-alive (Kafka heartbeats). */
 const KEEP_ALIVE_EVERY_MS = 1_000;
@@ -27,9 +27,10 @@ const KEEP_ALIVE_EVERY_MS = 1_000;
 /**
  * What happens to every delivery, on every transport: decode the envelope, find the group's handler,
  * validate the payload, run handler and inbox record in one transaction, and say how to settle. A failure at
- * any step is classified, the retry engine decides, and the pipeline builds and publishes the dead-letter or
- * retry copy itself (publish → confirm → settle); the transport only applies the settlement. Bad messages
- * never stop a consumer.
+ * any step is classified, the retry engine decides, and the `FailureSettler` publishes any dead-letter or
+ * retry copy (publish → confirm → settle); the transport only applies the settlement. Attempts of a message
+ * retried in place are counted in the database, so `maxAttempts` holds across restarts. Bad messages never
+ * stop a consumer.
  */
 @Injectable()
 export class DeliveryPipeline {
@@ -40,6 +41,7 @@ export class DeliveryPipeline {
   constructor(
     private readonly registry: HandlerRegistry,
     private readonly inbox: InboxService,
+    private readonly failures: FailureSettler,
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
     private readonly metrics: MessagingMetrics,
@@ -58,12 +60,23 @@ export class DeliveryPipeline {
     this.stopping = false;
   }
 
-  async handle(group: string, received: Delivery, control: DeliveryControl): Promise<Settlement> {
+  async handle(group: string, received: Delivery, transportControl: DeliveryControl): Promise<Settlement> {
     const delivery = trustedDelivery(received);
+    const control: DeliveryControl = {
+      keepAlive: () => transportControl.keepAlive(),
+      isStopping: () => this.stopping || transportControl.isStopping(),
+    };
     const decoded = decodeEnvelope(delivery.wire);
     const destination = delivery.wire.destination;
     const defaultPolicy = this.options.retryDefaults.get(destination);
-    if (!decoded.ok) return this.fail(group, delivery, control, decoded.failure, defaultPolicy);
+    const failed = (failure: Failure): FailedDelivery => ({
+      group,
+      delivery,
+      control,
+      failure,
+      attempt: firstAttempt(delivery),
+    });
+    if (!decoded.ok) return this.failures.settle(failed(decoded.failure), decideUnprocessable(defaultPolicy));
 
     const envelope = decoded.envelope;
     const handler = this.registry.find(group, destination, envelope.type);
@@ -73,7 +86,7 @@ export class DeliveryPipeline {
         code: 'UNKNOWN_TYPE',
         messageId: envelope.messageId,
       };
-      return this.fail(group, delivery, control, failure, defaultPolicy);
+      return this.failures.settle(failed(failure), decideUnprocessable(defaultPolicy));
     }
     const parsed = handler.event.schema.safeParse(envelope.payload);
     if (!parsed.success) {
@@ -84,7 +97,7 @@ export class DeliveryPipeline {
         messageId: envelope.messageId,
         detail,
       };
-      return this.fail(group, delivery, control, failure, handler.policy);
+      return this.failures.settle(failed(failure), decideUnprocessable(handler.policy));
     }
     return this.run(group, delivery, control, envelope, handler, parsed.data);
   }
@@ -97,7 +110,14 @@ export class DeliveryPipeline {
     handler: HandlerDefinition,
     payload: unknown,
   ): Promise<Settlement> {
-    let attempt = delivery.attempt;
+    const inboxDelivery: InboxDelivery = {
+      group,
+      envelope,
+      body: delivery.wire.body,
+      redriveId: delivery.wire.headers[MessageHeaders.REDRIVE_ID] ?? '',
+    };
+    let attempt = firstAttempt(delivery);
+    let failedInPlace = false;
     const labels = { group, destination: envelope.destination };
     for (;;) {
       try {
@@ -108,13 +128,16 @@ export class DeliveryPipeline {
           'messaging.message.attempt': attempt,
         };
         const outcome = await this.tracing.process(this.transport.kind, delivery.wire, spanAttributes, () =>
-          this.inbox.runOnce(group, envelope, delivery.wire.body, async (scope) => {
+          this.inbox.runOnce(inboxDelivery, async (scope, failedBefore) => {
+            // Deliveries that failed in place before this one, in this process or another.
+            attempt = Math.max(attempt, failedBefore + 1);
+            failedInPlace ||= failedBefore > 0;
             const lagSeconds = Math.max(0, this.clock.now() - envelope.occurredAt.getTime()) / 1000;
             this.metrics.endToEnd.observe(labels, lagSeconds);
             await handler.invoke(payload, messageContext(group, delivery, envelope, attempt, scope.manager));
           }),
         );
-        if (outcome === 'CONFLICT') return this.conflict(group, delivery, control, envelope, attempt);
+        if (outcome === 'CONFLICT') return this.conflict({ group, delivery, control, attempt }, envelope);
         if (outcome === 'DUPLICATE') {
           this.logger.debug(`${describeMessage(envelope, group, attempt)}: duplicate, skipped.`);
         }
@@ -123,12 +146,20 @@ export class DeliveryPipeline {
       } catch (error) {
         const { category, code } = this.classifier.classify(error);
         const failure: Failure = { category, code, messageId: envelope.messageId, detail: errorLine(error) };
+        const failed: FailedDelivery = { group, delivery, control, failure, attempt };
         const decision = this.decide(failure, attempt, handler.policy);
-        if (decision.kind !== 'RETRY_INLINE')
-          return this.settle(group, delivery, control, failure, attempt, decision);
+        if (decision.kind === 'PAUSE_AND_RETRY' || decision.kind === 'RETRY_INLINE') {
+          await this.rememberFailedAttempt(inboxDelivery, attempt);
+          failedInPlace = true;
+        }
+        if (decision.kind !== 'RETRY_INLINE') {
+          const settlement = await this.failures.settle(failed, decision);
+          if (failedInPlace && settlement.kind === 'ACK') await this.forgetFailedAttempts(inboxDelivery);
+          return settlement;
+        }
         this.metrics.failedAttempts.inc({ ...labels, category });
         this.metrics.retried.inc({ ...labels, mode: 'inline' });
-        this.logFailure(group, delivery, failure, attempt, `retrying inline in ${decision.delayMs} ms`);
+        this.failures.logFailure(failed, `retrying inline in ${decision.delayMs} ms`);
         if (!(await this.wait(decision.delayMs, control))) return LEAVE;
         attempt = decision.nextAttempt;
       }
@@ -139,34 +170,14 @@ export class DeliveryPipeline {
    * A different message under the id of one handled before: not handled (the first is kept), and not
    * dropped either: dead-lettered as ID_CONFLICT, whatever the policy, for someone to look at.
    */
-  private conflict(
-    group: string,
-    delivery: Delivery,
-    control: DeliveryControl,
-    envelope: MessageEnvelope,
-    attempt: number,
-  ): Promise<Settlement> {
+  private conflict(failed: Omit<FailedDelivery, 'failure'>, envelope: MessageEnvelope): Promise<Settlement> {
     const failure: Failure = {
       category: FailureCategory.VALIDATION,
       code: 'ID_CONFLICT',
       messageId: envelope.messageId,
       detail: 'a different payload than the message handled first under this id',
     };
-    return this.settle(group, delivery, control, failure, attempt, {
-      kind: 'DEAD_LETTER',
-      reason: 'NON_RETRYABLE',
-    });
-  }
-
-  /** A message no handler can take fails the same way on every delivery: never retried, whatever the mode. */
-  private fail(
-    group: string,
-    delivery: Delivery,
-    control: DeliveryControl,
-    failure: Failure,
-    policy: ResolvedRetryPolicy | undefined,
-  ): Promise<Settlement> {
-    return this.settle(group, delivery, control, failure, delivery.attempt, decideUnprocessable(policy));
+    return this.failures.settle({ ...failed, failure }, { kind: 'DEAD_LETTER', reason: 'NON_RETRYABLE' });
   }
 
   private decide(failure: Failure, attempt: number, policy: ResolvedRetryPolicy | undefined): RetryDecision {
@@ -181,81 +192,31 @@ export class DeliveryPipeline {
     });
   }
 
-  /** Logs and counts the failure, then decide → build copy → publish → confirm → settle. */
-  private async settle(
-    group: string,
-    delivery: Delivery,
-    control: DeliveryControl,
-    failure: Failure,
-    attempt: number,
-    decision: SettleDecision,
-  ): Promise<Settlement> {
-    const what =
-      decision.kind === 'DEAD_LETTER'
-        ? `dead-lettered (${decision.reason})`
-        : decision.kind.toLowerCase().replace(/_/g, ' ');
-    this.logFailure(group, delivery, failure, attempt, what);
-    const headers = failureHeaders(
-      {
-        category: failure.category,
-        code: failure.code,
-        originDestination: delivery.wire.destination,
-        attempt,
-        now: new Date(this.clock.now()),
-      },
-      delivery.wire.headers,
-    );
-    const labels = { group, destination: delivery.wire.destination };
-    this.metrics.failedAttempts.inc({ ...labels, category: failure.category });
-    const settlement = await settleDecision(
-      {
-        group,
-        delivery,
-        failureHeaders: headers,
-        publishConfirmed: (copy) => this.publishConfirmed(copy, control),
-      },
-      decision,
-    );
-    if (settlement.kind === 'LEAVE') return settlement;
-    if (decision.kind === 'DEAD_LETTER')
-      this.metrics.deadLettered.inc({ ...labels, category: failure.category });
-    else if (decision.kind !== 'REJECT') {
-      this.metrics.retried.inc({
-        ...labels,
-        mode: decision.kind === 'PAUSE_AND_RETRY' ? 'pause' : 'retry_destination',
-      });
+  /** Counts the failed attempt in the database (if that fails, the next delivery may count from less). */
+  private async rememberFailedAttempt(delivery: InboxDelivery, attempt: number): Promise<void> {
+    try {
+      await this.inbox.recordFailedAttempt(delivery, attempt);
+    } catch (error) {
+      this.logger.warn(
+        `Could not record failed attempt ${attempt} of message ${delivery.envelope.messageId}: ${errorLine(error)}`,
+      );
     }
-    return settlement;
   }
 
-  private publishConfirmed(copy: WireMessage, control: DeliveryControl): Promise<boolean> {
-    return publishUntilConfirmed((copies) => this.transport.publishCopies(copies), copy, {
-      clock: this.clock,
-      isStopping: () => this.stopping || control.isStopping(),
-      keepAlive: () => control.keepAlive(),
-      log: this.logger,
-    });
+  /** The message left the destination: its count is not needed any more (the retention purges leftovers). */
+  private async forgetFailedAttempts(delivery: InboxDelivery): Promise<void> {
+    await this.inbox.forgetFailedAttempts(delivery).catch(() => undefined);
   }
 
   /** Sleeps for an inline retry, keeping the consumer alive; false when the consumer stops meanwhile. */
   private async wait(delayMs: number, control: DeliveryControl): Promise<boolean> {
     const until = this.clock.now() + delayMs;
     while (this.clock.now() < until) {
-      if (this.stopping || control.isStopping()) return false;
+      if (control.isStopping()) return false;
       await this.clock.sleep(Math.min(KEEP_ALIVE_EVERY_MS, until - this.clock.now()));
       await control.keepAlive();
     }
-    return !this.stopping && !control.isStopping();
-  }
-
-  private logFailure(
-    group: string,
-    delivery: Delivery,
-    failure: Failure,
-    attempt: number,
-    outcome: string,
-  ): void {
-    this.logger.warn(failureLogLine(group, delivery, failure, attempt, outcome));
+    return !control.isStopping();
   }
 }
 
@@ -266,4 +227,10 @@ export class DeliveryPipeline {
 function trustedDelivery(delivery: Delivery): Delivery {
   if (delivery.origin.retryTierMs !== undefined) return delivery;
   return { ...delivery, wire: { ...delivery.wire, headers: withoutFailureHeaders(delivery.wire.headers) } };
+}
+
+/** The number of this delivery as far as the message says: one more than `msg.retry-attempt`, or 1. */
+function firstAttempt(delivery: Delivery): number {
+  const failed = Number.parseInt(delivery.wire.headers[MessageHeaders.RETRY_ATTEMPT] ?? '0', 10);
+  return (Number.isFinite(failed) && failed > 0 ? failed : 0) + 1;
 }

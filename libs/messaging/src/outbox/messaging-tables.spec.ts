@@ -8,10 +8,11 @@ function dataSource(schema?: string): DataSource {
 
 describe('messaging-tables', () => {
   describe(messagingTables.name, () => {
-    it('qualifies both tables with the quoted schema of the DataSource', () => {
+    it('qualifies every table with the quoted schema of the DataSource', () => {
       expect(messagingTables(dataSource('messaging'))).toEqual({
         outbox: '"messaging".messaging_outbox',
         inbox: '"messaging".messaging_inbox',
+        attempts: '"messaging".messaging_attempts',
         schema: 'messaging',
       });
     });
@@ -20,6 +21,7 @@ describe('messaging-tables', () => {
       expect(messagingTables(dataSource())).toEqual({
         outbox: 'messaging_outbox',
         inbox: 'messaging_inbox',
+        attempts: 'messaging_attempts',
         schema: undefined,
       });
     });

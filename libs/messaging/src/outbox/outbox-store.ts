@@ -220,11 +220,11 @@ export class OutboxStore {
     }));
   }
 
-  /** True when the outbox table exists (the migration ran). */
-  async tableExists(): Promise<boolean> {
+  /** True when `table` (one of `tables`, by default the outbox) exists: its migration ran. */
+  async tableExists(table: string = this.tables.outbox): Promise<boolean> {
     const [{ found }] = await this.dataSource.query<Array<{ found: string | null }>>(
       'select to_regclass($1) as found',
-      [this.tables.outbox],
+      [table],
     );
     return found !== null;
   }

@@ -17,11 +17,9 @@ export interface DeliveryOrigin {
   readonly retryTierMs?: number;
 }
 
-/** One message handed by a transport to the consumer pipeline. */
+/** One message handed by a transport to the consumer pipeline (which counts its attempts). */
 export interface Delivery {
   readonly wire: WireMessage;
-  /** 1-based delivery attempt, carried across retry destinations in `msg.retry-attempt`. */
-  readonly attempt: number;
   readonly origin: DeliveryOrigin;
 }
 

@@ -131,13 +131,6 @@ describe(KafkaSubscriber.name, () => {
       expect(consumer.resume).toHaveBeenCalledWith([{ topic: TOPIC, partitions: [0] }]);
     });
 
-    it('counts the failed attempts of a message retried in place', async () => {
-      const { consumers, deliveries } = await startSubscriber(() => ({ kind: 'PAUSE', delayMs: 100 }));
-      const [consumer] = consumers;
-      for (let i = 0; i < 3; i++) await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
-      expect(deliveries.map((d) => d.attempt)).toEqual([1, 2, 3]);
-    });
-
     it('holds a retry-topic record until its due time without handing it out', async () => {
       const { consumers, deliveries } = await startSubscriber(() => ({ kind: 'ACK' }));
       const [consumer] = consumers;
@@ -164,14 +157,15 @@ describe(KafkaSubscriber.name, () => {
       expect(deliveries.map((d) => d.origin.offset)).toEqual(['0']);
     });
 
-    it('takes the attempt count from a retry topic only, never from the destination itself', async () => {
+    it('marks a delivery from a retry topic with its tier, and one from the destination with none', async () => {
       const { consumers, deliveries } = await startSubscriber(() => ({ kind: 'ACK' }));
       const [consumer] = consumers;
-      const forged = { [MessageHeaders.RETRY_ATTEMPT]: '99' };
-      await consumer.eachBatch!(batchOf(TOPIC, [record('0', 'a', forged)]).payload);
-      const retried = { [MessageHeaders.RETRY_ATTEMPT]: '2' };
-      await consumer.eachBatch!(batchOf(RETRY_TOPIC, [record('0', 'a', retried)]).payload);
-      expect(deliveries.map((d) => d.attempt)).toEqual([1, 3]);
+      await consumer.eachBatch!(batchOf(TOPIC, [record('0', 'a')]).payload);
+      await consumer.eachBatch!(batchOf(RETRY_TOPIC, [record('0', 'a')]).payload);
+      expect(deliveries.map((d) => [d.wire.destination, d.origin.retryTierMs])).toEqual([
+        [TOPIC, undefined],
+        [TOPIC, 1_000],
+      ]);
     });
 
     it('heartbeats once a second while a handler runs long', async () => {

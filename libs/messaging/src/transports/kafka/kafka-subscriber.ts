@@ -41,8 +41,6 @@ type BatchSettlement = { kind: 'SETTLED' } | { kind: 'HELD'; delayMs: number };
 export class KafkaSubscriber {
   private consumer?: Consumer;
   private stopping = false;
-  /** Failed attempts of a message being retried in place: `topic:partition:offset` → count. */
-  private readonly pausedAttempts = new Map<string, number>();
   private readonly timers = new Set<CancelTimer>();
   /** Retry topic → the destination it retries and its delay tier. */
   private readonly retryTopics = new Map<string, { destination: string; tierMs: number }>();
@@ -245,16 +243,8 @@ export class KafkaSubscriber {
     message: KafkaMessage,
     heartbeat: () => Promise<void>,
   ): Promise<BatchSettlement> {
-    const slot = `${topic}:${partition}:${message.offset}`;
     const retry = this.retryTopics.get(topic);
-    const delivery = kafkaDelivery(
-      topic,
-      retry?.destination ?? topic,
-      partition,
-      message,
-      retry?.tierMs,
-      this.pausedAttempts.get(slot),
-    );
+    const delivery = kafkaDelivery(topic, retry?.destination ?? topic, partition, message, retry?.tierMs);
     const control: DeliveryControl = { keepAlive: heartbeat, isStopping: () => this.stopping };
     let settlement: Settlement;
     try {
@@ -269,10 +259,8 @@ export class KafkaSubscriber {
     switch (settlement.kind) {
       case 'ACK':
       case 'DROP':
-        this.pausedAttempts.delete(slot);
         return { kind: 'SETTLED' };
       case 'PAUSE':
-        this.pausedAttempts.set(slot, delivery.attempt);
         return { kind: 'HELD', delayMs: settlement.delayMs };
       case 'LEAVE':
         return { kind: 'HELD', delayMs: 0 };

@@ -186,9 +186,6 @@ export class RabbitSubscriber {
 
   private toDelivery(queue: string, message: amqp.ConsumeMessage): Delivery {
     const headers = amqpHeaders(message);
-    const retryTierMs = this.retryTierOf(message);
-    const retried =
-      retryTierMs === undefined ? 0 : Number.parseInt(headers[MessageHeaders.RETRY_ATTEMPT] ?? '0', 10);
     return {
       wire: {
         destination: this.origins.get(queue) ?? message.fields.exchange,
@@ -196,12 +193,11 @@ export class RabbitSubscriber {
         headers,
         body: message.content,
       },
-      attempt: (Number.isFinite(retried) && retried > 0 ? retried : 0) + 1,
       origin: {
         source: queue,
         deliveryTag: message.fields.deliveryTag,
         redelivered: message.fields.redelivered,
-        retryTierMs,
+        retryTierMs: this.retryTierOf(message),
       },
     };
   }
