@@ -75,15 +75,45 @@ describe('Retry policies on RabbitMQ', () => {
     await eventually(async () => expect(await handled(group)).toHaveLength(3));
     expect((await handled(group)).find((r) => r.seq === 1)).toEqual({ seq: 1, attempt: 3 });
 
-    // One retry queue per tier, each with its own fixed TTL dead-lettering back to the work queue.
+    // One retry queue per tier of the TTL ladder (the largest delay and its halvings down to 100 ms), each
+    // with its own fixed TTL dead-lettering back to the work queue.
     const { stdout } = await run('rabbitmqctl', ['list_queues', 'name', 'arguments', '-q']);
     const tiers = stdout.split('\n').filter((line) => line.startsWith(`${destination}.${group}.retry.`));
-    expect(tiers).toHaveLength(3);
-    for (const tier of [200, 400, 800]) {
+    expect(tiers).toHaveLength(4);
+    for (const tier of [100, 200, 400, 800]) {
       const line = tiers.find((l) => l.startsWith(`${destination}.${group}.retry.${tier}ms`)) ?? '';
       expect(line).toContain(`{"x-message-ttl",${tier}}`);
       expect(line).toContain(`{"x-dead-letter-routing-key","${destination}.${group}"}`);
     }
+  });
+
+  it('BROKER_DELAYED: keeps full jitter, so retries do not all wait the first tier', async () => {
+    const MESSAGES = 40;
+    const probe = new ConsumerProbe();
+    const failedAt = new Map<string, number>();
+    const waited: number[] = [];
+    probe.onInvocation = ({ messageId, attempt }) => {
+      if (attempt === 1) failedAt.set(messageId, Date.now());
+      else waited.push(Date.now() - failedAt.get(messageId)!);
+    };
+    for (let seq = 1; seq <= MESSAGES; seq++) probe.failUntilAttempt.set(seq, 2);
+    const backoff = { initialDelayMs: 2_000, multiplier: 2, maxDelayMs: 2_000 };
+    const { destination } = await start(
+      'jitter',
+      { maxAttempts: 2, mode: RetryMode.BROKER_DELAYED, backoff },
+      probe,
+    );
+    const messages = Array.from({ length: MESSAGES }, (_, i) =>
+      orderMessage(destination, { customer: `c${i}`, seq: i + 1 }),
+    );
+    await publishRaw(await rabbit.connect(), messages);
+
+    await eventually(() => expect(waited).toHaveLength(MESSAGES), 30_000);
+    // The first retry waits a uniform draw from [0, 2000] ms. With a TTL rounded up to the smallest tier
+    // (2000 ms) none could come back within 1000 ms, however fast the machine; about half do.
+    const early = waited.filter((ms) => ms < 1_000).length;
+    console.log(`[rabbitmq-retry] first retries after ${[...waited].sort((a, b) => a - b).join(', ')} ms`);
+    expect(early).toBeGreaterThanOrEqual(MESSAGES / 5);
   });
 
   it('INLINE: retries within the delivery, in order', async () => {

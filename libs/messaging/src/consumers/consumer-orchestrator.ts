@@ -9,12 +9,12 @@ import { CancelTimer, Clock } from '../common/clock';
 import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
-import { computeRetryDelay, delayTiers, RECONNECT_BACKOFF } from '../retry/backoff';
-import { RetryMode } from '../retry/retry-policy.interface';
+import { computeRetryDelay, RECONNECT_BACKOFF } from '../retry/backoff';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { ConsumerHandle, Subscription } from '../transports/subscription.interface';
 import { DeliveryPipeline } from './delivery-pipeline';
 import { HandlerRegistry } from './handler-registry';
+import { groupRetryTiers } from './retry-tiers';
 
 /**
  * Starts a subscription per consumer group at application bootstrap (or when `MessagingServer` listens)
@@ -114,26 +114,16 @@ export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeAppli
   }
 
   private subscription(group: string): Subscription {
-    const destinations = this.registry.destinationsOf(group);
-    const retryTiers: Record<string, number[]> = {};
-    for (const [destination, handlers] of destinations) {
-      // The tiers of every policy that may send a message of this destination to a retry destination: the
-      // handlers' own and the destination's default.
-      const policies = [...handlers.values()].map((handler) => handler.policy);
-      policies.push(this.options.retryDefaults.get(destination));
-      const tiers = new Set<number>();
-      for (const policy of policies) {
-        if (
-          policy &&
-          (policy.mode === RetryMode.RETRY_DESTINATION || policy.mode === RetryMode.BROKER_DELAYED)
-        )
-          delayTiers(policy.backoff, policy.maxAttempts).forEach((tier) => tiers.add(tier));
-      }
-      retryTiers[destination] = [...tiers].sort((a, b) => a - b);
-    }
+    const destinations = [...this.registry.destinationsOf(group).keys()];
+    const retryTiers = Object.fromEntries(
+      destinations.map((destination) => [
+        destination,
+        groupRetryTiers(this.registry, this.options, group, destination),
+      ]),
+    );
     return {
       group,
-      destinations: [...destinations.keys()],
+      destinations,
       retryTiers,
       concurrency: this.options.consumers.concurrency,
       onDelivery: (delivery, control) => this.pipeline.handle(group, delivery, control),

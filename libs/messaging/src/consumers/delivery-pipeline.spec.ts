@@ -106,6 +106,9 @@ class FakeInbox {
 class Harness {
   readonly registry = new HandlerRegistry();
   readonly calls: MessageContext[] = [];
+  /** Called on each handler call (before it fails or not). */
+  onCall?: (context: MessageContext) => void;
+  readonly transport: MessageTransport;
   readonly copies: WireMessage[] = [];
   /** What the broker answers to each copy, in turn; CONFIRMED once the script runs out. */
   readonly answers: Array<PublishOutcome['status']> = [];
@@ -118,7 +121,7 @@ class Harness {
   };
 
   constructor(options: HarnessOptions = {}) {
-    const transport = {
+    const transport = (this.transport = {
       kind: options.capabilities === RABBITMQ ? 'rabbitmq' : 'kafka',
       capabilities: options.capabilities ?? KAFKA,
       publishCopies: async (copies: readonly WireMessage[]): Promise<PublishOutcome[]> =>
@@ -127,7 +130,7 @@ class Harness {
           const status = this.answers.shift() ?? 'CONFIRMED';
           return status === 'CONFIRMED' ? { status } : { status, error: new Error('refused') };
         }),
-    } as unknown as MessageTransport;
+    } as unknown as MessageTransport);
     const inbox = (options.inbox ?? new FakeInbox()) as unknown as InboxService;
     const resolved = resolveMessagingOptions({
       serviceName: 'unit',
@@ -141,6 +144,7 @@ class Harness {
       name: 'Orders.onOrderPlaced',
       invoke: async (_payload, context) => {
         this.calls.push(context);
+        this.onCall?.(context);
         if (options.failWhile?.(context.attempt)) throw options.error?.() ?? new Flaky('downstream flaked');
       },
     });
@@ -267,6 +271,63 @@ describe(DeliveryPipeline.name, () => {
       const retried = orderWire(undefined, { [MessageHeaders.RETRY_ATTEMPT]: '1' });
       await harness.handle(retried, 1_000);
       expect(harness.calls.map((c) => c.attempt)).toEqual([1, 2]);
+    });
+  });
+
+  describe('BROKER_DELAYED on RabbitMQ (one TTL queue per delay tier)', () => {
+    /**
+     * RabbitMQ in miniature: a copy published to a retry queue comes back to the consumer when the queue's
+     * TTL expires (the tier in its name), marked with that tier, as the subscriber marks it.
+     */
+    function runWithTtlQueues(harness: Harness): void {
+      const publish = harness.transport.publishCopies.bind(harness.transport);
+      harness.transport.publishCopies = async (copies) => {
+        const outcomes = await publish(copies);
+        for (const copy of copies) {
+          const tier = /\.retry\.(\d+)ms$/.exec(copy.destination);
+          if (!tier) continue;
+          const back = { ...copy, destination: DESTINATION };
+          setTimeout(() => void harness.handle(back, Number(tier[1])), Number(tier[1]));
+        }
+        return outcomes;
+      };
+    }
+
+    /** A uniform source in [0, 1) of its own seed, so that the run is the same every time. */
+    function seeded(seed: number): () => number {
+      let state = seed;
+      return () => {
+        state = (state + 0x6d2b79f5) | 0;
+        let t = Math.imul(state ^ (state >>> 15), 1 | state);
+        t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+        return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+      };
+    }
+
+    it('keeps full jitter: first retries spread uniformly over [0, initialDelay], not all at one tier', async () => {
+      const MESSAGES = 2_000;
+      jest.spyOn(Math, 'random').mockImplementation(seeded(7));
+      const policy = { maxAttempts: 3, mode: RetryMode.BROKER_DELAYED, backoff: FAST }; // 1000, 2000, 4000
+      const failedAt = new Map<string, number>();
+      const waited: number[] = [];
+      const harness = new Harness({ capabilities: RABBITMQ, policy, failWhile: (attempt) => attempt < 2 });
+      harness.onCall = (context) => {
+        if (context.attempt === 1) failedAt.set(context.messageId, Date.now());
+        else waited.push(Date.now() - failedAt.get(context.messageId)!);
+      };
+      runWithTtlQueues(harness);
+
+      for (let i = 0; i < MESSAGES; i++) void harness.handle(orderWire({ orderId: i, customer: `c${i}` }));
+      while (waited.length < MESSAGES) await jest.advanceTimersByTimeAsync(50);
+
+      // Ten buckets of 100 ms: each holds about a tenth of the retries (uniform), none all of them.
+      const buckets = Array.from({ length: 10 }, (_, b) =>
+        waited.filter((w) => Math.min(9, Math.floor(w / 100)) === b),
+      );
+      for (const bucket of buckets) expect(Math.abs(bucket.length / MESSAGES - 0.1)).toBeLessThan(0.025);
+      expect(Math.max(...waited)).toBeLessThanOrEqual(1_000);
+      // Each message came back when its own jittered delay was up: the delay drawn is the delay waited.
+      expect(new Set(waited).size).toBeGreaterThan(500);
     });
   });
 

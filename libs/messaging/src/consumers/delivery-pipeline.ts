@@ -12,6 +12,7 @@ import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { ErrorClassifier } from '../retry/error-classifier';
 import { RetryDecision } from '../retry/retry-decision';
+import { tierAtMost } from '../retry/backoff';
 import { decideRetry, decideUnprocessable } from '../retry/retry-decision-engine';
 import { ResolvedRetryPolicy } from '../retry/retry-policy.interface';
 import { MessageTransport } from '../transports/message-transport.interface';
@@ -19,6 +20,7 @@ import { Delivery, DeliveryControl, Settlement } from '../transports/subscriptio
 import { describeMessage, errorLine, messageContext } from './delivery-description';
 import { FailedDelivery, FailureSettler } from './failure-settler';
 import { HandlerDefinition, HandlerRegistry } from './handler-registry';
+import { groupRetryTiers } from './retry-tiers';
 import { ACK, Failure, LEAVE } from './settle-decision';
 
 /** The longest an inline wait goes without a keep-alive (Kafka heartbeats). */
@@ -66,6 +68,15 @@ export class DeliveryPipeline {
       keepAlive: () => transportControl.keepAlive(),
       isStopping: () => this.stopping || transportControl.isStopping(),
     };
+    const notDueFor = this.notDueFor(delivery);
+    if (notDueFor > 0) {
+      const tier = tierAtMost(
+        notDueFor,
+        groupRetryTiers(this.registry, this.options, group, delivery.wire.destination),
+      );
+      if (tier !== undefined) return this.failures.forward(group, delivery, control, tier);
+      if (!(await this.wait(notDueFor, control))) return LEAVE;
+    }
     const decoded = decodeEnvelope(delivery.wire);
     const destination = delivery.wire.destination;
     const defaultPolicy = this.options.retryDefaults.get(destination);
@@ -178,6 +189,18 @@ export class DeliveryPipeline {
       detail: 'a different payload than the message handled first under this id',
     };
     return this.failures.settle({ ...failed, failure }, { kind: 'DEAD_LETTER', reason: 'NON_RETRYABLE' });
+  }
+
+  /**
+   * How long a message back from a retry destination is still not due (RabbitMQ: a TTL tier shorter than
+   * its delay; the rest is waited in a smaller tier, or here). Never as long as the tier it came from, so
+   * every hop is shorter than the last and a due time far in the future cannot hold it.
+   */
+  private notDueFor(delivery: Delivery): number {
+    const tierMs = delivery.origin.retryTierMs;
+    const dueAt = Date.parse(delivery.wire.headers[MessageHeaders.RETRY_DUE_AT] ?? '');
+    if (tierMs === undefined || !(dueAt > this.clock.now())) return 0;
+    return Math.min(dueAt - this.clock.now(), tierMs - 1);
   }
 
   private decide(failure: Failure, attempt: number, policy: ResolvedRetryPolicy | undefined): RetryDecision {

@@ -1,14 +1,16 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
+import { destinationNames } from '../dead-letter/destination-names';
 import { failureHeaders } from '../dead-letter/failure-copy';
 import { publishUntilConfirmed } from '../dead-letter/publish-until-confirmed';
+import { MessageHeaders } from '../envelope/message-headers';
 import { WireMessage } from '../envelope/wire-message';
 import { MESSAGING_CLOCK, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { Delivery, DeliveryControl, Settlement } from '../transports/subscription.interface';
 import { failureLogLine } from './delivery-description';
-import { Failure, SettleDecision, settleDecision } from './settle-decision';
+import { ACK, Failure, LEAVE, SettleDecision, settleDecision } from './settle-decision';
 
 /** A delivery that failed, and what the pipeline knows about it. */
 export interface FailedDelivery {
@@ -74,6 +76,24 @@ export class FailureSettler {
       });
     }
     return settlement;
+  }
+
+  /**
+   * Sends a message that came back from a retry destination before its due time on to the retry
+   * destination of `tierMs` (the rest of its wait), unchanged: publish, confirm, then ack the source.
+   */
+  async forward(
+    group: string,
+    delivery: Delivery,
+    control: DeliveryControl,
+    tierMs: number,
+  ): Promise<Settlement> {
+    const { wire } = delivery;
+    const copy = { ...wire, destination: destinationNames.retry(wire.destination, group, tierMs) };
+    this.logger.debug(
+      `Message ${wire.headers[MessageHeaders.ID] ?? '(no id)'} not due yet: on to ${copy.destination}.`,
+    );
+    return (await this.publishConfirmed(copy, control)) ? ACK : LEAVE;
   }
 
   /** A log line about the failure and what becomes of the message: ids and codes, never the payload. */

@@ -1,4 +1,4 @@
-import { computeRetryDelay, delayTiers, tierFor } from './backoff';
+import { computeRetryDelay, tierAtLeast, tierAtMost } from './backoff';
 import {
   DeadLetterDecision,
   DeadLetterReason,
@@ -6,8 +6,9 @@ import {
   RetryDecision,
   RetryDecisionInput,
   RetryDestinationDecision,
+  RetryInlineDecision,
 } from './retry-decision';
-import { isRetryableCategory } from './retry-policy';
+import { isRetryableCategory, retryTiers } from './retry-policy';
 import { ResolvedRetryPolicy, RetryMode, RetryOrdering } from './retry-policy.interface';
 
 /** The input once step 0 has established that there is a policy. */
@@ -110,9 +111,22 @@ function nextDelivery({ policy, attempt, random }: PolicyInput): { delayMs: numb
   return { delayMs: computeRetryDelay(policy.backoff, attempt, random), nextAttempt: attempt + 1 };
 }
 
-function toRetryDestination(input: PolicyInput): RetryDestinationDecision {
+/**
+ * To the retry destination of the tier that fits the jittered delay, due at now + delay (full jitter kept):
+ * - broker-delayed (RabbitMQ TTL queues): the largest tier ≤ the delay, since the broker holds the message
+ *   for the whole TTL; the rest is waited in smaller tiers on the way back. A delay under every tier is
+ *   waited inline;
+ * - retry topics (Kafka): the smallest tier ≥ the delay, since the consumer holds a record until it is due
+ *   but never longer than its topic's tier.
+ */
+function toRetryDestination(input: PolicyInput): RetryDestinationDecision | RetryInlineDecision {
   const { delayMs, nextAttempt } = nextDelivery(input);
-  const tierMs = tierFor(delayMs, delayTiers(input.policy.backoff, input.policy.maxAttempts));
+  const tiers = retryTiers(input.policy);
   const dueAt = new Date(input.now().getTime() + delayMs);
-  return { kind: 'RETRY_DESTINATION', delayMs, tierMs, nextAttempt, dueAt };
+  if (input.policy.mode === RetryMode.BROKER_DELAYED) {
+    const tierMs = tierAtMost(delayMs, tiers);
+    if (tierMs === undefined) return { kind: 'RETRY_INLINE', delayMs, nextAttempt };
+    return { kind: 'RETRY_DESTINATION', delayMs, tierMs, nextAttempt, dueAt };
+  }
+  return { kind: 'RETRY_DESTINATION', delayMs, tierMs: tierAtLeast(delayMs, tiers), nextAttempt, dueAt };
 }
