@@ -154,6 +154,40 @@ describe('Retry policies on RabbitMQ', () => {
     },
   );
 
+  it('REJECT: nacks a non-retryable failure without requeue: dropped, no copy, never delivered again', async () => {
+    const probe = new ConsumerProbe();
+    probe.refuse.add(1);
+    const policy = { maxAttempts: 3, mode: RetryMode.INLINE, onNonRetryable: 'REJECT' as const };
+    const { destination, group } = await start('reject', policy, probe);
+    await publishRaw(await rabbit.connect(), three(destination));
+
+    // 2 and 3 wait behind 1 in its key's lane: once they are handled, 1 was settled.
+    await eventually(async () => expect((await handled(group)).map((r) => r.seq)).toEqual([2, 3]));
+    const { stdout } = await run('rabbitmqctl', [
+      'list_queues',
+      'name',
+      'messages_ready',
+      'messages_unacknowledged',
+      '-q',
+      '--no-table-headers',
+    ]);
+    const queues = Object.fromEntries(
+      stdout
+        .split('\n')
+        .map((line) => line.trim().split(/\s+/))
+        .filter(([name]) => name?.startsWith(`${destination}.${group}`))
+        .map(([name, ready, unacked]) => [name, `${ready}/${unacked}`]),
+    );
+    expect(queues[`${destination}.${group}`]).toBe('0/0'); // not requeued, not left unacked
+    expect(queues[`${destination}.${group}.dlq`]).toBe('0/0'); // no copy
+    expect(probe.contexts.filter((c) => c.attempt === 1).map((c) => c.redelivered)).toEqual([
+      false,
+      false,
+      false,
+    ]);
+    expect(probe.invocations).toBe(3);
+  });
+
   it('dead-letters a DESERIALIZATION failure on its first delivery', async () => {
     const probe = new ConsumerProbe();
     const { destination, group } = await start(
