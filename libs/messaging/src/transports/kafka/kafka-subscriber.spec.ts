@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { systemClock } from '../../common/clock';
 import { MessageHeaders } from '../../envelope/message-headers';
+import { OutageLog } from '../outage-log';
 import { Delivery, Settlement, Subscription } from '../subscription.interface';
 import { KafkaSubscriber, KafkaSubscriberHost } from './kafka-subscriber';
 
@@ -72,6 +73,7 @@ async function startSubscriber(settle: (delivery: Delivery) => Promise<Settlemen
     sessionTimeoutMs: 30_000,
     log: new Logger('test'),
     clock: systemClock,
+    outage: new OutageLog(new Logger('test'), 'Kafka', systemClock),
     ensureDestinations: async () => undefined,
     ensureCopyDestinations: async () => undefined,
   };

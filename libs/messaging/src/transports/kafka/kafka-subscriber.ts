@@ -4,6 +4,7 @@ import { CancelTimer, Clock } from '../../common/clock';
 import { destinationNames } from '../../dead-letter/destination-names';
 import { computeRetryDelay, RECONNECT_BACKOFF } from '../../retry/backoff';
 import { KeyedLanes } from '../keyed-lanes';
+import { OutageLog } from '../outage-log';
 import { DeliveryControl, Settlement, Subscription } from '../subscription.interface';
 import { kafkaDelivery, retryDueAt } from './kafka-delivery';
 import { OffsetTracker } from './offset-tracker';
@@ -14,6 +15,8 @@ export interface KafkaSubscriberHost {
   readonly sessionTimeoutMs: number;
   readonly log: Logger;
   readonly clock: Clock;
+  /** Where connection failures go; told when the consumer works again. */
+  readonly outage: OutageLog;
   ensureDestinations(destinations: readonly string[]): Promise<void>;
   /** Creates a source's dead-letter and retry topics with room for the headers a copy adds. */
   ensureCopyDestinations(source: string, copies: readonly string[]): Promise<void>;
@@ -99,11 +102,12 @@ export class KafkaSubscriber {
       retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10_000 },
     });
     this.consumer = consumer;
+    consumer.on(consumer.events.GROUP_JOIN, () => this.host.outage.recovered());
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (payload.restart || this.stopping || this.consumer !== consumer) return;
       // kafkajs gave up (a non-retriable error): start a fresh consumer rather than stop consuming.
-      this.host.log.warn(
-        `Consumer group ${this.subscription.group} crashed (${payload.error.message}); restarting.`,
+      this.host.outage.failure(
+        `consumer group ${this.subscription.group} crashed (${payload.error.message}); restarting it`,
       );
       void consumer.disconnect().catch(() => undefined);
       this.restart(topics, 1);
@@ -122,8 +126,8 @@ export class KafkaSubscriber {
     this.after(computeRetryDelay(RECONNECT_BACKOFF, attempt, Math.random), () => {
       if (this.stopping) return;
       this.run(topics).catch((error: Error) => {
-        this.host.log.warn(
-          `Restarting group ${this.subscription.group} failed (${error.message}); trying again.`,
+        this.host.outage.failure(
+          `restarting consumer group ${this.subscription.group} failed (${error.message})`,
         );
         this.restart(topics, attempt + 1);
       });

@@ -7,6 +7,7 @@ import { PublishOutcome } from '../publish-outcome';
 import { ConsumerHandle, Subscription } from '../subscription.interface';
 import { TransportCapabilities } from '../transport-capabilities';
 import { LazyKafkaClient, reliableProducer, sendConfirmed } from './kafka-clients';
+import { OutageLog } from '../outage-log';
 import { kafkaLogCreator } from './kafka-logger';
 import { KafkaSubscriber } from './kafka-subscriber';
 
@@ -46,11 +47,14 @@ export class KafkaTransport implements MessageTransport {
   private readonly subscribers = new Set<KafkaSubscriber>();
   private connected = false;
   private lastError?: string;
+  /** kafkajs's connection errors, summarised (shared by the producer, the admin and every consumer). */
+  private readonly outage: OutageLog;
 
   constructor(
     private readonly settings: KafkaTransportSettings,
     private readonly clock: Clock = systemClock,
   ) {
+    this.outage = new OutageLog(new Logger('kafkajs'), 'Kafka', clock);
     this.kafka = new Kafka({
       clientId: settings.clientId,
       brokers: [...settings.brokers],
@@ -58,7 +62,7 @@ export class KafkaTransport implements MessageTransport {
       requestTimeout: 10_000,
       retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 2_000 },
       logLevel: logLevel.WARN,
-      logCreator: kafkaLogCreator('kafkajs'),
+      logCreator: kafkaLogCreator('kafkajs', this.outage),
     });
     this.producer = new LazyKafkaClient(() => reliableProducer(this.kafka));
     this.admin = new LazyKafkaClient(() => this.kafka.admin());
@@ -97,6 +101,7 @@ export class KafkaTransport implements MessageTransport {
     if (outcomes.every((o) => o.status === 'CONFIRMED')) {
       this.connected = true;
       this.lastError = undefined;
+      this.outage.recovered();
     } else {
       const failure = outcomes.find((o) => o.status !== 'CONFIRMED') as Exclude<
         PublishOutcome,
@@ -166,6 +171,7 @@ export class KafkaTransport implements MessageTransport {
         sessionTimeoutMs: this.settings.sessionTimeoutMs,
         log: this.logger,
         clock: this.clock,
+        outage: this.outage,
         ensureDestinations: (destinations) => this.ensureDestinations(destinations),
         ensureCopyDestinations: (source, copies) => this.ensureCopyDestinations(source, copies),
       },

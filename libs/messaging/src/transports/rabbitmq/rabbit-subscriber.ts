@@ -6,6 +6,7 @@ import { MessageHeaders } from '../../envelope/message-headers';
 import { computeRetryDelay } from '../../retry/backoff';
 import { BackoffOptions } from '../../retry/retry-policy.interface';
 import { KeyedLanes } from '../keyed-lanes';
+import { OutageLog } from '../outage-log';
 import { Delivery, DeliveryControl, Settlement, Subscription } from '../subscription.interface';
 import { amqpHeaders } from './amqp-headers';
 import { RabbitConnection } from './rabbit-connection';
@@ -41,6 +42,7 @@ export class RabbitSubscriber {
   private unlisten?: () => void;
   private readonly consumerTags: string[] = [];
   private readonly lanes: KeyedLanes;
+  private readonly outage: OutageLog;
   /** Work queue → the destination it consumes. */
   private readonly origins = new Map<string, string>();
   /** Retry queue → its delay tier. */
@@ -51,6 +53,7 @@ export class RabbitSubscriber {
     private readonly subscription: Subscription,
   ) {
     this.lanes = new KeyedLanes(subscription.concurrency);
+    this.outage = new OutageLog(host.log, `Consumer group ${subscription.group}`, host.clock);
   }
 
   async start(): Promise<void> {
@@ -113,6 +116,7 @@ export class RabbitSubscriber {
       this.consumerTags.push(consumerTag);
     }
     this.failures = 0;
+    this.outage.recovered();
   }
 
   private scheduleReconnect(): void {
@@ -123,7 +127,7 @@ export class RabbitSubscriber {
     this.reconnect = this.host.clock.setTimeout(() => {
       this.reconnect = undefined;
       this.setup().catch((error: Error) => {
-        this.host.log.warn(`Re-subscribing group ${this.subscription.group} failed: ${error.message}`);
+        this.outage.failure(`re-subscribing failed (${error.message})`);
         this.scheduleReconnect();
       });
     }, delay);
