@@ -4,7 +4,7 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'bench/results/', '.demo/', '*.js', '*.mjs'] },
+  { ignores: ['**/dist/', 'node_modules/', 'coverage/', 'bench/results/', '.demo/', '*.js', '*.mjs'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   prettier,

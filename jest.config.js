@@ -8,7 +8,6 @@ const base = {
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }] },
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleNameMapper: {
-    '^@app/messaging(|/.*)$': '<rootDir>/libs/messaging/src$1',
     '^@app/contracts(|/.*)$': '<rootDir>/libs/contracts/src$1',
     '^@app/service-kit(|/.*)$': '<rootDir>/libs/service-kit/src$1',
   },

@@ -6,7 +6,7 @@ import {
   MessagingModule,
   MessagingModuleOptions,
   TransportOptions,
-} from '@app/messaging';
+} from 'nest-reliable-messaging';
 import { infraEnv } from '../../harness/infra';
 
 /** A Nest application context with TypeORM in the suite's schema and the messaging module. */

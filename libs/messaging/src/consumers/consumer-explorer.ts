@@ -1,10 +1,8 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { ExternalContextCreator } from '@nestjs/core/helpers/external-context-creator';
-import { ParamsFactory } from '@nestjs/core/helpers/external-context-creator';
-import { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
-import { PARAM_ARGS_METADATA } from '@nestjs/microservices/constants';
-import { RpcParamsFactory } from '@nestjs/microservices/factories/rpc-params-factory';
+import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
+import { DiscoveryService, ExternalContextCreator, MetadataScanner, Reflector } from '@nestjs/core';
+import type { ParamsFactory } from '@nestjs/core/helpers/external-context-creator';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { MessagingConfigurationError } from '../errors/messaging-configuration.error';
 import {
   IDEMPOTENT_HANDLER_METADATA,
@@ -23,6 +21,11 @@ import { MessageContext } from './message-context';
 
 const GROUP_PATTERN = /^[A-Za-z0-9._-]{1,100}$/;
 
+type RpcParamsFactoryModule = { RpcParamsFactory: new () => ParamsFactory };
+
+/** Without @nestjs/microservices there are no `@Payload()`/`@Ctx()` decorators to resolve. */
+const NO_PARAMS: ParamsFactory = { exchangeKeyForValue: () => null };
+
 /**
  * Discovers `@IdempotentHandler()` methods on every provider and controller at startup and checks them:
  * a bad group name, two handlers for one event in one group, or a retry policy the transport cannot honour
@@ -39,6 +42,9 @@ export class ConsumerExplorer implements OnModuleInit {
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
   ) {}
+
+  /** Resolves `@Payload()` and `@Ctx()` with Nest's own factory when `@nestjs/microservices` is there. */
+  private readonly paramsFactory: ParamsFactory = rpcParamsFactory();
 
   onModuleInit(): void {
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
@@ -99,8 +105,8 @@ export class ConsumerExplorer implements OnModuleInit {
       instance,
       instance[method],
       method,
-      PARAM_ARGS_METADATA,
-      new RpcParamsFactory() as unknown as ParamsFactory,
+      ROUTE_ARGS_METADATA, // what @Payload() and @Ctx() write (Nest's PARAM_ARGS_METADATA)
+      this.paramsFactory,
       undefined,
       undefined,
       // Exception filters off: the pipeline needs the handler's error itself to classify it and decide.
@@ -120,5 +126,17 @@ export class ConsumerExplorer implements OnModuleInit {
         `group '${metadata.group}' already handles ${metadata.event.type} in ${existing.name}; one handler per event and group.`,
       );
     }
+  }
+}
+
+function rpcParamsFactory(): ParamsFactory {
+  try {
+    const factoryPath = '@nestjs/microservices/factories/rpc-params-factory';
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- an optional peer, used when present
+    const { RpcParamsFactory } = require(factoryPath) as RpcParamsFactoryModule;
+    return new RpcParamsFactory();
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'MODULE_NOT_FOUND') return NO_PARAMS;
+    throw error;
   }
 }

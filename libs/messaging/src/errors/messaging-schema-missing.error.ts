@@ -6,7 +6,7 @@ export class MessagingSchemaMissingError extends Error {
   ) {
     super(
       `Table ${table} does not exist. Run the migration ${migration}: add MessagingMigrations (from ` +
-        `@app/messaging) to your DataSource's migrations and run them (typeorm migration:run, or migrationsRun: true).`,
+        `nest-reliable-messaging) to your DataSource's migrations and run them (typeorm migration:run, or migrationsRun: true).`,
     );
     this.name = 'MessagingSchemaMissingError';
   }
