@@ -56,5 +56,11 @@ module.exports = {
       globalTeardown: '<rootDir>/test/e2e/support/global-teardown.ts',
       setupFilesAfterEnv: ['<rootDir>/test/harness/timeouts.e2e.ts'],
     },
+    {
+      ...withServices,
+      displayName: 'compat',
+      // Issue 13: the packed library in fresh `nest new` apps on each cell's Node, Nest and TypeORM.
+      testMatch: ['<rootDir>/test/compat/**/*.compat.ts'],
+    },
   ],
 };

@@ -1,5 +1,7 @@
 import { Module, Provider, Type } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { DecoratedMethods } from './common/decorated-methods';
+import { MessagingMetadataAccessor } from './common/messaging-metadata.accessor';
 import { isPeerInstalled } from './common/optional-peer';
 import { TimerRegistry } from './common/timer-registry';
 import { ConsumerExplorer } from './consumers/consumer-explorer';
@@ -51,6 +53,8 @@ const serverProviders = messagingServer();
       inject: [MESSAGING_RESOLVED_OPTIONS],
     },
     TimerRegistry,
+    DecoratedMethods,
+    MessagingMetadataAccessor,
     TransactionHost,
     OutboxStore,
     OutboxService,

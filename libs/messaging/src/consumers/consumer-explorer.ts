@@ -1,18 +1,14 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
-import { DiscoveryService, ExternalContextCreator, MetadataScanner, Reflector } from '@nestjs/core';
+import { ExternalContextCreator } from '@nestjs/core';
 import type { ParamsFactory } from '@nestjs/core/helpers/external-context-creator';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import { DecoratedMethods } from '../common/decorated-methods';
+import { MessagingMetadataAccessor } from '../common/messaging-metadata.accessor';
 import { MessagingConfigurationError } from '../errors/messaging-configuration.error';
-import {
-  IDEMPOTENT_HANDLER_METADATA,
-  MESSAGING_RESOLVED_OPTIONS,
-  MESSAGING_TRANSPORT,
-  RETRY_POLICY_METADATA,
-} from '../messaging.constants';
+import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { unsupportedPolicyReason } from '../retry/policy-support';
-import { RetryPolicyOptions } from '../retry/retry-policy.interface';
 import { resolveRetryPolicy } from '../retry/retry-policy';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { HandlerRegistry } from './handler-registry';
@@ -34,9 +30,8 @@ const NO_PARAMS: ParamsFactory = { exchangeKeyForValue: () => null };
 @Injectable()
 export class ConsumerExplorer implements OnModuleInit {
   constructor(
-    private readonly discovery: DiscoveryService,
-    private readonly scanner: MetadataScanner,
-    private readonly reflector: Reflector,
+    private readonly methods: DecoratedMethods,
+    private readonly metadata: MessagingMetadataAccessor,
     private readonly contextCreator: ExternalContextCreator,
     private readonly registry: HandlerRegistry,
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
@@ -47,17 +42,9 @@ export class ConsumerExplorer implements OnModuleInit {
   private readonly paramsFactory: ParamsFactory = rpcParamsFactory();
 
   onModuleInit(): void {
-    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
-      const instance = wrapper.instance as Record<string, (...args: unknown[]) => unknown> | undefined;
-      if (!instance || typeof instance !== 'object') continue;
-      const prototype = Object.getPrototypeOf(instance) as Record<string, (...args: unknown[]) => unknown>;
-      for (const method of this.scanner.getAllMethodNames(prototype)) {
-        const metadata = this.reflector.get<IdempotentHandlerMetadata | undefined>(
-          IDEMPOTENT_HANDLER_METADATA,
-          prototype[method],
-        );
-        if (metadata) this.register(wrapper, instance, method, metadata);
-      }
+    for (const { wrapper, instance, name, method } of this.methods.all()) {
+      const metadata = this.metadata.idempotentHandler(method);
+      if (metadata) this.register(wrapper, instance, name, metadata);
     }
   }
 
@@ -81,10 +68,7 @@ export class ConsumerExplorer implements OnModuleInit {
         `group '${metadata.group}' must be 1-100 letters, digits, ".", "_" or "-".`,
       );
     }
-    const declared = this.reflector.get<RetryPolicyOptions | undefined>(
-      RETRY_POLICY_METADATA,
-      instance[method],
-    );
+    const declared = this.metadata.retryPolicy(instance[method]);
     let policy = this.options.retryDefaults[metadata.event.destination];
     if (declared) {
       try {

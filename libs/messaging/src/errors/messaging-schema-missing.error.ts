@@ -1,7 +1,9 @@
 /** The library's tables are not in the database: the migration has not run. */
 export class MessagingSchemaMissingError extends Error {
   constructor(
+    /** The table that is missing, schema-qualified. */
     readonly table: string,
+    /** The migration that creates it. */
     readonly migration: string,
   ) {
     super(

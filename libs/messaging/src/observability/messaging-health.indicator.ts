@@ -28,6 +28,7 @@ export type MessagingHealthResult<Key extends string = string> = Record<
  */
 @Injectable()
 export class MessagingHealthIndicator {
+  /** @internal Created by Nest; inject it. */
   constructor(
     private readonly store: OutboxStore,
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,

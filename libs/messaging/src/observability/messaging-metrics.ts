@@ -116,6 +116,7 @@ export class MessagingMetrics {
     labelNames: ['destination'],
   });
 
+  /** Age of the oldest pending outbox row, seconds, per destination (set on scrape). */
   readonly oldestPendingAge = this.gauge({
     name: 'messaging_outbox_oldest_pending_age_seconds',
     help: 'Age of the oldest unconfirmed outbox row.',

@@ -23,6 +23,7 @@ export interface MessagingStatusSnapshot {
  */
 @Injectable()
 export class MessagingStatus {
+  /** @internal Created by Nest; inject it. */
   constructor(
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     private readonly consumers: ConsumerOrchestrator,
