@@ -21,6 +21,29 @@ export default tseslint.config(
     },
   },
   {
+    // Outside the package, the library is imported by its name (its build), never from its sources:
+    // a second copy of its classes would break Nest's dependency injection and instanceof checks.
+    files: [
+      'apps/**/*.ts',
+      'test/**/*.ts',
+      'bench/**/*.ts',
+      'tools/**/*.ts',
+      'examples/**/*.ts',
+      'libs/service-kit/**/*.ts',
+      'libs/contracts/**/*.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: 'libs/messaging/src', message: "Import 'nest-reliable-messaging' (or '/testing')." },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.spec.ts', 'test/**/*.ts'],
     rules: {
       '@typescript-eslint/unbound-method': 'off',

@@ -3,9 +3,10 @@
  * README's five-minute example, compiled by the app's own toolchain and run with the cell's Node: it drives
  * the example against the real database and broker and prints one JSON line with what it saw.
  */
-import { LoggerService } from '@nestjs/common';
+import { LoggerService, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { MessagingMetrics } from 'nest-reliable-messaging';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { MessagingMetrics, MessagingModule } from 'nest-reliable-messaging';
 import { DataSource } from 'typeorm';
 import { AppModule } from './app.module.js';
 import { Invoice } from './shop/invoice.entity.js';
@@ -46,6 +47,29 @@ async function until(
   while (!(await done())) {
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The same shop on Kafka, for an app that did not install kafkajs: its startup must name the package. */
+@Module({
+  imports: [
+    TypeOrmModule.forRoot({ type: 'postgres', url: process.env.DATABASE_URL }),
+    MessagingModule.forRoot({ serviceName: 'shop', transport: { kind: 'kafka', brokers: ['127.0.0.1:1'] } }),
+  ],
+})
+class KafkaShopModule {}
+
+/** What starting `KafkaShopModule` failed with (`undefined` when it started). */
+async function startupErrorWithoutKafkajs(): Promise<string | undefined> {
+  try {
+    const app = await NestFactory.createApplicationContext(KafkaShopModule, {
+      logger: false,
+      abortOnError: false,
+    });
+    await app.close();
+    return undefined;
+  } catch (error) {
+    return `${(error as Error).name}: ${(error as Error).message}`;
   }
 }
 
@@ -99,6 +123,9 @@ async function main(): Promise<void> {
         invoices: await dataSource.getRepository(Invoice).count(),
         duplicatesSuppressed: duplicates(),
         duplicateMetric,
+        kafkaStartupError: process.env.COMPAT_WITHOUT_KAFKAJS
+          ? await startupErrorWithoutKafkajs()
+          : undefined,
       }),
     );
   } finally {

@@ -27,6 +27,7 @@ export type { TransportCapabilities } from './transports/transport-capabilities'
 export { OutboxRelay } from './outbox/outbox-relay';
 export type { RelayRoundResult } from './outbox/outbox-relay';
 export { OutboxRetention } from './outbox/outbox-retention';
+export { InboxRetention } from './inbox/inbox-retention';
 export { OutboxStore } from './outbox/outbox-store';
 export { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
 
