@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
-import { MessagingMigrations } from '@app/messaging';
-import { OutboxStore } from '@app/messaging/outbox/outbox-store';
+import { MessagingMigrations } from 'nest-reliable-messaging';
+import { OutboxStore } from 'nest-reliable-messaging/testing';
 import { padding } from '../lib/bench-event';
 import { benchName, openClient } from '../lib/databases';
 import { fillOutbox, outboxTable } from '../lib/outbox-fill';

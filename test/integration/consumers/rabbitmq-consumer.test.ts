@@ -1,4 +1,4 @@
-import { MessagingMetrics } from '@app/messaging';
+import { MessagingMetrics } from 'nest-reliable-messaging';
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 import { forceCloseRabbitConnections } from '../../harness/rabbitmq';

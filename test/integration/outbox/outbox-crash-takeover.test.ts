@@ -6,8 +6,8 @@ import {
   MessageTransport,
   OutboxRelay,
   RelayRoundResult,
-} from '@app/messaging';
-import { OutboxStore } from '@app/messaging/outbox/outbox-store';
+} from 'nest-reliable-messaging/testing';
+import { OutboxStore } from 'nest-reliable-messaging/testing';
 import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';

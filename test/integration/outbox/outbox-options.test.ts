@@ -5,10 +5,10 @@ import {
   MessagingModule,
   MessagingModuleOptions,
   MessagingSchemaMissingError,
-  OutboxRelay,
   OutboxService,
   TransactionHost,
-} from '@app/messaging';
+} from 'nest-reliable-messaging';
+import { OutboxRelay } from 'nest-reliable-messaging/testing';
 import { infraEnv } from '../../harness/infra';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';

@@ -1,7 +1,7 @@
 import { TestingModule } from '@nestjs/testing';
 import * as amqp from 'amqplib';
 import { Client } from 'pg';
-import { OutboxService, TransactionHost } from '@app/messaging';
+import { OutboxService, TransactionHost } from 'nest-reliable-messaging';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { forceCloseRabbitConnections, RabbitFixture } from '../../harness/rabbitmq';

@@ -1,7 +1,7 @@
 import { TestingModule } from '@nestjs/testing';
 import { Client } from 'pg';
-import { OutboxRetention } from '@app/messaging';
-import { OutboxStore } from '@app/messaging/outbox/outbox-store';
+import { OutboxRetention } from 'nest-reliable-messaging/testing';
+import { OutboxStore } from 'nest-reliable-messaging/testing';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';

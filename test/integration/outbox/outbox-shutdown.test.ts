@@ -1,7 +1,8 @@
 import { TestingModule } from '@nestjs/testing';
 import { Client } from 'pg';
-import { MESSAGING_TRANSPORT, MessageTransport, OutboxRelay, TransactionHost } from '@app/messaging';
-import { OutboxStore } from '@app/messaging/outbox/outbox-store';
+import { MESSAGING_TRANSPORT, MessageTransport, OutboxRelay } from 'nest-reliable-messaging/testing';
+import { TransactionHost } from 'nest-reliable-messaging';
+import { OutboxStore } from 'nest-reliable-messaging/testing';
 import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';

@@ -1,8 +1,8 @@
 import { TestingModule } from '@nestjs/testing';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { OutboxRelay, TransactionHost } from '@app/messaging';
-import { OutboxStore } from '@app/messaging/outbox/outbox-store';
+import { TransactionHost } from 'nest-reliable-messaging';
+import { OutboxRelay, OutboxStore } from 'nest-reliable-messaging/testing';
 import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';

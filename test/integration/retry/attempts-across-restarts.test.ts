@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { RetryMode, RetryOrdering, RetryPolicyOptions } from '@app/messaging';
+import { RetryMode, RetryOrdering, RetryPolicyOptions } from 'nest-reliable-messaging';
 import { eventually } from '../../harness/eventually';
 import { KafkaTopics, testKafka } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';

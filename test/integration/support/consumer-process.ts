@@ -6,7 +6,7 @@
  * Run with: node -r ts-node/register/transpile-only -r tsconfig-paths/register consumer-process.ts
  */
 import 'reflect-metadata';
-import { RetryPolicyOptions } from '@app/messaging';
+import { RetryPolicyOptions } from 'nest-reliable-messaging';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from './orders-consumer.fixture';
 import { infraEnv } from '../../harness/infra';
 import { createMessagingApp, rabbitTransport } from './messaging-app';

@@ -5,10 +5,9 @@ import {
   MessagingMigrations,
   MessagingModule,
   MessagingModuleOptions,
-  OutboxRelay,
-  RelayRoundResult,
   TransportOptions,
-} from '@app/messaging';
+} from 'nest-reliable-messaging';
+import { OutboxRelay, RelayRoundResult } from 'nest-reliable-messaging/testing';
 import { infraEnv } from '../../harness/infra';
 
 /** A Nest application context with TypeORM in the suite's schema and the messaging module. */

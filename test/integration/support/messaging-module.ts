@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { MessagingMigrations } from '@app/messaging';
+import { MessagingMigrations } from 'nest-reliable-messaging';
 import { infraEnv } from '../../harness/infra';
 
 @Module({})

@@ -8,7 +8,7 @@ import {
   MessageHandlingError,
   RetryPolicy,
   RetryPolicyOptions,
-} from '@app/messaging';
+} from 'nest-reliable-messaging';
 import { OrderPlacedEvent, orderPlacedSchema } from './orders.fixture';
 import { z } from 'zod';
 

@@ -1,5 +1,5 @@
 import { TestingModule } from '@nestjs/testing';
-import { MESSAGING_TRANSPORT, MessageTransport } from '@app/messaging';
+import { MESSAGING_TRANSPORT, MessageTransport } from 'nest-reliable-messaging/testing';
 
 /** Counts the dead-letter and retry copies the broker did not confirm (the transport is spied, not replaced). */
 export function countRefusedCopies(app: TestingModule): { readonly count: number } {

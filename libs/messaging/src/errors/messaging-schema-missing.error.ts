@@ -1,12 +1,14 @@
 /** The library's tables are not in the database: the migration has not run. */
 export class MessagingSchemaMissingError extends Error {
   constructor(
+    /** The table that is missing, schema-qualified. */
     readonly table: string,
+    /** The migration that creates it. */
     readonly migration: string,
   ) {
     super(
       `Table ${table} does not exist. Run the migration ${migration}: add MessagingMigrations (from ` +
-        `@app/messaging) to your DataSource's migrations and run them (typeorm migration:run, or migrationsRun: true).`,
+        `nest-reliable-messaging) to your DataSource's migrations and run them (typeorm migration:run, or migrationsRun: true).`,
     );
     this.name = 'MessagingSchemaMissingError';
   }

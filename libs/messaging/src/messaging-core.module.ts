@@ -1,0 +1,107 @@
+import { Module, Provider, Type } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { Clock, systemClock } from './common/clock';
+import { DecoratedMethods } from './common/decorated-methods';
+import { MessagingMetadataAccessor } from './common/messaging-metadata.accessor';
+import { isPeerInstalled } from './common/optional-peer';
+import { TimerRegistry } from './common/timer-registry';
+import { ConsumerExplorer } from './consumers/consumer-explorer';
+import { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
+import { DeliveryPipeline } from './consumers/delivery-pipeline';
+import { FailureSettler } from './consumers/failure-settler';
+import { HandlerRegistry } from './consumers/handler-registry';
+import type * as MessagingServerModule from './consumers/messaging.server';
+import { InboxRetention } from './inbox/inbox-retention';
+import { InboxStore } from './inbox/inbox-store';
+import { InboxService } from './inbox/inbox.service';
+import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from './messaging.constants';
+import { ConfigurableMessagingModule, MESSAGING_MODULE_OPTIONS } from './messaging.module-definition';
+import { MessagingLifecycle } from './messaging-lifecycle';
+import { MessagingModuleOptions } from './messaging-options.interface';
+import { MessageTracing } from './observability/message-tracing';
+import { MessagingHealthIndicator } from './observability/messaging-health.indicator';
+import { MessagingMetrics } from './observability/messaging-metrics';
+import { MessagingStatus } from './observability/messaging-status';
+import { MetricsCollector } from './observability/metrics-collector';
+import { resolveMessagingOptions, ResolvedMessagingOptions } from './options/resolve-messaging-options';
+import { OutboxExplorer } from './outbox/outbox-explorer';
+import { OutboxNotifyListener } from './outbox/outbox-notify-listener';
+import { OutboxRelay } from './outbox/outbox-relay';
+import { OutboxRetention } from './outbox/outbox-retention';
+import { OutboxStore } from './outbox/outbox-store';
+import { OutboxService } from './outbox/outbox.service';
+import { RelayWakeup } from './outbox/relay-wakeup';
+import { TransactionHost } from './transaction/transaction-host';
+import { createTransport } from './transports/create-transport';
+
+const serverProviders = messagingServer();
+
+/**
+ * Owns what the library runs in an application: the broker transport, the relay, the consumers, the
+ * retention jobs and their shutdown. Imported once, through `MessagingModule.forRoot()`/`forRootAsync()`;
+ * global unless `isGlobal: false`.
+ */
+@Module({
+  imports: [DiscoveryModule],
+  providers: [
+    {
+      provide: MESSAGING_RESOLVED_OPTIONS,
+      useFactory: (options: MessagingModuleOptions) => resolveMessagingOptions(options),
+      inject: [MESSAGING_MODULE_OPTIONS],
+    },
+    // Time for the relay, consumers and orchestrator; tests replace it with `overrideProvider`.
+    { provide: MESSAGING_CLOCK, useValue: systemClock },
+    {
+      provide: MESSAGING_TRANSPORT,
+      useFactory: (options: ResolvedMessagingOptions, clock: Clock) => createTransport(options, clock),
+      inject: [MESSAGING_RESOLVED_OPTIONS, MESSAGING_CLOCK],
+    },
+    TimerRegistry,
+    DecoratedMethods,
+    MessagingMetadataAccessor,
+    TransactionHost,
+    OutboxStore,
+    OutboxService,
+    RelayWakeup,
+    OutboxRelay,
+    OutboxExplorer,
+    OutboxRetention,
+    OutboxNotifyListener,
+    MessagingLifecycle,
+    InboxStore,
+    InboxService,
+    InboxRetention,
+    HandlerRegistry,
+    ConsumerExplorer,
+    FailureSettler,
+    DeliveryPipeline,
+    ConsumerOrchestrator,
+    MessagingMetrics,
+    MetricsCollector,
+    MessageTracing,
+    MessagingHealthIndicator,
+    MessagingStatus,
+    ...serverProviders,
+  ],
+  exports: [
+    MessagingMetrics,
+    MessagingHealthIndicator,
+    MessagingStatus,
+    OutboxService,
+    TransactionHost,
+    OutboxRelay,
+    ConsumerOrchestrator,
+    ...serverProviders,
+    MESSAGING_TRANSPORT,
+    MESSAGING_RESOLVED_OPTIONS,
+  ],
+})
+export class MessagingCoreModule extends ConfigurableMessagingModule {}
+
+/** `MessagingServer` is provided when `@nestjs/microservices` (an optional peer) is installed. */
+function messagingServer(): Provider[] {
+  if (!isPeerInstalled('@nestjs/microservices')) return [];
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loads @nestjs/microservices
+  const { MessagingServer } = require('./consumers/messaging.server') as typeof MessagingServerModule;
+  return [MessagingServer as Type];
+}
