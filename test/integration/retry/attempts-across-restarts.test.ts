@@ -94,8 +94,16 @@ describe.each(CASES)(
       } else {
         await publishRaw(await rabbit.connect(), [message]);
       }
-      // Two attempts failed; the third is 4 s away: kill the consumer now.
-      await eventually(() => expect(attemptsOf(first, id)).toEqual([1, 2]), 60_000);
+      // Two attempts failed (and are recorded); the third is 4 s away: kill the consumer now.
+      const recorded = async () =>
+        (
+          await schema.query<{ failed_attempts: number }>(
+            'select failed_attempts from messaging_attempts where consumer_group = $1 and message_id = $2',
+            [group, id],
+          )
+        )[0]?.failed_attempts;
+      await eventually(async () => expect(await recorded()).toBe(2), 60_000);
+      expect(attemptsOf(first, id)).toEqual([1, 2]);
       await first.kill();
 
       const second = new FixtureProcess(SCRIPT, env);
