@@ -1,19 +1,11 @@
-import * as path from 'node:path';
 import { RetryMode, RetryOrdering, RetryPolicyOptions } from 'nest-reliable-messaging';
 import { eventually } from '../../harness/eventually';
-import { KafkaTopics, testKafka } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
-import { createTestSchema, TestSchema } from '../../harness/postgres';
-import { RabbitFixture } from '../../harness/rabbitmq';
 import { FixtureProcess } from '../support/child-process';
-import { RawKafkaProducer } from '../support/kafka-wire';
-import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
-import { HandledOrder } from '../support/orders-consumer.fixture';
+import { useConsumerProcesses } from '../support/consumer-processes';
 import { orderMessage } from '../support/raw-messages';
-import { drainQueue, publishRaw } from '../support/rabbit-wire';
+import { drainQueue } from '../support/rabbit-wire';
 import { TopicReader } from '../support/topic-reader';
-
-const SCRIPT = path.resolve(__dirname, '../support/consumer-process.ts');
 /** Long, fixed waits between attempts (the process draws the longest jitter): room to kill it in one. */
 const SLOW = { initialDelayMs: 4_000, multiplier: 1, maxDelayMs: 4_000 };
 
@@ -38,35 +30,13 @@ function attemptsOf(process: FixtureProcess, messageId: string): number[] {
 describe.each(CASES)(
   'Attempts of a message retried in place survive a killed consumer (%s)',
   (_, transport, policy) => {
-    let schema: TestSchema;
-    const topics = new KafkaTopics();
-    const rabbit = new RabbitFixture();
-    const processes: FixtureProcess[] = [];
-
-    beforeAll(async () => {
-      schema = await createTestSchema(`attempts_${transport}`);
-      // The handled_orders table: created once by an app with synchronize, before the processes start.
-      const app = await createMessagingApp({
-        schema: schema.name,
-        transport: kafkaTransport(),
-        entities: [HandledOrder],
-        messaging: { relay: { enabled: false } },
-      });
-      await app.close();
-    });
-
-    afterAll(async () => {
-      await Promise.all(processes.map((p) => p.kill()));
-      await topics.cleanup();
-      await rabbit.cleanup();
-      await schema.drop();
-    });
+    const suite = useConsumerProcesses(`attempts_${transport}`);
 
     it('runs the remaining attempts only, then dead-letters the message at maxAttempts', async () => {
       const destination = uniqueName(`attempts_${transport}`);
       const group = uniqueName('g');
       const env = {
-        SCHEMA: schema.name,
+        SCHEMA: suite.schema.name,
         DESTINATION: destination,
         GROUP: group,
         TRANSPORT: transport,
@@ -76,28 +46,13 @@ describe.each(CASES)(
       };
       const message = orderMessage(destination, { customer: 'k', seq: 1 });
       const id = message.headers['msg.id'];
-      if (transport === 'kafka') {
-        await topics.create(destination, 1);
-        topics.trackPrefix(`${destination}.${group}.`);
-      } else {
-        rabbit.track({ exchanges: [destination], queues: [`${destination}.${group}`] });
-        rabbit.trackQueuePrefix(`${destination}.${group}.`);
-      }
-
-      const first = new FixtureProcess(SCRIPT, env);
-      processes.push(first);
-      await first.start();
-      if (transport === 'kafka') {
-        const raw = new RawKafkaProducer(testKafka());
-        await raw.send([message]);
-        await raw.stop();
-      } else {
-        await publishRaw(await rabbit.connect(), [message]);
-      }
+      await suite.destination(transport, destination, group, 1);
+      const first = await suite.start(env);
+      await suite.send(transport, [message]);
       // Two attempts failed (and are recorded); the third is 4 s away: kill the consumer now.
       const recorded = async () =>
         (
-          await schema.query<{ failed_attempts: number }>(
+          await suite.schema.query<{ failed_attempts: number }>(
             'select failed_attempts from messaging_attempts where consumer_group = $1 and message_id = $2',
             [group, id],
           )
@@ -106,9 +61,7 @@ describe.each(CASES)(
       expect(attemptsOf(first, id)).toEqual([1, 2]);
       await first.kill();
 
-      const second = new FixtureProcess(SCRIPT, env);
-      processes.push(second);
-      await second.start();
+      const second = await suite.start(env);
       const dlq = `${destination}.${group}.dlq`;
       let parkedAttempt: string;
       if (transport === 'kafka') {
@@ -118,7 +71,7 @@ describe.each(CASES)(
         parkedAttempt = parked.headers['msg.retry-attempt'];
       } else {
         const parked = await eventually(async () => {
-          const got = await drainQueue(await rabbit.connect(), dlq);
+          const got = await drainQueue(await suite.rabbit.connect(), dlq);
           expect(got).toHaveLength(1);
           return got[0];
         }, 60_000);

@@ -11,6 +11,7 @@ import { ConsumerHandle, Subscription } from '../transports/subscription.interfa
 import { ConsumerOrchestrator } from './consumer-orchestrator';
 import { DeliveryPipeline } from './delivery-pipeline';
 import { HandlerRegistry } from './handler-registry';
+import { useFakeTime } from '../../spec-support/fake-time';
 
 const OrderPlaced = defineEvent({
   type: 'OrderPlaced',
@@ -71,15 +72,9 @@ function orchestrator(transport: FakeTransport, retryDefaults?: Record<string, R
 }
 
 describe(ConsumerOrchestrator.name, () => {
+  useFakeTime();
   beforeEach(() => {
-    jest.useFakeTimers({ now: new Date('2026-12-01T00:00:00Z') });
-    jest.spyOn(Math, 'random').mockReturnValue(0.5);
-    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
-  });
-  afterEach(() => {
-    jest.useRealTimers();
-    jest.restoreAllMocks();
   });
 
   describe('start', () => {

@@ -1,4 +1,3 @@
-import { Logger } from '@nestjs/common';
 import { z } from 'zod';
 import { systemClock } from '../common/clock';
 import { encodeEnvelope } from '../envelope/envelope-codec';
@@ -20,6 +19,7 @@ import { DeliveryPipeline } from './delivery-pipeline';
 import { FailureSettler } from './failure-settler';
 import { HandlerRegistry } from './handler-registry';
 import { MessageContext } from './message-context';
+import { useFakeTime } from '../../spec-support/fake-time';
 
 const KAFKA: TransportCapabilities = { orderedStream: true, delayedDelivery: false, retryDestinations: true };
 const RABBITMQ: TransportCapabilities = {
@@ -176,15 +176,7 @@ async function withTimePassing<T>(work: Promise<T>, stepMs = 100): Promise<T> {
 }
 
 describe(DeliveryPipeline.name, () => {
-  beforeEach(() => {
-    jest.useFakeTimers({ now: new Date('2026-12-01T00:00:00Z') });
-    jest.spyOn(Math, 'random').mockReturnValue(0.5);
-    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-  });
-  afterEach(() => {
-    jest.useRealTimers();
-    jest.restoreAllMocks();
-  });
+  useFakeTime();
 
   describe('handle', () => {
     it('runs the handler once and answers ACK', async () => {

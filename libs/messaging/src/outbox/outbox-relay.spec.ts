@@ -1,4 +1,3 @@
-import { Logger } from '@nestjs/common';
 import { systemClock } from '../common/clock';
 import { WireMessage } from '../envelope/wire-message';
 import { MessageTracing } from '../observability/message-tracing';
@@ -10,6 +9,7 @@ import { OutboxRelay, RelayRoundResult } from './outbox-relay';
 import { ClaimedOutboxRow, FailedOutboxRow } from './outbox-row';
 import { OutboxStore } from './outbox-store';
 import { RelayWakeup } from './relay-wakeup';
+import { useFakeTime } from '../../spec-support/fake-time';
 
 const POLL_MS = 10_000;
 
@@ -106,15 +106,7 @@ function startRelay(relayOptions: { batchSize?: number } = {}) {
 }
 
 describe(OutboxRelay.name, () => {
-  beforeEach(() => {
-    jest.useFakeTimers({ now: new Date('2026-12-01T00:00:00Z') });
-    jest.spyOn(Math, 'random').mockReturnValue(0.5);
-    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-  });
-  afterEach(() => {
-    jest.useRealTimers();
-    jest.restoreAllMocks();
-  });
+  useFakeTime();
 
   describe('wake', () => {
     it('publishes what a commit wrote at once, without waiting for the poll', async () => {

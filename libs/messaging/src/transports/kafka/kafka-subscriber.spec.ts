@@ -5,6 +5,7 @@ import { MessageHeaders } from '../../envelope/message-headers';
 import { OutageLog } from '../outage-log';
 import { Delivery, Settlement, Subscription } from '../subscription.interface';
 import { KafkaSubscriber, KafkaSubscriberHost } from './kafka-subscriber';
+import { useFakeTime } from '../../../spec-support/fake-time';
 
 const TOPIC = 'orders';
 const GROUP = 'billing';
@@ -94,15 +95,7 @@ async function startSubscriber(settle: (delivery: Delivery) => Promise<Settlemen
 }
 
 describe(KafkaSubscriber.name, () => {
-  beforeEach(() => {
-    jest.useFakeTimers({ now: new Date('2026-12-01T00:00:00Z') });
-    jest.spyOn(Math, 'random').mockReturnValue(0.5);
-    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-  });
-  afterEach(() => {
-    jest.useRealTimers();
-    jest.restoreAllMocks();
-  });
+  useFakeTime();
 
   describe('onBatch', () => {
     it('commits the settled offsets and subscribes to the retry topics too', async () => {

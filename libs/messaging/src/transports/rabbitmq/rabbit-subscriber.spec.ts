@@ -6,6 +6,7 @@ import { MessageHeaders } from '../../envelope/message-headers';
 import { Delivery, Settlement, Subscription } from '../subscription.interface';
 import { RabbitConnection } from './rabbit-connection';
 import { RabbitSubscriber } from './rabbit-subscriber';
+import { useFakeTime } from '../../../spec-support/fake-time';
 
 const DESTINATION = 'orders';
 const GROUP = 'billing';
@@ -98,15 +99,7 @@ async function startSubscriber(settle: (delivery: Delivery) => Settlement) {
 }
 
 describe(RabbitSubscriber.name, () => {
-  beforeEach(() => {
-    jest.useFakeTimers({ now: new Date('2026-12-01T00:00:00Z') });
-    jest.spyOn(Math, 'random').mockReturnValue(0.5);
-    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-  });
-  afterEach(() => {
-    jest.useRealTimers();
-    jest.restoreAllMocks();
-  });
+  useFakeTime();
 
   describe('start', () => {
     it('declares the work queue, the dead-letter queue and a TTL queue per tier that dead-letters back', async () => {
