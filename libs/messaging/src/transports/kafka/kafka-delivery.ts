@@ -1,5 +1,4 @@
 import { KafkaMessage } from 'kafkajs';
-import { MessageHeaders } from '../../envelope/message-headers';
 import { Delivery } from '../subscription.interface';
 
 /**
@@ -27,10 +26,4 @@ export function kafkaDelivery(
     },
     origin: { source: topic, partition, offset: message.offset, retryTierMs },
   };
-}
-
-/** When a retry-topic record is due (epoch ms), or NaN without a valid `msg.retry-due-at`. */
-export function retryDueAt(message: KafkaMessage): number {
-  const dueAt = message.headers?.[MessageHeaders.RETRY_DUE_AT];
-  return dueAt ? Date.parse(String(dueAt)) : Number.NaN;
 }

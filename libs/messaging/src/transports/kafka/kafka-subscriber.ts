@@ -6,8 +6,9 @@ import { computeRetryDelay, RECONNECT_BACKOFF } from '../../retry/backoff';
 import { KeyedLanes } from '../keyed-lanes';
 import { OutageLog } from '../outage-log';
 import { DeliveryControl, Settlement, Subscription } from '../subscription.interface';
-import { kafkaDelivery, retryDueAt } from './kafka-delivery';
+import { kafkaDelivery } from './kafka-delivery';
 import { OffsetTracker } from './offset-tracker';
+import { RetryTopicHolds } from './retry-topic-holds';
 
 /** What the Kafka transport lends a subscriber: its client, topic creation, logger and clock. */
 export interface KafkaSubscriberHost {
@@ -47,8 +48,7 @@ export class KafkaSubscriber {
   private readonly timers = new Set<CancelTimer>();
   /** Retry topic → the destination it retries and its delay tier. */
   private readonly retryTopics = new Map<string, { destination: string; tierMs: number }>();
-  /** The retry-topic record each partition is held for (`topic:partition`), and until when at the latest. */
-  private readonly held = new Map<string, { offset: string; until: number }>();
+  private readonly holds: RetryTopicHolds;
   /** Batches being handled: shutdown waits for them so that their settled offsets get committed. */
   private readonly activeBatches = new Set<Promise<void>>();
   private readonly lanes: KeyedLanes;
@@ -58,6 +58,7 @@ export class KafkaSubscriber {
     private readonly subscription: Subscription,
   ) {
     this.lanes = new KeyedLanes(subscription.concurrency);
+    this.holds = new RetryTopicHolds(host.clock);
   }
 
   async start(): Promise<void> {
@@ -167,7 +168,7 @@ export class KafkaSubscriber {
         if (hold.stopped || this.stopping || !payload.isRunning() || payload.isStale()) break;
         tracker.dispatch(message.offset);
         const retry = this.retryTopics.get(topic);
-        const notDueFor = retry ? this.notDueFor(topic, partition, message, retry.tierMs) : 0;
+        const notDueFor = retry ? this.holds.notDueFor(topic, partition, message, retry.tierMs) : 0;
         if (notDueFor > 0) {
           stopHere(notDueFor);
           break;
@@ -194,28 +195,6 @@ export class KafkaSubscriber {
         this.holdPartition(topic, partition, resumeAt, hold.delayMs);
       }
     }
-  }
-
-  /**
-   * How long a retry-topic record is not due yet: until its `msg.retry-due-at`, but never longer than its
-   * topic's tier from when this subscriber first held it, so that a due time far in the future (a mistake,
-   * or a foreign producer) cannot stop the partition.
-   */
-  private notDueFor(topic: string, partition: number, message: KafkaMessage, tierMs: number): number {
-    const slot = `${topic}:${partition}`;
-    const now = this.host.clock.now();
-    const due = retryDueAt(message);
-    let held = this.held.get(slot);
-    if (!held || held.offset !== message.offset) {
-      held = { offset: message.offset, until: now + tierMs };
-      this.held.set(slot, held);
-    }
-    const wait = Math.min(due, held.until) - now;
-    if (!(wait > 0)) {
-      this.held.delete(slot);
-      return 0;
-    }
-    return wait;
   }
 
   /**
