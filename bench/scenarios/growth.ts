@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { MessagingMigrations } from '@app/messaging';
-import { OutboxStore } from '@app/messaging/outbox/outbox-store';
+import { messagingDialect } from '@app/messaging/database/messaging-dialect';
 import { padding } from '../lib/bench-event';
 import { benchName, openClient } from '../lib/databases';
 import { fillOutbox, outboxTable } from '../lib/outbox-fill';
@@ -39,7 +39,7 @@ export const growth: Scenario = {
     const steps: Array<{ sent: number; claim: Summary; tableMiB: number }> = [];
     try {
       await dataSource.runMigrations();
-      const store = new OutboxStore(dataSource);
+      const store = messagingDialect(dataSource).outboxStore(dataSource);
       let sent = 0;
       for (const target of sentRows) {
         progress.step(`4. growth: claim ${batchSize} of ${pending} pending rows beside ${target} sent rows`);

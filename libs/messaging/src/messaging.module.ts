@@ -2,15 +2,21 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
+import { DataSource } from 'typeorm';
 import { ConsumerExplorer } from './consumers/consumer-explorer';
 import { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
 import { DeliveryPipeline } from './consumers/delivery-pipeline';
 import { HandlerRegistry } from './consumers/handler-registry';
 import { MessagingServer } from './consumers/messaging.server';
+import { messagingDialect } from './database/messaging-dialect';
 import { InboxRetention } from './inbox/inbox-retention';
 import { InboxStore } from './inbox/inbox-store';
 import { InboxService } from './inbox/inbox.service';
-import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from './messaging.constants';
+import {
+  MESSAGING_DATA_SOURCE,
+  MESSAGING_RESOLVED_OPTIONS,
+  MESSAGING_TRANSPORT,
+} from './messaging.constants';
 import { ConfigurableMessagingModule, MESSAGING_MODULE_OPTIONS } from './messaging.module-definition';
 import { MessagingLifecycle } from './messaging-lifecycle';
 import { MessagingModuleOptions } from './messaging-options.interface';
@@ -58,7 +64,17 @@ import { createTransport } from './transports/create-transport';
       inject: [MESSAGING_RESOLVED_OPTIONS],
     },
     TransactionHost,
-    OutboxStore,
+    // The database's SQL, chosen from the DataSource's type (an unsupported one fails the startup here).
+    {
+      provide: OutboxStore,
+      useFactory: (dataSource: DataSource) => messagingDialect(dataSource).outboxStore(dataSource),
+      inject: [MESSAGING_DATA_SOURCE],
+    },
+    {
+      provide: InboxStore,
+      useFactory: (dataSource: DataSource) => messagingDialect(dataSource).inboxStore(dataSource),
+      inject: [MESSAGING_DATA_SOURCE],
+    },
     OutboxService,
     RelayWakeup,
     OutboxRelay,
@@ -66,7 +82,6 @@ import { createTransport } from './transports/create-transport';
     OutboxRetention,
     OutboxNotifyListener,
     MessagingLifecycle,
-    InboxStore,
     InboxService,
     InboxRetention,
     HandlerRegistry,
