@@ -11,9 +11,14 @@ export interface ServiceEnvironment {
   /** HTTP interface (`HOST`). Default: every interface. */
   readonly host?: string;
   readonly database: {
-    /** `DATABASE_URL`. Default: the service's own database on the local server. */
+    /**
+     * `DATABASE_URL`: `postgres://…`, or `mysql://…` / `mariadb://…` naming the service's database. Default:
+     * the service's own database on the local PostgreSQL server.
+     */
     readonly url: string;
-    /** `DATABASE_SCHEMA`: keep the service's tables in this schema (it must exist). Default: `public`. */
+    /** TypeORM's type, from the URL's scheme. */
+    readonly type: ServiceDatabaseType;
+    /** `DATABASE_SCHEMA` (PostgreSQL only): keep the service's tables in this schema (it must exist). Default: `public`. */
     readonly schema?: string;
   };
   /**
@@ -24,6 +29,9 @@ export interface ServiceEnvironment {
   /** `RELAY_LEASE_MS`: how long a relay claim is held before another process may take it over. */
   readonly relayLeaseMs?: number;
 }
+
+/** The databases a service runs on: PostgreSQL, MySQL, MariaDB (TypeORM's type names). */
+export type ServiceDatabaseType = 'postgres' | 'mysql' | 'mariadb';
 
 /** Per-service defaults. */
 export interface ServiceDefaults {
@@ -38,48 +46,59 @@ const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 const BROKER = /^[^\s:,]+:\d{1,5}$/;
 
 const schema = (defaults: ServiceDefaults) =>
-  z.object({
-    PORT: z.coerce
-      .number({ error: 'must be a port number' })
-      .int('must be a whole number')
-      .min(1, 'must be between 1 and 65535')
-      .max(65_535, 'must be between 1 and 65535')
-      .default(defaults.port),
-    HOST: z.string().min(1, 'must not be empty').optional(),
-    DATABASE_URL: z
-      .string()
-      .regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// URL')
-      .default(`${LOCAL_SERVER}/${defaults.database}`),
-    DATABASE_SCHEMA: z
-      .string()
-      .regex(IDENTIFIER, 'must be a lower-case SQL identifier (letters, digits, _)')
-      .optional(),
-    MESSAGING_TRANSPORT: z
-      .enum(['kafka', 'rabbitmq'], { error: "must be 'kafka' or 'rabbitmq'" })
-      .default('kafka'),
-    KAFKA_BROKERS: z
-      .string()
-      .default('127.0.0.1:9092')
-      .transform((list) => list.split(',').map((b) => b.trim()))
-      .refine(
-        (brokers) => brokers.every((b) => BROKER.test(b)),
-        'must be a comma-separated list of host:port',
-      ),
-    AMQP_URL: z
-      .string()
-      .regex(/^amqps?:\/\/\S+$/, 'must be an amqp:// or amqps:// URL')
-      .default('amqp://guest:guest@127.0.0.1:5672'),
-    KAFKA_SESSION_TIMEOUT_MS: z.coerce
-      .number({ error: 'must be a number of milliseconds' })
-      .int('must be a whole number of milliseconds')
-      .min(6_000, 'must be at least 6000 (the broker refuses less)')
-      .optional(),
-    RELAY_LEASE_MS: z.coerce
-      .number({ error: 'must be a number of milliseconds' })
-      .int('must be a whole number of milliseconds')
-      .min(1_000, 'must be at least 1000')
-      .optional(),
-  });
+  z
+    .object({
+      PORT: z.coerce
+        .number({ error: 'must be a port number' })
+        .int('must be a whole number')
+        .min(1, 'must be between 1 and 65535')
+        .max(65_535, 'must be between 1 and 65535')
+        .default(defaults.port),
+      HOST: z.string().min(1, 'must not be empty').optional(),
+      DATABASE_URL: z
+        .string()
+        .regex(/^(postgres(ql)?|mysql|mariadb):\/\/\S+$/, 'must be a postgres://, mysql:// or mariadb:// URL')
+        .default(`${LOCAL_SERVER}/${defaults.database}`),
+      DATABASE_SCHEMA: z
+        .string()
+        .regex(IDENTIFIER, 'must be a lower-case SQL identifier (letters, digits, _)')
+        .optional(),
+      MESSAGING_TRANSPORT: z
+        .enum(['kafka', 'rabbitmq'], { error: "must be 'kafka' or 'rabbitmq'" })
+        .default('kafka'),
+      KAFKA_BROKERS: z
+        .string()
+        .default('127.0.0.1:9092')
+        .transform((list) => list.split(',').map((b) => b.trim()))
+        .refine(
+          (brokers) => brokers.every((b) => BROKER.test(b)),
+          'must be a comma-separated list of host:port',
+        ),
+      AMQP_URL: z
+        .string()
+        .regex(/^amqps?:\/\/\S+$/, 'must be an amqp:// or amqps:// URL')
+        .default('amqp://guest:guest@127.0.0.1:5672'),
+      KAFKA_SESSION_TIMEOUT_MS: z.coerce
+        .number({ error: 'must be a number of milliseconds' })
+        .int('must be a whole number of milliseconds')
+        .min(6_000, 'must be at least 6000 (the broker refuses less)')
+        .optional(),
+      RELAY_LEASE_MS: z.coerce
+        .number({ error: 'must be a number of milliseconds' })
+        .int('must be a whole number of milliseconds')
+        .min(1_000, 'must be at least 1000')
+        .optional(),
+    })
+    .refine((e) => !e.DATABASE_SCHEMA || databaseType(e.DATABASE_URL) === 'postgres', {
+      path: ['DATABASE_SCHEMA'],
+      message: 'is for PostgreSQL only: on MySQL and MariaDB name the database in DATABASE_URL',
+    });
+
+/** TypeORM's type for a database URL of one of the accepted schemes. */
+function databaseType(url: string): ServiceDatabaseType {
+  const scheme = url.slice(0, url.indexOf(':'));
+  return scheme === 'mysql' || scheme === 'mariadb' ? scheme : 'postgres';
+}
 
 /**
  * Reads the service's environment. Empty variables count as unset. Throws `InvalidEnvironmentError` naming
@@ -112,7 +131,7 @@ export function readServiceEnvironment(
     serviceName: defaults.serviceName,
     port: e.PORT,
     host: e.HOST,
-    database: { url: e.DATABASE_URL, schema: e.DATABASE_SCHEMA },
+    database: { url: e.DATABASE_URL, type: databaseType(e.DATABASE_URL), schema: e.DATABASE_SCHEMA },
     transport:
       e.MESSAGING_TRANSPORT === 'kafka'
         ? {
