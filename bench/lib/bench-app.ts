@@ -8,7 +8,7 @@ import {
   MessagingModule,
   RelayOptions,
   TransportOptions,
-} from '@app/messaging';
+} from 'nest-reliable-messaging';
 import { infraEnv } from '../../tools/infra/env';
 import { BenchLogger } from './bench-logger';
 import { TransportKind } from './plan';

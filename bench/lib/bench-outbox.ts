@@ -1,6 +1,7 @@
 import { Connection, createConnection } from 'mysql2/promise';
 import { DataSourceOptions } from 'typeorm';
-import { MessagingMigrations, MysqlMessagingMigrations, WireMessage } from '@app/messaging';
+import { MessagingMigrations, MysqlMessagingMigrations } from 'nest-reliable-messaging';
+import type { WireMessage } from 'nest-reliable-messaging/testing';
 import { infraEnv } from '../../tools/infra/env';
 import { BENCH_EVENT_TYPE } from './bench-event';
 import { benchName, databaseUrl, openClient } from './databases';

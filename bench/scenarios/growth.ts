@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { messagingDialect } from '@app/messaging/database/messaging-dialect';
+import { messagingDialect } from 'nest-reliable-messaging/testing';
 import { padding } from '../lib/bench-event';
 import { BenchDialect, openBenchOutbox } from '../lib/bench-outbox';
 import { Scenario, ScenarioContext } from '../lib/scenario';

@@ -1,5 +1,10 @@
 import { INestApplicationContext } from '@nestjs/common';
-import { MESSAGING_TRANSPORT, MessageTransport, OutboxRelay, WireMessage } from '@app/messaging';
+import {
+  MESSAGING_TRANSPORT,
+  MessageTransport,
+  OutboxRelay,
+  WireMessage,
+} from 'nest-reliable-messaging/testing';
 import { createBenchApp } from '../lib/bench-app';
 import { padding } from '../lib/bench-event';
 import { BenchDialect, BenchOutbox, openBenchOutbox } from '../lib/bench-outbox';

@@ -3,6 +3,7 @@ import { RetryPolicyOptions } from './retry/retry-policy.interface';
 
 /** Kafka through kafkajs. */
 export interface KafkaTransportOptions {
+  /** Selects Kafka. */
   kind: 'kafka';
   /** Bootstrap brokers, e.g. `['127.0.0.1:9092']`. Required. */
   brokers: string[];
@@ -26,6 +27,7 @@ export interface KafkaTransportOptions {
 
 /** RabbitMQ through amqplib. */
 export interface RabbitMqTransportOptions {
+  /** Selects RabbitMQ. */
   kind: 'rabbitmq';
   /** AMQP URL, e.g. `amqp://user:pass@127.0.0.1:5672/vhost`. Required. */
   url: string;
@@ -35,6 +37,7 @@ export interface RabbitMqTransportOptions {
   heartbeatSeconds?: number;
 }
 
+/** The broker: Kafka or RabbitMQ. */
 export type TransportOptions = KafkaTransportOptions | RabbitMqTransportOptions;
 
 /** The outbox relay. */
@@ -84,8 +87,11 @@ export interface MessagingModuleOptions {
   serviceName: string;
   /** Which broker, and how to reach it. Required. */
   transport: TransportOptions;
+  /** The outbox relay (publishing). */
   relay?: RelayOptions;
+  /** Deleting sent outbox rows. */
   retention?: OutboxRetentionOptions;
+  /** Consumers and the inbox. */
   consumers?: ConsumerOptions;
   /** Retry policies per destination, for handlers without their own `@RetryPolicy()`. Default: none. */
   retryDefaults?: Record<string, RetryPolicyOptions>;

@@ -1,5 +1,5 @@
 import { TestingModule } from '@nestjs/testing';
-import { InboxRetention } from '../../../libs/messaging/src/inbox/inbox-retention';
+import { InboxRetention } from 'nest-reliable-messaging/testing';
 import { eventually } from '../../harness/eventually';
 import { KafkaTopics, testKafka } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';

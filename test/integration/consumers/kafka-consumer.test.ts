@@ -1,4 +1,4 @@
-import { newMessageId } from '@app/messaging';
+import { newMessageId } from 'nest-reliable-messaging';
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 import { EACH_DATABASE, TestDialect } from '../../harness/test-database';

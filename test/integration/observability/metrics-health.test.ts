@@ -1,4 +1,9 @@
-import { MessagingHealthIndicator, MessagingMetrics, RetryMode, RetryOrdering } from '@app/messaging';
+import {
+  MessagingHealthIndicator,
+  MessagingMetrics,
+  RetryMode,
+  RetryOrdering,
+} from 'nest-reliable-messaging';
 import { KafkaBroker } from '../../../tools/infra/kafka-broker';
 import { eventually } from '../../harness/eventually';
 import { startPrivateBroker } from '../../harness/kafka';

@@ -1,7 +1,7 @@
 import { TestingModule } from '@nestjs/testing';
 import { getRepositoryToken } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { NoActiveTransactionError, OutboxPayloadInvalidError } from '@app/messaging';
+import { NoActiveTransactionError, OutboxPayloadInvalidError } from 'nest-reliable-messaging';
 import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createTestDatabase, EACH_DATABASE, TestDatabase } from '../../harness/test-database';

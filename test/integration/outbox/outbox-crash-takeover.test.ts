@@ -5,8 +5,8 @@ import {
   MessageTransport,
   OutboxRelay,
   RelayRoundResult,
-} from '@app/messaging';
-import { OutboxStore } from '@app/messaging/outbox/outbox-store';
+} from 'nest-reliable-messaging/testing';
+import { OutboxStore } from 'nest-reliable-messaging/testing';
 import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createTestDatabase, EACH_DATABASE, TestDatabase } from '../../harness/test-database';

@@ -1,8 +1,8 @@
 import { TestingModule } from '@nestjs/testing';
 import { Client } from 'pg';
 import { MysqlQueryRunner } from 'typeorm/driver/mysql/MysqlQueryRunner';
-import { RelayOptions } from '@app/messaging';
-import { OutboxStore } from '@app/messaging/outbox/outbox-store';
+import { RelayOptions } from 'nest-reliable-messaging';
+import { OutboxStore } from 'nest-reliable-messaging/testing';
 import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { TestSchema } from '../../harness/postgres';

@@ -7,11 +7,11 @@ import {
   MessagingModuleOptions,
   MessagingSchemaMissingError,
   MysqlMessagingMigrations,
-  OutboxRelay,
   OutboxService,
   TransactionHost,
   UnsupportedDatabaseError,
-} from '@app/messaging';
+} from 'nest-reliable-messaging';
+import { OutboxRelay } from 'nest-reliable-messaging/testing';
 import { infraEnv } from '../../harness/infra';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';

@@ -1,6 +1,6 @@
 import { TestingModule } from '@nestjs/testing';
 import * as amqp from 'amqplib';
-import { OutboxService, TransactionHost } from '@app/messaging';
+import { OutboxService, TransactionHost } from 'nest-reliable-messaging';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { forceCloseRabbitConnections, RabbitFixture } from '../../harness/rabbitmq';

@@ -1,6 +1,5 @@
 import { TestingModule } from '@nestjs/testing';
-import { OutboxRetention } from '@app/messaging';
-import { OutboxStore } from '@app/messaging/outbox/outbox-store';
+import { OutboxRetention, OutboxStore } from 'nest-reliable-messaging/testing';
 import { uniqueName } from '../../harness/names';
 import { createTestDatabase, EACH_DATABASE, TestDatabase, TestDialect } from '../../harness/test-database';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';

@@ -1,6 +1,11 @@
 import { TestingModule } from '@nestjs/testing';
-import { MESSAGING_TRANSPORT, MessageTransport, OutboxRelay, TransactionHost } from '@app/messaging';
-import { OutboxStore } from '@app/messaging/outbox/outbox-store';
+import {
+  MESSAGING_TRANSPORT,
+  MessageTransport,
+  OutboxRelay,
+  OutboxStore,
+} from 'nest-reliable-messaging/testing';
+import { TransactionHost } from 'nest-reliable-messaging';
 import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';

@@ -1,6 +1,6 @@
 import { TestingModule } from '@nestjs/testing';
-import { OutboxRelay, TransactionHost } from '@app/messaging';
-import { OutboxStore } from '@app/messaging/outbox/outbox-store';
+import { OutboxRelay, OutboxStore } from 'nest-reliable-messaging/testing';
+import { TransactionHost } from 'nest-reliable-messaging';
 import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createTestDatabase, EACH_DATABASE, TestDatabase } from '../../harness/test-database';

@@ -4,7 +4,7 @@ import {
   AdminCredentialRefusedError,
   MissingAdminCredentialError,
   RedriveService,
-} from '@app/messaging/dead-letter/redrive';
+} from 'nest-reliable-messaging/redrive';
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';

@@ -4,7 +4,7 @@ import {
   RetryMode,
   RetryOrdering,
   RetryPolicyOptions,
-} from '@app/messaging';
+} from 'nest-reliable-messaging';
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 import { EACH_DATABASE, postgresOnly } from '../../harness/test-database';

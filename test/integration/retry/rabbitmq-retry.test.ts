@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { MessagingConfigurationError, RetryMode, RetryPolicyOptions } from '@app/messaging';
+import { MessagingConfigurationError, RetryMode, RetryPolicyOptions } from 'nest-reliable-messaging';
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 import { EACH_DATABASE, postgresOnly } from '../../harness/test-database';

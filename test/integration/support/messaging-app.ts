@@ -8,7 +8,7 @@ import {
   MessagingModuleOptions,
   MysqlMessagingMigrations,
   TransportOptions,
-} from '@app/messaging';
+} from 'nest-reliable-messaging';
 import { infraEnv } from '../../harness/infra';
 import { TestDatabase } from '../../harness/test-database';
 

@@ -18,7 +18,7 @@ export const AdminEnv = {
   TOKEN: 'MESSAGING_ADMIN_TOKEN',
 } as const;
 
-/** Broker flags every `messaging dlq` command takes. */
+/** Broker flags every `nest-messaging dlq` command takes. */
 export interface BrokerFlags {
   readonly transport?: string;
   readonly amqpUrl?: string;

@@ -9,7 +9,7 @@ import { planCommand } from './commands/dlq-plan.command';
 import { redriveCommand } from './commands/dlq-redrive.command';
 import { ExitCode } from './exit-codes';
 
-/** The `messaging` program: `messaging dlq list | plan | approve | redrive`. */
+/** The `nest-messaging` program: `nest-messaging dlq list | plan | approve | redrive`. */
 export function messagingProgram(io: CliIo): Command {
   const context = commandContext(io);
   const dlq = new Command('dlq')
@@ -18,7 +18,7 @@ export function messagingProgram(io: CliIo): Command {
     .addCommand(planCommand(context))
     .addCommand(approveCommand(context))
     .addCommand(redriveCommand(context));
-  const program = new Command('messaging')
+  const program = new Command('nest-messaging')
     .description('Admin operations of the messaging library')
     .addCommand(dlq);
   throwInsteadOfExit(program, io);

@@ -12,8 +12,10 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * (`utf8mb4_bin`), as on PostgreSQL: `Key` and `key` are two keys, two consumer groups. Times are UTC.
  */
 export class CreateMysqlMessagingTables1764806400000 implements MigrationInterface {
+  /** The migration's name, as TypeORM records it. */
   name = 'CreateMysqlMessagingTables1764806400000';
 
+  /** Applies the migration. */
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`
       create table if not exists messaging_outbox (
@@ -50,6 +52,7 @@ export class CreateMysqlMessagingTables1764806400000 implements MigrationInterfa
       ) engine = InnoDB default character set utf8mb4 collate utf8mb4_bin`);
   }
 
+  /** Reverts it. */
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query('drop table if exists messaging_inbox');
     await queryRunner.query('drop table if exists messaging_outbox');

@@ -25,7 +25,7 @@ export function resolveMessagingOptions(options: MessagingModuleOptions): Resolv
   return {
     ...parsed.data,
     retryDefaults,
-    classification: parsed.data.classification as ClassificationRule[],
+    classification: parsed.data.classification,
   };
 }
 

@@ -26,6 +26,7 @@ export interface AddMessageOptions {
 export class OutboxService {
   private readonly notified = new WeakSet<TransactionScope>();
 
+  /** @internal Created by Nest; inject it. */
   constructor(
     private readonly transactions: TransactionHost,
     private readonly store: OutboxStore,

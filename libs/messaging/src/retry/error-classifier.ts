@@ -2,6 +2,7 @@ import { FailureCategory } from '../envelope/failure-category';
 
 /** What the classifier says about an error: a category to decide on and a token for `msg.failure-code`. */
 export interface Classification {
+  /** The category the retry decision is taken on. */
   readonly category: FailureCategory;
   /** Short and machine-readable, `[A-Za-z0-9_.-]{1,64}`; never the error message. */
   readonly code: string;

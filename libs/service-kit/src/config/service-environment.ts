@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TransportOptions } from '@app/messaging';
+import { TransportOptions } from 'nest-reliable-messaging';
 import { InvalidEnvironmentError } from './invalid-environment.error';
 
 /** What every demo service reads from its environment, validated, with defaults for the local services. */

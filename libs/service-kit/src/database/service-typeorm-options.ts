@@ -1,6 +1,6 @@
 import { Type } from '@nestjs/common';
 import { TypeOrmModuleOptions } from '@nestjs/typeorm';
-import { MessagingMigrations, MysqlMessagingMigrations } from '@app/messaging';
+import { MessagingMigrations, MysqlMessagingMigrations } from 'nest-reliable-messaging';
 import { ServiceEnvironment } from '../config/service-environment';
 import { PERMANENT_DATABASE_ERRORS } from '../startup/explain-startup-failure';
 

@@ -1,22 +1,13 @@
-import { Controller, Get, Inject } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import { HealthCheck, HealthCheckResult, HealthCheckService } from '@nestjs/terminus';
-import {
-  ConsumerOrchestrator,
-  MESSAGING_TRANSPORT,
-  MessageTransport,
-  MessagingHealthIndicator,
-  TransportHealth,
-} from '@app/messaging';
+import { MessagingHealthIndicator, MessagingStatus, MessagingStatusSnapshot } from 'nest-reliable-messaging';
 
 /** The outbox is degraded when its oldest unpublished row is older than this. */
 const OUTBOX_MAX_AGE_MS = 60_000;
 
-/** What `GET /health/live` answers. */
-export interface LiveReport {
+/** What `GET /health/live` answers: the process is up, with the library's state (no I/O). */
+export interface LiveReport extends MessagingStatusSnapshot {
   readonly status: 'ok';
-  readonly transport: { readonly kind: string } & TransportHealth;
-  /** Consumer groups whose subscription is running. */
-  readonly consumers: string[];
 }
 
 /**
@@ -28,8 +19,7 @@ export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly messaging: MessagingHealthIndicator,
-    @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
-    private readonly consumers: ConsumerOrchestrator,
+    private readonly status: MessagingStatus,
   ) {}
 
   @Get()
@@ -44,10 +34,6 @@ export class HealthController {
 
   @Get('live')
   live(): LiveReport {
-    return {
-      status: 'ok',
-      transport: { kind: this.transport.kind, ...this.transport.health() },
-      consumers: this.consumers.runningGroups(),
-    };
+    return { status: 'ok', ...this.status.snapshot() };
   }
 }

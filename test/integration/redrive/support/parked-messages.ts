@@ -1,6 +1,7 @@
 import * as amqp from 'amqplib';
-import { FailureCategory, WireMessage } from '@app/messaging';
-import { deadLetterCopy, failureHeaders } from '@app/messaging/dead-letter/failure-copy';
+import { FailureCategory } from 'nest-reliable-messaging';
+import { WireMessage } from 'nest-reliable-messaging/testing';
+import { deadLetterCopy, failureHeaders } from 'nest-reliable-messaging/testing';
 import { orderMessage } from '../../support/raw-messages';
 
 /**

@@ -13,7 +13,7 @@ interface ApproveFlags extends BrokerFlags {
   readonly out?: string;
 }
 
-/** `messaging dlq approve --plan plan.json --approver NAME [--ttl 15m] [--out approval.json]`. */
+/** `nest-messaging dlq approve --plan plan.json --approver NAME [--ttl 15m] [--out approval.json]`. */
 export function approveCommand(context: CommandContext): Command {
   return withBrokerOptions(new Command('approve'))
     .description('approve a plan for a limited time (signed with the admin credential)')
@@ -33,7 +33,7 @@ export function approveCommand(context: CommandContext): Command {
         ...formatPlan(plan, 'approval'),
         '',
         `Approved by ${approval.approver} until ${approval.expiresAt}. Approval written to ${out}.`,
-        `Next: messaging dlq redrive --plan ${flags.plan} --approval ${out}`,
+        `Next: nest-messaging dlq redrive --plan ${flags.plan} --approval ${out}`,
       ]);
     });
 }
