@@ -66,11 +66,14 @@ export class MariadbServer implements PrivateDatabaseServer {
     return server;
   }
 
-  /** Creates a database and returns the URL a service is given (`mariadb://`: TypeORM's MariaDB type). */
+  /**
+   * Creates a database and returns the URL a service is given: `mysql://`, so that the services run with
+   * TypeORM's `mysql` type, as on a MySQL server (no `INSERT … RETURNING`); the demo runs the `mariadb` type.
+   */
   async createDatabase(name: string): Promise<string> {
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`Not a database name: '${name}'.`);
     await this.query(`create database \`${name}\``);
-    return this.databaseUrl(name).replace(/^mysql:/, 'mariadb:');
+    return this.databaseUrl(name);
   }
 
   /** One statement (`$1` placeholders) on `database`, on a connection of its own. */

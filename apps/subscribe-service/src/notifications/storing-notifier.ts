@@ -4,8 +4,9 @@ import { Repository } from 'typeorm';
 import { Notification } from './notification.entity';
 import { NewNotification, Notifier } from './notifier';
 
-type StoredNotification = NewNotification & { notifiedAt: Date };
-/** Which notification was new. */
+/** A notification as it is inserted. */
+type NotificationRow = NewNotification & { notifiedAt: Date };
+/** A notification that was new: stored now, not there already. */
 type Stored = Pick<NewNotification, 'subscriberId' | 'postId'>;
 
 /** The default notifier: stores each notification (the subscriber reads them over HTTP) and logs it. */
@@ -34,7 +35,7 @@ export class StoringNotifier extends Notifier {
    * One statement (PostgreSQL, MariaDB). The repository joins the consumer's transaction; a conflict on
    * (subscriber, post) is skipped, the second guard after the inbox.
    */
-  private async insertReturning(rows: StoredNotification[]): Promise<Stored[]> {
+  private async insertReturning(rows: NotificationRow[]): Promise<Stored[]> {
     const result = await this.notifications
       .createQueryBuilder()
       .insert()
@@ -47,7 +48,7 @@ export class StoringNotifier extends Notifier {
   }
 
   /** A statement per row where INSERT has no RETURNING (MySQL): the affected count says what was stored. */
-  private async insertEach(rows: StoredNotification[]): Promise<Stored[]> {
+  private async insertEach(rows: NotificationRow[]): Promise<Stored[]> {
     const stored: Stored[] = [];
     for (const row of rows) {
       const result = await this.notifications.createQueryBuilder().insert().values(row).orIgnore().execute();

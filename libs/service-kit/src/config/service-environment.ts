@@ -46,53 +46,55 @@ const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 const BROKER = /^[^\s:,]+:\d{1,5}$/;
 
 const schema = (defaults: ServiceDefaults) =>
-  z
-    .object({
-      PORT: z.coerce
-        .number({ error: 'must be a port number' })
-        .int('must be a whole number')
-        .min(1, 'must be between 1 and 65535')
-        .max(65_535, 'must be between 1 and 65535')
-        .default(defaults.port),
-      HOST: z.string().min(1, 'must not be empty').optional(),
-      DATABASE_URL: z
-        .string()
-        .regex(/^(postgres(ql)?|mysql|mariadb):\/\/\S+$/, 'must be a postgres://, mysql:// or mariadb:// URL')
-        .default(`${LOCAL_SERVER}/${defaults.database}`),
-      DATABASE_SCHEMA: z
-        .string()
-        .regex(IDENTIFIER, 'must be a lower-case SQL identifier (letters, digits, _)')
-        .optional(),
-      MESSAGING_TRANSPORT: z
-        .enum(['kafka', 'rabbitmq'], { error: "must be 'kafka' or 'rabbitmq'" })
-        .default('kafka'),
-      KAFKA_BROKERS: z
-        .string()
-        .default('127.0.0.1:9092')
-        .transform((list) => list.split(',').map((b) => b.trim()))
-        .refine(
-          (brokers) => brokers.every((b) => BROKER.test(b)),
-          'must be a comma-separated list of host:port',
-        ),
-      AMQP_URL: z
-        .string()
-        .regex(/^amqps?:\/\/\S+$/, 'must be an amqp:// or amqps:// URL')
-        .default('amqp://guest:guest@127.0.0.1:5672'),
-      KAFKA_SESSION_TIMEOUT_MS: z.coerce
-        .number({ error: 'must be a number of milliseconds' })
-        .int('must be a whole number of milliseconds')
-        .min(6_000, 'must be at least 6000 (the broker refuses less)')
-        .optional(),
-      RELAY_LEASE_MS: z.coerce
-        .number({ error: 'must be a number of milliseconds' })
-        .int('must be a whole number of milliseconds')
-        .min(1_000, 'must be at least 1000')
-        .optional(),
-    })
-    .refine((e) => !e.DATABASE_SCHEMA || databaseType(e.DATABASE_URL) === 'postgres', {
-      path: ['DATABASE_SCHEMA'],
-      message: 'is for PostgreSQL only: on MySQL and MariaDB name the database in DATABASE_URL',
-    });
+  z.object({
+    PORT: z.coerce
+      .number({ error: 'must be a port number' })
+      .int('must be a whole number')
+      .min(1, 'must be between 1 and 65535')
+      .max(65_535, 'must be between 1 and 65535')
+      .default(defaults.port),
+    HOST: z.string().min(1, 'must not be empty').optional(),
+    DATABASE_URL: z
+      .string()
+      .regex(/^(postgres(ql)?|mysql|mariadb):\/\/\S+$/, 'must be a postgres://, mysql:// or mariadb:// URL')
+      .default(`${LOCAL_SERVER}/${defaults.database}`),
+    DATABASE_SCHEMA: z
+      .string()
+      .regex(IDENTIFIER, 'must be a lower-case SQL identifier (letters, digits, _)')
+      .optional(),
+    MESSAGING_TRANSPORT: z
+      .enum(['kafka', 'rabbitmq'], { error: "must be 'kafka' or 'rabbitmq'" })
+      .default('kafka'),
+    KAFKA_BROKERS: z
+      .string()
+      .default('127.0.0.1:9092')
+      .transform((list) => list.split(',').map((b) => b.trim()))
+      .refine(
+        (brokers) => brokers.every((b) => BROKER.test(b)),
+        'must be a comma-separated list of host:port',
+      ),
+    AMQP_URL: z
+      .string()
+      .regex(/^amqps?:\/\/\S+$/, 'must be an amqp:// or amqps:// URL')
+      .default('amqp://guest:guest@127.0.0.1:5672'),
+    KAFKA_SESSION_TIMEOUT_MS: z.coerce
+      .number({ error: 'must be a number of milliseconds' })
+      .int('must be a whole number of milliseconds')
+      .min(6_000, 'must be at least 6000 (the broker refuses less)')
+      .optional(),
+    RELAY_LEASE_MS: z.coerce
+      .number({ error: 'must be a number of milliseconds' })
+      .int('must be a whole number of milliseconds')
+      .min(1_000, 'must be at least 1000')
+      .optional(),
+  });
+
+/** DATABASE_SCHEMA is PostgreSQL's: MySQL and MariaDB name the database in the URL. */
+const withDatabaseChecks = (defaults: ServiceDefaults) =>
+  schema(defaults).refine((e) => !e.DATABASE_SCHEMA || databaseType(e.DATABASE_URL) === 'postgres', {
+    path: ['DATABASE_SCHEMA'],
+    message: 'is for PostgreSQL only: on MySQL and MariaDB name the database in DATABASE_URL',
+  });
 
 /** TypeORM's type for a database URL of one of the accepted schemes. */
 function databaseType(url: string): ServiceDatabaseType {
@@ -111,7 +113,7 @@ export function readServiceEnvironment(
   const given = Object.fromEntries(
     Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
   );
-  const parsed = schema(defaults).safeParse(given);
+  const parsed = withDatabaseChecks(defaults).safeParse(given);
   if (!parsed.success) {
     throw new InvalidEnvironmentError(
       defaults.serviceName,
