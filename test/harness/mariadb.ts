@@ -1,14 +1,8 @@
 import { Connection, createConnection } from 'mysql2/promise';
+import { databaseUrl } from '../../tools/demo/databases';
 import { infraEnv } from './infra';
 import { uniqueName } from './names';
 import { TestDatabase } from './test-database';
-
-/** The URL of database `name` on the server `serverUrl` points at. */
-export function mariadbDatabaseUrl(serverUrl: string, name: string): string {
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
 
 /**
  * A MariaDB database of one test suite's own (the counterpart of a PostgreSQL schema), dropped with
@@ -18,7 +12,7 @@ export async function createMariadbDatabase(prefix: string): Promise<TestDatabas
   const serverUrl = infraEnv().mariadbUrl;
   const name = uniqueName(prefix);
   await withConnection(serverUrl, (admin) => admin.query(`create database \`${name}\``));
-  const url = mariadbDatabaseUrl(serverUrl, name);
+  const url = databaseUrl(serverUrl, name);
   let shared: Promise<Connection> | undefined;
   return {
     dialect: 'mariadb',
