@@ -1,5 +1,6 @@
 import { Module, Provider, Type } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { DataSource } from 'typeorm';
 import { DecoratedMethods } from './common/decorated-methods';
 import { MessagingMetadataAccessor } from './common/messaging-metadata.accessor';
 import { isPeerInstalled } from './common/optional-peer';
@@ -9,10 +10,15 @@ import { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
 import { DeliveryPipeline } from './consumers/delivery-pipeline';
 import { HandlerRegistry } from './consumers/handler-registry';
 import type * as MessagingServerModule from './consumers/messaging.server';
+import { messagingDialect } from './database/messaging-dialect';
 import { InboxRetention } from './inbox/inbox-retention';
 import { InboxStore } from './inbox/inbox-store';
 import { InboxService } from './inbox/inbox.service';
-import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from './messaging.constants';
+import {
+  MESSAGING_DATA_SOURCE,
+  MESSAGING_RESOLVED_OPTIONS,
+  MESSAGING_TRANSPORT,
+} from './messaging.constants';
 import { ConfigurableMessagingModule, MESSAGING_MODULE_OPTIONS } from './messaging.module-definition';
 import { MessagingLifecycle } from './messaging-lifecycle';
 import { MessagingModuleOptions } from './messaging-options.interface';
@@ -56,7 +62,17 @@ const serverProviders = messagingServer();
     DecoratedMethods,
     MessagingMetadataAccessor,
     TransactionHost,
-    OutboxStore,
+    // The database's SQL, chosen from the DataSource's type (an unsupported one fails the startup here).
+    {
+      provide: OutboxStore,
+      useFactory: (dataSource: DataSource) => messagingDialect(dataSource).outboxStore(dataSource),
+      inject: [MESSAGING_DATA_SOURCE],
+    },
+    {
+      provide: InboxStore,
+      useFactory: (dataSource: DataSource) => messagingDialect(dataSource).inboxStore(dataSource),
+      inject: [MESSAGING_DATA_SOURCE],
+    },
     OutboxService,
     RelayWakeup,
     OutboxRelay,
@@ -64,7 +80,6 @@ const serverProviders = messagingServer();
     OutboxRetention,
     OutboxNotifyListener,
     MessagingLifecycle,
-    InboxStore,
     InboxService,
     InboxRetention,
     HandlerRegistry,
