@@ -1,5 +1,5 @@
 /**
- * `npm test` runs every project: unit (pure logic, no I/O), integration (real PostgreSQL, Kafka and
+ * `npm test` runs every project: unit (pure logic, no I/O), integration (real PostgreSQL, MariaDB, Kafka and
  * RabbitMQ through test/harness), e2e (the demo apps as processes, driven over HTTP) and faults (the apps
  * under load while processes, brokers and PostgreSQL fail; bad input).
  * Type checking is `npm run typecheck`; tests transpile only, which keeps them fast.

@@ -5,8 +5,8 @@ import { startContainers, wantsContainers } from './containers';
 
 /**
  * Runs once before the integration and end-to-end suites: brings local Kafka up through the same code as
- * `npm run kafka:start`, checks PostgreSQL and RabbitMQ, and fails fast naming what is missing and how to
- * start it. With TEST_INFRA=containers it starts the three services with testcontainers instead. First it
+ * `npm run kafka:start`, checks PostgreSQL, MariaDB and RabbitMQ, and fails fast naming what is missing and
+ * how to start it. With TEST_INFRA=containers it starts the four services with testcontainers instead. First it
  * builds the library package if its sources changed: the suites import `nest-reliable-messaging` from its
  * build, across the package boundary, as applications do.
  */

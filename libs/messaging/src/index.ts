@@ -1,6 +1,6 @@
 /**
  * Reliable messaging for NestJS: a transactional outbox, idempotent consumers (an inbox), declarative retry
- * policies and dead-lettering, over Kafka or RabbitMQ, with TypeORM.
+ * policies and dead-lettering, over Kafka or RabbitMQ, with TypeORM on PostgreSQL, MySQL or MariaDB.
  *
  * This is the public API: what an application writes code against. Redrive (an admin operation) is in
  * `nest-reliable-messaging/redrive`, the Nest microservice strategy in `nest-reliable-messaging/microservices`.
@@ -57,14 +57,21 @@ export type { MessagingStatusSnapshot } from './observability/messaging-status';
 
 // Tables
 export {
+  CreateMessagingAttempts1764720000000,
   CreateMessagingTables1764547200000,
+  CreateMysqlMessagingAttempts1764892800000,
+  CreateMysqlMessagingTables1764806400000,
   MessagingMigrations,
+  MysqlMessagingMigrations,
   OutboxFillfactor1764633600000,
 } from './migrations';
 export { InboxRecordEntity } from './inbox/inbox-record.entity';
 export { OutboxMessageEntity } from './outbox/outbox-message.entity';
 
-/** The library's TypeORM entities, for `entities: [...]` if you want to query its tables. */
+/**
+ * The library's TypeORM entities, for `entities: [...]` if you want to query its tables. PostgreSQL only:
+ * TypeORM refuses their column types on MySQL and MariaDB (read the tables with SQL there).
+ */
 export const MessagingEntities = [OutboxMessageEntity, InboxRecordEntity];
 
 // Errors
@@ -78,3 +85,4 @@ export { MessagingSchemaMissingError } from './errors/messaging-schema-missing.e
 export { MissingPeerDependencyError } from './errors/missing-peer-dependency.error';
 export { NoActiveTransactionError } from './errors/no-active-transaction.error';
 export { OutboxPayloadInvalidError } from './errors/outbox-payload-invalid.error';
+export { UnsupportedDatabaseError } from './errors/unsupported-database.error';

@@ -1,5 +1,6 @@
 import { Module, Provider, Type } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { DataSource } from 'typeorm';
 import { Clock, systemClock } from './common/clock';
 import { DecoratedMethods } from './common/decorated-methods';
 import { MessagingMetadataAccessor } from './common/messaging-metadata.accessor';
@@ -11,10 +12,16 @@ import { DeliveryPipeline } from './consumers/delivery-pipeline';
 import { FailureSettler } from './consumers/failure-settler';
 import { HandlerRegistry } from './consumers/handler-registry';
 import type * as MessagingServerModule from './consumers/messaging.server';
+import { messagingDialect } from './database/messaging-dialect';
 import { InboxRetention } from './inbox/inbox-retention';
 import { InboxStore } from './inbox/inbox-store';
 import { InboxService } from './inbox/inbox.service';
-import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from './messaging.constants';
+import {
+  MESSAGING_CLOCK,
+  MESSAGING_DATA_SOURCE,
+  MESSAGING_RESOLVED_OPTIONS,
+  MESSAGING_TRANSPORT,
+} from './messaging.constants';
 import { ConfigurableMessagingModule, MESSAGING_MODULE_OPTIONS } from './messaging.module-definition';
 import { MessagingLifecycle } from './messaging-lifecycle';
 import { MessagingModuleOptions } from './messaging-options.interface';
@@ -60,7 +67,17 @@ const serverProviders = messagingServer();
     DecoratedMethods,
     MessagingMetadataAccessor,
     TransactionHost,
-    OutboxStore,
+    // The database's SQL, chosen from the DataSource's type (an unsupported one fails the startup here).
+    {
+      provide: OutboxStore,
+      useFactory: (dataSource: DataSource) => messagingDialect(dataSource).outboxStore(dataSource),
+      inject: [MESSAGING_DATA_SOURCE],
+    },
+    {
+      provide: InboxStore,
+      useFactory: (dataSource: DataSource) => messagingDialect(dataSource).inboxStore(dataSource),
+      inject: [MESSAGING_DATA_SOURCE],
+    },
     OutboxService,
     RelayWakeup,
     OutboxRelay,
@@ -68,7 +85,6 @@ const serverProviders = messagingServer();
     OutboxRetention,
     OutboxNotifyListener,
     MessagingLifecycle,
-    InboxStore,
     InboxService,
     InboxRetention,
     HandlerRegistry,

@@ -50,7 +50,10 @@ export interface RelayOptions {
   pollIntervalMs?: number;
   /** How long a claim is held before another instance may take the rows over, ms. Default 30000. */
   leaseMs?: number;
-  /** Also wake relays in other processes with PostgreSQL LISTEN/NOTIFY. Default false (see README). */
+  /**
+   * Also wake relays in other processes with PostgreSQL LISTEN/NOTIFY. Default false (see README). PostgreSQL
+   * only: on MySQL and MariaDB `true` is a startup error.
+   */
   notify?: boolean;
   /** Backoff when publishing fails (broker down): first delay, ms. Default 200. */
   retryInitialDelayMs?: number;

@@ -29,6 +29,9 @@ export type { RelayRoundResult } from './outbox/outbox-relay';
 export { OutboxRetention } from './outbox/outbox-retention';
 export { InboxRetention } from './inbox/inbox-retention';
 export { OutboxStore } from './outbox/outbox-store';
+export { InboxStore } from './inbox/inbox-store';
+export { messagingDialect } from './database/messaging-dialect';
+export type { MessagingDialect } from './database/messaging-dialect';
 export { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
 
 // Redrive internals and the CLI

@@ -11,6 +11,9 @@ export const OPTIONAL_PEERS = {
   'prom-client': { feature: 'MessagingMetrics (Prometheus metrics)', range: '^15.0.0' },
   '@opentelemetry/api': { feature: 'Tracing', range: '^1.9.0' },
   '@nestjs/microservices': { feature: 'MessagingServer', range: '^11.0.0 || ^12.0.0' },
+  // The database drivers: TypeORM loads the application's; the library never does.
+  pg: { feature: 'A PostgreSQL DataSource', range: '^8.11.0' },
+  mysql2: { feature: 'A MySQL or MariaDB DataSource', range: '^3.0.0' },
 } as const;
 
 /** The name of an optional peer dependency. */

@@ -5,9 +5,11 @@ export class MessagingSchemaMissingError extends Error {
     readonly table: string,
     /** The migration that creates it. */
     readonly migration: string,
+    /** The exported list that holds the migration (`MessagingMigrations`, `MysqlMessagingMigrations`). */
+    readonly migrations = 'MessagingMigrations',
   ) {
     super(
-      `Table ${table} does not exist. Run the migration ${migration}: add MessagingMigrations (from ` +
+      `Table ${table} does not exist. Run the migration ${migration}: add ${migrations} (from ` +
         `nest-reliable-messaging) to your DataSource's migrations and run them (typeorm migration:run, or migrationsRun: true).`,
     );
     this.name = 'MessagingSchemaMissingError';

@@ -8,8 +8,10 @@ import { schemaPrefix } from './create-messaging-tables.migration';
  * afresh for a redriven message. Rows are deleted once the message is settled, and by the inbox retention.
  */
 export class CreateMessagingAttempts1764720000000 implements MigrationInterface {
+  /** The migration's name, as TypeORM records it. */
   name = 'CreateMessagingAttempts1764720000000';
 
+  /** Applies the migration. */
   async up(queryRunner: QueryRunner): Promise<void> {
     const s = schemaPrefix(queryRunner);
     await queryRunner.query(`
@@ -26,6 +28,7 @@ export class CreateMessagingAttempts1764720000000 implements MigrationInterface 
     );
   }
 
+  /** Reverts it. */
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`drop table if exists ${schemaPrefix(queryRunner)}messaging_attempts`);
   }

@@ -74,7 +74,7 @@ export class OutboxService {
     ]);
     if (!this.notified.has(scope)) {
       this.notified.add(scope);
-      if (this.options.relay.notify) await this.store.notify(scope.queryRunner, this.store.notifyChannel);
+      if (this.options.relay.notify) await this.store.notify(scope.queryRunner);
       scope.afterCommit.push(() => this.wakeup.fire());
     }
     return messageId;

@@ -1,0 +1,18 @@
+import { DataSource } from 'typeorm';
+import { MessagingTables } from '../messaging-tables';
+
+/** The tables in the DataSource's schema (`"schema".messaging_outbox`), or on the search_path without one. */
+export function postgresTables(dataSource: DataSource): MessagingTables {
+  const schema = (dataSource.options as { schema?: string }).schema;
+  const prefix = schema ? `${quoteIdent(schema)}.` : '';
+  return {
+    outbox: `${prefix}messaging_outbox`,
+    inbox: `${prefix}messaging_inbox`,
+    attempts: `${prefix}messaging_attempts`,
+    schema,
+  };
+}
+
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
