@@ -203,11 +203,12 @@ describe.each(EACH_DATABASE)('Outbox with two relay instances on one table (%s +
       const started = Date.now();
       const claimed = await app.get(OutboxStore).claim(50, 'probe', 30_000);
       const elapsed = Date.now() - started;
-      const [sql, params] = query.mock.calls[0];
+      const statements = query.mock.calls;
       query.mockRestore();
       expect(claimed.map((r) => r.id)).toEqual(Array.from({ length: 50 }, (_, i) => String(i + 1)));
       let work = 'n/a';
       if (dialect === 'postgres') {
+        const [sql, params] = statements[0];
         // The same statement once more, analyzed and rolled back: the rows its plan went through, whatever
         // the machine's speed. Checking each picked row against every earlier one (quadratic nested loops)
         // went through tens of millions here and took about 25 s; probing for each key's first gap, about
