@@ -184,12 +184,12 @@ async function startPlain(
     destinations: [destination],
     retryTiers: {},
     concurrency: options.consumers.concurrency,
-    onDelivery: async (delivery, actions) => {
+    onDelivery: async (delivery) => {
       const decoded = decodeEnvelope(delivery.wire);
       if (!decoded.ok) throw new Error(`undecodable bench message: ${decoded.failure.code}`);
       const payload = benchPayloadSchema.parse(decoded.envelope.payload);
       await handleBenchMessage(handled, probe, payload, decoded.envelope.messageId);
-      await actions.ack();
+      return { kind: 'ACK' };
     },
   });
   return async () => {

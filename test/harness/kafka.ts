@@ -15,6 +15,7 @@ export function testKafka(brokers: string[] = infraEnv().kafkaBrokers, clientId 
 export class KafkaTopics {
   private admin?: Admin;
   private readonly created = new Set<string>();
+  private readonly prefixes = new Set<string>();
 
   constructor(private readonly kafka: Kafka = testKafka()) {}
 
@@ -31,15 +32,22 @@ export class KafkaTopics {
     topics.forEach((t) => this.created.add(t));
   }
 
+  /** Deletes every topic whose name starts with `prefix` (copies the code under test names by itself). */
+  trackPrefix(prefix: string): void {
+    this.prefixes.add(prefix);
+  }
+
   async cleanup(): Promise<void> {
-    if (this.created.size > 0) {
+    if (this.created.size > 0 || this.prefixes.size > 0) {
       this.admin ??= this.kafka.admin();
       await this.admin.connect();
-      const existing = new Set(await this.admin.listTopics());
-      const topics = [...this.created].filter((t) => existing.has(t));
+      const existing = await this.admin.listTopics();
+      const prefixes = [...this.prefixes];
+      const topics = existing.filter((t) => this.created.has(t) || prefixes.some((p) => t.startsWith(p)));
       if (topics.length > 0) await this.admin.deleteTopics({ topics }).catch(() => undefined);
     }
     this.created.clear();
+    this.prefixes.clear();
     await this.admin?.disconnect();
     this.admin = undefined;
   }

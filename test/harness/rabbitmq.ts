@@ -8,6 +8,7 @@ export class RabbitFixture {
   private connection?: amqp.ChannelModel;
   private readonly queues = new Set<string>();
   private readonly exchanges = new Set<string>();
+  private readonly queuePrefixes = new Set<string>();
 
   constructor(readonly url: string = infraEnv().amqpUrl) {}
 
@@ -22,8 +23,20 @@ export class RabbitFixture {
     names.exchanges?.forEach((e) => this.exchanges.add(e));
   }
 
+  /** Marks every queue whose name starts with `prefix` for deletion (queues the code under test names). */
+  trackQueuePrefix(prefix: string): void {
+    this.queuePrefixes.add(prefix);
+  }
+
   async cleanup(): Promise<void> {
     const connection = await this.connect();
+    if (this.queuePrefixes.size > 0) {
+      const { stdout } = await run('rabbitmqctl', ['list_queues', 'name', '-q', '--no-table-headers']);
+      const prefixes = [...this.queuePrefixes];
+      for (const name of stdout.split('\n').map((line) => line.trim())) {
+        if (prefixes.some((prefix) => name.startsWith(prefix))) this.queues.add(name);
+      }
+    }
     for (const queue of this.queues) {
       const channel = await connection.createChannel();
       await channel.deleteQueue(queue).catch(() => undefined);
@@ -36,6 +49,7 @@ export class RabbitFixture {
     }
     this.queues.clear();
     this.exchanges.clear();
+    this.queuePrefixes.clear();
     await connection.close().catch(() => undefined);
     this.connection = undefined;
   }

@@ -16,6 +16,7 @@ import { DemoOptions } from './demo-options';
 import { RegisterCleanup } from './demo-infrastructure';
 import { seconds } from './format';
 import { colours, Progress } from './progress';
+import { outageTimings } from './outage-timing';
 import { metricValue } from './prometheus';
 
 /* The demo's two scenarios, each with its live display. */
@@ -34,7 +35,7 @@ export interface ScenarioResult {
   readonly delivery: DeliveryCheck;
   readonly published: number;
   readonly duplicates: number;
-  /** Normal: from the first post sent to the last notification. Outage: from the broker back to the last one. */
+  /** Normal: from the first post sent to the last notification. Outage: from the start command to the last one. */
   readonly toFullDeliveryMs: number;
   readonly outage?: { stopMs: number; startMs: number; pendingWhileDown: number; deliveredWhileDown: number };
 }
@@ -80,14 +81,14 @@ export async function outageScenario(
   out.line(c.bold(`Scenario 2, broker outage: stop the broker, ${options.posts} posts, start the broker`));
   const before = await counters(stack);
   out.line(`  Stopping ${outage.description}...`);
-  let stopped = Date.now();
+  const stopIssuedAt = Date.now();
   await outage.stop();
-  const stopMs = Date.now() - stopped;
+  const stoppedAt = Date.now();
   let down = true;
   register(`start ${outage.description} again if the demo left it stopped`, async () => {
     if (down) await outage.start();
   });
-  out.line(`  Broker stopped in ${seconds(stopMs)}.`);
+  out.line(`  Broker stopped in ${seconds(stoppedAt - stopIssuedAt)}.`);
 
   const burst = await postBurst(stack.client, audience, options, 'outage', out);
   await sleep(HOLD_DOWN_MS);
@@ -103,23 +104,30 @@ export async function outageScenario(
   );
 
   out.line(`  Starting ${outage.description}...`);
-  stopped = Date.now();
+  const startIssuedAt = Date.now();
   await outage.start();
   down = false;
-  const backAt = Date.now();
-  out.line(`  Broker serving again after ${seconds(backAt - stopped)}.`);
-  const delivery = await deliver(stack.client, audience, burst, out, backAt);
+  const servingAt = Date.now();
+  out.line(`  Broker serving again after ${seconds(servingAt - startIssuedAt)}.`);
+  const delivery = await deliver(stack.client, audience, burst, out, startIssuedAt);
   const after = await counters(stack);
+  const timings = outageTimings({
+    stopIssuedAt,
+    stoppedAt,
+    startIssuedAt,
+    servingAt,
+    lastNotifiedAt: delivery.lastNotifiedAt,
+  });
   return {
     title: '2. outage',
     burst,
     delivery: delivery.check,
     published: after.published - before.published,
     duplicates: after.duplicates - before.duplicates,
-    toFullDeliveryMs: delivery.lastNotifiedAt - backAt,
+    toFullDeliveryMs: timings.toFullDeliveryMs,
     outage: {
-      stopMs,
-      startMs: backAt - stopped,
+      stopMs: timings.stopMs,
+      startMs: timings.startMs,
       pendingWhileDown,
       deliveredWhileDown: whileDown.delivered,
     },

@@ -57,7 +57,9 @@ export type { MessagingStatusSnapshot } from './observability/messaging-status';
 
 // Tables
 export {
+  CreateMessagingAttempts1764720000000,
   CreateMessagingTables1764547200000,
+  CreateMysqlMessagingAttempts1764892800000,
   CreateMysqlMessagingTables1764806400000,
   MessagingMigrations,
   MysqlMessagingMigrations,

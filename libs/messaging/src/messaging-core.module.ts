@@ -1,6 +1,7 @@
 import { Module, Provider, Type } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { DataSource } from 'typeorm';
+import { Clock, systemClock } from './common/clock';
 import { DecoratedMethods } from './common/decorated-methods';
 import { MessagingMetadataAccessor } from './common/messaging-metadata.accessor';
 import { isPeerInstalled } from './common/optional-peer';
@@ -8,6 +9,7 @@ import { TimerRegistry } from './common/timer-registry';
 import { ConsumerExplorer } from './consumers/consumer-explorer';
 import { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
 import { DeliveryPipeline } from './consumers/delivery-pipeline';
+import { FailureSettler } from './consumers/failure-settler';
 import { HandlerRegistry } from './consumers/handler-registry';
 import type * as MessagingServerModule from './consumers/messaging.server';
 import { messagingDialect } from './database/messaging-dialect';
@@ -15,6 +17,7 @@ import { InboxRetention } from './inbox/inbox-retention';
 import { InboxStore } from './inbox/inbox-store';
 import { InboxService } from './inbox/inbox.service';
 import {
+  MESSAGING_CLOCK,
   MESSAGING_DATA_SOURCE,
   MESSAGING_RESOLVED_OPTIONS,
   MESSAGING_TRANSPORT,
@@ -53,10 +56,12 @@ const serverProviders = messagingServer();
       useFactory: (options: MessagingModuleOptions) => resolveMessagingOptions(options),
       inject: [MESSAGING_MODULE_OPTIONS],
     },
+    // Time for the relay, consumers and orchestrator; tests replace it with `overrideProvider`.
+    { provide: MESSAGING_CLOCK, useValue: systemClock },
     {
       provide: MESSAGING_TRANSPORT,
-      useFactory: (options: ResolvedMessagingOptions) => createTransport(options),
-      inject: [MESSAGING_RESOLVED_OPTIONS],
+      useFactory: (options: ResolvedMessagingOptions, clock: Clock) => createTransport(options, clock),
+      inject: [MESSAGING_RESOLVED_OPTIONS, MESSAGING_CLOCK],
     },
     TimerRegistry,
     DecoratedMethods,
@@ -84,6 +89,7 @@ const serverProviders = messagingServer();
     InboxRetention,
     HandlerRegistry,
     ConsumerExplorer,
+    FailureSettler,
     DeliveryPipeline,
     ConsumerOrchestrator,
     MessagingMetrics,

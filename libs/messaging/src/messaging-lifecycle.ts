@@ -3,18 +3,20 @@ import { InvalidMessagingOptionsError } from './errors/invalid-messaging-options
 import { MessagingSchemaMissingError } from './errors/messaging-schema-missing.error';
 import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from './messaging.constants';
 import { ResolvedMessagingOptions } from './options/resolve-messaging-options';
+import { InboxStore } from './inbox/inbox-store';
 import { OutboxStore } from './outbox/outbox-store';
 import { MessageTransport } from './transports/message-transport.interface';
 
 /**
  * Startup and shutdown of what the library owns: at init, checks the database (its version, that the
- * migration ran, that it can do what the options ask); at shutdown, after relays and consumers have stopped
+ * migrations ran, that it can do what the options ask); at shutdown, after relays and consumers have stopped
  * (they stop in `beforeApplicationShutdown`), closes the broker connections.
  */
 @Injectable()
 export class MessagingLifecycle implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly store: OutboxStore,
+    private readonly inbox: InboxStore,
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
   ) {}
@@ -34,6 +36,10 @@ export class MessagingLifecycle implements OnModuleInit, OnApplicationShutdown {
     if (!(await this.store.tableExists())) {
       const { name, list } = this.store.migration;
       throw new MessagingSchemaMissingError(this.store.tables.outbox, name, list);
+    }
+    if (!(await this.inbox.attemptsTableExists())) {
+      const { name, list } = this.inbox.attemptsMigration;
+      throw new MessagingSchemaMissingError(this.inbox.tables.attempts, name, list);
     }
   }
 

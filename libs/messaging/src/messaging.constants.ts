@@ -9,3 +9,5 @@ export const MESSAGING_DATA_SOURCE = Symbol('MESSAGING_DATA_SOURCE');
 export const MESSAGING_TRANSPORT = Symbol('MESSAGING_TRANSPORT');
 /** Validated options with every default filled in (`ResolvedMessagingOptions`). */
 export const MESSAGING_RESOLVED_OPTIONS = Symbol('MESSAGING_RESOLVED_OPTIONS');
+/** The clock and timers of the relay, consumers and orchestrator (`Clock`; `systemClock` unless overridden). */
+export const MESSAGING_CLOCK = Symbol('MESSAGING_CLOCK');

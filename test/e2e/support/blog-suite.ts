@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -21,6 +22,8 @@ import { PrivateStack, startPrivateStack } from './private-stack';
 const POSTS = 10;
 const SUBSCRIBERS = 3;
 const DELIVERY_TIMEOUT_MS = 120_000;
+/** Subscribers of the popular author: more than one INSERT of all of them could bind (65,535 parameters). */
+const POPULAR = 20_000;
 
 /**
  * The blog post's tests against post-service and subscribe-service running as processes, driven over HTTP:
@@ -181,6 +184,40 @@ export function blogScenarioSuite(transport: 'kafka' | 'rabbitmq'): void {
         `crash: ${burst.postIds.length} posts delivered ${Date.now() - restarted} ms after the restart began; ` +
           `${duplicates} redelivered copies suppressed by the inbox`,
       );
+    });
+
+    it(`popular author: one post reaches all ${POPULAR.toLocaleString('en')} subscribers, once each`, async () => {
+      const deadLettered = () => metric(stack.subscribe.url, 'messaging_dead_lettered_total');
+      const deadLetteredBefore = await deadLettered();
+      const authorId = randomInt(1_000_000, 2_000_000_000);
+      const firstSubscriber = randomInt(1_000_000, 2_000_000_000 - POPULAR);
+      // Subscribed straight in the database: 20,000 HTTP requests would only make the test slow.
+      await subscribeDb.query(
+        `insert into subscriptions (subscriber_id, author_id) select $1::int + g, $2 from generate_series(0, $3::int - 1) g`,
+        [firstSubscriber, authorId, POPULAR],
+      );
+      const burst = await sendPostsWithin(stack.client, authorId, 1, 0, 'popular');
+      expect(burst.results.map((r) => r.status)).toEqual([201]);
+      const [postId] = burst.postIds;
+
+      const notified = async () => {
+        const [row] = await subscribeDb.query<{ rows: number; subscribers: number }>(
+          `select count(*)::int as rows, count(distinct subscriber_id)::int as subscribers
+           from notifications where post_id = $1`,
+          [postId],
+        );
+        return row;
+      };
+      await eventually(
+        async () => expect(await notified()).toEqual({ rows: POPULAR, subscribers: POPULAR }),
+        120_000,
+      );
+      const ends = { authorId, subscriberIds: [firstSubscriber, firstSubscriber + POPULAR - 1] };
+      const delivery = await waitForDelivery(stack.client, ends, [postId], {
+        timeoutMs: DELIVERY_TIMEOUT_MS,
+      });
+      expect(delivery.exactlyOnce).toBe(true);
+      expect(await deadLettered()).toBe(deadLetteredBefore);
     });
 
     it('bad request: 400 naming each bad field (413 when too large), nothing recorded, no message sent', async () => {

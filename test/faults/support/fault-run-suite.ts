@@ -103,7 +103,7 @@ export function faultRunSuite(transport: Transport, dialect: TestDialect = 'post
           faults,
           suppressedFromLog: (await logLines(s.subscribe.logFile, /duplicate, skipped/)).length,
           suppressedFromMetrics: meter.total,
-          differentPayloads: (await logLines(s.subscribe.logFile, /carries a different payload/)).length,
+          differentPayloads: (await logLines(s.subscribe.logFile, /ID_CONFLICT/)).length,
           deadLettered: await deadLetterCount(transport, s.broker, PostCreated.destination, SUBSCRIBE_GROUP),
           quiescenceMs,
           logDir,

@@ -72,6 +72,25 @@ describe.each(EACH_DATABASE)('Kafka consumer with the inbox (%s)', (_, dialect) 
     await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(2));
     expect(await handled(group)).toHaveLength(1);
   });
+
+  it('dead-letters a different message that reuses a handled message id, as ID_CONFLICT', async () => {
+    const { topic, group } = await fresh('idconflict');
+    await consumerApp(topic, group);
+    const id = newMessageId();
+    const first = orderMessage(topic, { customer: 'dan', seq: 1 }, id);
+    const impostor = orderMessage(topic, { customer: 'dan', seq: 2, amount: 99 }, id);
+    await raw.send([first, impostor, orderMessage(topic, { customer: 'dan', seq: 3 })], 0);
+
+    await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(3));
+    expect((await handled(group)).map((h) => h.seq)).toEqual([1, 3]);
+    const dlq = await new TopicReader(`${topic}.${group}.dlq`, kafka).start();
+    const [parked] = await dlq.waitFor(1);
+    await dlq.stop();
+    expect(parked.headers['msg.id']).toBe(id);
+    expect(parked.headers['msg.failure-code']).toBe('ID_CONFLICT');
+    expect(parked.headers['msg.failure-category']).toBe('VALIDATION');
+    expect(JSON.parse(parked.value)).toMatchObject({ seq: 2, amount: 99 });
+  });
 });
 
 /** What does not depend on the database: bad messages, rebalancing (PostgreSQL only, for CI time). */

@@ -1,4 +1,4 @@
-import { newMessageId } from 'nest-reliable-messaging';
+import { MessagingMetrics } from 'nest-reliable-messaging';
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 import { forceCloseRabbitConnections } from '../../harness/rabbitmq';
@@ -106,16 +106,17 @@ describe('RabbitMQ consumer with the inbox', () => {
     const group = uniqueName('g');
     const probe = new ConsumerProbe();
     probe.delayMs = 400;
-    await consumerApp(destination, group, probe);
-    const id = newMessageId();
-    // Different keys: the consumer runs them side by side.
-    await publishRaw(await rabbit.connect(), [
-      orderMessage(destination, { customer: 'k1', seq: 1 }, id),
-      orderMessage(destination, { customer: 'k2', seq: 1 }, id),
-    ]);
-    await eventually(async () => expect((await queueDepth(`${destination}.${group}`)).messageCount).toBe(0));
-    await eventually(() => probe.invocations >= 1);
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    const { app } = await consumerApp(destination, group, probe);
+    const message = orderMessage(destination, { customer: 'k1', seq: 1 });
+    // The same message under two keys: the consumer runs them side by side.
+    await publishRaw(await rabbit.connect(), [message, { ...message, key: 'k2' }]);
+    const outcomes = async () => {
+      const text = await app.get(MessagingMetrics).metrics();
+      return [...text.matchAll(/^messaging_consumer_messages_total\{[^}]*outcome="(\w+)"[^}]*\} (\d+)$/gm)]
+        .map(([, outcome, count]) => `${outcome} ${count}`)
+        .sort();
+    };
+    await eventually(async () => expect(await outcomes()).toEqual(['duplicate 1', 'handled 1']));
     expect(await handled(group)).toHaveLength(1);
   });
 

@@ -3,6 +3,7 @@ import { getRepositoryToken } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { NoActiveTransactionError, OutboxPayloadInvalidError } from 'nest-reliable-messaging';
 import { KafkaTopics } from '../../harness/kafka';
+import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 import { createTestDatabase, EACH_DATABASE, TestDatabase } from '../../harness/test-database';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
@@ -43,7 +44,9 @@ describe.each(EACH_DATABASE)('Outbox atomicity (%s + Kafka)', (_, dialect) => {
   it('publishes a committed message once, with its envelope', async () => {
     const order = await app.get(OrdersService).place('alice', 42);
     const [record] = await reader.waitFor(1);
-    await reader.settle(1_000);
+    // Once the row is marked sent, every copy the relay published is in the log.
+    await eventually(async () => expect((await outboxRows())[0]?.sent_at).not.toBeNull());
+    await reader.settle();
     expect(reader.records).toHaveLength(1);
     expect(JSON.parse(record.value)).toEqual({ orderId: order.id, customer: 'alice', amount: 42 });
     expect(record.key).toBe('alice');
@@ -63,8 +66,11 @@ describe.each(EACH_DATABASE)('Outbox atomicity (%s + Kafka)', (_, dialect) => {
     const orders = await app.get<Repository<Order>>(getRepositoryToken(Order)).findBy({ customer: 'bob' });
     expect(orders).toEqual([]);
     expect((await outboxRows()).filter((r) => r.key === 'bob')).toEqual([]);
-    await reader.settle(1_000);
-    expect(reader.records).toHaveLength(before);
+    // A committed order as a fence: once its record is in, the relay has been through the table.
+    await app.get(OrdersService).place('bob-fence', 1);
+    await reader.waitFor(before + 1);
+    await reader.settle();
+    expect(reader.records.slice(before).map((r) => r.key)).toEqual(['bob-fence']);
   });
 
   it('joins nested @Outbox calls into the outer transaction', async () => {

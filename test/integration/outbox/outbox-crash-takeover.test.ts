@@ -88,7 +88,7 @@ describe.each(EACH_DATABASE)('Lease expiry: takeover of a crashed relay (%s + Ka
     expect(rows.every((r) => r.lockedBy === null && r.attempts === 0)).toBe(true);
 
     await reader.waitFor(2 * N);
-    const records = await reader.settle(1_000);
+    const records = await reader.settle();
     expect(records).toHaveLength(2 * N);
     const copies = new Map<string, number>();
     records.forEach((r) => copies.set(r.headers['msg.id'], (copies.get(r.headers['msg.id']) ?? 0) + 1));
@@ -107,5 +107,42 @@ describe.each(EACH_DATABASE)('Lease expiry: takeover of a crashed relay (%s + Ka
       `[outbox-crash-takeover ${dialect}] the survivor took the rows over ${firstTakeover.at - leasedUntil} ms after ` +
         `the crashed instance's lease expired; ${records.length} records for ${N} messages`,
     );
+  });
+
+  it('lets only the instance that holds a row mark it: a relay whose lease ran out touches nothing', async () => {
+    const app = await createMessagingApp(appOptions({ enabled: false }));
+    apps.push(app);
+    const store = app.get(OutboxStore);
+    await app.get(OrdersService).place('late', 1, 1);
+    await app.get(OrdersService).place('late', 2, 2);
+    const late = await store.claim(100, 'late-instance', 60_000);
+    expect(late.map((r) => r.key)).toEqual(['late', 'late']);
+    // The late instance stalls past its lease; another instance takes the rows over.
+    const past =
+      dialect === 'postgres' ? "now() - interval '1 second'" : 'utc_timestamp(6) - interval 1 second';
+    await schema.query(
+      `update messaging_outbox set locked_until = ${past} where locked_by = 'late-instance'`,
+    );
+    const taken = await store.claim(100, 'new-holder', 60_000);
+    expect(taken.map((r) => r.id)).toEqual(late.map((r) => r.id));
+
+    // The late instance's answers come in now: neither may change what the new holder has in flight.
+    await store.markSent([late[0].id], 'late-instance');
+    await store.markFailed(
+      [{ id: late[1].id, error: 'AMBIGUOUS: late', retryInMs: 60_000 }],
+      'late-instance',
+    );
+    const ids = late.map((r) => r.id);
+    const rowsOf = async () => (await readOutboxRows(schema)).filter((r) => ids.includes(r.id));
+    expect((await rowsOf()).map((r) => [r.lockedBy, r.sentAt, r.attempts, r.lastError])).toEqual([
+      ['new-holder', null, 0, null],
+      ['new-holder', null, 0, null],
+    ]);
+
+    await store.markSent(ids, 'new-holder');
+    expect((await rowsOf()).map((r) => [r.lockedBy, r.sentAt !== null])).toEqual([
+      [null, true],
+      [null, true],
+    ]);
   });
 });

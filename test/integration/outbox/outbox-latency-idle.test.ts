@@ -7,19 +7,20 @@ import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { TestSchema } from '../../harness/postgres';
 import { createTestDatabase, EACH_DATABASE, postgresOnly, TestDatabase } from '../../harness/test-database';
-import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
+import { createMessagingApp, kafkaTransport, nextRelayRound } from '../support/messaging-app';
 import { OrdersService, ordersWriter } from '../support/orders.fixture';
-import { percentile, sleep, waitUntil } from '../support/outbox-rows';
+import { percentile, waitUntil } from '../support/outbox-rows';
 import { TopicReader } from '../support/topic-reader';
 
 /**
  * The relay is woken by the commit that wrote outbox rows (and, on PostgreSQL with `relay.notify`, by NOTIFY
- * from other instances), so it publishes within milliseconds while the safety poll stays slow; a row another
- * instance committed reaches a relay at its safety poll; an idle service sends one claim per poll interval
- * and nothing else.
+ * from other instances), so it publishes at once while the safety poll stays slow; a row another instance
+ * committed reaches a relay at its safety poll; an idle service sends claims and nothing else. With a safety
+ * poll of an hour, a record that arrives at all was published by a wake-up. Latencies are printed, never
+ * asserted (the bench measures them; the relay's unit spec counts claims per poll interval with fake timers).
  */
 describe.each(EACH_DATABASE)('Outbox relay latency and idle cost (%s + Kafka)', (_, dialect) => {
-  const SLOW_POLL_MS = 60_000;
+  const SLOW_POLL_MS = 3_600_000;
   const topics = new KafkaTopics();
   const schemas: TestDatabase[] = [];
   const apps: TestingModule[] = [];
@@ -42,12 +43,18 @@ describe.each(EACH_DATABASE)('Outbox relay latency and idle cost (%s + Kafka)', 
     readers.push(await new TopicReader(topic).start());
     return { topic, reader: readers[readers.length - 1] };
   };
-  const newApp = async (schema: TestDatabase, topic: string, relay: RelayOptions) => {
+  const newApp = async (
+    schema: TestDatabase,
+    topic: string,
+    relay: RelayOptions,
+    beforeInit?: (app: TestingModule) => void,
+  ) => {
     const app = await createMessagingApp({
       schema,
       transport: kafkaTransport(),
       ...ordersWriter(topic),
       messaging: { relay },
+      beforeInit,
     });
     apps.push(app);
     return app;
@@ -64,13 +71,13 @@ describe.each(EACH_DATABASE)('Outbox relay latency and idle cost (%s + Kafka)', 
       const before = reader.records.length;
       await writer.get(OrdersService).place(`customer-${i % 3}`, i, i);
       const committed = Date.now();
-      await reader.waitFor(before + 1, 5_000);
+      await reader.waitFor(before + 1);
       latencies.push(Date.now() - committed);
     }
     return latencies;
   };
 
-  it('publishes each commit within milliseconds, long before the safety poll', async () => {
+  it('publishes each commit when it commits, not at the safety poll', async () => {
     const schema = await newSchema('outbox_latency');
     const { topic, reader } = await newTopic('orders_latency');
     const app = await newApp(schema, topic, { pollIntervalMs: SLOW_POLL_MS });
@@ -81,19 +88,20 @@ describe.each(EACH_DATABASE)('Outbox relay latency and idle cost (%s + Kafka)', 
       `[outbox-latency ${dialect}] commit → record on Kafka over 20 orders: p50 ${percentile(latencies, 50)} ms, ` +
         `p90 ${percentile(latencies, 90)} ms, max ${Math.max(...latencies)} ms (safety poll ${SLOW_POLL_MS} ms)`,
     );
-    expect(Math.max(...latencies)).toBeLessThan(5_000);
-    await reader.settle(500);
+    await reader.settle();
     expect(new Set(reader.records.map((r) => r.headers['msg.id'])).size).toBe(21);
     await closeApp(app);
   });
 
-  it('sends one claim per poll interval and nothing else while idle', async () => {
-    const POLL_MS = 2_000;
-    const WINDOW_MS = 10_000;
+  it('sends claims and nothing else while idle', async () => {
+    const POLL_MS = 500;
     const schema = await newSchema('outbox_idle');
     const { topic } = await newTopic('orders_idle');
-    const app = await newApp(schema, topic, { pollIntervalMs: POLL_MS });
-    await sleep(300); // the first round at bootstrap
+    let firstRound!: Promise<unknown>;
+    const app = await newApp(schema, topic, { pollIntervalMs: POLL_MS }, (starting) => {
+      firstRound = nextRelayRound(starting);
+    });
+    await firstRound; // the round at bootstrap
 
     // Every statement this process sends goes through pg's Client.query, or TypeORM's MysqlQueryRunner.query
     // (spied, not replaced).
@@ -103,7 +111,7 @@ describe.each(EACH_DATABASE)('Outbox relay latency and idle cost (%s + Kafka)', 
         : jest.spyOn(MysqlQueryRunner.prototype, 'query');
     const claim = jest.spyOn(app.get(OutboxStore), 'claim');
     const started = Date.now();
-    await sleep(WINDOW_MS);
+    for (let round = 0; round < 4; round++) await nextRelayRound(app); // four safety polls
     const elapsed = Date.now() - started;
     const statements = query.mock.calls.map(([first]) =>
       typeof first === 'string' ? first : (first as { text: string }).text,
@@ -115,8 +123,7 @@ describe.each(EACH_DATABASE)('Outbox relay latency and idle cost (%s + Kafka)', 
       `[outbox-idle ${dialect}] ${elapsed} ms idle with pollIntervalMs ${POLL_MS}: ${claims} claims, ` +
         `${statements.length} statements (${((statements.length * 1000) / elapsed).toFixed(2)} per second)`,
     );
-    expect(claims).toBeGreaterThanOrEqual(Math.floor(WINDOW_MS / POLL_MS) - 1);
-    expect(claims).toBeLessThanOrEqual(Math.ceil(WINDOW_MS / POLL_MS) + 1);
+    expect(claims).toBe(4);
     // PostgreSQL: one statement. MySQL/MariaDB: the claim's READ COMMITTED transaction, which ends after the
     // first statement when nothing is pending.
     const perClaim =
@@ -146,7 +153,6 @@ describe.each(EACH_DATABASE)('Outbox relay latency and idle cost (%s + Kafka)', 
       `[outbox-poll ${dialect}] commit in an instance without a relay → record on Kafka via another's ` +
         `${POLL_MS} ms safety poll: p50 ${percentile(latencies, 50)} ms, max ${Math.max(...latencies)} ms`,
     );
-    expect(Math.max(...latencies)).toBeLessThan(5_000);
     await closeApp(writer);
     await closeApp(relay);
   });
@@ -165,14 +171,12 @@ describe.each(EACH_DATABASE)('Outbox relay latency and idle cost (%s + Kafka)', 
       );
       return rows.length > 0;
     });
-    await sleep(200); // the listener's own catch-up round is over
 
     const latencies = await measure(writer, reader, 5);
     console.log(
       `[outbox-notify] ${label}: commit in one instance → record on Kafka via the other: ` +
         `p50 ${percentile(latencies, 50)} ms, max ${Math.max(...latencies)} ms`,
     );
-    expect(Math.max(...latencies)).toBeLessThan(5_000);
     await closeApp(writer);
     await closeApp(relay);
   };

@@ -114,7 +114,7 @@ describe('Outbox relay through a Kafka outage (private broker; PostgreSQL and Ma
       const reader = await new TopicReader(topic, testKafka(broker.brokers)).start();
       readers.push(reader);
       await reader.waitFor(N + 1);
-      const records = await reader.settle(1_000);
+      const records = await reader.settle();
       const ids = records.map((r) => r.headers['msg.id']);
       expect(ids).toHaveLength(N + 1);
       expect(new Set(ids).size).toBe(N + 1);

@@ -6,7 +6,7 @@ import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { forceCloseRabbitConnections, RabbitFixture } from '../../harness/rabbitmq';
 import { createMessagingApp, rabbitTransport } from '../support/messaging-app';
 import { orderPlaced, OrdersService, ordersWriter } from '../support/orders.fixture';
-import { readOutboxRows, sleep, waitUntil } from '../support/outbox-rows';
+import { readOutboxRows, waitUntil } from '../support/outbox-rows';
 import { bindQueue, QueueReader } from '../support/queue-reader';
 
 /**
@@ -67,11 +67,12 @@ describe('Outbox relay over RabbitMQ (publisher confirms, mandatory)', () => {
     const before = reader.messages.length;
     const order = await app.get(OrdersService).place('alice', 42, 1);
     const message = (await reader.waitFor(before + 1))[before];
-    await sleep(1_000);
-    expect(reader.messages).toHaveLength(before + 1);
-
-    const row = (await rowsOf(routed)).find((r) => r.key === 'alice')!;
-    expect(row.sentAt).not.toBeNull();
+    // Once the row is marked sent, every copy the relay published is in the queue.
+    const [row] = await waitUntil('the row is sent', async () => {
+      const rows = (await rowsOf(routed)).filter((r) => r.key === 'alice');
+      return rows[0]?.sentAt ? rows : undefined;
+    });
+    expect(await reader.settle()).toHaveLength(before + 1);
     expect(JSON.parse(message.content.toString())).toEqual({
       orderId: order.id,
       customer: 'alice',
@@ -117,8 +118,7 @@ describe('Outbox relay over RabbitMQ (publisher confirms, mandatory)', () => {
       const rows = await rowsOf(unrouted);
       return rows[0].sentAt !== null && rows;
     });
-    await sleep(1_000);
-    expect(reader.messages).toHaveLength(1);
+    expect(await reader.settle()).toHaveLength(1);
     expect(sent.attempts).toBeGreaterThanOrEqual(3);
   });
 
@@ -174,8 +174,7 @@ describe('Outbox relay over RabbitMQ (publisher confirms, mandatory)', () => {
           .map((r) => r.attempts)
           .join(', '),
     );
-    await sleep(500);
-    const frank = routedReader.messages
+    const frank = (await routedReader.settle())
       .slice(before)
       .map((m) => (JSON.parse(m.content.toString()) as { seq: number }).seq);
     expect(frank).toEqual([1, 2, 3]);

@@ -82,9 +82,9 @@ describe.each(EACH_DATABASE)('Outbox retention (%s)', (_, dialect) => {
     // Hold the retention lock as another instance's purge would, from a session of our own.
     await sql.holdLock(db, store.tables.outbox);
 
-    const started = Date.now();
+    // Resolves while the lock is still held (a purge that waited for it would hang here until the test's
+    // timeout, since the holder commits only afterwards).
     expect(await apps[0].get(OutboxRetention).purge()).toBe(0);
-    expect(Date.now() - started).toBeLessThan(2_000);
     expect(await keysLeft()).toEqual({ old: 6 });
 
     await sql.releaseLock(db, store.tables.outbox);

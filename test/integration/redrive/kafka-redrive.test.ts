@@ -5,6 +5,7 @@ import {
   RedriveBatchTooLargeError,
   RedriveHeaders,
   RedrivePlan,
+  RedrivePlanStaleError,
   RedriveService,
 } from 'nest-reliable-messaging/redrive';
 import { eventually } from '../../harness/eventually';
@@ -173,5 +174,59 @@ describe('Redrive on Kafka', () => {
     const rest = await redrive.plan({ source: dlq });
     expect(rest).toMatchObject({ depth: 1 });
     expect(rest.messages).toHaveLength(1);
+  });
+
+  it('leaves a message whose copy the target refuses (NOT_CONFIRMED) in the DLQ, and those after it', async () => {
+    const destination = uniqueName('redrive_k_refused');
+    const dlq = await topics.create(`${destination}.billing.dlq`, 1);
+    const target = await topics.create(destination, 1);
+    groups.push(`${dlq}.redrive`);
+    await raw.send(
+      [1, 2, 3].map((seq) => parkedOrder(destination, 'billing', seq, 'c')),
+      0,
+    );
+    const setMaxBytes = (bytes: number) =>
+      admin.alterConfigs({
+        validateOnly: false,
+        resources: [
+          { type: 2, name: target, configEntries: [{ name: 'max.message.bytes', value: String(bytes) }] },
+        ],
+      });
+    await setMaxBytes(64); // the target refuses every copy: MESSAGE_TOO_LARGE
+
+    const plan = await redrive.plan({ source: dlq });
+    const result = await redrive.execute(approve(plan));
+    expect(result).toMatchObject({ redriven: 0, leftInSource: 3 });
+    expect(result.messages.map((m) => m.status)).toEqual(['NOT_CONFIRMED', 'NOT_ATTEMPTED', 'NOT_ATTEMPTED']);
+    expect(result.messages[0].error).toMatch(/^REJECTED: /);
+    expect(await committed(`${dlq}.redrive`, dlq)).toBe('-1');
+    expect(await highWatermarks(target)).toBe('0');
+
+    // Once the target takes them, the same messages move, in order.
+    await setMaxBytes(1_048_576);
+    const again = await redrive.plan({ source: dlq });
+    expect(again.messages.map((m) => m.messageId)).toEqual(plan.messages.map((m) => m.messageId));
+    expect(await redrive.execute(approve(again))).toMatchObject({ redriven: 3, leftInSource: 0 });
+    expect(await committed(`${dlq}.redrive`, dlq)).toBe('3');
+  });
+
+  it('refuses a plan the DLQ no longer matches (another redrive moved its messages) and moves nothing', async () => {
+    const destination = uniqueName('redrive_k_stale');
+    const dlq = await topics.create(`${destination}.billing.dlq`, 1);
+    const target = await topics.create(destination, 1);
+    groups.push(`${dlq}.redrive`);
+    await raw.send(
+      [1, 2, 3].map((seq) => parkedOrder(destination, 'billing', seq, 'c')),
+      0,
+    );
+
+    const first = await redrive.plan({ source: dlq, limit: 2 });
+    const second = await redrive.plan({ source: dlq, limit: 2 });
+    expect(await redrive.execute(approve(second))).toMatchObject({ redriven: 2 });
+    expect(await highWatermarks(target)).toBe('2');
+
+    await expect(redrive.execute(approve(first))).rejects.toThrow(RedrivePlanStaleError);
+    expect(await highWatermarks(target)).toBe('2');
+    expect(await committed(`${dlq}.redrive`, dlq)).toBe('2');
   });
 });

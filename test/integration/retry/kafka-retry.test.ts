@@ -12,7 +12,8 @@ import { committedTotal } from '../support/kafka-wire';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
 import { orderPlaced } from '../support/orders.fixture';
-import { orderMessage, withBody } from '../support/raw-messages';
+import { orderMessage, withBody, withHeaders } from '../support/raw-messages';
+import { countRefusedCopies } from '../support/refused-copies';
 import { TopicReader } from '../support/topic-reader';
 import { useKafkaSuite } from '../support/suite-resources';
 
@@ -28,10 +29,15 @@ describe.each(EACH_DATABASE)('Retry policies on Kafka (%s)', (_, dialect) => {
   const it = postgresOnly(dialect);
   const { kafka, topics, raw, apps } = suite;
 
-  async function start(prefix: string, policy: RetryPolicyOptions | undefined, probe = new ConsumerProbe()) {
+  async function start(
+    prefix: string,
+    policy: RetryPolicyOptions | undefined,
+    probe = new ConsumerProbe(),
+    retryDefault?: RetryPolicyOptions,
+  ) {
     const topic = await topics.create(uniqueName(prefix), 1);
     const group = uniqueName(`${prefix}_g`);
-    topics.track(`${topic}.${group}.dlq`, ...[100, 200, 400].map((t) => `${topic}.${group}.retry.${t}ms`));
+    topics.trackPrefix(`${topic}.${group}.`); // its dead-letter and retry topics
     const app = await createMessagingApp({
       schema: suite.schema,
       transport: kafkaTransport(),
@@ -40,7 +46,10 @@ describe.each(EACH_DATABASE)('Retry policies on Kafka (%s)', (_, dialect) => {
         { provide: ConsumerProbe, useValue: probe },
         ordersConsumer(orderPlaced(topic), group, policy),
       ],
-      messaging: { relay: { enabled: false } },
+      messaging: {
+        relay: { enabled: false },
+        retryDefaults: retryDefault && { [topic]: retryDefault },
+      },
     });
     apps.push(app);
     return { topic, group, probe, app };
@@ -176,9 +185,25 @@ describe.each(EACH_DATABASE)('Retry policies on Kafka (%s)', (_, dialect) => {
         Date.parse(parked.headers['msg.last-failure-at']),
       );
       expect(JSON.parse(parked.value)).toMatchObject({ seq: 2 });
-      expect(parked.value).not.toContain('downstream flaked');
+      // The exception's message goes to the log line only, never into a header of the DLQ copy.
+      expect(Object.values(parked.headers).join('\n')).not.toContain('downstream flaked');
     },
   );
+
+  it('REJECT: drops a non-retryable failure without a dead-letter copy, commits it and goes on', async () => {
+    const probe = new ConsumerProbe();
+    probe.refuse.add(2);
+    const policy = { maxAttempts: 3, mode: RetryMode.PAUSE_PARTITION, onNonRetryable: 'REJECT' as const };
+    const { topic, group } = await start('reject', policy, probe);
+    await raw.send(five(topic));
+
+    await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(5));
+    expect((await handled(group)).map((r) => r.seq)).toEqual([1, 3, 4, 5]);
+    expect(probe.invocations).toBe(5); // message 2 once: neither retried nor paused
+    const dlq = await new TopicReader(`${topic}.${group}.dlq`, kafka).start();
+    expect(await dlq.settle()).toEqual([]);
+    await dlq.stop();
+  });
 
   it('dead-letters a DESERIALIZATION failure on its first delivery, policy or not', async () => {
     const probe = new ConsumerProbe();
@@ -202,7 +227,8 @@ describe.each(EACH_DATABASE)('Retry policies on Kafka (%s)', (_, dialect) => {
   it('keeps the source unsettled while the DLQ refuses the copy, and settles once it is confirmed', async () => {
     const probe = new ConsumerProbe();
     probe.alwaysFail.add(1);
-    const { topic, group } = await start('dlqfail', undefined, probe);
+    const { topic, group, app } = await start('dlqfail', undefined, probe);
+    const refusals = countRefusedCopies(app);
     const dlqTopic = `${topic}.${group}.dlq`;
     const admin = kafka.admin();
     await admin.connect();
@@ -216,8 +242,8 @@ describe.each(EACH_DATABASE)('Retry policies on Kafka (%s)', (_, dialect) => {
     await setMaxBytes(64); // the broker now refuses every copy: MESSAGE_TOO_LARGE
     await raw.send(five(topic));
 
-    await eventually(() => probe.invocations >= 1);
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    // The copy was refused, and refused again after a backoff: the source offset stays uncommitted.
+    await eventually(() => refusals.count >= 2);
     expect(await committedTotal(kafka, group, topic)).toBe(0);
     expect(await handled(group)).toEqual([]);
 
@@ -228,6 +254,57 @@ describe.each(EACH_DATABASE)('Retry policies on Kafka (%s)', (_, dialect) => {
     const dlq = await new TopicReader(dlqTopic, kafka).start();
     expect((await dlq.waitFor(1)).length).toBeGreaterThanOrEqual(1);
     await dlq.stop();
+  });
+
+  it('parks a message no handler can take in the DLQ under a RETRY_DESTINATION default, not in a retry topic', async () => {
+    const probe = new ConsumerProbe();
+    const fallback = {
+      maxAttempts: 3,
+      mode: RetryMode.RETRY_DESTINATION,
+      ordering: RetryOrdering.ALLOW_REORDER,
+      backoff: FAST,
+    };
+    const inline = { maxAttempts: 3, mode: RetryMode.INLINE, backoff: FAST };
+    const { topic, group } = await start('deflt', inline, probe, fallback);
+    const [first, second] = five(topic);
+    await raw.send([withHeaders(first, { 'msg.type': 'OrderShipped' }), second]);
+
+    await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(2));
+    const dlq = await new TopicReader(`${topic}.${group}.dlq`, kafka).start();
+    const [parked] = await dlq.waitFor(1);
+    await dlq.stop();
+    expect(parked.headers['msg.failure-code']).toBe('UNKNOWN_TYPE');
+    expect(parked.headers['msg.id']).toBe(first.headers['msg.id']);
+    expect((await handled(group)).map((r) => r.seq)).toEqual([2]);
+  });
+
+  it('refuses at startup a retry default Kafka cannot honour, naming the destination', async () => {
+    const inline = { maxAttempts: 3, mode: RetryMode.INLINE };
+    const error = await start('baddefault', inline, new ConsumerProbe(), {
+      maxAttempts: 3,
+      mode: RetryMode.BROKER_DELAYED,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MessagingConfigurationError);
+    expect((error as Error).message).toMatch(/retryDefaults\['baddefault_[a-z0-9_]+'\].*BROKER_DELAYED/s);
+  });
+
+  it('ignores failure headers a producer put on a message of the destination itself', async () => {
+    const probe = new ConsumerProbe();
+    probe.alwaysFail.add(1);
+    const policy = { maxAttempts: 3, mode: RetryMode.PAUSE_PARTITION, backoff: FAST };
+    const { topic, group } = await start('forged', policy, probe);
+    const sentAt = Date.now();
+    const [first, second] = five(topic);
+    const forged = { 'msg.retry-attempt': '99', 'msg.first-failure-at': '2000-01-01T00:00:00.000Z' };
+    await raw.send([withHeaders(first, forged), second]);
+
+    await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(2));
+    const dlq = await new TopicReader(`${topic}.${group}.dlq`, kafka).start();
+    const [parked] = await dlq.waitFor(1);
+    await dlq.stop();
+    expect(probe.invocations).toBe(3 + 1); // its three attempts, not one
+    expect(parked.headers['msg.retry-attempt']).toBe('3');
+    expect(Date.parse(parked.headers['msg.first-failure-at'])).toBeGreaterThanOrEqual(sentAt - 1_000);
   });
 
   it('refuses at startup a policy Kafka cannot honour, naming the class and method', async () => {

@@ -7,8 +7,9 @@ import { EACH_DATABASE, postgresOnly } from '../../harness/test-database';
 import { createMessagingApp, rabbitTransport } from '../support/messaging-app';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
 import { orderPlaced } from '../support/orders.fixture';
-import { orderMessage, withBody } from '../support/raw-messages';
+import { orderMessage, withBody, withHeaders } from '../support/raw-messages';
 import { drainQueue, publishRaw } from '../support/rabbit-wire';
+import { countRefusedCopies } from '../support/refused-copies';
 import { useRabbitSuite } from '../support/suite-resources';
 
 const run = promisify(execFile);
@@ -24,17 +25,16 @@ describe.each(EACH_DATABASE)('Retry policies on RabbitMQ (%s)', (_, dialect) => 
   const it = postgresOnly(dialect);
   const { rabbit, apps } = suite;
 
-  async function start(prefix: string, policy: RetryPolicyOptions | undefined, probe = new ConsumerProbe()) {
-    const destination = uniqueName(prefix);
-    const group = uniqueName('g');
-    rabbit.track({
-      exchanges: [destination],
-      queues: [
-        `${destination}.${group}`,
-        `${destination}.${group}.dlq`,
-        ...[200, 400, 800].map((tier) => `${destination}.${group}.retry.${tier}ms`),
-      ],
-    });
+  async function start(
+    prefix: string,
+    policy: RetryPolicyOptions | undefined,
+    probe = new ConsumerProbe(),
+    names = { destination: uniqueName(prefix), group: uniqueName('g') },
+    retryDefault?: RetryPolicyOptions,
+  ) {
+    const { destination, group } = names;
+    rabbit.track({ exchanges: [destination], queues: [`${destination}.${group}`] });
+    rabbit.trackQueuePrefix(`${destination}.${group}.`); // its dead-letter and retry queues
     const app = await createMessagingApp({
       schema: suite.schema,
       transport: rabbitTransport(),
@@ -43,10 +43,14 @@ describe.each(EACH_DATABASE)('Retry policies on RabbitMQ (%s)', (_, dialect) => 
         { provide: ConsumerProbe, useValue: probe },
         ordersConsumer(orderPlaced(destination), group, policy),
       ],
-      messaging: { relay: { enabled: false }, consumers: { concurrency: 1 } },
+      messaging: {
+        relay: { enabled: false },
+        consumers: { concurrency: 1 },
+        retryDefaults: retryDefault && { [destination]: retryDefault },
+      },
     });
     apps.push(app);
-    return { destination, group, probe };
+    return { destination, group, probe, app };
   }
 
   const handled = (group: string) =>
@@ -78,15 +82,45 @@ describe.each(EACH_DATABASE)('Retry policies on RabbitMQ (%s)', (_, dialect) => 
     await eventually(async () => expect(await handled(group)).toHaveLength(3));
     expect((await handled(group)).find((r) => r.seq === 1)).toEqual({ seq: 1, attempt: 3 });
 
-    // One retry queue per tier, each with its own fixed TTL dead-lettering back to the work queue.
+    // One retry queue per tier of the TTL ladder (the largest delay and its halvings down to 100 ms), each
+    // with its own fixed TTL dead-lettering back to the work queue.
     const { stdout } = await run('rabbitmqctl', ['list_queues', 'name', 'arguments', '-q']);
     const tiers = stdout.split('\n').filter((line) => line.startsWith(`${destination}.${group}.retry.`));
-    expect(tiers).toHaveLength(3);
-    for (const tier of [200, 400, 800]) {
+    expect(tiers).toHaveLength(4);
+    for (const tier of [100, 200, 400, 800]) {
       const line = tiers.find((l) => l.startsWith(`${destination}.${group}.retry.${tier}ms`)) ?? '';
       expect(line).toContain(`{"x-message-ttl",${tier}}`);
       expect(line).toContain(`{"x-dead-letter-routing-key","${destination}.${group}"}`);
     }
+  });
+
+  it('BROKER_DELAYED: keeps full jitter, so retries do not all wait the first tier', async () => {
+    const MESSAGES = 40;
+    const probe = new ConsumerProbe();
+    const failedAt = new Map<string, number>();
+    const waited: number[] = [];
+    probe.onInvocation = ({ messageId, attempt }) => {
+      if (attempt === 1) failedAt.set(messageId, Date.now());
+      else waited.push(Date.now() - failedAt.get(messageId)!);
+    };
+    for (let seq = 1; seq <= MESSAGES; seq++) probe.failUntilAttempt.set(seq, 2);
+    const backoff = { initialDelayMs: 2_000, multiplier: 2, maxDelayMs: 2_000 };
+    const { destination } = await start(
+      'jitter',
+      { maxAttempts: 2, mode: RetryMode.BROKER_DELAYED, backoff },
+      probe,
+    );
+    const messages = Array.from({ length: MESSAGES }, (_, i) =>
+      orderMessage(destination, { customer: `c${i}`, seq: i + 1 }),
+    );
+    await publishRaw(await rabbit.connect(), messages);
+
+    await eventually(() => expect(waited).toHaveLength(MESSAGES), 30_000);
+    // The first retry waits a uniform draw from [0, 2000] ms. With a TTL rounded up to the smallest tier
+    // (2000 ms) none could come back within 1000 ms, however fast the machine; about half do.
+    const early = waited.filter((ms) => ms < 1_000).length;
+    console.log(`[rabbitmq-retry] first retries after ${[...waited].sort((a, b) => a - b).join(', ')} ms`);
+    expect(early).toBeGreaterThanOrEqual(MESSAGES / 5);
   });
 
   it('INLINE: retries within the delivery, in order', async () => {
@@ -114,8 +148,9 @@ describe.each(EACH_DATABASE)('Retry policies on RabbitMQ (%s)', (_, dialect) => 
 
       const dlq = `${destination}.${group}.dlq`;
       await eventually(async () => expect(await depth(dlq)).toBe(1), 30_000);
+      // Message 3 waits behind 2 in its key's lane, and goes on once 2's copy is confirmed and 2 acked.
+      await eventually(async () => expect((await handled(group)).map((r) => r.seq)).toEqual([1, 3]));
       await eventually(async () => expect(await depth(`${destination}.${group}`)).toBe(0));
-      expect((await handled(group)).map((r) => r.seq)).toEqual([1, 3]);
       const [parked] = await drainQueue(await rabbit.connect(), dlq);
       const headers = parked.properties.headers ?? {};
       expect(headers['msg.failure-category']).toBe('TRANSIENT');
@@ -125,6 +160,40 @@ describe.each(EACH_DATABASE)('Retry policies on RabbitMQ (%s)', (_, dialect) => 
       expect(JSON.parse(parked.content.toString())).toMatchObject({ seq: 2 });
     },
   );
+
+  it('REJECT: nacks a non-retryable failure without requeue: dropped, no copy, never delivered again', async () => {
+    const probe = new ConsumerProbe();
+    probe.refuse.add(1);
+    const policy = { maxAttempts: 3, mode: RetryMode.INLINE, onNonRetryable: 'REJECT' as const };
+    const { destination, group } = await start('reject', policy, probe);
+    await publishRaw(await rabbit.connect(), three(destination));
+
+    // 2 and 3 wait behind 1 in its key's lane: once they are handled, 1 was settled.
+    await eventually(async () => expect((await handled(group)).map((r) => r.seq)).toEqual([2, 3]));
+    const { stdout } = await run('rabbitmqctl', [
+      'list_queues',
+      'name',
+      'messages_ready',
+      'messages_unacknowledged',
+      '-q',
+      '--no-table-headers',
+    ]);
+    const queues = Object.fromEntries(
+      stdout
+        .split('\n')
+        .map((line) => line.trim().split(/\s+/))
+        .filter(([name]) => name?.startsWith(`${destination}.${group}`))
+        .map(([name, ready, unacked]) => [name, `${ready}/${unacked}`]),
+    );
+    expect(queues[`${destination}.${group}`]).toBe('0/0'); // not requeued, not left unacked
+    expect(queues[`${destination}.${group}.dlq`]).toBe('0/0'); // no copy
+    expect(probe.contexts.filter((c) => c.attempt === 1).map((c) => c.redelivered)).toEqual([
+      false,
+      false,
+      false,
+    ]);
+    expect(probe.invocations).toBe(3);
+  });
 
   it('dead-letters a DESERIALIZATION failure on its first delivery', async () => {
     const probe = new ConsumerProbe();
@@ -147,8 +216,10 @@ describe.each(EACH_DATABASE)('Retry policies on RabbitMQ (%s)', (_, dialect) => 
   it('leaves the source unacked while the DLQ refuses the copy (nothing lost), then settles', async () => {
     const probe = new ConsumerProbe();
     probe.alwaysFail.add(1);
-    const { destination, group } = await start('dlqfail', undefined, probe);
-    const dlq = `${destination}.${group}.dlq`;
+    const { destination, group, app } = await start('dlqfail', undefined, probe);
+    const refusals = countRefusedCopies(app);
+    const workQueue = `${destination}.${group}`;
+    const dlq = `${workQueue}.dlq`;
     const connection = await rabbit.connect();
     const admin = await connection.createChannel();
     await admin.deleteQueue(dlq);
@@ -159,20 +230,73 @@ describe.each(EACH_DATABASE)('Retry policies on RabbitMQ (%s)', (_, dialect) => 
     });
     await publishRaw(connection, three(destination));
 
-    await eventually(() => probe.invocations >= 1);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    const work = await admin.checkQueue(`${destination}.${group}`);
-    // Message 1 is held unacked by the consumer (not in the ready count), 2 and 3 wait behind it in its lane.
-    expect(work.consumerCount).toBe(1);
+    // The copy was refused, and refused again after a backoff; 2 and 3 wait behind 1 in its key's lane.
+    await eventually(() => refusals.count >= 2);
     expect(await depth(dlq)).toBe(0);
     expect(await handled(group)).toEqual([]);
 
+    // The consumer stops while the copy is still refused: message 1 was never acked, so the broker has all
+    // three again (a source acked before its copy was confirmed would be gone).
+    await app.close();
+    apps.splice(apps.indexOf(app), 1);
+    expect(await depth(workQueue)).toBe(3);
+
     await admin.deleteQueue(dlq);
     await admin.assertQueue(dlq, { durable: true });
+    await start('dlqfail', undefined, probe, { destination, group });
     await eventually(async () => expect(await depth(dlq)).toBe(1), 30_000);
     await eventually(async () => expect((await handled(group)).map((r) => r.seq)).toEqual([2, 3]));
     await admin.close();
   });
+
+  it('parks a message no handler can take in the DLQ under a BROKER_DELAYED default, and goes on with its key', async () => {
+    const probe = new ConsumerProbe();
+    const names = { destination: uniqueName('deflt'), group: uniqueName('g') };
+    const fallback = { maxAttempts: 3, mode: RetryMode.BROKER_DELAYED, backoff: FAST };
+    const inline = { maxAttempts: 3, mode: RetryMode.INLINE, backoff: FAST };
+    const { destination, group } = await start('deflt', inline, probe, names, fallback);
+    const [first, second] = three(destination);
+    await publishRaw(await rabbit.connect(), [withHeaders(first, { 'msg.type': 'OrderShipped' }), second]);
+
+    const dlq = `${destination}.${group}.dlq`;
+    await eventually(async () => expect(await depth(dlq)).toBe(1));
+    await eventually(async () => expect((await handled(group)).map((r) => r.seq)).toEqual([2]));
+    const [parked] = await drainQueue(await rabbit.connect(), dlq);
+    expect(parked.properties.headers?.['msg.failure-code']).toBe('UNKNOWN_TYPE');
+  });
+
+  it('refuses at startup a retry default RabbitMQ cannot honour, naming the destination', async () => {
+    const names = { destination: uniqueName('baddefault'), group: uniqueName('g') };
+    const inline = { maxAttempts: 3, mode: RetryMode.INLINE };
+    const error = await start('baddefault', inline, new ConsumerProbe(), names, {
+      maxAttempts: 3,
+      mode: RetryMode.PAUSE_PARTITION,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MessagingConfigurationError);
+    expect((error as Error).message).toContain(`retryDefaults['${names.destination}']`);
+    expect((error as Error).message).toMatch(/PAUSE_PARTITION/);
+  });
+
+  it.each([RetryMode.INLINE, RetryMode.BROKER_DELAYED])(
+    '%s: ignores failure headers a producer put on a message of the destination itself',
+    async (mode) => {
+      const probe = new ConsumerProbe();
+      probe.alwaysFail.add(1);
+      const { destination, group } = await start('forged', { maxAttempts: 3, mode, backoff: FAST }, probe);
+      const sentAt = Date.now();
+      const forged = { 'msg.retry-attempt': '99', 'msg.first-failure-at': '2000-01-01T00:00:00.000Z' };
+      const [first, second] = three(destination);
+      await publishRaw(await rabbit.connect(), [withHeaders(first, forged), second]);
+
+      const dlq = `${destination}.${group}.dlq`;
+      await eventually(async () => expect(await depth(dlq)).toBe(1));
+      const [parked] = await drainQueue(await rabbit.connect(), dlq);
+      expect(probe.invocations).toBe(3 + 1); // its three attempts, not one
+      expect(String(parked.properties.headers?.['msg.retry-attempt'])).toBe('3');
+      const firstFailure = String(parked.properties.headers?.['msg.first-failure-at']);
+      expect(Date.parse(firstFailure)).toBeGreaterThanOrEqual(sentAt - 1_000);
+    },
+  );
 
   it('refuses at startup a policy RabbitMQ cannot honour, naming the class and method', async () => {
     const error = await start('nopause', { maxAttempts: 3, mode: RetryMode.PAUSE_PARTITION }).catch(

@@ -1,9 +1,12 @@
 /**
  * A consumer application in a process of its own, for tests that SIGKILL it. Configured by environment:
- * SCHEMA, DESTINATION, GROUP, TRANSPORT (kafka|rabbitmq), DELAY_MS. Prints READY once consuming.
+ * SCHEMA, DESTINATION, GROUP, TRANSPORT (kafka|rabbitmq), DELAY_MS, and optionally POLICY (a retry policy as
+ * JSON), ALWAYS_FAIL (seqs, comma-separated) and JITTER=max (every backoff draws its longest delay). Prints
+ * READY once consuming, and `ATTEMPT <message id> <attempt>` on each handler invocation.
  * Run with: node -r ts-node/register/transpile-only -r tsconfig-paths/register consumer-process.ts
  */
 import 'reflect-metadata';
+import { RetryPolicyOptions } from 'nest-reliable-messaging';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from './orders-consumer.fixture';
 import { infraEnv } from '../../harness/infra';
 import { createMessagingApp, rabbitTransport } from './messaging-app';
@@ -17,6 +20,11 @@ async function main(): Promise<void> {
   };
   const probe = new ConsumerProbe();
   probe.delayMs = Number(process.env.DELAY_MS ?? 0);
+  for (const seq of (process.env.ALWAYS_FAIL ?? '').split(',').filter(Boolean))
+    probe.alwaysFail.add(Number(seq));
+  probe.onInvocation = (context) => process.stdout.write(`ATTEMPT ${context.messageId} ${context.attempt}\n`);
+  if (process.env.JITTER === 'max') Math.random = () => 0.999_999;
+  const policy = process.env.POLICY ? (JSON.parse(process.env.POLICY) as RetryPolicyOptions) : undefined;
   const app = await createMessagingApp({
     schema: env('SCHEMA'),
     // A short session lets the restarted consumer take the killed one's partitions sooner.
@@ -27,7 +35,7 @@ async function main(): Promise<void> {
     entities: [HandledOrder],
     providers: [
       { provide: ConsumerProbe, useValue: probe },
-      ordersConsumer(orderPlaced(env('DESTINATION')), env('GROUP')),
+      ordersConsumer(orderPlaced(env('DESTINATION')), env('GROUP'), policy),
     ],
     messaging: { serviceName: env('GROUP'), relay: { enabled: false }, consumers: { concurrency: 3 } },
   });

@@ -9,6 +9,7 @@ import {
   MysqlMessagingMigrations,
   TransportOptions,
 } from 'nest-reliable-messaging';
+import { OutboxRelay, RelayRoundResult } from 'nest-reliable-messaging/testing';
 import { infraEnv } from '../../harness/infra';
 import { TestDatabase } from '../../harness/test-database';
 
@@ -23,6 +24,8 @@ export interface MessagingAppOptions {
   messaging?: Partial<Omit<MessagingModuleOptions, 'transport'>>;
   /** Run the shipped migration (default true). */
   migrate?: boolean;
+  /** Called after compiling, before the application starts (to observe its first relay round, say). */
+  beforeInit?: (moduleRef: TestingModule) => void;
 }
 
 export async function createMessagingApp(options: MessagingAppOptions): Promise<TestingModule> {
@@ -46,6 +49,7 @@ export async function createMessagingApp(options: MessagingAppOptions): Promise<
     ],
     providers: options.providers ?? [],
   }).compile();
+  options.beforeInit?.(moduleRef);
   await moduleRef.init();
   return moduleRef;
 }
@@ -75,4 +79,14 @@ export function kafkaTransport(brokers: string[] = infraEnv().kafkaBrokers): Tra
 
 export function rabbitTransport(url: string = infraEnv().amqpUrl): TransportOptions {
   return { kind: 'rabbitmq', url };
+}
+
+/** Resolves after the relay's next round (the bootstrap round, when listened to from `beforeInit`). */
+export function nextRelayRound(moduleRef: TestingModule): Promise<RelayRoundResult> {
+  return new Promise((resolve) => {
+    const stop = moduleRef.get(OutboxRelay).onRound((round) => {
+      stop();
+      resolve(round);
+    });
+  });
 }

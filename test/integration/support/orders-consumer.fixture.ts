@@ -1,7 +1,14 @@
 import { Injectable, Type } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Column, Entity, PrimaryGeneratedColumn, Repository } from 'typeorm';
-import { IdempotentHandler, MessageContext, RetryPolicy, RetryPolicyOptions } from 'nest-reliable-messaging';
+import {
+  FailureCategory,
+  IdempotentHandler,
+  MessageContext,
+  MessageHandlingError,
+  RetryPolicy,
+  RetryPolicyOptions,
+} from 'nest-reliable-messaging';
 import { OrderPlacedEvent, orderPlacedSchema } from './orders.fixture';
 import { z } from 'zod';
 
@@ -42,8 +49,12 @@ export class ConsumerProbe {
   /** seq → fail (after writing) while the attempt is below this number. */
   readonly failUntilAttempt = new Map<number, number>();
   readonly alwaysFail = new Set<number>();
+  /** seq → fail with a non-retryable error (AUTHORIZATION), every time. */
+  readonly refuse = new Set<number>();
   delayMs = 0;
   readonly contexts: MessageContext[] = [];
+  /** Called on every invocation, before the handler writes or fails. */
+  onInvocation?: (context: MessageContext) => void;
 }
 
 type OrderPayload = z.output<typeof orderPlacedSchema>;
@@ -64,6 +75,7 @@ export function ordersConsumer(event: OrderPlacedEvent, group: string, policy?: 
     async onOrderPlaced(order: OrderPayload, context: MessageContext): Promise<void> {
       this.probe.invocations += 1;
       this.probe.contexts.push(context);
+      this.probe.onInvocation?.(context);
       if (this.probe.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.probe.delayMs));
       await this.handled.save(
         this.handled.create({
@@ -75,6 +87,8 @@ export function ordersConsumer(event: OrderPlacedEvent, group: string, policy?: 
         }),
       );
       const seq = order.seq ?? -1;
+      if (this.probe.refuse.has(seq))
+        throw new MessageHandlingError(FailureCategory.AUTHORIZATION, 'FORBIDDEN');
       if (this.probe.alwaysFail.has(seq)) throw new FlakyDownstreamError();
       if (context.attempt < (this.probe.failUntilAttempt.get(seq) ?? 0)) throw new FlakyDownstreamError();
     }

@@ -63,12 +63,8 @@ export async function waitUntil<T>(
     const value = await probe();
     if (value !== undefined && value !== false) return value;
     if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting until ${what}`);
-    await sleep(intervalMs);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Percentile of a list of numbers (nearest rank). */

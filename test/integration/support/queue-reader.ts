@@ -1,8 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import * as amqp from 'amqplib';
+
+/** The header that marks a reader's own fence message. */
+const FENCE = 'x-test-fence';
 
 /** Consumes a RabbitMQ queue with a raw amqplib channel and keeps every message: an independent witness. */
 export class QueueReader {
   readonly messages: amqp.ConsumeMessage[] = [];
+  private readonly fences = new Set<string>();
   private channel?: amqp.Channel;
 
   constructor(
@@ -15,7 +20,10 @@ export class QueueReader {
     await this.channel.consume(
       this.queue,
       (message) => {
-        if (message) this.messages.push(message);
+        if (!message) return;
+        const fence = message.properties.headers?.[FENCE] as string | undefined;
+        if (fence) this.fences.add(fence);
+        else this.messages.push(message);
       },
       { noAck: true },
     );
@@ -28,6 +36,27 @@ export class QueueReader {
     while (this.messages.length < count) {
       if (Date.now() > deadline)
         throw new Error(`Only ${this.messages.length} of ${count} messages on queue ${this.queue}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return this.messages;
+  }
+
+  /**
+   * Puts a fence message at the queue's tail and waits for it: every message the queue held before has
+   * then arrived, so that a test can count them without waiting for a quiet period.
+   */
+  async settle(timeoutMs = 30_000): Promise<amqp.ConsumeMessage[]> {
+    const fence = randomUUID();
+    const channel = await this.connection.createConfirmChannel();
+    try {
+      channel.sendToQueue(this.queue, Buffer.from(''), { headers: { [FENCE]: fence } });
+      await channel.waitForConfirms();
+    } finally {
+      await channel.close();
+    }
+    const deadline = Date.now() + timeoutMs;
+    while (!this.fences.has(fence)) {
+      if (Date.now() > deadline) throw new Error(`The fence on queue ${this.queue} did not arrive`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     return this.messages;

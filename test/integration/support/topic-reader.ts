@@ -50,14 +50,24 @@ export class TopicReader {
     return this.records;
   }
 
-  /** Waits a little longer to be sure nothing more arrives. */
-  async settle(quietMs = 1_500): Promise<ReadRecord[]> {
-    let seen = -1;
-    while (seen !== this.records.length) {
-      seen = this.records.length;
-      await new Promise((resolve) => setTimeout(resolve, quietMs));
+  /**
+   * Waits until the reader has read every record the topic holds now (each partition up to the end offset
+   * the broker reports): everything confirmed before the call, duplicates included, so that a test can
+   * count them without waiting for a quiet period. (Our producers write no transaction markers: offsets
+   * are contiguous.)
+   */
+  async settle(timeoutMs = 30_000): Promise<ReadRecord[]> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const ends = await admin.fetchTopicOffsets(this.topic);
+      return await this.waitFor(
+        ends.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0),
+        timeoutMs,
+      );
+    } finally {
+      await admin.disconnect();
     }
-    return this.records;
   }
 
   async stop(): Promise<void> {

@@ -8,6 +8,8 @@ import { NewNotification, Notifier } from './notifier';
 type NotificationRow = NewNotification & { notifiedAt: Date };
 /** A notification that was new: stored now, not there already. */
 type Stored = Pick<NewNotification, 'subscriberId' | 'postId'>;
+/** Up to this many notifications of one call get a log line each; more get one line together. */
+const LOGGED_ONE_BY_ONE = 10;
 
 /** The default notifier: stores each notification (the subscriber reads them over HTTP) and logs it. */
 @Injectable()
@@ -25,8 +27,10 @@ export class StoringNotifier extends Notifier {
     const stored = this.notifications.manager.connection.driver.isReturningSqlSupported('insert')
       ? await this.insertReturning(rows)
       : await this.insertEach(rows);
-    for (const row of stored) {
-      this.logger.log(`Subscriber ${row.subscriberId}: new post ${row.postId}.`);
+    if (stored.length > LOGGED_ONE_BY_ONE) {
+      this.logger.log(`${stored.length} subscribers: new post ${stored[0].postId}.`);
+    } else {
+      for (const row of stored) this.logger.log(`Subscriber ${row.subscriberId}: new post ${row.postId}.`);
     }
     return stored.length;
   }

@@ -1,6 +1,6 @@
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { QueryFailedError, Repository } from 'typeorm';
+import { MoreThan, QueryFailedError, Repository } from 'typeorm';
 import { CreateSubscriptionDto } from './dto/create-subscription.dto';
 import { Subscription } from './subscription.entity';
 
@@ -29,14 +29,23 @@ export class SubscriptionsService {
     if (!result.affected) throw new NotFoundException(`Subscription ${id} does not exist.`);
   }
 
-  /** The subscribers of an author, in the order they subscribed. */
-  async subscribersOf(authorId: number): Promise<number[]> {
-    const rows = await this.subscriptions.find({
-      select: { subscriberId: true },
-      where: { authorId },
-      order: { id: 'ASC' },
-    });
-    return rows.map((row) => row.subscriberId);
+  /**
+   * The subscribers of an author, in the order they subscribed, `pageSize` at a time: an author may have
+   * more followers than one statement should carry (keyset pages on the subscription id).
+   */
+  async *subscriberPages(authorId: number, pageSize: number): AsyncGenerator<number[]> {
+    let after = 0;
+    for (;;) {
+      const rows = await this.subscriptions.find({
+        select: { id: true, subscriberId: true },
+        where: { authorId, id: MoreThan(after) },
+        order: { id: 'ASC' },
+        take: pageSize,
+      });
+      if (rows.length > 0) yield rows.map((row) => row.subscriberId);
+      if (rows.length < pageSize) return;
+      after = rows[rows.length - 1].id;
+    }
   }
 }
 

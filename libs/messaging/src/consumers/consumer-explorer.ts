@@ -42,9 +42,26 @@ export class ConsumerExplorer implements OnModuleInit {
   private readonly paramsFactory: ParamsFactory = rpcParamsFactory();
 
   onModuleInit(): void {
+    this.checkRetryDefaults();
     for (const { wrapper, instance, name, method } of this.methods.all()) {
       const metadata = this.metadata.idempotentHandler(method);
       if (metadata) this.register(wrapper, instance, name, metadata);
+    }
+  }
+
+  /**
+   * Every `retryDefaults` entry must be one the transport can honour, also where no handler uses it (a
+   * default covers any handler of the destination without a policy of its own, now or later).
+   */
+  private checkRetryDefaults(): void {
+    for (const [destination, policy] of this.options.retryDefaults) {
+      const unsupported = unsupportedPolicyReason(policy, this.transport.capabilities);
+      if (unsupported) {
+        throw new MessagingConfigurationError(
+          `retryDefaults['${destination}']`,
+          `${unsupported} (transport: ${this.transport.kind}).`,
+        );
+      }
     }
   }
 
@@ -69,7 +86,8 @@ export class ConsumerExplorer implements OnModuleInit {
       );
     }
     const declared = this.metadata.retryPolicy(instance[method]);
-    let policy = this.options.retryDefaults[metadata.event.destination];
+    // Without a policy of its own, the destination's default (checked already in onModuleInit).
+    let policy = this.options.retryDefaults.get(metadata.event.destination);
     if (declared) {
       try {
         policy = resolveRetryPolicy(declared);
@@ -77,7 +95,7 @@ export class ConsumerExplorer implements OnModuleInit {
         throw new MessagingConfigurationError(`@RetryPolicy on ${name}`, (error as Error).message);
       }
     }
-    const unsupported = policy && unsupportedPolicyReason(policy, this.transport.capabilities);
+    const unsupported = declared && policy && unsupportedPolicyReason(policy, this.transport.capabilities);
     if (unsupported) {
       throw new MessagingConfigurationError(
         `@RetryPolicy on ${name}`,

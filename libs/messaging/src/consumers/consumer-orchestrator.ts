@@ -5,15 +5,16 @@ import {
   Logger,
   OnApplicationBootstrap,
 } from '@nestjs/common';
-import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
+import { CancelTimer, Clock } from '../common/clock';
+import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
-import { delayTiers } from '../retry/backoff';
-import { RetryMode } from '../retry/retry-policy.interface';
+import { computeRetryDelay, RECONNECT_BACKOFF } from '../retry/backoff';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { ConsumerHandle, Subscription } from '../transports/subscription.interface';
 import { DeliveryPipeline } from './delivery-pipeline';
 import { HandlerRegistry } from './handler-registry';
+import { groupRetryTiers } from './retry-tiers';
 
 /**
  * Starts a subscription per consumer group at application bootstrap (or when `MessagingServer` listens)
@@ -24,7 +25,7 @@ import { HandlerRegistry } from './handler-registry';
 export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(ConsumerOrchestrator.name);
   private readonly handles = new Map<string, ConsumerHandle>();
-  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  private readonly retryTimers = new Set<CancelTimer>();
   private started = false;
   private stopping = false;
   private bootstrapped = false;
@@ -37,6 +38,7 @@ export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeAppli
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
     private readonly metrics: MessagingMetrics,
+    @Inject(MESSAGING_CLOCK) private readonly clock: Clock,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -78,7 +80,7 @@ export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeAppli
     if (!this.started) return;
     this.stopping = true;
     this.started = false;
-    this.retryTimers.forEach((t) => clearTimeout(t));
+    this.retryTimers.forEach((cancel) => cancel());
     this.retryTimers.clear();
     this.pipeline.stop();
     await Promise.all([...this.handles.values()].map((h) => h.stop()));
@@ -99,40 +101,32 @@ export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeAppli
       if (attempt > 1) this.logger.log(`Consumer group ${group} subscribed after ${attempt} attempts.`);
     } catch (error) {
       this.metrics.brokerErrors.inc({ transport: this.transport.kind, operation: 'subscribe' });
-      const delay = Math.min(30_000, 500 * 2 ** Math.min(attempt, 6));
+      const delay = computeRetryDelay(RECONNECT_BACKOFF, attempt, Math.random);
       this.logger.warn(
         `Subscribing consumer group ${group} failed (${(error as Error).message}); retrying in ${delay} ms.`,
       );
-      const timer = setTimeout(() => {
-        this.retryTimers.delete(timer);
+      const cancel = this.clock.setTimeout(() => {
+        this.retryTimers.delete(cancel);
         void this.subscribe(group, attempt + 1);
       }, delay);
-      this.retryTimers.add(timer);
+      this.retryTimers.add(cancel);
     }
   }
 
   private subscription(group: string): Subscription {
-    const destinations = this.registry.destinationsOf(group);
-    const retryTiers: Record<string, number[]> = {};
-    for (const [destination, handlers] of destinations) {
-      const tiers = new Set<number>();
-      for (const handler of handlers.values()) {
-        const policy = handler.policy;
-        if (
-          policy &&
-          (policy.mode === RetryMode.RETRY_DESTINATION || policy.mode === RetryMode.BROKER_DELAYED)
-        ) {
-          delayTiers(policy.backoff, policy.maxAttempts).forEach((tier) => tiers.add(tier));
-        }
-      }
-      retryTiers[destination] = [...tiers].sort((a, b) => a - b);
-    }
+    const destinations = [...this.registry.destinationsOf(group).keys()];
+    const retryTiers = Object.fromEntries(
+      destinations.map((destination) => [
+        destination,
+        groupRetryTiers(this.registry, this.options, group, destination),
+      ]),
+    );
     return {
       group,
-      destinations: [...destinations.keys()],
+      destinations,
       retryTiers,
       concurrency: this.options.consumers.concurrency,
-      onDelivery: (delivery, actions) => this.pipeline.handle(group, delivery, actions),
+      onDelivery: (delivery, control) => this.pipeline.handle(group, delivery, control),
     };
   }
 }

@@ -1,6 +1,9 @@
+import { destinationNames } from '../dead-letter/destination-names';
+import { deadLetterCopy, retryCopy } from '../dead-letter/failure-copy';
 import { FailureCategory } from '../envelope/failure-category';
+import { WireMessage } from '../envelope/wire-message';
 import { RetryDecision } from '../retry/retry-decision';
-import { DeliveryActions } from '../transports/subscription.interface';
+import { Delivery, Settlement } from '../transports/subscription.interface';
 
 /** A failure, classified: what the retry engine and the dead-letter headers need. */
 export interface Failure {
@@ -14,30 +17,58 @@ export interface Failure {
 /** A decision that ends the delivery's handling here (an inline retry does not). */
 export type SettleDecision = Exclude<RetryDecision, { kind: 'RETRY_INLINE' }>;
 
+/** What turning a decision into a settlement needs. */
+export interface SettleContext {
+  readonly group: string;
+  readonly delivery: Delivery;
+  /** The failure headers a copy gets. */
+  readonly failureHeaders: Record<string, string>;
+  /** Publishes a copy; true once the broker confirmed it, false when the consumer stopped first. */
+  readonly publishConfirmed: (copy: WireMessage) => Promise<boolean>;
+}
+
+export const ACK: Settlement = Object.freeze({ kind: 'ACK' });
+export const DROP: Settlement = Object.freeze({ kind: 'DROP' });
+export const LEAVE: Settlement = Object.freeze({ kind: 'LEAVE' });
+
 const SETTLE: {
   [K in SettleDecision['kind']]: (
-    a: DeliveryActions,
-    d: Extract<SettleDecision, { kind: K }>,
-    h: Record<string, string>,
-  ) => Promise<void>;
+    context: SettleContext,
+    decision: Extract<SettleDecision, { kind: K }>,
+  ) => Promise<Settlement>;
 } = {
-  DEAD_LETTER: (actions, _decision, headers) => actions.deadLetter(headers),
-  REJECT: (actions) => actions.reject(),
-  PAUSE_AND_RETRY: (actions, decision) => actions.pauseAndRetry(decision.delayMs),
-  RETRY_DESTINATION: (actions, decision, headers) =>
-    actions.retryLater(decision.tierMs, decision.dueAt, headers),
+  DEAD_LETTER: ({ group, delivery: { wire }, failureHeaders, publishConfirmed }) =>
+    copyThenAck(
+      publishConfirmed,
+      deadLetterCopy(wire, destinationNames.deadLetter(wire.destination, group), failureHeaders),
+    ),
+  RETRY_DESTINATION: ({ group, delivery: { wire }, failureHeaders, publishConfirmed }, decision) =>
+    copyThenAck(
+      publishConfirmed,
+      retryCopy(
+        wire,
+        destinationNames.retry(wire.destination, group, decision.tierMs),
+        failureHeaders,
+        decision.dueAt,
+      ),
+    ),
+  REJECT: async () => DROP,
+  PAUSE_AND_RETRY: async (_context, decision) => ({ kind: 'PAUSE', delayMs: decision.delayMs }),
 };
 
-/** Turns a decision into broker actions through one small function per kind. */
-export function settleDecision(
-  actions: DeliveryActions,
-  decision: SettleDecision,
-  failureHeaders: Record<string, string>,
-): Promise<void> {
-  const apply = SETTLE[decision.kind] as (
-    a: DeliveryActions,
-    d: SettleDecision,
-    h: Record<string, string>,
-  ) => Promise<void>;
-  return apply(actions, decision, failureHeaders);
+/**
+ * Turns a decision into a settlement, one small function per kind: a dead-letter or retry copy is built,
+ * published and confirmed here, and only then is the source acked (publish → confirm → settle); a copy
+ * not confirmed before the consumer stops leaves the source unsettled.
+ */
+export function settleDecision(context: SettleContext, decision: SettleDecision): Promise<Settlement> {
+  const apply = SETTLE[decision.kind] as (c: SettleContext, d: SettleDecision) => Promise<Settlement>;
+  return apply(context, decision);
+}
+
+async function copyThenAck(
+  publishConfirmed: (copy: WireMessage) => Promise<boolean>,
+  copy: WireMessage,
+): Promise<Settlement> {
+  return (await publishConfirmed(copy)) ? ACK : LEAVE;
 }

@@ -2,6 +2,8 @@
 export interface MessagingTables {
   readonly outbox: string;
   readonly inbox: string;
+  /** Failed attempts of messages retried in place, beside the inbox. */
+  readonly attempts: string;
   /** The PostgreSQL schema or MySQL database, or undefined for the connection's default. */
   readonly schema?: string;
 }

@@ -94,7 +94,8 @@ function carriedHeaders(headers: Readonly<Record<string, string>>): Record<strin
   return kept;
 }
 
-function withoutFailureHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+/** The headers without any of `FAILURE_HEADER_NAMES`. */
+export function withoutFailureHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (!FAILURE_HEADER_NAMES.includes(name)) kept[name] = value;

@@ -1,28 +1,43 @@
 import { QueryRunner } from 'typeorm';
 import { MessagingTables } from '../database/messaging-tables';
 
-/** What the inbox records of a handled message. */
-export interface InboxRecord {
+/** Which message, for which consumer group; `redriveId` tells a redriven copy (its count starts afresh). */
+export interface InboxKey {
   readonly group: string;
   readonly messageId: string;
+  readonly redriveId: string;
+}
+
+/** What the inbox records of a handled message. */
+export interface InboxRecord extends InboxKey {
   readonly type: string;
   /** SHA-256 of the payload, hex. */
   readonly payloadHash: string;
 }
 
 /**
- * The inbox table in one database's SQL (`database/postgres`, `database/mysql`), chosen from the
- * DataSource's type at startup.
+ * The inbox table and, beside it, the failed attempts of messages retried in place (`messaging_attempts`),
+ * in one database's SQL (`database/postgres`, `database/mysql`), chosen from the DataSource's type at
+ * startup.
  */
 export abstract class InboxStore {
   abstract readonly tables: MessagingTables;
+  /** The migration that creates the attempts table and the exported list that holds it, for the startup error. */
+  abstract readonly attemptsMigration: { readonly name: string; readonly list: string };
+
+  /** True when the attempts table exists (its migration ran). */
+  abstract attemptsTableExists(): Promise<boolean>;
 
   /**
-   * Records (group, messageId) in the caller's transaction. False when it is there already: a duplicate.
-   * A concurrent delivery of the same message waits on the primary key until the first one's transaction
-   * ends, then sees the conflict (or, if that one rolled back, inserts).
+   * Records (group, messageId) in the caller's transaction; `recorded` is false when it is there already (a
+   * duplicate). A concurrent delivery of the same message waits on the primary key until the first one's
+   * transaction ends, then sees the conflict (or, if that one rolled back, inserts). With it: how many
+   * deliveries of this message failed in place so far.
    */
-  abstract tryRecord(queryRunner: QueryRunner, record: InboxRecord): Promise<boolean>;
+  abstract tryRecord(
+    queryRunner: QueryRunner,
+    record: InboxRecord,
+  ): Promise<{ recorded: boolean; failedBefore: number }>;
 
   /** The payload hash recorded for a message, if any. */
   abstract recordedHash(
@@ -31,6 +46,18 @@ export abstract class InboxStore {
     messageId: string,
   ): Promise<string | undefined>;
 
-  /** Deletes up to `batchSize` records older than `olderThanMs`; returns how many. */
+  /** Remembers that `failedAttempts` deliveries of the message failed (never lowers the count). */
+  abstract recordFailedAttempts(key: InboxKey, failedAttempts: number): Promise<void>;
+
+  /** Forgets the failed attempts of a settled message (in the caller's transaction, if one is given). */
+  abstract forgetFailedAttempts(
+    key: Pick<InboxKey, 'group' | 'messageId'>,
+    queryRunner?: QueryRunner,
+  ): Promise<void>;
+
+  /**
+   * Deletes up to `batchSize` inbox records older than `olderThanMs`, and attempt counts not touched for as
+   * long (a message that never came back); returns how many inbox records.
+   */
   abstract purge(olderThanMs: number, batchSize: number): Promise<number>;
 }

@@ -1,55 +1,75 @@
 import { createHash } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { MessageEnvelope } from '../envelope/message-envelope';
 import { TransactionHost } from '../transaction/transaction-host';
 import { TransactionScope } from '../transaction/transaction-scope';
-import { InboxStore } from './inbox-store';
+import { InboxKey, InboxStore } from './inbox-store';
 
-/** What happened to a delivery in the inbox. */
-export type InboxOutcome = 'HANDLED' | 'DUPLICATE';
+/**
+ * What happened to a delivery in the inbox: handled now; a duplicate of one handled before (same id, same
+ * payload); or a different message reusing a handled message's id (CONFLICT: not handled).
+ */
+export type InboxOutcome = 'HANDLED' | 'DUPLICATE' | 'CONFLICT';
 
-/** Runs a handler at most once per (consumer group, message id). */
+/** A delivery as the inbox sees it. */
+export interface InboxDelivery {
+  readonly group: string;
+  readonly envelope: MessageEnvelope;
+  readonly body: Buffer;
+  /** `msg.redrive-id` of a redriven copy, else empty: a redriven message counts its attempts afresh. */
+  readonly redriveId: string;
+}
+
+/** Runs a handler at most once per (consumer group, message id), and counts attempts retried in place. */
 @Injectable()
 export class InboxService {
-  private readonly logger = new Logger(InboxService.name);
-
   constructor(
     private readonly transactions: TransactionHost,
     private readonly store: InboxStore,
   ) {}
 
   /**
-   * In one transaction: records the message for the group and runs `work`, or, when the record exists,
-   * does nothing (a duplicate; a different payload under the same id is logged). `work` throwing rolls
-   * both back, so the message can be tried again.
+   * In one transaction: records the message for the group and runs `work` (told how many deliveries of the
+   * message failed in place before), or, when the record exists, does nothing: a DUPLICATE, or a CONFLICT
+   * when the payload differs from the one handled under that id (the caller dead-letters it, so that it does
+   * not disappear). `work` throwing rolls both back, so the message can be tried again. A message handled
+   * after failed attempts forgets them in the same transaction.
    */
   async runOnce(
-    group: string,
-    envelope: MessageEnvelope,
-    body: Buffer,
-    work: (scope: TransactionScope) => Promise<void>,
+    delivery: InboxDelivery,
+    work: (scope: TransactionScope, failedBefore: number) => Promise<void>,
   ): Promise<InboxOutcome> {
-    const payloadHash = createHash('sha256').update(body).digest('hex');
+    const { group, envelope } = delivery;
+    const payloadHash = createHash('sha256').update(delivery.body).digest('hex');
     return this.transactions.run(async () => {
       const scope = this.transactions.currentScope() as TransactionScope;
-      const recorded = await this.store.tryRecord(scope.queryRunner, {
-        group,
-        messageId: envelope.messageId,
+      const key = keyOf(delivery);
+      const { recorded, failedBefore } = await this.store.tryRecord(scope.queryRunner, {
+        ...key,
         type: envelope.type,
         payloadHash,
       });
+      if (failedBefore > 0) await this.store.forgetFailedAttempts(key, scope.queryRunner);
       if (!recorded) {
         const firstHash = await this.store.recordedHash(scope.queryRunner, group, envelope.messageId);
-        if (firstHash !== undefined && firstHash !== payloadHash) {
-          this.logger.warn(
-            `Duplicate message ${envelope.messageId} (${envelope.type} on ${envelope.destination}, group ${group}) ` +
-              'carries a different payload than the one handled first; the first is kept, this one skipped.',
-          );
-        }
-        return 'DUPLICATE';
+        return firstHash !== undefined && firstHash !== payloadHash ? 'CONFLICT' : 'DUPLICATE';
       }
-      await work(scope);
+      await work(scope, failedBefore);
       return 'HANDLED';
     });
   }
+
+  /** Remembers that the message's delivery number `attempt` failed and is retried in place. */
+  recordFailedAttempt(delivery: InboxDelivery, attempt: number): Promise<void> {
+    return this.store.recordFailedAttempts(keyOf(delivery), attempt);
+  }
+
+  /** Forgets the message's failed attempts once it left the destination (dead-lettered, dropped, retried elsewhere). */
+  forgetFailedAttempts(delivery: InboxDelivery): Promise<void> {
+    return this.store.forgetFailedAttempts(keyOf(delivery));
+  }
+}
+
+function keyOf({ group, envelope, redriveId }: InboxDelivery): InboxKey {
+  return { group, messageId: envelope.messageId, redriveId };
 }

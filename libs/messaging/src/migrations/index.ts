@@ -1,15 +1,26 @@
+import { CreateMessagingAttempts1764720000000 } from './create-attempts-table.migration';
 import { CreateMessagingTables1764547200000 } from './create-messaging-tables.migration';
+import { CreateMysqlMessagingAttempts1764892800000 } from './create-mysql-attempts-table.migration';
 import { CreateMysqlMessagingTables1764806400000 } from './create-mysql-messaging-tables.migration';
 import { OutboxFillfactor1764633600000 } from './outbox-fillfactor.migration';
 
 export {
+  CreateMessagingAttempts1764720000000,
   CreateMessagingTables1764547200000,
+  CreateMysqlMessagingAttempts1764892800000,
   CreateMysqlMessagingTables1764806400000,
   OutboxFillfactor1764633600000,
 };
 
 /** The library's migrations for PostgreSQL, in order: add them to your DataSource's `migrations`. */
-export const MessagingMigrations = [CreateMessagingTables1764547200000, OutboxFillfactor1764633600000];
+export const MessagingMigrations = [
+  CreateMessagingTables1764547200000,
+  OutboxFillfactor1764633600000,
+  CreateMessagingAttempts1764720000000,
+];
 
 /** The library's migrations for MySQL and MariaDB, in order: add them to your DataSource's `migrations`. */
-export const MysqlMessagingMigrations = [CreateMysqlMessagingTables1764806400000];
+export const MysqlMessagingMigrations = [
+  CreateMysqlMessagingTables1764806400000,
+  CreateMysqlMessagingAttempts1764892800000,
+];

@@ -56,7 +56,7 @@ describe('resolve-messaging-options', () => {
           relay: DEFAULT_RELAY,
           retention: DEFAULT_RETENTION,
           consumers: DEFAULT_CONSUMERS,
-          retryDefaults: {},
+          retryDefaults: new Map(),
           classification: [],
         });
       });
@@ -73,7 +73,7 @@ describe('resolve-messaging-options', () => {
           relay: DEFAULT_RELAY,
           retention: DEFAULT_RETENTION,
           consumers: DEFAULT_CONSUMERS,
-          retryDefaults: {},
+          retryDefaults: new Map(),
           classification: [],
         });
       });
@@ -115,7 +115,7 @@ describe('resolve-messaging-options', () => {
         };
         expect(resolveMessagingOptions(options)).toEqual({
           ...options,
-          retryDefaults: {},
+          retryDefaults: new Map(),
           classification: [],
         });
       });
@@ -162,15 +162,35 @@ describe('resolve-messaging-options', () => {
             'post-delete': { maxAttempts: 1, mode: RetryMode.INLINE },
           },
         });
-        expect(resolved.retryDefaults).toEqual({
-          'post-create': resolveRetryPolicy(declared),
-          'post-delete': resolveRetryPolicy({ maxAttempts: 1, mode: RetryMode.INLINE }),
-        });
-        expect(resolved.retryDefaults['post-create']).toMatchObject({
+        expect(resolved.retryDefaults).toEqual(
+          new Map([
+            ['post-create', resolveRetryPolicy(declared)],
+            ['post-delete', resolveRetryPolicy({ maxAttempts: 1, mode: RetryMode.INLINE })],
+          ]),
+        );
+        expect(resolved.retryDefaults.get('post-create')).toMatchObject({
           ordering: RetryOrdering.PRESERVE,
           backoff: { initialDelayMs: 500, multiplier: 2, maxDelayMs: 30_000 },
           onNonRetryable: 'DEAD_LETTER',
         });
+      });
+
+      it('has no default for a destination named like an Object.prototype member', () => {
+        const resolved = resolveMessagingOptions({
+          ...KAFKA,
+          retryDefaults: { 'post-create': { maxAttempts: 2, mode: RetryMode.INLINE } },
+        });
+        for (const name of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
+          expect(resolved.retryDefaults.get(name)).toBeUndefined();
+        }
+      });
+
+      it('keeps a default for a destination named constructor', () => {
+        const resolved = resolveMessagingOptions({
+          ...KAFKA,
+          retryDefaults: { constructor: { maxAttempts: 2, mode: RetryMode.INLINE } },
+        });
+        expect(resolved.retryDefaults.get('constructor')).toMatchObject({ maxAttempts: 2 });
       });
 
       it('reports an invalid policy under retryDefaults.<destination>, with the policy error', () => {

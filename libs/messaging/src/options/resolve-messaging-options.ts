@@ -10,7 +10,8 @@ type Parsed = z.output<typeof messagingOptionsSchema>;
 
 /** Options after validation, with every default filled in. */
 export type ResolvedMessagingOptions = Omit<Parsed, 'retryDefaults' | 'classification'> & {
-  readonly retryDefaults: Readonly<Record<string, ResolvedRetryPolicy>>;
+  /** A map, so that a destination named `constructor` (a valid name) finds no built-in function. */
+  readonly retryDefaults: ReadonlyMap<string, ResolvedRetryPolicy>;
   readonly classification: readonly ClassificationRule[];
 };
 
@@ -18,9 +19,9 @@ export type ResolvedMessagingOptions = Omit<Parsed, 'retryDefaults' | 'classific
 export function resolveMessagingOptions(options: MessagingModuleOptions): ResolvedMessagingOptions {
   const parsed = messagingOptionsSchema.safeParse(options);
   if (!parsed.success) throw new InvalidMessagingOptionsError(parsed.error.issues.flatMap(toOptionIssues));
-  const retryDefaults: Record<string, ResolvedRetryPolicy> = {};
+  const retryDefaults = new Map<string, ResolvedRetryPolicy>();
   for (const [destination, policy] of Object.entries(parsed.data.retryDefaults)) {
-    retryDefaults[destination] = resolveRetryPolicy(policy); // the schema has validated it already
+    retryDefaults.set(destination, resolveRetryPolicy(policy)); // the schema has validated it already
   }
   return {
     ...parsed.data,

@@ -7,8 +7,10 @@ import {
 } from '@nestjs/common';
 import type { Notification, Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
-import { MESSAGING_DATA_SOURCE, MESSAGING_RESOLVED_OPTIONS } from '../messaging.constants';
+import { CancelTimer, Clock } from '../common/clock';
+import { MESSAGING_CLOCK, MESSAGING_DATA_SOURCE, MESSAGING_RESOLVED_OPTIONS } from '../messaging.constants';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
+import { computeRetryDelay, RECONNECT_BACKOFF } from '../retry/backoff';
 import { OutboxRelay } from './outbox-relay';
 import { OutboxStore } from './outbox-store';
 
@@ -23,7 +25,7 @@ export class OutboxNotifyListener implements OnApplicationBootstrap, BeforeAppli
   private readonly logger = new Logger(OutboxNotifyListener.name);
   private client?: PoolClient;
   private stopping = false;
-  private retryTimer?: NodeJS.Timeout;
+  private retryTimer?: CancelTimer;
   private failures = 0;
 
   constructor(
@@ -31,6 +33,7 @@ export class OutboxNotifyListener implements OnApplicationBootstrap, BeforeAppli
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
     private readonly store: OutboxStore,
     private readonly relay: OutboxRelay,
+    @Inject(MESSAGING_CLOCK) private readonly clock: Clock,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -39,7 +42,7 @@ export class OutboxNotifyListener implements OnApplicationBootstrap, BeforeAppli
 
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
-    clearTimeout(this.retryTimer);
+    this.retryTimer?.();
     const client = this.client;
     this.client = undefined;
     if (!client) return;
@@ -80,8 +83,8 @@ export class OutboxNotifyListener implements OnApplicationBootstrap, BeforeAppli
   private scheduleRetry(error: Error): void {
     if (this.stopping) return;
     this.failures += 1;
-    const delay = Math.min(30_000, 500 * 2 ** Math.min(this.failures, 6));
+    const delay = computeRetryDelay(RECONNECT_BACKOFF, this.failures, Math.random);
     this.logger.warn(`LISTEN on ${this.channel} failed (${error.message}); retrying in ${delay} ms.`);
-    this.retryTimer = setTimeout(() => void this.listen(), delay);
+    this.retryTimer = this.clock.setTimeout(() => void this.listen(), delay);
   }
 }

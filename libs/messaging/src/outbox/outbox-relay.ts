@@ -7,8 +7,8 @@ import {
   Logger,
   OnApplicationBootstrap,
 } from '@nestjs/common';
-import { TimerRegistry } from '../common/timer-registry';
-import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
+import { Clock } from '../common/clock';
+import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { MessageTracing } from '../observability/message-tracing';
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
@@ -57,16 +57,15 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly store: OutboxStore,
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     private readonly wakeup: RelayWakeup,
-    scheduler: TimerRegistry,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
     private readonly metrics: MessagingMetrics,
     private readonly tracing: MessageTracing,
+    @Inject(MESSAGING_CLOCK) private readonly clock: Clock,
   ) {
     const suffix = randomBytes(4).toString('hex');
     this.instanceId = `${options.serviceName}@${hostname()}/${process.pid}/${suffix}`;
     this.timers = new RelayTimers(
-      scheduler,
-      suffix,
+      clock,
       () => this.wake(),
       () => {
         this.idleChecked = false;
@@ -119,7 +118,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private async run(): Promise<void> {
     while (this.wakeRequested && !this.stopping) {
       this.wakeRequested = false;
-      const wait = this.resumeAt - Date.now();
+      const wait = this.resumeAt - this.clock.now();
       if (wait > 0) {
         this.timers.retryIn(wait);
         return;
@@ -183,7 +182,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
 
   /** Records what the broker said: confirmed rows sent, the others back to pending after a backoff. */
   private async settle(batch: PublishedBatch): Promise<void> {
-    const now = Date.now();
+    const now = this.clock.now();
     for (const row of batch.confirmed) {
       this.metrics.published.inc({ destination: row.destination });
       if (row.attempts === 0) this.metrics.commitToPublish.observe((now - row.createdAt.getTime()) / 1000);
@@ -193,13 +192,17 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     );
     const retryInMs = batch.unconfirmed.length > 0 ? this.nextBackoffMs(batch.confirmed.length === 0) : 0;
     try {
-      await this.store.markSent(batch.confirmed.map((row) => row.id));
+      await this.store.markSent(
+        batch.confirmed.map((row) => row.id),
+        this.instanceId,
+      );
       await this.store.markFailed(
         batch.unconfirmed.map(({ row, outcome }) => ({
           id: row.id,
           error: `${outcome.status}: ${describe(outcome.error)}`.slice(0, 500),
           retryInMs,
         })),
+        this.instanceId,
       );
     } catch (error) {
       // The broker has the messages; their rows stay claimed until the lease expires and are then sent
@@ -251,7 +254,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   private pauseFor(delayMs: number): void {
-    this.resumeAt = Date.now() + delayMs;
+    this.resumeAt = this.clock.now() + delayMs;
     this.timers.retryIn(delayMs);
   }
 

@@ -49,11 +49,18 @@ export abstract class OutboxStore {
     inFlight?: readonly string[],
   ): Promise<ClaimedOutboxRow[]>;
 
-  /** Marks confirmed rows sent and releases them. */
-  abstract markSent(ids: readonly string[]): Promise<void>;
+  /**
+   * Marks confirmed rows sent and releases them: only rows `owner` still holds. A row whose lease ran out
+   * and that another instance took over is that instance's to mark; it publishes the row again (a
+   * duplicate, never a loss).
+   */
+  abstract markSent(ids: readonly string[], owner: string): Promise<void>;
 
-  /** Releases rows whose publish failed and holds each back for its retry delay. */
-  abstract markFailed(rows: readonly FailedOutboxRow[]): Promise<void>;
+  /**
+   * Releases rows whose publish failed and holds each back for its retry delay: only rows `owner` still
+   * holds, so that a late answer never releases, or delays, a row another instance has in flight.
+   */
+  abstract markFailed(rows: readonly FailedOutboxRow[], owner: string): Promise<void>;
 
   /** Releases some of `owner`'s rows without counting an attempt (claimed, then held back unpublished). */
   abstract releaseRows(ids: readonly string[], owner: string): Promise<void>;

@@ -1,62 +1,60 @@
-import { TimerRegistry } from '../common/timer-registry';
+import { CancelTimer, Clock } from '../common/clock';
+
+/** A pending wake-up: when it fires, and how to cancel it. */
+interface WakeUp {
+  readonly at: number;
+  readonly cancel: CancelTimer;
+}
 
 /**
- * The relay's timers, registered with the library's `TimerRegistry`: the safety poll; a retry wake-up that keeps the
- * later due time (so that it finds every row failed so far due); a wake-up when held rows free up that keeps
- * the earlier one.
+ * The relay's timers: the safety poll; a retry wake-up that keeps the later due time (so that it finds
+ * every row failed so far due); a wake-up when held rows free up that keeps the earlier one.
  */
 export class RelayTimers {
-  private readonly poll: string;
-  private readonly retry: string;
-  private readonly held: string;
-  private retryAt = 0;
-  private heldAt = 0;
+  private poll?: CancelTimer;
+  private retry?: WakeUp;
+  private held?: WakeUp;
 
   constructor(
-    private readonly scheduler: TimerRegistry,
-    suffix: string,
+    private readonly clock: Clock,
     private readonly wake: () => void,
     private readonly wakeForHeldRows: () => void,
-  ) {
-    this.poll = `messaging-relay-poll-${suffix}`;
-    this.retry = `messaging-relay-retry-${suffix}`;
-    this.held = `messaging-relay-held-${suffix}`;
-  }
+  ) {}
 
   startPoll(intervalMs: number): void {
-    this.scheduler.addInterval(this.poll, setInterval(this.wake, intervalMs));
+    this.poll?.();
+    this.poll = this.clock.setInterval(this.wake, intervalMs);
   }
 
   /** Wakes in `delayMs`, unless a retry wake-up at least as late is already set. */
   retryIn(delayMs: number): void {
-    const at = Date.now() + delayMs;
-    if (at <= this.retryAt && this.exists(this.retry)) return;
-    this.retryAt = at;
-    this.set(this.retry, delayMs, this.wake);
+    const at = this.clock.now() + delayMs;
+    if (this.retry && at <= this.retry.at) return;
+    this.retry?.cancel();
+    this.retry = this.set(at, () => {
+      this.retry = undefined;
+      this.wake();
+    });
   }
 
   /** Wakes at `at` (epoch ms), unless an earlier such wake-up is already set. */
   wakeAt(at: number): void {
-    if (this.heldAt > Date.now() && this.heldAt <= at && this.exists(this.held)) return;
-    this.heldAt = at;
-    this.set(this.held, Math.max(0, at - Date.now()), this.wakeForHeldRows);
+    if (this.held && this.held.at <= at) return;
+    this.held?.cancel();
+    this.held = this.set(at, () => {
+      this.held = undefined;
+      this.wakeForHeldRows();
+    });
   }
 
   clear(): void {
-    if (this.scheduler.doesExist('interval', this.poll)) this.scheduler.deleteInterval(this.poll);
-    for (const name of [this.retry, this.held]) if (this.exists(name)) this.scheduler.deleteTimeout(name);
+    this.poll?.();
+    this.retry?.cancel();
+    this.held?.cancel();
+    this.poll = this.retry = this.held = undefined;
   }
 
-  private set(name: string, delayMs: number, then: () => void): void {
-    if (this.exists(name)) this.scheduler.deleteTimeout(name);
-    const timer = setTimeout(() => {
-      if (this.exists(name)) this.scheduler.deleteTimeout(name);
-      then();
-    }, delayMs);
-    this.scheduler.addTimeout(name, timer);
-  }
-
-  private exists(name: string): boolean {
-    return this.scheduler.doesExist('timeout', name);
+  private set(at: number, then: () => void): WakeUp {
+    return { at, cancel: this.clock.setTimeout(then, Math.max(0, at - this.clock.now())) };
   }
 }

@@ -1,4 +1,13 @@
-import { baseDelay, computeRetryDelay, DEFAULT_BACKOFF, delayTiers, fullJitter, tierFor } from './backoff';
+import {
+  baseDelay,
+  computeRetryDelay,
+  DEFAULT_BACKOFF,
+  delayTiers,
+  fullJitter,
+  tierAtLeast,
+  tierAtMost,
+  ttlTiers,
+} from './backoff';
 
 /** A tiny seeded PRNG (mulberry32): uniform in [0, 1), the same sequence for the same seed. */
 function mulberry32(seed: number): () => number {
@@ -104,23 +113,67 @@ describe('backoff', () => {
     });
   });
 
-  describe(tierFor.name, () => {
-    const tiers = [1000, 2000, 4000];
+  describe(ttlTiers.name, () => {
+    it.each<[string, Parameters<typeof ttlTiers>[0], number, number[]]>([
+      [
+        'default, 8 attempts: 30 s and its halvings down to 100 ms',
+        DEFAULT_BACKOFF,
+        8,
+        [117, 234, 468, 937, 1875, 3750, 7500, 15000, 30000],
+      ],
+      ['default, 3 attempts', DEFAULT_BACKOFF, 3, [125, 250, 500, 1000, 2000]],
+      [
+        'a largest delay under 100 ms: that one',
+        { initialDelayMs: 80, multiplier: 1, maxDelayMs: 80 },
+        5,
+        [80],
+      ],
+      ['no delay: none', { ...DEFAULT_BACKOFF, initialDelayMs: 0 }, 5, []],
+    ])('%s', (_name, backoff, maxAttempts, expected) => {
+      expect(ttlTiers(backoff, maxAttempts)).toEqual(expected);
+    });
 
+    it('lets every delay up to the largest be waited as a sum of smaller and smaller tiers', () => {
+      const tiers = ttlTiers(DEFAULT_BACKOFF, 8);
+      for (let delay = 0; delay <= 30_000; delay += 7) {
+        let rest = delay;
+        let last = Infinity;
+        for (let tier = tierAtMost(rest, tiers); tier !== undefined; tier = tierAtMost(rest, tiers)) {
+          expect(tier).toBeLessThan(last);
+          last = tier;
+          rest = Math.min(rest - tier, tier - 1);
+        }
+        expect(rest).toBeLessThan(tiers[0]);
+      }
+    });
+  });
+
+  describe(tierAtMost.name, () => {
     it.each([
-      [0, 1000],
-      [999, 1000],
+      [0, undefined],
+      [999, undefined],
       [1000, 1000],
       [1999, 1000],
       [2000, 2000],
-      [3999, 2000],
       [30000, 4000],
-    ])('rounds %p ms down onto the ladder: %p', (delayMs, expected) => {
-      expect(tierFor(delayMs, tiers)).toBe(expected);
+    ])('picks for %p ms the largest tier not longer: %p', (delayMs, expected) => {
+      expect(tierAtMost(delayMs, [1000, 2000, 4000])).toBe(expected);
+    });
+  });
+
+  describe(tierAtLeast.name, () => {
+    it.each([
+      [0, 1000],
+      [1000, 1000],
+      [1001, 2000],
+      [3999, 4000],
+      [30000, 4000],
+    ])('picks for %p ms the smallest tier not shorter (else the largest): %p', (delayMs, expected) => {
+      expect(tierAtLeast(delayMs, [1000, 2000, 4000])).toBe(expected);
     });
 
     it('refuses an empty ladder', () => {
-      expect(() => tierFor(1000, [])).toThrow(RangeError);
+      expect(() => tierAtLeast(1000, [])).toThrow(RangeError);
     });
   });
 });

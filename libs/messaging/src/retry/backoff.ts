@@ -8,6 +8,17 @@ export const DEFAULT_BACKOFF: Readonly<Required<BackoffOptions>> = Object.freeze
 });
 
 /**
+ * How the library's own connection loops back off (subscribing a group again, restarting a crashed Kafka
+ * consumer, listening for NOTIFY again): 1000 ms, ×2 per failure, at most 30000 ms, full jitter so that
+ * instances that lost the broker together do not all come back in the same instant.
+ */
+export const RECONNECT_BACKOFF: Readonly<Required<BackoffOptions>> = Object.freeze({
+  initialDelayMs: 1000,
+  multiplier: 2,
+  maxDelayMs: 30000,
+});
+
+/**
  * The exponential delay before retrying, before jitter: `min(maxDelayMs, initialDelayMs * multiplier^(attempt-1))`,
  * rounded down to whole ms.
  *
@@ -56,21 +67,34 @@ export function delayTiers(backoff: Required<BackoffOptions>, maxAttempts: numbe
   return tiers;
 }
 
+/** The smallest TTL tier worth a queue of its own: a shorter wait is waited out by the consumer. */
+export const MIN_TTL_TIER_MS = 100;
+
 /**
- * The tier a jittered delay is sent to: the largest tier ≤ `delayMs`, or the smallest tier when `delayMs`
- * is below all of them.
- *
- * Rounded down because each retry queue holds one fixed delay: RabbitMQ expires TTLs only at a queue's
- * head, so no queue may mix delays. Rounding down never waits longer than the backoff asked for, and as
- * jittered delays land on every tier up to their base, retries still spread out.
- *
- * @param tiers ascending and non-empty, as `delayTiers` returns them
+ * The TTL ladder of a broker-delayed retry (RabbitMQ: one queue per tier, since TTLs expire at a queue's
+ * head): the largest base delay and its halvings down to `MIN_TTL_TIER_MS`. Any delay up to the largest is
+ * a sum of at most one of each (a tier ≤ the delay, then a smaller one for the rest...), so a message can
+ * wait exactly its jittered delay, hop by hop, with every queue holding one fixed TTL. Empty when every
+ * delay is 0.
  */
-export function tierFor(delayMs: number, tiers: readonly number[]): number {
-  if (tiers.length === 0) throw new RangeError('tierFor needs at least one delay tier');
-  let chosen = tiers[0];
-  for (const tier of tiers) {
-    if (tier <= delayMs) chosen = tier;
+export function ttlTiers(backoff: Required<BackoffOptions>, maxAttempts: number): number[] {
+  const largest = Math.max(...delayTiers(backoff, maxAttempts));
+  const tiers: number[] = [];
+  for (let tier = largest; tier > 0 && (tier >= MIN_TTL_TIER_MS || tiers.length === 0); tier /= 2) {
+    tiers.unshift(Math.floor(tier));
   }
+  return tiers.filter((tier, i) => tier > 0 && tier !== tiers[i - 1]);
+}
+
+/** The largest tier ≤ `delayMs`, or undefined when every tier is longer. `tiers` ascending. */
+export function tierAtMost(delayMs: number, tiers: readonly number[]): number | undefined {
+  let chosen: number | undefined;
+  for (const tier of tiers) if (tier <= delayMs) chosen = tier;
   return chosen;
+}
+
+/** The smallest tier ≥ `delayMs`, or the largest when none is. `tiers` ascending and non-empty. */
+export function tierAtLeast(delayMs: number, tiers: readonly number[]): number {
+  if (tiers.length === 0) throw new RangeError('tierAtLeast needs at least one delay tier');
+  return tiers.find((tier) => tier >= delayMs) ?? tiers[tiers.length - 1];
 }

@@ -1,7 +1,7 @@
 export { RetryMode, RetryOrdering } from './retry-policy.interface';
 export type { BackoffOptions, ResolvedRetryPolicy, RetryPolicyOptions } from './retry-policy.interface';
 export { isRetryableCategory, resolveRetryPolicy } from './retry-policy';
-export { baseDelay, computeRetryDelay, DEFAULT_BACKOFF, delayTiers, fullJitter, tierFor } from './backoff';
+export { baseDelay, computeRetryDelay, DEFAULT_BACKOFF, delayTiers, fullJitter } from './backoff';
 export { decideRetry } from './retry-decision-engine';
 export type {
   DeadLetterDecision,

@@ -14,7 +14,10 @@ const RABBIT: TransportCapabilities = {
 };
 const ORDERED_AND_DELAYED: TransportCapabilities = { ...KAFKA, delayedDelivery: true };
 
-/** Attempt 3 with default backoff: base 4000 ms; random 0.7 → floor(0.7 × 4001) = 2800 ms; tier 2000 ms. */
+/**
+ * Attempt 3 with default backoff: base 4000 ms; random 0.7 → floor(0.7 × 4001) = 2800 ms. A TTL queue
+ * (broker-delayed) is the largest tier ≤ 2800: 2000 ms; a retry topic the smallest ≥ 2800: 4000 ms.
+ */
 const PAUSE: RetryDecision = { kind: 'PAUSE_AND_RETRY', delayMs: 2800, nextAttempt: 4 };
 const INLINE: RetryDecision = { kind: 'RETRY_INLINE', delayMs: 2800, nextAttempt: 4 };
 const DESTINATION: RetryDecision = {
@@ -24,6 +27,7 @@ const DESTINATION: RetryDecision = {
   nextAttempt: 4,
   dueAt: new Date(NOW.getTime() + 2800),
 };
+const TOPIC: RetryDecision = { ...DESTINATION, tierMs: 4000 };
 const deadLetter = (reason: DeadLetterReason): RetryDecision => ({ kind: 'DEAD_LETTER', reason });
 
 interface Row {
@@ -96,7 +100,7 @@ describe(decideRetry.name, () => {
         name: '5: RETRY_DESTINATION with ALLOW_REORDER → retry destination',
         policy: { mode: RETRY_DESTINATION, ordering: ALLOW_REORDER },
         ordered: true,
-        expected: DESTINATION,
+        expected: TOPIC,
       },
       { name: '6: INLINE → retry inline', capabilities: RABBIT, expected: INLINE },
       {
@@ -178,14 +182,28 @@ describe(decideRetry.name, () => {
         random: () => random,
       });
 
-    it('sends a jittered delay below every tier to the smallest tier', () => {
-      expect(destination(1, 0)).toEqual({
-        ...DESTINATION,
-        delayMs: 0,
-        tierMs: 1000,
-        nextAttempt: 2,
-        dueAt: NOW,
-      });
+    it('waits a jittered delay below every TTL tier inline (broker-delayed)', () => {
+      expect(destination(1, 0)).toEqual({ kind: 'RETRY_INLINE', delayMs: 0, nextAttempt: 2 });
+      expect(destination(1, 0.1)).toEqual({ kind: 'RETRY_INLINE', delayMs: 100, nextAttempt: 2 });
+    });
+
+    it('sends a broker-delayed retry to the largest TTL tier not longer than its delay', () => {
+      expect(destination(1, 0.6)).toMatchObject({ kind: 'RETRY_DESTINATION', delayMs: 600, tierMs: 500 });
+    });
+
+    it('sends a retry-topic retry to the smallest tier not shorter than its delay', () => {
+      const topic = (random: number) =>
+        decideRetry({
+          ...input({
+            name: '',
+            policy: { mode: RETRY_DESTINATION, ordering: ALLOW_REORDER },
+            expected: INLINE,
+          }),
+          attempt: 1,
+          random: () => random,
+        });
+      expect(topic(0)).toMatchObject({ delayMs: 0, tierMs: 1000, dueAt: NOW });
+      expect(topic(0.6)).toMatchObject({ delayMs: 600, tierMs: 1000 });
     });
 
     it('reaches the full base delay and its tier at the top of the draw', () => {

@@ -1,12 +1,14 @@
-import { computeRetryDelay, delayTiers, tierFor } from './backoff';
+import { computeRetryDelay, tierAtLeast, tierAtMost } from './backoff';
 import {
   DeadLetterDecision,
   DeadLetterReason,
+  RejectDecision,
   RetryDecision,
   RetryDecisionInput,
   RetryDestinationDecision,
+  RetryInlineDecision,
 } from './retry-decision';
-import { isRetryableCategory } from './retry-policy';
+import { isRetryableCategory, retryTiers } from './retry-policy';
 import { ResolvedRetryPolicy, RetryMode, RetryOrdering } from './retry-policy.interface';
 
 /** The input once step 0 has established that there is a policy. */
@@ -42,6 +44,20 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
   }
   // 8. No path can retry this delivery: park it rather than drop it or loop on it.
   return deadLetter('NO_RETRY_PATH');
+}
+
+/**
+ * The decision for a message no handler can take: it cannot be decoded, its type is unknown, or its payload
+ * breaks the event's schema. The same bytes fail the same way on every delivery, so whatever the mode (and
+ * whatever the category's retryability) it is not retried: it is dead-lettered, or dropped when the policy
+ * says `onNonRetryable: 'REJECT'`.
+ */
+export function decideUnprocessable(
+  policy: ResolvedRetryPolicy | undefined,
+): DeadLetterDecision | RejectDecision {
+  return policy?.onNonRetryable === 'REJECT'
+    ? { kind: 'REJECT', reason: 'NON_RETRYABLE' }
+    : deadLetter('NON_RETRYABLE');
 }
 
 function nonRetryableCategory({ category, policy }: PolicyInput): RetryDecision | undefined {
@@ -95,9 +111,22 @@ function nextDelivery({ policy, attempt, random }: PolicyInput): { delayMs: numb
   return { delayMs: computeRetryDelay(policy.backoff, attempt, random), nextAttempt: attempt + 1 };
 }
 
-function toRetryDestination(input: PolicyInput): RetryDestinationDecision {
+/**
+ * To the retry destination of the tier that fits the jittered delay, due at now + delay (full jitter kept):
+ * - broker-delayed (RabbitMQ TTL queues): the largest tier ≤ the delay, since the broker holds the message
+ *   for the whole TTL; the rest is waited in smaller tiers on the way back. A delay under every tier is
+ *   waited inline;
+ * - retry topics (Kafka): the smallest tier ≥ the delay, since the consumer holds a record until it is due
+ *   but never longer than its topic's tier.
+ */
+function toRetryDestination(input: PolicyInput): RetryDestinationDecision | RetryInlineDecision {
   const { delayMs, nextAttempt } = nextDelivery(input);
-  const tierMs = tierFor(delayMs, delayTiers(input.policy.backoff, input.policy.maxAttempts));
+  const tiers = retryTiers(input.policy);
   const dueAt = new Date(input.now().getTime() + delayMs);
-  return { kind: 'RETRY_DESTINATION', delayMs, tierMs, nextAttempt, dueAt };
+  if (input.policy.mode === RetryMode.BROKER_DELAYED) {
+    const tierMs = tierAtMost(delayMs, tiers);
+    if (tierMs === undefined) return { kind: 'RETRY_INLINE', delayMs, nextAttempt };
+    return { kind: 'RETRY_DESTINATION', delayMs, tierMs, nextAttempt, dueAt };
+  }
+  return { kind: 'RETRY_DESTINATION', delayMs, tierMs: tierAtLeast(delayMs, tiers), nextAttempt, dueAt };
 }

@@ -31,7 +31,7 @@ export interface RetryDestinationDecision {
   readonly kind: 'RETRY_DESTINATION';
   /** Jittered delay in ms. */
   readonly delayMs: number;
-  /** The delay tier (retry queue or topic) the message goes to: `delayMs` rounded down onto the ladder. */
+  /** The delay tier (retry queue or topic) the message goes to (see the decision engine). */
   readonly tierMs: number;
   /** The 1-based number of the next delivery. */
   readonly nextAttempt: number;

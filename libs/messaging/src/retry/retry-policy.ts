@@ -1,6 +1,6 @@
 import { FailureCategory, NON_RETRYABLE_BY_DEFAULT } from '../envelope/failure-category';
 import { InvalidRetryPolicyError } from '../errors/invalid-retry-policy.error';
-import { DEFAULT_BACKOFF } from './backoff';
+import { DEFAULT_BACKOFF, delayTiers, ttlTiers } from './backoff';
 import {
   BackoffOptions,
   ResolvedRetryPolicy,
@@ -96,4 +96,14 @@ function oneOf<T extends string>(field: string, value: unknown, allowed: readonl
 
 function isFiniteNumber(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value);
+}
+
+/**
+ * The delay tiers that need a retry destination under the policy: RETRY_DESTINATION, one retry topic per
+ * distinct base delay; BROKER_DELAYED, one TTL queue per tier of the TTL ladder; other modes, none.
+ */
+export function retryTiers(policy: ResolvedRetryPolicy): number[] {
+  if (policy.mode === RetryMode.RETRY_DESTINATION) return delayTiers(policy.backoff, policy.maxAttempts);
+  if (policy.mode === RetryMode.BROKER_DELAYED) return ttlTiers(policy.backoff, policy.maxAttempts);
+  return [];
 }

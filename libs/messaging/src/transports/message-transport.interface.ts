@@ -22,6 +22,12 @@ export interface MessageTransport {
   /** Publishes a batch; resolves with one outcome per message, in order. Never rejects. */
   publish(messages: readonly WireMessage[]): Promise<PublishOutcome[]>;
 
+  /**
+   * Publishes dead-letter and retry copies to the group destinations their `destination` names (Kafka:
+   * topics; RabbitMQ: queues, through the default exchange). One outcome per copy, in order. Never rejects.
+   */
+  publishCopies(copies: readonly WireMessage[]): Promise<PublishOutcome[]>;
+
   /** Starts consuming; resolves once the subscription is set up (topics, queues, bindings). */
   subscribe(subscription: Subscription): Promise<ConsumerHandle>;
 

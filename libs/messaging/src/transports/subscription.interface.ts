@@ -9,36 +9,40 @@ export interface DeliveryOrigin {
   readonly deliveryTag?: number;
   /** The broker says it delivered this message before (RabbitMQ `redelivered`). */
   readonly redelivered?: boolean;
+  /**
+   * Set when the delivery came back from one of the group's retry destinations: that destination's delay
+   * tier (ms). Only then are the failure headers it carries its own history; on the destination itself any
+   * producer could have set them.
+   */
+  readonly retryTierMs?: number;
 }
 
-/** One message handed by a transport to the consumer pipeline. */
+/** One message handed by a transport to the consumer pipeline (which counts its attempts). */
 export interface Delivery {
   readonly wire: WireMessage;
-  /** 1-based delivery attempt, carried across retry destinations in `msg.retry-attempt`. */
-  readonly attempt: number;
   readonly origin: DeliveryOrigin;
 }
 
-/** Headers a dead-lettered or retried message gets (spec §3: only these reserved names). */
-export type FailureHeaders = Readonly<Record<string, string>>;
-
 /**
- * How the pipeline settles a delivery. Each call resolves once the broker side is done; publish-based
- * actions settle the source only after the broker confirmed the new copy (publish → confirm → settle).
+ * How a delivery ends, the same on every transport. The pipeline decides it (and publishes any dead-letter
+ * or retry copy, confirmed, before answering ACK); the transport only applies it.
  */
-export interface DeliveryActions {
-  /** Handled, or a harmless duplicate: commit the offset / ack. */
-  ack(): Promise<void>;
-  /** Park the message in the group's dead-letter destination, then settle the source. */
-  deadLetter(headers: FailureHeaders): Promise<void>;
-  /** Publish to the retry destination of the tier, due at `dueAt`; then settle the source. */
-  retryLater(tierMs: number, dueAt: Date, headers: FailureHeaders): Promise<void>;
-  /** Keep the message in place and deliver it again after `delayMs`; later messages of the stream wait. */
-  pauseAndRetry(delayMs: number): Promise<void>;
-  /** Drop the message without a dead-letter copy (a policy chose REJECT). */
-  reject(): Promise<void>;
-  /** Tell the broker the consumer is alive during a long wait (Kafka heartbeat). */
+export type Settlement =
+  /** Handled, a harmless duplicate, or its copy confirmed: commit the offset / ack. */
+  | { readonly kind: 'ACK' }
+  /** Dropped without a copy (a policy chose REJECT): commit the offset / nack without requeue. */
+  | { readonly kind: 'DROP' }
+  /** Keep it in place and deliver it again after `delayMs`; later messages of the stream wait (Kafka). */
+  | { readonly kind: 'PAUSE'; readonly delayMs: number }
+  /** Not settled (the consumer stopped first): the broker delivers it again. */
+  | { readonly kind: 'LEAVE' };
+
+/** What a transport lends the pipeline while it handles one delivery. */
+export interface DeliveryControl {
+  /** Tells the broker the consumer is alive during a long wait (Kafka heartbeat). */
   keepAlive(): Promise<void>;
+  /** True once the consumer is stopping: waits and unconfirmed copies give up, the delivery is left. */
+  isStopping(): boolean;
 }
 
 /** A consumer group's subscription to destinations. */
@@ -50,11 +54,8 @@ export interface Subscription {
   readonly retryTiers: Readonly<Record<string, readonly number[]>>;
   /** Deliveries handled at once, of different keys (one key's deliveries never overlap). */
   readonly concurrency: number;
-  /**
-   * Handles one delivery and settles it through `actions`. A delivery left without any action (the
-   * consumer is stopping) stays unsettled: the broker delivers it again.
-   */
-  readonly onDelivery: (delivery: Delivery, actions: DeliveryActions) => Promise<void>;
+  /** Handles one delivery and says how to settle it. */
+  readonly onDelivery: (delivery: Delivery, control: DeliveryControl) => Promise<Settlement>;
 }
 
 /** A running subscription. */

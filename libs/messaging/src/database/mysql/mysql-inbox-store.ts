@@ -1,5 +1,6 @@
 import { DataSource, QueryRunner } from 'typeorm';
-import { InboxRecord, InboxStore } from '../../inbox/inbox-store';
+import { InboxKey, InboxRecord, InboxStore } from '../../inbox/inbox-store';
+import { CreateMysqlMessagingAttempts1764892800000 } from '../../migrations/create-mysql-attempts-table.migration';
 import { MessagingTables } from '../messaging-tables';
 import { affectedRows, inReadCommitted, isDuplicateKey } from './mysql-sql';
 import { mysqlTables } from './mysql-tables';
@@ -12,24 +13,46 @@ import { mysqlTables } from './mysql-tables';
  */
 export class MysqlInboxStore extends InboxStore {
   readonly tables: MessagingTables;
+  readonly attemptsMigration = {
+    name: CreateMysqlMessagingAttempts1764892800000.name,
+    list: 'MysqlMessagingMigrations',
+  };
 
   constructor(private readonly dataSource: DataSource) {
     super();
     this.tables = mysqlTables(dataSource);
   }
 
-  async tryRecord(queryRunner: QueryRunner, record: InboxRecord): Promise<boolean> {
+  async attemptsTableExists(): Promise<boolean> {
+    const rows = await this.dataSource.query<unknown[]>(
+      `select 1 from information_schema.tables where table_schema = database() and table_name = ?`,
+      [this.tables.attempts],
+    );
+    return rows.length > 0;
+  }
+
+  async tryRecord(
+    queryRunner: QueryRunner,
+    record: InboxRecord,
+  ): Promise<{ recorded: boolean; failedBefore: number }> {
+    const messageId = record.messageId.toLowerCase();
+    let recorded = true;
     try {
       await queryRunner.query(
         `insert into ${this.tables.inbox} (consumer_group, message_id, type, payload_hash, handled_at)
          values (?, ?, ?, ?, utc_timestamp(6))`,
-        [record.group, record.messageId.toLowerCase(), record.type, record.payloadHash],
+        [record.group, messageId, record.type, record.payloadHash],
       );
-      return true;
     } catch (error) {
-      if (isDuplicateKey(error)) return false;
-      throw error;
+      if (!isDuplicateKey(error)) throw error;
+      recorded = false;
     }
+    const rows = (await queryRunner.query(
+      `select failed_attempts from ${this.tables.attempts}
+       where consumer_group = ? and message_id = ? and redrive_id = ?`,
+      [record.group, messageId, record.redriveId],
+    )) as Array<{ failed_attempts: number }>;
+    return { recorded, failedBefore: Number(rows[0]?.failed_attempts ?? 0) };
   }
 
   async recordedHash(
@@ -44,15 +67,43 @@ export class MysqlInboxStore extends InboxStore {
     return rows[0]?.payload_hash;
   }
 
+  async recordFailedAttempts(key: InboxKey, failedAttempts: number): Promise<void> {
+    // The values are read before the assignments change them (redrive_id is set last).
+    await this.dataSource.query(
+      `insert into ${this.tables.attempts} (consumer_group, message_id, redrive_id, failed_attempts, updated_at)
+       values (?, ?, ?, ?, utc_timestamp(6))
+       on duplicate key update
+         failed_attempts = if(redrive_id = values(redrive_id),
+                              greatest(failed_attempts, values(failed_attempts)), values(failed_attempts)),
+         updated_at = values(updated_at),
+         redrive_id = values(redrive_id)`,
+      [key.group, key.messageId.toLowerCase(), key.redriveId, failedAttempts],
+    );
+  }
+
+  async forgetFailedAttempts(
+    key: Pick<InboxKey, 'group' | 'messageId'>,
+    queryRunner?: QueryRunner,
+  ): Promise<void> {
+    const sql = `delete from ${this.tables.attempts} where consumer_group = ? and message_id = ?`;
+    await (queryRunner ?? this.dataSource).query(sql, [key.group, key.messageId.toLowerCase()]);
+  }
+
   purge(olderThanMs: number, batchSize: number): Promise<number> {
-    return inReadCommitted(this.dataSource, async (queryRunner) =>
-      affectedRows(
+    const olderThanUs = Math.round(olderThanMs) * 1000;
+    return inReadCommitted(this.dataSource, async (queryRunner) => {
+      await queryRunner.query(
+        `delete from ${this.tables.attempts} where updated_at < utc_timestamp(6) - interval ? microsecond
+         order by updated_at limit ?`,
+        [olderThanUs, batchSize],
+      );
+      return affectedRows(
         await queryRunner.query(
           `delete from ${this.tables.inbox} where handled_at < utc_timestamp(6) - interval ? microsecond
            order by handled_at limit ?`,
-          [Math.round(olderThanMs) * 1000, batchSize],
+          [olderThanUs, batchSize],
         ),
-      ),
-    );
+      );
+    });
   }
 }

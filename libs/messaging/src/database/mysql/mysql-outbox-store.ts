@@ -88,15 +88,16 @@ export class MysqlOutboxStore extends OutboxStore {
     );
   }
 
-  async markSent(ids: readonly string[]): Promise<void> {
+  async markSent(ids: readonly string[], owner: string): Promise<void> {
     if (ids.length === 0) return;
     await this.dataSource.query(
       `update ${this.tables.outbox} set sent_at = utc_timestamp(6), locked_by = null, locked_until = null
-       where id in (${idList(ids)})`,
+       where id in (${idList(ids)}) and locked_by = ?`,
+      [owner],
     );
   }
 
-  async markFailed(rows: readonly FailedOutboxRow[]): Promise<void> {
+  async markFailed(rows: readonly FailedOutboxRow[], owner: string): Promise<void> {
     if (rows.length === 0) return;
     idList(rows.map((r) => r.id)); // checks them
     const failed = rows.map((r) => [Number(r.id), r.error, Math.round(r.retryInMs)]);
@@ -108,8 +109,8 @@ export class MysqlOutboxStore extends OutboxStore {
               delay_ms bigint path '$[2]')) f on o.id = f.id
        set o.attempts = o.attempts + 1, o.last_error = f.error, o.locked_by = null, o.locked_until = null,
            o.available_at = utc_timestamp(6) + interval f.delay_ms * 1000 microsecond
-       where o.sent_at is null`,
-      [JSON.stringify(failed)],
+       where o.sent_at is null and o.locked_by = ?`,
+      [JSON.stringify(failed), owner],
     );
   }
 

@@ -7,5 +7,10 @@ import { MessagingTables } from '../messaging-tables';
  */
 export function mysqlTables(dataSource: DataSource): MessagingTables {
   const database = (dataSource.driver as { database?: string }).database;
-  return { outbox: 'messaging_outbox', inbox: 'messaging_inbox', schema: database || undefined };
+  return {
+    outbox: 'messaging_outbox',
+    inbox: 'messaging_inbox',
+    attempts: 'messaging_attempts',
+    schema: database || undefined,
+  };
 }

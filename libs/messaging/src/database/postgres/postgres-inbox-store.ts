@@ -1,24 +1,48 @@
 import { DataSource, QueryRunner } from 'typeorm';
-import { InboxRecord, InboxStore } from '../../inbox/inbox-store';
+import { InboxKey, InboxRecord, InboxStore } from '../../inbox/inbox-store';
+import { CreateMessagingAttempts1764720000000 } from '../../migrations/create-attempts-table.migration';
 import { MessagingTables } from '../messaging-tables';
 import { postgresTables } from './postgres-tables';
 
-/** The inbox on PostgreSQL: `on conflict do nothing returning` tells a first record from a duplicate. */
+/**
+ * The inbox on PostgreSQL: `on conflict do nothing returning` tells a first record from a duplicate, and the
+ * same round trip reads the message's failed attempts.
+ */
 export class PostgresInboxStore extends InboxStore {
   readonly tables: MessagingTables;
+  readonly attemptsMigration = {
+    name: CreateMessagingAttempts1764720000000.name,
+    list: 'MessagingMigrations',
+  };
 
   constructor(private readonly dataSource: DataSource) {
     super();
     this.tables = postgresTables(dataSource);
   }
 
-  async tryRecord(queryRunner: QueryRunner, record: InboxRecord): Promise<boolean> {
-    const rows = (await queryRunner.query(
-      `insert into ${this.tables.inbox} (consumer_group, message_id, type, payload_hash)
-       values ($1, $2, $3, $4) on conflict do nothing returning 1`,
-      [record.group, record.messageId, record.type, record.payloadHash],
-    )) as unknown[];
-    return rows.length === 1;
+  async attemptsTableExists(): Promise<boolean> {
+    const [{ found }] = await this.dataSource.query<Array<{ found: string | null }>>(
+      'select to_regclass($1) as found',
+      [this.tables.attempts],
+    );
+    return found !== null;
+  }
+
+  async tryRecord(
+    queryRunner: QueryRunner,
+    record: InboxRecord,
+  ): Promise<{ recorded: boolean; failedBefore: number }> {
+    const [row] = (await queryRunner.query(
+      `with recorded as (
+         insert into ${this.tables.inbox} (consumer_group, message_id, type, payload_hash)
+         values ($1, $2, $3, $4) on conflict do nothing returning 1
+       )
+       select exists (select 1 from recorded) as recorded,
+              (select failed_attempts from ${this.tables.attempts}
+               where consumer_group = $1 and message_id = $2 and redrive_id = $5) as failed`,
+      [record.group, record.messageId, record.type, record.payloadHash, record.redriveId],
+    )) as Array<{ recorded: boolean; failed: number | null }>;
+    return { recorded: row.recorded, failedBefore: row.failed ?? 0 };
   }
 
   async recordedHash(
@@ -33,11 +57,38 @@ export class PostgresInboxStore extends InboxStore {
     return rows[0]?.payload_hash;
   }
 
+  async recordFailedAttempts(key: InboxKey, failedAttempts: number): Promise<void> {
+    await this.dataSource.query(
+      `insert into ${this.tables.attempts} as a (consumer_group, message_id, redrive_id, failed_attempts)
+       values ($1, $2, $3, $4)
+       on conflict (consumer_group, message_id) do update
+       set failed_attempts = case when a.redrive_id = excluded.redrive_id
+                                  then greatest(a.failed_attempts, excluded.failed_attempts)
+                                  else excluded.failed_attempts end,
+           redrive_id = excluded.redrive_id, updated_at = now()`,
+      [key.group, key.messageId, key.redriveId, failedAttempts],
+    );
+  }
+
+  async forgetFailedAttempts(
+    key: Pick<InboxKey, 'group' | 'messageId'>,
+    queryRunner?: QueryRunner,
+  ): Promise<void> {
+    const sql = `delete from ${this.tables.attempts} where consumer_group = $1 and message_id = $2`;
+    await (queryRunner ?? this.dataSource).query(sql, [key.group, key.messageId]);
+  }
+
   async purge(olderThanMs: number, batchSize: number): Promise<number> {
-    const t = this.tables.inbox;
+    const { inbox, attempts } = this.tables;
+    await this.dataSource.query(
+      `delete from ${attempts} where (consumer_group, message_id) in (
+         select consumer_group, message_id from ${attempts}
+         where updated_at < now() - $1 * interval '1 millisecond' order by updated_at limit $2)`,
+      [olderThanMs, batchSize],
+    );
     const result = await this.dataSource.query<[unknown[], number]>(
-      `delete from ${t} where (consumer_group, message_id) in (
-         select consumer_group, message_id from ${t}
+      `delete from ${inbox} where (consumer_group, message_id) in (
+         select consumer_group, message_id from ${inbox}
          where handled_at < now() - $1 * interval '1 millisecond' order by handled_at limit $2)`,
       [olderThanMs, batchSize],
     );

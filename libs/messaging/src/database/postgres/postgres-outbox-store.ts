@@ -121,24 +121,24 @@ export class PostgresOutboxStore extends OutboxStore {
       .sort((a, b) => compareIds(a.id, b.id));
   }
 
-  async markSent(ids: readonly string[]): Promise<void> {
+  async markSent(ids: readonly string[], owner: string): Promise<void> {
     if (ids.length === 0) return;
     await this.dataSource.query(
       `update ${this.tables.outbox} set sent_at = now(), locked_by = null, locked_until = null
-       where id = any($1::bigint[])`,
-      [ids],
+       where id = any($1::bigint[]) and locked_by = $2`,
+      [ids, owner],
     );
   }
 
-  async markFailed(rows: readonly FailedOutboxRow[]): Promise<void> {
+  async markFailed(rows: readonly FailedOutboxRow[], owner: string): Promise<void> {
     if (rows.length === 0) return;
     await this.dataSource.query(
       `update ${this.tables.outbox} o
        set attempts = o.attempts + 1, last_error = f.error, locked_by = null, locked_until = null,
            available_at = now() + f.delay * interval '1 millisecond'
        from unnest($1::bigint[], $2::text[], $3::integer[]) as f(id, error, delay)
-       where o.id = f.id and o.sent_at is null`,
-      [rows.map((r) => r.id), rows.map((r) => r.error), rows.map((r) => Math.round(r.retryInMs))],
+       where o.id = f.id and o.sent_at is null and o.locked_by = $4`,
+      [rows.map((r) => r.id), rows.map((r) => r.error), rows.map((r) => Math.round(r.retryInMs)), owner],
     );
   }
 

@@ -12,6 +12,7 @@ describe('postgres-tables', () => {
       expect(postgresTables(dataSource('messaging'))).toEqual({
         outbox: '"messaging".messaging_outbox',
         inbox: '"messaging".messaging_inbox',
+        attempts: '"messaging".messaging_attempts',
         schema: 'messaging',
       });
     });
@@ -20,6 +21,7 @@ describe('postgres-tables', () => {
       expect(postgresTables(dataSource())).toEqual({
         outbox: 'messaging_outbox',
         inbox: 'messaging_inbox',
+        attempts: 'messaging_attempts',
         schema: undefined,
       });
     });

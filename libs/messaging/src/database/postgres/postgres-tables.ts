@@ -5,7 +5,12 @@ import { MessagingTables } from '../messaging-tables';
 export function postgresTables(dataSource: DataSource): MessagingTables {
   const schema = (dataSource.options as { schema?: string }).schema;
   const prefix = schema ? `${quoteIdent(schema)}.` : '';
-  return { outbox: `${prefix}messaging_outbox`, inbox: `${prefix}messaging_inbox`, schema };
+  return {
+    outbox: `${prefix}messaging_outbox`,
+    inbox: `${prefix}messaging_inbox`,
+    attempts: `${prefix}messaging_attempts`,
+    schema,
+  };
 }
 
 export function quoteIdent(name: string): string {

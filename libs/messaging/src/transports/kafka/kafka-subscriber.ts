@@ -1,16 +1,35 @@
+import { Logger } from '@nestjs/common';
 import { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import { CancelTimer, Clock } from '../../common/clock';
 import { destinationNames } from '../../dead-letter/destination-names';
-import { deadLetterCopy, retryCopy } from '../../dead-letter/failure-copy';
-import { WireMessage } from '../../envelope/wire-message';
+import { computeRetryDelay, RECONNECT_BACKOFF } from '../../retry/backoff';
 import { KeyedLanes } from '../keyed-lanes';
-import { publishUntilConfirmed, StoppedError } from '../publish-until-confirmed';
-import { DeliveryActions, Subscription } from '../subscription.interface';
-import type { KafkaTransport } from './kafka-transport';
-import { kafkaDelivery, notDueForMs } from './kafka-delivery';
+import { OutageLog } from '../outage-log';
+import { DeliveryControl, Settlement, Subscription } from '../subscription.interface';
+import { kafkaDelivery } from './kafka-delivery';
 import { OffsetTracker } from './offset-tracker';
+import { RetryTopicHolds } from './retry-topic-holds';
 
-/** How a delivery left the pipeline: settled (commit it), held for a retry in place, or left for redelivery. */
-type Settlement = { kind: 'SETTLED' } | { kind: 'PAUSED'; delayMs: number } | { kind: 'UNSETTLED' };
+/** What the Kafka transport lends a subscriber: its client, topic creation, logger and clock. */
+export interface KafkaSubscriberHost {
+  readonly kafka: Kafka;
+  readonly sessionTimeoutMs: number;
+  readonly log: Logger;
+  readonly clock: Clock;
+  /** Where connection failures go; told when the consumer works again. */
+  readonly outage: OutageLog;
+  ensureDestinations(destinations: readonly string[]): Promise<void>;
+  /** Creates a source's dead-letter and retry topics with room for the headers a copy adds. */
+  ensureCopyDestinations(source: string, copies: readonly string[]): Promise<void>;
+}
+
+/** How often a batch whose handlers still run heartbeats. */
+const HEARTBEAT_EVERY_MS = 1_000;
+/** How long a partition waits before a delivery the pipeline failed to answer is tried again. */
+const AFTER_UNEXPECTED_ERROR_MS = 1_000;
+
+/** How a delivery left the pipeline, for the batch: settled (commit it), held (pause), or left. */
+type BatchSettlement = { kind: 'SETTLED' } | { kind: 'HELD'; delayMs: number };
 
 /**
  * Consumes a group's topics (and its retry topics) with kafkajs, committing offsets itself:
@@ -18,45 +37,44 @@ type Settlement = { kind: 'SETTLED' } | { kind: 'PAUSED'; delayMs: number } | { 
  *   side (up to `concurrency` handlers at once across partitions);
  * - the committed offset is the end of the contiguous run of settled messages: never past an unfinished one;
  *   a rebalance or a crash redelivers the unsettled rest (the inbox absorbs repeats);
- * - pause-and-retry stops handing out the partition's messages, lets those in flight finish, pauses it,
+ * - a PAUSE settlement stops handing out the partition's messages, lets those in flight finish, pauses it,
  *   waits, seeks back to the first unsettled offset and resumes;
  * - a message in a retry topic is held (pause, seek back) until its due time.
+ * It only applies settlements: the pipeline decides them and publishes any copy.
  */
 export class KafkaSubscriber {
   private consumer?: Consumer;
   private stopping = false;
-  /** Failed attempts of a message being retried in place: `topic:partition:offset` → count. */
-  private readonly pausedAttempts = new Map<string, number>();
-  private readonly timers = new Set<NodeJS.Timeout>();
-  /** Retry topic → the destination it retries. */
-  private readonly origins = new Map<string, string>();
+  private readonly timers = new Set<CancelTimer>();
+  /** Retry topic → the destination it retries and its delay tier. */
+  private readonly retryTopics = new Map<string, { destination: string; tierMs: number }>();
+  private readonly holds: RetryTopicHolds;
   /** Batches being handled: shutdown waits for them so that their settled offsets get committed. */
   private readonly activeBatches = new Set<Promise<void>>();
   private readonly lanes: KeyedLanes;
 
   constructor(
-    private readonly kafka: Kafka,
-    private readonly transport: KafkaTransport,
+    private readonly host: KafkaSubscriberHost,
     private readonly subscription: Subscription,
-    private readonly sessionTimeoutMs: number,
   ) {
     this.lanes = new KeyedLanes(subscription.concurrency);
+    this.holds = new RetryTopicHolds(host.clock);
   }
 
   async start(): Promise<void> {
     const { group, destinations, retryTiers } = this.subscription;
     const topics: string[] = [];
-    await this.transport.ensureDestinations(destinations);
+    await this.host.ensureDestinations(destinations);
     for (const destination of destinations) {
       topics.push(destination);
       const retryTopics = (retryTiers[destination] ?? []).map((tier) => {
         const retryTopic = destinationNames.retry(destination, group, tier);
-        this.origins.set(retryTopic, destination);
+        this.retryTopics.set(retryTopic, { destination, tierMs: tier });
         return retryTopic;
       });
       topics.push(...retryTopics);
       // Dead-letter and retry copies are a little larger than their source message: room for them.
-      await this.transport.ensureCopyDestinations(destination, [
+      await this.host.ensureCopyDestinations(destination, [
         ...retryTopics,
         destinationNames.deadLetter(destination, group),
       ]);
@@ -64,21 +82,33 @@ export class KafkaSubscriber {
     await this.run(topics);
   }
 
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.timers.forEach((cancel) => cancel());
+    this.timers.clear();
+    // Let running batches finish their current message and commit (kafkajs ignores commits once stopped).
+    await Promise.allSettled([...this.activeBatches]);
+    await this.consumer?.disconnect().catch(() => undefined);
+    this.consumer = undefined;
+  }
+
   private async run(topics: string[]): Promise<void> {
-    const consumer = this.kafka.consumer({
+    const { sessionTimeoutMs } = this.host;
+    const consumer = this.host.kafka.consumer({
       groupId: this.subscription.group,
       allowAutoTopicCreation: false,
-      sessionTimeout: this.sessionTimeoutMs,
-      heartbeatInterval: Math.max(1_000, Math.floor(this.sessionTimeoutMs / 10)),
+      sessionTimeout: sessionTimeoutMs,
+      heartbeatInterval: Math.max(1_000, Math.floor(sessionTimeoutMs / 10)),
       maxWaitTimeInMs: 250,
       retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10_000 },
     });
     this.consumer = consumer;
+    consumer.on(consumer.events.GROUP_JOIN, () => this.host.outage.recovered());
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (payload.restart || this.stopping || this.consumer !== consumer) return;
       // kafkajs gave up (a non-retriable error): start a fresh consumer rather than stop consuming.
-      this.transport.log.warn(
-        `Consumer group ${this.subscription.group} crashed (${payload.error.message}); restarting.`,
+      this.host.outage.failure(
+        `consumer group ${this.subscription.group} crashed (${payload.error.message}); restarting it`,
       );
       void consumer.disconnect().catch(() => undefined);
       this.restart(topics, 1);
@@ -94,30 +124,24 @@ export class KafkaSubscriber {
   }
 
   private restart(topics: string[], attempt: number): void {
-    const timer = setTimeout(
-      () => {
-        this.timers.delete(timer);
-        if (this.stopping) return;
-        this.run(topics).catch((error: Error) => {
-          this.transport.log.warn(
-            `Restarting group ${this.subscription.group} failed (${error.message}); trying again.`,
-          );
-          this.restart(topics, attempt + 1);
-        });
-      },
-      Math.min(30_000, 1_000 * attempt),
-    );
-    this.timers.add(timer);
+    this.after(computeRetryDelay(RECONNECT_BACKOFF, attempt, Math.random), () => {
+      if (this.stopping) return;
+      this.run(topics).catch((error: Error) => {
+        this.host.outage.failure(
+          `restarting consumer group ${this.subscription.group} failed (${error.message})`,
+        );
+        this.restart(topics, attempt + 1);
+      });
+    });
   }
 
-  async stop(): Promise<void> {
-    this.stopping = true;
-    this.timers.forEach((t) => clearTimeout(t));
-    this.timers.clear();
-    // Let running batches finish their current message and commit (kafkajs ignores commits once stopped).
-    await Promise.allSettled([...this.activeBatches]);
-    await this.consumer?.disconnect().catch(() => undefined);
-    this.consumer = undefined;
+  /** Runs `then` after `delayMs` unless the subscriber stops first. */
+  private after(delayMs: number, then: () => void): void {
+    const cancel = this.host.clock.setTimeout(() => {
+      this.timers.delete(cancel);
+      then();
+    }, delayMs);
+    this.timers.add(cancel);
   }
 
   private async track(batch: Promise<void>): Promise<void> {
@@ -143,7 +167,8 @@ export class KafkaSubscriber {
       for (const message of messages) {
         if (hold.stopped || this.stopping || !payload.isRunning() || payload.isStale()) break;
         tracker.dispatch(message.offset);
-        const notDueFor = this.origins.has(topic) ? notDueForMs(message) : 0;
+        const retry = this.retryTopics.get(topic);
+        const notDueFor = retry ? this.holds.notDueFor(topic, partition, message, retry.tierMs) : 0;
         if (notDueFor > 0) {
           stopHere(notDueFor);
           break;
@@ -153,7 +178,7 @@ export class KafkaSubscriber {
           if (hold.stopped || this.stopping) return;
           const settlement = await this.deliver(topic, partition, message, heartbeat);
           if (settlement.kind === 'SETTLED') tracker.settle(message.offset);
-          else stopHere(settlement.kind === 'PAUSED' ? settlement.delayMs : 0);
+          else stopHere(settlement.delayMs);
         };
         running.push(this.lanes.run(message.key?.toString() ?? '', task));
       }
@@ -183,9 +208,8 @@ export class KafkaSubscriber {
   ): Promise<void> {
     const finished = work.then(() => true);
     let failure: unknown;
-    while (
-      !(await Promise.race([finished, new Promise<boolean>((r) => setTimeout(() => r(false), 1_000))]))
-    ) {
+    const tick = () => this.host.clock.sleep(HEARTBEAT_EVERY_MS).then(() => false);
+    while (!(await Promise.race([finished, tick()]))) {
       try {
         await heartbeat();
       } catch (error) {
@@ -201,43 +225,29 @@ export class KafkaSubscriber {
     partition: number,
     message: KafkaMessage,
     heartbeat: () => Promise<void>,
-  ): Promise<Settlement> {
-    const slot = `${topic}:${partition}:${message.offset}`;
-    const destination = this.origins.get(topic) ?? topic;
-    const delivery = kafkaDelivery(topic, destination, partition, message, this.pausedAttempts.get(slot));
-    const { group } = this.subscription;
-    const origin = delivery.wire.destination;
-    const state: { settlement: Settlement } = { settlement: { kind: 'UNSETTLED' } };
-    const publishThenSettle = async (copy: WireMessage): Promise<void> => {
-      await publishUntilConfirmed((m) => this.transport.publish(m), copy, {
-        isStopping: () => this.stopping,
-        keepAlive: heartbeat,
-        log: this.transport.log,
-      });
-      state.settlement = { kind: 'SETTLED' };
-    };
-    const actions: DeliveryActions = {
-      ack: async () => void (state.settlement = { kind: 'SETTLED' }),
-      reject: async () => void (state.settlement = { kind: 'SETTLED' }),
-      deadLetter: (headers) =>
-        publishThenSettle(deadLetterCopy(delivery.wire, destinationNames.deadLetter(origin, group), headers)),
-      retryLater: (tierMs, dueAt, headers) =>
-        publishThenSettle(
-          retryCopy(delivery.wire, destinationNames.retry(origin, group, tierMs), headers, dueAt),
-        ),
-      pauseAndRetry: async (delayMs) => {
-        this.pausedAttempts.set(slot, delivery.attempt);
-        state.settlement = { kind: 'PAUSED', delayMs };
-      },
-      keepAlive: () => heartbeat(),
-    };
+  ): Promise<BatchSettlement> {
+    const retry = this.retryTopics.get(topic);
+    const delivery = kafkaDelivery(topic, retry?.destination ?? topic, partition, message, retry?.tierMs);
+    const control: DeliveryControl = { keepAlive: heartbeat, isStopping: () => this.stopping };
+    let settlement: Settlement;
     try {
-      await this.subscription.onDelivery(delivery, actions);
+      settlement = await this.subscription.onDelivery(delivery, control);
     } catch (error) {
-      if (!(error instanceof StoppedError)) throw error;
+      this.host.log.error(
+        `Handling ${topic}[${partition}]@${message.offset} failed unexpectedly (${(error as Error).message}); ` +
+          `it is delivered again in ${AFTER_UNEXPECTED_ERROR_MS} ms.`,
+      );
+      return { kind: 'HELD', delayMs: AFTER_UNEXPECTED_ERROR_MS };
     }
-    if (state.settlement.kind === 'SETTLED') this.pausedAttempts.delete(slot);
-    return state.settlement;
+    switch (settlement.kind) {
+      case 'ACK':
+      case 'DROP':
+        return { kind: 'SETTLED' };
+      case 'PAUSE':
+        return { kind: 'HELD', delayMs: settlement.delayMs };
+      case 'LEAVE':
+        return { kind: 'HELD', delayMs: 0 };
+    }
   }
 
   /** Pauses the partition and, after `delayMs`, rewinds it to `offset` and resumes. */
@@ -245,13 +255,11 @@ export class KafkaSubscriber {
     const consumer = this.consumer;
     if (!consumer) return;
     consumer.pause([{ topic, partitions: [partition] }]);
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
+    this.after(delayMs, () => {
       if (this.stopping || this.consumer !== consumer) return;
       consumer.seek({ topic, partition, offset });
       consumer.resume([{ topic, partitions: [partition] }]);
-    }, delayMs);
-    this.timers.add(timer);
+    });
   }
 
   private async commit(topic: string, partition: number, offset: string): Promise<void> {
@@ -259,9 +267,7 @@ export class KafkaSubscriber {
       await this.consumer?.commitOffsets([{ topic, partition, offset: (BigInt(offset) + 1n).toString() }]);
     } catch (error) {
       // A rebalance took the partition: its new owner starts after the last commit (the inbox absorbs repeats).
-      this.transport.log.warn(
-        `Commit of ${topic}[${partition}]@${offset} failed: ${(error as Error).message}`,
-      );
+      this.host.log.warn(`Commit of ${topic}[${partition}]@${offset} failed: ${(error as Error).message}`);
     }
   }
 }

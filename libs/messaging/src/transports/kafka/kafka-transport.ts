@@ -1,11 +1,13 @@
 import { Logger } from '@nestjs/common';
 import { Admin, ConfigResourceTypes, Kafka, logLevel, Producer } from 'kafkajs';
+import { Clock, systemClock } from '../../common/clock';
 import { WireMessage } from '../../envelope/wire-message';
 import { MessageTransport, TransportHealth } from '../message-transport.interface';
 import { PublishOutcome } from '../publish-outcome';
 import { ConsumerHandle, Subscription } from '../subscription.interface';
 import { TransportCapabilities } from '../transport-capabilities';
 import { LazyKafkaClient, reliableProducer, sendConfirmed } from './kafka-clients';
+import { OutageLog } from '../outage-log';
 import { kafkaLogCreator } from './kafka-logger';
 import { KafkaSubscriber } from './kafka-subscriber';
 
@@ -45,8 +47,14 @@ export class KafkaTransport implements MessageTransport {
   private readonly subscribers = new Set<KafkaSubscriber>();
   private connected = false;
   private lastError?: string;
+  /** kafkajs's connection errors, summarised (shared by the producer, the admin and every consumer). */
+  private readonly outage: OutageLog;
 
-  constructor(private readonly settings: KafkaTransportSettings) {
+  constructor(
+    private readonly settings: KafkaTransportSettings,
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.outage = new OutageLog(new Logger('kafkajs'), 'Kafka', clock);
     this.kafka = new Kafka({
       clientId: settings.clientId,
       brokers: [...settings.brokers],
@@ -54,7 +62,7 @@ export class KafkaTransport implements MessageTransport {
       requestTimeout: 10_000,
       retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 2_000 },
       logLevel: logLevel.WARN,
-      logCreator: kafkaLogCreator('kafkajs'),
+      logCreator: kafkaLogCreator('kafkajs', this.outage),
     });
     this.producer = new LazyKafkaClient(() => reliableProducer(this.kafka));
     this.admin = new LazyKafkaClient(() => this.kafka.admin());
@@ -93,6 +101,7 @@ export class KafkaTransport implements MessageTransport {
     if (outcomes.every((o) => o.status === 'CONFIRMED')) {
       this.connected = true;
       this.lastError = undefined;
+      this.outage.recovered();
     } else {
       const failure = outcomes.find((o) => o.status !== 'CONFIRMED') as Exclude<
         PublishOutcome,
@@ -102,6 +111,11 @@ export class KafkaTransport implements MessageTransport {
       await this.producer.reset(); // the next publish connects afresh (a new producer id)
     }
     return outcomes;
+  }
+
+  /** Copies go to topics like any message (the dead-letter and retry topics exist once subscribed). */
+  publishCopies(copies: readonly WireMessage[]): Promise<PublishOutcome[]> {
+    return this.publish(copies);
   }
 
   async ensureDestinations(destinations: readonly string[]): Promise<void> {
@@ -114,7 +128,7 @@ export class KafkaTransport implements MessageTransport {
    * copy adds. With the same limit, a message near it could not be dead-lettered, and since a copy must be
    * confirmed before the source is settled, its partition would wait forever.
    */
-  async ensureCopyDestinations(source: string, copies: readonly string[]): Promise<void> {
+  private async ensureCopyDestinations(source: string, copies: readonly string[]): Promise<void> {
     await this.createMissingTopics(copies, async (admin) => {
       const { resources } = await admin.describeConfigs({
         includeSynonyms: false,
@@ -151,7 +165,18 @@ export class KafkaTransport implements MessageTransport {
   }
 
   async subscribe(subscription: Subscription): Promise<ConsumerHandle> {
-    const subscriber = new KafkaSubscriber(this.kafka, this, subscription, this.settings.sessionTimeoutMs);
+    const subscriber = new KafkaSubscriber(
+      {
+        kafka: this.kafka,
+        sessionTimeoutMs: this.settings.sessionTimeoutMs,
+        log: this.logger,
+        clock: this.clock,
+        outage: this.outage,
+        ensureDestinations: (destinations) => this.ensureDestinations(destinations),
+        ensureCopyDestinations: (source, copies) => this.ensureCopyDestinations(source, copies),
+      },
+      subscription,
+    );
     this.subscribers.add(subscriber);
     await subscriber.start();
     return {
@@ -197,11 +222,6 @@ export class KafkaTransport implements MessageTransport {
   private markDown(error: unknown): void {
     this.connected = false;
     this.lastError = asError(error).message;
-  }
-
-  /** Used by subscribers to log through the transport's logger. */
-  get log(): Logger {
-    return this.logger;
   }
 }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import * as amqp from 'amqplib';
 import { MessageHeaders } from '../../envelope/message-headers';
@@ -10,7 +11,9 @@ import { RabbitTopology } from './rabbit-topology';
 /**
  * Publishes on a confirm channel with `mandatory`: a message is CONFIRMED when the broker acks it and did
  * not return it first (RabbitMQ sends basic.return before the ack of an unroutable message), REJECTED when
- * it nacks or returns it, AMBIGUOUS when the channel closes before the answer.
+ * it nacks or returns it, AMBIGUOUS when the channel closes before the answer. A return is matched to its
+ * publish by a correlation id of the publish's own (message ids may repeat, or be empty in the copy of an
+ * undecodable message).
  */
 export class RabbitPublisher {
   private channel?: Promise<ChannelState>;
@@ -41,6 +44,7 @@ export class RabbitPublisher {
     const { channel } = state;
     const confirmations = messages.map(async (message): Promise<PublishOutcome> => {
       const messageId = message.headers[MessageHeaders.ID] ?? '';
+      const correlationId = randomUUID();
       const answer = new Promise<Error | undefined>((resolve) => {
         const ok = channel.publish(
           toQueues ? '' : message.destination,
@@ -51,6 +55,7 @@ export class RabbitPublisher {
             persistent: true,
             contentType: message.headers[MessageHeaders.CONTENT_TYPE],
             messageId,
+            correlationId,
             type: message.headers[MessageHeaders.TYPE],
             timestamp: Math.floor(Date.now() / 1000),
             appId: this.appId,
@@ -67,7 +72,7 @@ export class RabbitPublisher {
       if (error) {
         return state.closed ? { status: 'AMBIGUOUS', error } : { status: 'REJECTED', error };
       }
-      if (state.returned.delete(messageId)) {
+      if (state.returned.delete(correlationId)) {
         return {
           status: 'REJECTED',
           error: new UnroutableMessageError(message.destination, message.headers[MessageHeaders.TYPE] ?? ''),
@@ -99,8 +104,8 @@ export class RabbitPublisher {
         topology: new RabbitTopology(channel),
       };
       channel.on('return', (message: amqp.Message) => {
-        if (typeof message.properties.messageId === 'string')
-          state.returned.add(message.properties.messageId);
+        const { correlationId } = message.properties as { correlationId?: unknown };
+        if (typeof correlationId === 'string') state.returned.add(correlationId);
       });
       channel.on('error', () => undefined);
       channel.on('close', () => {
@@ -119,7 +124,7 @@ export class RabbitPublisher {
 
 interface ChannelState {
   readonly channel: amqp.ConfirmChannel;
-  /** Message ids the broker returned as unroutable, until their ack arrives. */
+  /** Correlation ids of publishes the broker returned as unroutable, until their ack arrives. */
   readonly returned: Set<string>;
   closed: boolean;
   drained: Promise<void>;

@@ -1,46 +1,69 @@
+import { Logger } from '@nestjs/common';
 import * as amqp from 'amqplib';
+import { CancelTimer, Clock } from '../../common/clock';
 import { destinationNames } from '../../dead-letter/destination-names';
-import { deadLetterCopy, retryCopy } from '../../dead-letter/failure-copy';
 import { MessageHeaders } from '../../envelope/message-headers';
-import { WireMessage } from '../../envelope/wire-message';
-import { publishUntilConfirmed, StoppedError } from '../publish-until-confirmed';
-import { Delivery, DeliveryActions, Subscription } from '../subscription.interface';
+import { computeRetryDelay } from '../../retry/backoff';
+import { BackoffOptions } from '../../retry/retry-policy.interface';
 import { KeyedLanes } from '../keyed-lanes';
-import type { RabbitMqTransport } from './rabbitmq-transport';
+import { OutageLog } from '../outage-log';
+import { Delivery, DeliveryControl, Settlement, Subscription } from '../subscription.interface';
 import { amqpHeaders } from './amqp-headers';
+import { RabbitConnection } from './rabbit-connection';
+
+/** What the RabbitMQ transport lends a subscriber: its connection, prefetch, logger and clock. */
+export interface RabbitSubscriberHost {
+  readonly connection: RabbitConnection;
+  readonly prefetch: number;
+  readonly log: Logger;
+  readonly clock: Clock;
+}
+
+/** Subscribing again after the channel or connection dropped: 500 ms, ×2, at most 10 s, full jitter. */
+export const RESUBSCRIBE_BACKOFF: Readonly<Required<BackoffOptions>> = Object.freeze({
+  initialDelayMs: 500,
+  multiplier: 2,
+  maxDelayMs: 10_000,
+});
 
 /**
  * Consumes a group's queues. The library declares the topology: per destination a durable topic exchange,
  * the group's work queue bound to it with `#`, a dead-letter queue, and one retry queue per delay tier whose
  * `x-message-ttl` dead-letters back to the work queue (one queue per delay: TTLs expire at the head).
- * Messages are acked only after the handler's transaction committed (or a dead-letter / retry copy was
- * confirmed); nothing is ever nacked with requeue. Messages with one key are handled one at a time, in order.
+ * It only applies settlements (the pipeline publishes any copy first): ACK acks, DROP nacks without requeue
+ * (never with: that is a hot loop), LEAVE leaves the message unacked until the channel closes and the
+ * broker delivers it again. Messages with one key are handled one at a time, in order.
  */
 export class RabbitSubscriber {
   private channel?: amqp.Channel;
   private stopping = false;
   private failures = 0;
-  private reconnectTimer?: NodeJS.Timeout;
+  private reconnect?: CancelTimer;
   private unlisten?: () => void;
+  private readonly consumerTags: string[] = [];
   private readonly lanes: KeyedLanes;
+  private readonly outage: OutageLog;
   /** Work queue → the destination it consumes. */
   private readonly origins = new Map<string, string>();
+  /** Retry queue → its delay tier. */
+  private readonly retryQueues = new Map<string, number>();
 
   constructor(
-    private readonly transport: RabbitMqTransport,
+    private readonly host: RabbitSubscriberHost,
     private readonly subscription: Subscription,
   ) {
     this.lanes = new KeyedLanes(subscription.concurrency);
+    this.outage = new OutageLog(host.log, `Consumer group ${subscription.group}`, host.clock);
   }
 
   async start(): Promise<void> {
-    this.unlisten = this.transport.connection.onLost(() => this.scheduleReconnect());
+    this.unlisten = this.host.connection.onLost(() => this.scheduleReconnect());
     await this.setup();
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    clearTimeout(this.reconnectTimer);
+    this.reconnect?.();
     this.unlisten?.();
     const channel = this.channel;
     this.channel = undefined;
@@ -52,18 +75,16 @@ export class RabbitSubscriber {
     await channel?.close().catch(() => undefined);
   }
 
-  private readonly consumerTags: string[] = [];
-
   private async setup(): Promise<void> {
     const { group, destinations, retryTiers } = this.subscription;
-    const model = await this.transport.connection.get();
+    const model = await this.host.connection.get();
     const channel = await model.createChannel();
     channel.on('error', () => undefined);
     channel.on('close', () => {
       if (this.channel === channel) this.channel = undefined;
       if (!this.stopping) this.scheduleReconnect();
     });
-    await channel.prefetch(this.transport.settings.prefetch);
+    await channel.prefetch(this.host.prefetch);
     for (const destination of destinations) {
       const workQueue = destinationNames.workQueue(destination, group);
       await channel.assertExchange(destination, 'topic', { durable: true });
@@ -71,7 +92,9 @@ export class RabbitSubscriber {
       await channel.bindQueue(workQueue, destination, '#');
       await channel.assertQueue(destinationNames.deadLetter(destination, group), { durable: true });
       for (const tier of retryTiers[destination] ?? []) {
-        await channel.assertQueue(destinationNames.retry(destination, group, tier), {
+        const retryQueue = destinationNames.retry(destination, group, tier);
+        this.retryQueues.set(retryQueue, tier);
+        await channel.assertQueue(retryQueue, {
           durable: true,
           arguments: {
             'x-message-ttl': tier,
@@ -93,17 +116,18 @@ export class RabbitSubscriber {
       this.consumerTags.push(consumerTag);
     }
     this.failures = 0;
+    this.outage.recovered();
   }
 
   private scheduleReconnect(): void {
-    if (this.stopping || this.reconnectTimer) return;
+    if (this.stopping || this.reconnect) return;
     this.consumerTags.length = 0;
     this.failures += 1;
-    const delay = Math.min(10_000, 250 * 2 ** Math.min(this.failures, 6));
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = undefined;
+    const delay = computeRetryDelay(RESUBSCRIBE_BACKOFF, this.failures, Math.random);
+    this.reconnect = this.host.clock.setTimeout(() => {
+      this.reconnect = undefined;
       this.setup().catch((error: Error) => {
-        this.transport.log.warn(`Re-subscribing group ${this.subscription.group} failed: ${error.message}`);
+        this.outage.failure(`re-subscribing failed (${error.message})`);
         this.scheduleReconnect();
       });
     }, delay);
@@ -121,49 +145,51 @@ export class RabbitSubscriber {
   ): Promise<void> {
     // Stopping: prefetched messages not started yet stay unacked; closing the channel returns them.
     if (this.stopping) return;
-    const { group } = this.subscription;
-    const origin = delivery.wire.destination;
-    const settle = (how: 'ack' | 'drop') => {
-      try {
-        if (how === 'ack') channel.ack(message);
-        else channel.nack(message, false, false); // never requeue: that is a hot loop
-      } catch {
-        // The channel closed: the broker redelivers the message (the inbox absorbs the repeat).
-      }
-    };
-    const copyThenAck = async (copy: WireMessage): Promise<void> => {
-      await publishUntilConfirmed((m) => this.transport.publishToQueues(m), copy, {
-        isStopping: () => this.stopping,
-        keepAlive: async () => undefined,
-        log: this.transport.log,
-      });
-      settle('ack');
-    };
-    const actions: DeliveryActions = {
-      ack: async () => settle('ack'),
-      reject: async () => settle('drop'),
-      deadLetter: (headers) =>
-        copyThenAck(deadLetterCopy(delivery.wire, destinationNames.deadLetter(origin, group), headers)),
-      retryLater: (tierMs, dueAt, headers) =>
-        copyThenAck(retryCopy(delivery.wire, destinationNames.retry(origin, group, tierMs), headers, dueAt)),
-      pauseAndRetry: async () => {
-        throw new Error('RabbitMQ cannot pause an ordered stream; the retry engine never asks it to.');
-      },
-      keepAlive: async () => undefined,
-    };
+    const control: DeliveryControl = { keepAlive: async () => undefined, isStopping: () => this.stopping };
+    let settlement: Settlement;
     try {
-      await this.subscription.onDelivery(delivery, actions);
+      settlement = await this.subscription.onDelivery(delivery, control);
     } catch (error) {
-      if (error instanceof StoppedError) return;
-      this.transport.log.error(
+      this.host.log.error(
         `Handling a delivery from ${delivery.origin.source} failed unexpectedly: ${(error as Error).message}`,
       );
+      return;
     }
+    this.settle(channel, message, settlement);
+  }
+
+  private settle(channel: amqp.Channel, message: amqp.ConsumeMessage, settlement: Settlement): void {
+    try {
+      if (settlement.kind === 'ACK') channel.ack(message);
+      else if (settlement.kind === 'DROP')
+        channel.nack(message, false, false); // never requeue: a hot loop
+      else if (settlement.kind === 'PAUSE') {
+        // The retry engine never asks a transport without ordered streams to pause; leave it unacked.
+        this.host.log.error(
+          `RabbitMQ cannot pause a queue; message ${message.fields.deliveryTag} left unacked.`,
+        );
+      }
+    } catch {
+      // The channel closed: the broker redelivers the message (the inbox absorbs the repeat).
+    }
+  }
+
+  /**
+   * The tier of the group's retry queue a message came back from (its TTL expired and it was dead-lettered
+   * into the work queue through the default exchange, so RabbitMQ's latest `x-death` names that queue), or
+   * undefined: a message published to the destination's exchange, whatever headers its producer set.
+   */
+  private retryTierOf(message: amqp.ConsumeMessage): number | undefined {
+    if (message.fields.exchange !== '') return undefined;
+    const deaths: unknown = message.properties.headers?.['x-death'];
+    if (!Array.isArray(deaths) || deaths.length === 0) return undefined;
+    const latest = deaths[0] as { queue?: unknown; reason?: unknown };
+    if (latest.reason !== 'expired' || typeof latest.queue !== 'string') return undefined;
+    return this.retryQueues.get(latest.queue);
   }
 
   private toDelivery(queue: string, message: amqp.ConsumeMessage): Delivery {
     const headers = amqpHeaders(message);
-    const retried = Number.parseInt(headers[MessageHeaders.RETRY_ATTEMPT] ?? '0', 10);
     return {
       wire: {
         destination: this.origins.get(queue) ?? message.fields.exchange,
@@ -171,11 +197,11 @@ export class RabbitSubscriber {
         headers,
         body: message.content,
       },
-      attempt: (Number.isFinite(retried) && retried > 0 ? retried : 0) + 1,
       origin: {
         source: queue,
         deliveryTag: message.fields.deliveryTag,
         redelivered: message.fields.redelivered,
+        retryTierMs: this.retryTierOf(message),
       },
     };
   }

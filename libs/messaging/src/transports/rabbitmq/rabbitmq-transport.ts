@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { Clock, systemClock } from '../../common/clock';
 import { WireMessage } from '../../envelope/wire-message';
 import { MessageTransport, TransportHealth } from '../message-transport.interface';
 import { PublishOutcome } from '../publish-outcome';
@@ -29,13 +30,15 @@ export class RabbitMqTransport implements MessageTransport {
     retryDestinations: false,
   };
   readonly connection: RabbitConnection;
-  /** Used by subscribers to log through the transport's logger. */
-  readonly log = new Logger(RabbitMqTransport.name);
+  private readonly log = new Logger(RabbitMqTransport.name);
   private readonly publisher: RabbitPublisher;
   private readonly subscribers = new Set<RabbitSubscriber>();
   private lastPublishError?: string;
 
-  constructor(readonly settings: RabbitMqTransportSettings) {
+  constructor(
+    readonly settings: RabbitMqTransportSettings,
+    private readonly clock: Clock = systemClock,
+  ) {
     this.connection = new RabbitConnection(settings.url, settings.heartbeatSeconds, settings.connectionName);
     this.publisher = new RabbitPublisher(this.connection, settings.connectionName);
   }
@@ -48,9 +51,9 @@ export class RabbitMqTransport implements MessageTransport {
     return outcomes;
   }
 
-  /** Publishes each message straight to the queue its `destination` names (dead-letter and retry queues). */
-  publishToQueues(messages: readonly WireMessage[]): Promise<PublishOutcome[]> {
-    return this.publisher.publish(messages, true);
+  /** Publishes each copy straight to the queue its `destination` names (dead-letter and retry queues). */
+  publishCopies(copies: readonly WireMessage[]): Promise<PublishOutcome[]> {
+    return this.publisher.publish(copies, true);
   }
 
   async ensureDestinations(destinations: readonly string[]): Promise<void> {
@@ -64,7 +67,10 @@ export class RabbitMqTransport implements MessageTransport {
   }
 
   async subscribe(subscription: Subscription): Promise<ConsumerHandle> {
-    const subscriber = new RabbitSubscriber(this, subscription);
+    const subscriber = new RabbitSubscriber(
+      { connection: this.connection, prefetch: this.settings.prefetch, log: this.log, clock: this.clock },
+      subscription,
+    );
     this.subscribers.add(subscriber);
     await subscriber.start();
     return {

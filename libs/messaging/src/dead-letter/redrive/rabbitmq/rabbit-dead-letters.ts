@@ -92,7 +92,7 @@ export class RabbitDeadLetters implements DeadLetterBackend {
           `${records.length} of ${plan.messages.length} messages left`,
         );
       }
-      const outcomes = await this.transport.publishToQueues(records.map(copyOf));
+      const outcomes = await this.transport.publishCopies(records.map(copyOf));
       return outcomes.map((outcome, i): MessageRedriveOutcome => {
         const { position, messageId } = plan.messages[i];
         if (outcome.status !== 'CONFIRMED') {

@@ -1,0 +1,42 @@
+/** Stops a timer a `Clock` started; calling it again, or after the timer fired, does nothing. */
+export type CancelTimer = () => void;
+
+/**
+ * Time as the library's relay, consumers and orchestrator see it: the current time and timers. Injected
+ * (`MESSAGING_CLOCK`) so that their time behaviour is unit-tested with fake timers; `systemClock` is the
+ * default.
+ */
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /** Calls `callback` once after `delayMs`. */
+  setTimeout(callback: () => void, delayMs: number): CancelTimer;
+  /** Calls `callback` every `intervalMs`. */
+  setInterval(callback: () => void, intervalMs: number): CancelTimer;
+  /** Resolves after `delayMs`. */
+  sleep(delayMs: number): Promise<void>;
+}
+
+/** The longest delay Node's timers take (2³¹−1 ms); a longer one would fire at once. */
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
+/**
+ * Node's clock and timers, looked up on each call (so that jest's fake timers replace them in tests). A
+ * delay beyond 2³¹−1 ms (about 24.8 days) is cut to it rather than firing at once, as Node would.
+ */
+export const systemClock: Clock = Object.freeze({
+  now: () => Date.now(),
+  setTimeout: (callback: () => void, delayMs: number): CancelTimer => {
+    const timer = setTimeout(callback, timerDelay(delayMs));
+    return () => clearTimeout(timer);
+  },
+  setInterval: (callback: () => void, intervalMs: number): CancelTimer => {
+    const timer = setInterval(callback, timerDelay(intervalMs));
+    return () => clearInterval(timer);
+  },
+  sleep: (delayMs: number) => new Promise<void>((resolve) => setTimeout(resolve, timerDelay(delayMs))),
+});
+
+function timerDelay(delayMs: number): number {
+  return Math.min(MAX_TIMER_DELAY_MS, Math.max(0, delayMs));
+}

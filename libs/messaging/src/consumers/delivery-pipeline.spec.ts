@@ -1,0 +1,449 @@
+import { z } from 'zod';
+import { systemClock } from '../common/clock';
+import { encodeEnvelope } from '../envelope/envelope-codec';
+import { defineEvent } from '../envelope/event-definition';
+import { MessageHeaders } from '../envelope/message-headers';
+import { newMessageId } from '../envelope/message-id';
+import { WireMessage } from '../envelope/wire-message';
+import { InboxDelivery, InboxOutcome, InboxService } from '../inbox/inbox.service';
+import { MessageTracing } from '../observability/message-tracing';
+import { MessagingMetrics } from '../observability/messaging-metrics';
+import { resolveMessagingOptions } from '../options/resolve-messaging-options';
+import { RetryPolicyOptions, RetryMode, RetryOrdering } from '../retry/retry-policy.interface';
+import { resolveRetryPolicy } from '../retry/retry-policy';
+import { MessageTransport } from '../transports/message-transport.interface';
+import { PublishOutcome } from '../transports/publish-outcome';
+import { Delivery, DeliveryControl, Settlement } from '../transports/subscription.interface';
+import { TransportCapabilities } from '../transports/transport-capabilities';
+import { DeliveryPipeline } from './delivery-pipeline';
+import { FailureSettler } from './failure-settler';
+import { HandlerRegistry } from './handler-registry';
+import { MessageContext } from './message-context';
+import { useFakeTime } from '../../spec-support/fake-time';
+
+const KAFKA: TransportCapabilities = { orderedStream: true, delayedDelivery: false, retryDestinations: true };
+const RABBITMQ: TransportCapabilities = {
+  orderedStream: false,
+  delayedDelivery: true,
+  retryDestinations: false,
+};
+const GROUP = 'billing';
+const DESTINATION = 'orders';
+const FAST = { initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 8_000 };
+
+const OrderPlaced = defineEvent({
+  type: 'OrderPlaced',
+  destination: DESTINATION,
+  schema: z.object({ orderId: z.number().int(), customer: z.string() }),
+  key: (order) => order.customer,
+});
+
+/** A transient failure, as a flaky downstream throws it. */
+class Flaky extends Error {
+  readonly retriable = true;
+}
+
+/** A message for `OrderPlaced` as the relay puts it on the wire. */
+function orderWire(
+  payload: object = { orderId: 1, customer: 'c1' },
+  headers: Record<string, string> = {},
+  destination = DESTINATION,
+  type = 'OrderPlaced',
+) {
+  const wire = encodeEnvelope(
+    {
+      messageId: newMessageId(),
+      type,
+      destination,
+      key: 'c1',
+      occurredAt: new Date(),
+      headers: {},
+    },
+    JSON.stringify(payload),
+  );
+  return { ...wire, headers: { ...wire.headers, ...headers } };
+}
+
+interface HarnessOptions {
+  readonly capabilities?: TransportCapabilities;
+  readonly policy?: RetryPolicyOptions;
+  readonly retryDefaults?: Record<string, RetryPolicyOptions>;
+  /** Fails the handler while this returns true (given the attempt). */
+  readonly failWhile?: (attempt: number) => boolean;
+  /** What the handler throws; default a transient failure. */
+  readonly error?: () => Error;
+  /** The inbox (and its attempt counts); a fresh one by default. */
+  readonly inbox?: FakeInbox;
+}
+
+/** The inbox in memory: handled ids and the failed attempts of messages retried in place. */
+class FakeInbox {
+  readonly handled = new Set<string>();
+  readonly failed = new Map<string, number>();
+
+  async runOnce(
+    delivery: InboxDelivery,
+    work: (scope: { manager: never }, failedBefore: number) => Promise<void>,
+  ): Promise<InboxOutcome> {
+    const id = delivery.envelope.messageId;
+    if (this.handled.has(id)) return 'DUPLICATE';
+    await work({ manager: undefined as never }, this.failed.get(id) ?? 0);
+    this.handled.add(id);
+    this.failed.delete(id);
+    return 'HANDLED';
+  }
+
+  async recordFailedAttempt(delivery: InboxDelivery, attempt: number): Promise<void> {
+    this.failed.set(delivery.envelope.messageId, attempt);
+  }
+
+  async forgetFailedAttempts(delivery: InboxDelivery): Promise<void> {
+    this.failed.delete(delivery.envelope.messageId);
+  }
+}
+
+/** A pipeline over a fake transport and inbox; the test scripts what the broker answers to copies. */
+class Harness {
+  readonly registry = new HandlerRegistry();
+  readonly calls: MessageContext[] = [];
+  /** Called on each handler call (before it fails or not). */
+  onCall?: (context: MessageContext) => void;
+  readonly transport: MessageTransport;
+  readonly copies: WireMessage[] = [];
+  /** What the broker answers to each copy, in turn; CONFIRMED once the script runs out. */
+  readonly answers: Array<PublishOutcome['status']> = [];
+  keepAlives = 0;
+  stopping = false;
+  readonly pipeline: DeliveryPipeline;
+  readonly control: DeliveryControl = {
+    keepAlive: async () => void (this.keepAlives += 1),
+    isStopping: () => this.stopping,
+  };
+
+  constructor(options: HarnessOptions = {}) {
+    const transport = (this.transport = {
+      kind: options.capabilities === RABBITMQ ? 'rabbitmq' : 'kafka',
+      capabilities: options.capabilities ?? KAFKA,
+      publishCopies: async (copies: readonly WireMessage[]): Promise<PublishOutcome[]> =>
+        copies.map((copy) => {
+          this.copies.push(copy);
+          const status = this.answers.shift() ?? 'CONFIRMED';
+          return status === 'CONFIRMED' ? { status } : { status, error: new Error('refused') };
+        }),
+    } as unknown as MessageTransport);
+    const inbox = (options.inbox ?? new FakeInbox()) as unknown as InboxService;
+    const resolved = resolveMessagingOptions({
+      serviceName: 'unit',
+      transport: { kind: 'kafka', brokers: ['127.0.0.1:9092'] },
+      retryDefaults: options.retryDefaults,
+    });
+    this.registry.add({
+      group: GROUP,
+      event: OrderPlaced,
+      policy: options.policy && resolveRetryPolicy(options.policy),
+      name: 'Orders.onOrderPlaced',
+      invoke: async (_payload, context) => {
+        this.calls.push(context);
+        this.onCall?.(context);
+        if (options.failWhile?.(context.attempt)) throw options.error?.() ?? new Flaky('downstream flaked');
+      },
+    });
+    const metrics = new MessagingMetrics();
+    this.pipeline = new DeliveryPipeline(
+      this.registry,
+      inbox,
+      new FailureSettler(transport, metrics, systemClock),
+      transport,
+      resolved,
+      metrics,
+      new MessageTracing(),
+      systemClock,
+    );
+  }
+
+  handle(wire: WireMessage, retryTierMs?: number): Promise<Settlement> {
+    const delivery: Delivery = { wire, origin: { source: wire.destination, retryTierMs } };
+    return this.pipeline.handle(GROUP, delivery, this.control);
+  }
+}
+
+/** Runs `work` to its end while time passes in steps of `stepMs`. */
+async function withTimePassing<T>(work: Promise<T>, stepMs = 100): Promise<T> {
+  let done = false;
+  const result = work.finally(() => (done = true));
+  while (!done) await jest.advanceTimersByTimeAsync(stepMs);
+  return result;
+}
+
+describe(DeliveryPipeline.name, () => {
+  useFakeTime();
+
+  describe('handle', () => {
+    it('runs the handler once and answers ACK', async () => {
+      const harness = new Harness();
+      await expect(harness.handle(orderWire())).resolves.toEqual({ kind: 'ACK' });
+      expect(harness.calls.map((c) => c.attempt)).toEqual([1]);
+      expect(harness.copies).toEqual([]);
+    });
+  });
+
+  describe('inline retries', () => {
+    const inline = { maxAttempts: 3, mode: RetryMode.INLINE, ordering: RetryOrdering.ALLOW_REORDER };
+
+    it('waits the jittered backoff on the clock before calling the handler again', async () => {
+      const harness = new Harness({ policy: { ...inline, backoff: FAST }, failWhile: (a) => a < 2 });
+      const settled = harness.handle(orderWire());
+      await jest.advanceTimersByTimeAsync(0);
+      expect(harness.calls).toHaveLength(1);
+      // Full jitter with random() = 0.5 over [0, 1000]: 500 ms.
+      await jest.advanceTimersByTimeAsync(499);
+      expect(harness.calls).toHaveLength(1);
+      await jest.advanceTimersByTimeAsync(1);
+      await expect(settled).resolves.toEqual({ kind: 'ACK' });
+      expect(harness.calls.map((c) => c.attempt)).toEqual([1, 2]);
+    });
+
+    it('keeps the consumer alive once a second during a long wait', async () => {
+      const backoff = { initialDelayMs: 10_000, multiplier: 2, maxDelayMs: 10_000 };
+      const harness = new Harness({ policy: { ...inline, backoff }, failWhile: (a) => a < 2 });
+      const settled = harness.handle(orderWire());
+      await jest.advanceTimersByTimeAsync(5_000); // a 5000 ms wait
+      await expect(settled).resolves.toEqual({ kind: 'ACK' });
+      expect(harness.keepAlives).toBe(5);
+    });
+
+    it('leaves the delivery unsettled when the consumer stops during the wait', async () => {
+      const harness = new Harness({ policy: { ...inline, backoff: FAST }, failWhile: () => true });
+      const settled = harness.handle(orderWire());
+      await jest.advanceTimersByTimeAsync(0);
+      harness.pipeline.stop();
+      await jest.advanceTimersByTimeAsync(1_000);
+      await expect(settled).resolves.toEqual({ kind: 'LEAVE' });
+      expect(harness.calls).toHaveLength(1);
+    });
+  });
+
+  describe('attempts retried in place', () => {
+    const pause = { maxAttempts: 3, mode: RetryMode.PAUSE_PARTITION, backoff: FAST };
+
+    it('are counted in the inbox, so that another consumer (after a restart) goes on from there', async () => {
+      const inbox = new FakeInbox();
+      const wire = orderWire();
+      const first = new Harness({ policy: pause, failWhile: () => true, inbox });
+      await expect(first.handle(wire)).resolves.toEqual({ kind: 'PAUSE', delayMs: 500 });
+      await expect(first.handle(wire)).resolves.toEqual({ kind: 'PAUSE', delayMs: 1_000 });
+
+      const restarted = new Harness({ policy: pause, failWhile: () => true, inbox });
+      await expect(restarted.handle(wire)).resolves.toEqual({ kind: 'ACK' });
+      expect(restarted.calls.map((c) => c.attempt)).toEqual([3]);
+      expect(restarted.copies[0].headers[MessageHeaders.RETRY_ATTEMPT]).toBe('3');
+      expect(inbox.failed.size).toBe(0);
+    });
+
+    it('count inline retries too', async () => {
+      const inbox = new FakeInbox();
+      const inline = { ...pause, mode: RetryMode.INLINE, ordering: RetryOrdering.ALLOW_REORDER };
+      const harness = new Harness({ policy: inline, failWhile: () => true, inbox });
+      const wire = orderWire();
+      const settled = harness.handle(wire);
+      await jest.advanceTimersByTimeAsync(0);
+      expect(inbox.failed.get(wire.headers[MessageHeaders.ID])).toBe(1);
+      harness.pipeline.stop(); // the consumer stops during the wait: the count stays
+      await jest.advanceTimersByTimeAsync(1_000);
+      await expect(settled).resolves.toEqual({ kind: 'LEAVE' });
+      expect(inbox.failed.get(wire.headers[MessageHeaders.ID])).toBe(1);
+    });
+
+    it('ignore a msg.retry-attempt on a message of the destination itself', async () => {
+      const harness = new Harness({ policy: pause, failWhile: () => true });
+      const forged = orderWire(undefined, { [MessageHeaders.RETRY_ATTEMPT]: '99' });
+      await expect(harness.handle(forged)).resolves.toEqual({ kind: 'PAUSE', delayMs: 500 });
+      expect(harness.calls.map((c) => c.attempt)).toEqual([1]);
+
+      const retried = orderWire(undefined, { [MessageHeaders.RETRY_ATTEMPT]: '1' });
+      await harness.handle(retried, 1_000);
+      expect(harness.calls.map((c) => c.attempt)).toEqual([1, 2]);
+    });
+  });
+
+  describe('BROKER_DELAYED on RabbitMQ (one TTL queue per delay tier)', () => {
+    /**
+     * RabbitMQ in miniature: a copy published to a retry queue comes back to the consumer when the queue's
+     * TTL expires (the tier in its name), marked with that tier, as the subscriber marks it.
+     */
+    function runWithTtlQueues(harness: Harness): void {
+      const publish = harness.transport.publishCopies.bind(harness.transport);
+      harness.transport.publishCopies = async (copies) => {
+        const outcomes = await publish(copies);
+        for (const copy of copies) {
+          const tier = /\.retry\.(\d+)ms$/.exec(copy.destination);
+          if (!tier) continue;
+          const back = { ...copy, destination: DESTINATION };
+          setTimeout(() => void harness.handle(back, Number(tier[1])), Number(tier[1]));
+        }
+        return outcomes;
+      };
+    }
+
+    /** A uniform source in [0, 1) of its own seed, so that the run is the same every time. */
+    function seeded(seed: number): () => number {
+      let state = seed;
+      return () => {
+        state = (state + 0x6d2b79f5) | 0;
+        let t = Math.imul(state ^ (state >>> 15), 1 | state);
+        t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+        return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+      };
+    }
+
+    it('keeps full jitter: first retries spread uniformly over [0, initialDelay], not all at one tier', async () => {
+      const MESSAGES = 2_000;
+      jest.spyOn(Math, 'random').mockImplementation(seeded(7));
+      const policy = { maxAttempts: 3, mode: RetryMode.BROKER_DELAYED, backoff: FAST }; // 1000, 2000, 4000
+      const failedAt = new Map<string, number>();
+      const waited: number[] = [];
+      const harness = new Harness({ capabilities: RABBITMQ, policy, failWhile: (attempt) => attempt < 2 });
+      harness.onCall = (context) => {
+        if (context.attempt === 1) failedAt.set(context.messageId, Date.now());
+        else waited.push(Date.now() - failedAt.get(context.messageId)!);
+      };
+      runWithTtlQueues(harness);
+
+      for (let i = 0; i < MESSAGES; i++) void harness.handle(orderWire({ orderId: i, customer: `c${i}` }));
+      while (waited.length < MESSAGES) await jest.advanceTimersByTimeAsync(50);
+
+      // Ten buckets of 100 ms: each holds about a tenth of the retries (uniform), none all of them.
+      const buckets = Array.from({ length: 10 }, (_, b) =>
+        waited.filter((w) => Math.min(9, Math.floor(w / 100)) === b),
+      );
+      for (const bucket of buckets) expect(Math.abs(bucket.length / MESSAGES - 0.1)).toBeLessThan(0.025);
+      expect(Math.max(...waited)).toBeLessThanOrEqual(1_000);
+      // Each message came back when its own jittered delay was up: the delay drawn is the delay waited.
+      expect(new Set(waited).size).toBeGreaterThan(500);
+    });
+  });
+
+  describe('dead-lettering', () => {
+    it('publishes the copy to the group dead-letter destination, then answers ACK', async () => {
+      const harness = new Harness({ failWhile: () => true });
+      await expect(harness.handle(orderWire())).resolves.toEqual({ kind: 'ACK' });
+      expect(harness.copies.map((c) => c.destination)).toEqual([`${DESTINATION}.${GROUP}.dlq`]);
+      expect(harness.copies[0].headers[MessageHeaders.FAILURE_CATEGORY]).toBe('TRANSIENT');
+    });
+
+    it('tries a refused copy again after the republish backoff and answers ACK only once it is confirmed', async () => {
+      const harness = new Harness({ failWhile: () => true });
+      harness.answers.push('REJECTED', 'AMBIGUOUS');
+      let settlement: Settlement | undefined;
+      void harness.handle(orderWire()).then((s) => (settlement = s));
+      await jest.advanceTimersByTimeAsync(0);
+      expect(harness.copies).toHaveLength(1);
+      await jest.advanceTimersByTimeAsync(100); // 200 ms × 0.5
+      expect(harness.copies).toHaveLength(2);
+      expect(settlement).toBeUndefined();
+      await jest.advanceTimersByTimeAsync(200); // 400 ms × 0.5
+      expect(harness.copies).toHaveLength(3);
+      expect(settlement).toEqual({ kind: 'ACK' });
+    });
+
+    it('leaves the source unsettled when the consumer stops before the copy is confirmed', async () => {
+      const harness = new Harness({ failWhile: () => true });
+      harness.answers.push(...Array<'REJECTED'>(10).fill('REJECTED'));
+      const settled = harness.handle(orderWire());
+      await jest.advanceTimersByTimeAsync(0);
+      harness.stopping = true;
+      await expect(withTimePassing(settled)).resolves.toEqual({ kind: 'LEAVE' });
+      expect(harness.copies).toHaveLength(1);
+    });
+  });
+
+  describe('messages no handler can take', () => {
+    const POLICIES: Array<[string, TransportCapabilities, RetryPolicyOptions]> = [
+      ['Kafka PAUSE_PARTITION', KAFKA, { maxAttempts: 3, mode: RetryMode.PAUSE_PARTITION }],
+      ['Kafka INLINE, PRESERVE', KAFKA, { maxAttempts: 3, mode: RetryMode.INLINE }],
+      [
+        'Kafka INLINE, ALLOW_REORDER',
+        KAFKA,
+        { maxAttempts: 3, mode: RetryMode.INLINE, ordering: RetryOrdering.ALLOW_REORDER },
+      ],
+      [
+        'Kafka RETRY_DESTINATION, ALLOW_REORDER',
+        KAFKA,
+        { maxAttempts: 3, mode: RetryMode.RETRY_DESTINATION, ordering: RetryOrdering.ALLOW_REORDER },
+      ],
+      ['RabbitMQ INLINE', RABBITMQ, { maxAttempts: 3, mode: RetryMode.INLINE }],
+      ['RabbitMQ BROKER_DELAYED', RABBITMQ, { maxAttempts: 3, mode: RetryMode.BROKER_DELAYED }],
+    ];
+    const BAD: Array<[string, (wire: WireMessage) => WireMessage, string]> = [
+      ['a schema mismatch', () => orderWire({ orderId: 'one' }), 'SCHEMA_MISMATCH'],
+      ['an unknown type', () => orderWire({}, {}, DESTINATION, 'OrderShipped'), 'UNKNOWN_TYPE'],
+      ['an undecodable body', (wire) => ({ ...wire, body: Buffer.from('<xml/>') }), 'INVALID_JSON'],
+    ];
+
+    it.each(
+      POLICIES.flatMap(([name, capabilities, policy]) =>
+        BAD.map((bad) => [name, ...bad, capabilities, policy] as const),
+      ),
+    )('%s: dead-letters %s on its first delivery', async (_name, _what, make, code, capabilities, policy) => {
+      const harness = new Harness({ capabilities, policy, retryDefaults: { [DESTINATION]: policy } });
+      await expect(harness.handle(make(orderWire()))).resolves.toEqual({ kind: 'ACK' });
+      expect(harness.copies.map((c) => c.destination)).toEqual([`${DESTINATION}.${GROUP}.dlq`]);
+      expect(harness.copies[0].headers[MessageHeaders.FAILURE_CODE]).toBe(code);
+      expect(harness.copies[0].headers[MessageHeaders.RETRY_ATTEMPT]).toBe('1');
+      expect(harness.calls).toEqual([]);
+    });
+
+    it("drops it instead when the policy's onNonRetryable says REJECT", async () => {
+      const policy = { maxAttempts: 3, mode: RetryMode.INLINE, onNonRetryable: 'REJECT' as const };
+      const harness = new Harness({ policy });
+      await expect(harness.handle(orderWire({ orderId: 'one' }))).resolves.toEqual({ kind: 'DROP' });
+      expect(harness.copies).toEqual([]);
+    });
+  });
+
+  describe('retry defaults', () => {
+    it('finds no default for a destination named like an Object.prototype member', async () => {
+      const harness = new Harness();
+      const unknown = orderWire({}, {}, 'constructor', 'Unknown');
+      await expect(harness.handle(unknown)).resolves.toEqual({ kind: 'ACK' });
+      expect(harness.copies.map((c) => c.destination)).toEqual([`constructor.${GROUP}.dlq`]);
+      expect(harness.copies[0].headers[MessageHeaders.FAILURE_CODE]).toBe('UNKNOWN_TYPE');
+    });
+  });
+
+  describe('other decisions', () => {
+    it('pauses in place on an ordered stream (Kafka) for the jittered delay', async () => {
+      const policy = { maxAttempts: 3, mode: RetryMode.PAUSE_PARTITION, backoff: FAST };
+      const harness = new Harness({ policy, failWhile: () => true });
+      await expect(harness.handle(orderWire())).resolves.toEqual({ kind: 'PAUSE', delayMs: 500 });
+      expect(harness.copies).toEqual([]);
+    });
+
+    it('publishes to the retry destination of the tier, due at now + delay', async () => {
+      const policy = {
+        maxAttempts: 3,
+        mode: RetryMode.RETRY_DESTINATION,
+        ordering: RetryOrdering.ALLOW_REORDER,
+        backoff: FAST,
+      };
+      const harness = new Harness({ policy, failWhile: () => true });
+      await expect(harness.handle(orderWire())).resolves.toEqual({ kind: 'ACK' });
+      const [copy] = harness.copies;
+      expect(copy.destination).toMatch(new RegExp(`^${DESTINATION}\\.${GROUP}\\.retry\\.\\d+ms$`));
+      expect(copy.headers[MessageHeaders.RETRY_DUE_AT]).toBe('2026-12-01T00:00:00.500Z');
+      expect(copy.headers[MessageHeaders.RETRY_ATTEMPT]).toBe('1');
+    });
+
+    it('drops a non-retryable failure without a copy when the policy says REJECT', async () => {
+      const policy = {
+        maxAttempts: 3,
+        mode: RetryMode.INLINE,
+        onNonRetryable: 'REJECT' as const,
+      };
+      const forbidden = () => Object.assign(new Error('permission denied'), { code: '42501' });
+      const harness = new Harness({ policy, failWhile: () => true, error: forbidden });
+      await expect(harness.handle(orderWire())).resolves.toEqual({ kind: 'DROP' });
+      expect(harness.copies).toEqual([]);
+    });
+  });
+});

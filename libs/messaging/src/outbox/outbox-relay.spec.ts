@@ -1,0 +1,207 @@
+import { systemClock } from '../common/clock';
+import { WireMessage } from '../envelope/wire-message';
+import { MessageTracing } from '../observability/message-tracing';
+import { MessagingMetrics } from '../observability/messaging-metrics';
+import { resolveMessagingOptions } from '../options/resolve-messaging-options';
+import { MessageTransport } from '../transports/message-transport.interface';
+import { PublishOutcome } from '../transports/publish-outcome';
+import { OutboxRelay, RelayRoundResult } from './outbox-relay';
+import { ClaimedOutboxRow, FailedOutboxRow } from './outbox-row';
+import { OutboxStore } from './outbox-store';
+import { RelayWakeup } from './relay-wakeup';
+import { useFakeTime } from '../../spec-support/fake-time';
+
+const POLL_MS = 10_000;
+
+/** An outbox table in memory: pending rows, what was claimed, sent and failed. */
+class FakeStore {
+  readonly pending: ClaimedOutboxRow[] = [];
+  readonly sent: string[] = [];
+  readonly failed: FailedOutboxRow[] = [];
+  claims = 0;
+  heldRowFreeAt?: Date;
+
+  add(count: number): void {
+    for (let i = 0; i < count; i++) {
+      const id = String(this.pending.length + this.sent.length + 1);
+      this.pending.push({
+        id,
+        messageId: `00000000-0000-7000-8000-${id.padStart(12, '0')}`,
+        destination: 'orders',
+        type: 'OrderPlaced',
+        key: `k${id}`,
+        headers: {},
+        payloadJson: '{}',
+        occurredAt: new Date(),
+        createdAt: new Date(),
+        attempts: 0,
+      });
+    }
+  }
+
+  async claim(limit: number, _owner: string, _leaseMs: number, inFlight: readonly string[] = []) {
+    this.claims += 1;
+    return this.pending.filter((row) => !inFlight.includes(row.id)).slice(0, limit);
+  }
+
+  async markSent(ids: readonly string[]): Promise<void> {
+    this.sent.push(...ids);
+    ids.forEach((id) =>
+      this.pending.splice(
+        this.pending.findIndex((row) => row.id === id),
+        1,
+      ),
+    );
+  }
+
+  async markFailed(rows: readonly FailedOutboxRow[]): Promise<void> {
+    this.failed.push(...rows);
+  }
+
+  async releaseRows(): Promise<void> {}
+  async release(): Promise<number> {
+    return 0;
+  }
+  async nextHeldRowFreeAt(): Promise<Date | undefined> {
+    return this.heldRowFreeAt;
+  }
+}
+
+/** A broker that confirms, or refuses everything while `down`. */
+class FakeTransport {
+  readonly kind = 'kafka';
+  down = false;
+  readonly published: WireMessage[][] = [];
+
+  async publish(messages: readonly WireMessage[]): Promise<PublishOutcome[]> {
+    this.published.push([...messages]);
+    return messages.map(() =>
+      this.down ? { status: 'REJECTED', error: new Error('broker down') } : { status: 'CONFIRMED' },
+    );
+  }
+}
+
+function startRelay(relayOptions: { batchSize?: number } = {}) {
+  const store = new FakeStore();
+  const transport = new FakeTransport();
+  const wakeup = new RelayWakeup();
+  const options = resolveMessagingOptions({
+    serviceName: 'unit',
+    transport: { kind: 'kafka', brokers: ['127.0.0.1:9092'] },
+    relay: { pollIntervalMs: POLL_MS, retryInitialDelayMs: 200, retryMaxDelayMs: 1_000, ...relayOptions },
+  });
+  const relay = new OutboxRelay(
+    store as unknown as OutboxStore,
+    transport as unknown as MessageTransport,
+    wakeup,
+    options,
+    new MessagingMetrics(),
+    new MessageTracing(),
+    systemClock,
+  );
+  const rounds: RelayRoundResult[] = [];
+  relay.onRound((round) => rounds.push(round));
+  relay.onApplicationBootstrap();
+  return { relay, store, transport, wakeup, rounds };
+}
+
+describe(OutboxRelay.name, () => {
+  useFakeTime();
+
+  describe('wake', () => {
+    it('publishes what a commit wrote at once, without waiting for the poll', async () => {
+      const { store, wakeup, rounds } = startRelay();
+      await jest.advanceTimersByTimeAsync(0);
+      store.add(3);
+      wakeup.fire();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(store.sent).toEqual(['1', '2', '3']);
+      expect(rounds.filter((r) => r.claimed > 0)).toEqual([{ claimed: 3, confirmed: 3, failed: 0 }]);
+    });
+
+    it('folds wake-ups during a round into one more round', async () => {
+      const { relay, store } = startRelay();
+      await jest.advanceTimersByTimeAsync(0);
+      const before = store.claims;
+      for (let i = 0; i < 5; i++) relay.wake(); // the first starts a round, the others ask for one more
+      await jest.advanceTimersByTimeAsync(0);
+      expect(store.claims - before).toBe(2);
+    });
+  });
+
+  describe('safety poll', () => {
+    it('claims once per poll interval while idle, and nothing in between', async () => {
+      const { store } = startRelay();
+      await jest.advanceTimersByTimeAsync(0);
+      const atStart = store.claims; // the round at bootstrap
+      await jest.advanceTimersByTimeAsync(POLL_MS - 1);
+      expect(store.claims).toBe(atStart);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(store.claims).toBe(atStart + 1);
+      await jest.advanceTimersByTimeAsync(5 * POLL_MS);
+      expect(store.claims).toBe(atStart + 6);
+    });
+  });
+
+  describe('broker down', () => {
+    it('backs off (exponential, jittered) after each failed round and publishes once the broker is back', async () => {
+      const { store, transport, wakeup } = startRelay();
+      await jest.advanceTimersByTimeAsync(0);
+      transport.down = true;
+      store.add(2);
+      wakeup.fire();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(transport.published).toHaveLength(1);
+      expect(store.failed.map((f) => f.retryInMs)).toEqual([100, 100]); // 200 ms × 0.5
+
+      await jest.advanceTimersByTimeAsync(99);
+      expect(transport.published).toHaveLength(1);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(transport.published).toHaveLength(2);
+      expect(store.failed.slice(2).map((f) => f.retryInMs)).toEqual([200, 200]); // 400 ms × 0.5
+
+      transport.down = false;
+      await jest.advanceTimersByTimeAsync(200);
+      expect(transport.published).toHaveLength(3);
+      expect(store.sent).toEqual(['1', '2']);
+    });
+
+    it('does not claim while it backs off, however often it is woken', async () => {
+      const { store, transport, wakeup } = startRelay();
+      await jest.advanceTimersByTimeAsync(0);
+      transport.down = true;
+      store.add(1);
+      wakeup.fire();
+      await jest.advanceTimersByTimeAsync(0);
+      const claims = store.claims;
+      for (let i = 0; i < 10; i++) wakeup.fire();
+      await jest.advanceTimersByTimeAsync(50);
+      expect(store.claims).toBe(claims);
+    });
+  });
+
+  describe('held rows', () => {
+    it('wakes when a row held by a lease or a backoff frees up, rather than at the next poll', async () => {
+      const { store } = startRelay();
+      store.heldRowFreeAt = new Date(Date.now() + 3_000);
+      await jest.advanceTimersByTimeAsync(0); // the bootstrap round finds nothing and asks when rows free up
+      const claims = store.claims;
+      store.add(1);
+      await jest.advanceTimersByTimeAsync(3_000 + 9);
+      expect(store.claims).toBe(claims);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(store.sent).toEqual(['1']);
+    });
+  });
+
+  describe('beforeApplicationShutdown', () => {
+    it('stops its timers: no claim after shutdown', async () => {
+      const { relay, store } = startRelay();
+      await jest.advanceTimersByTimeAsync(0);
+      await relay.beforeApplicationShutdown();
+      const claims = store.claims;
+      await jest.advanceTimersByTimeAsync(10 * POLL_MS);
+      expect(store.claims).toBe(claims);
+    });
+  });
+});

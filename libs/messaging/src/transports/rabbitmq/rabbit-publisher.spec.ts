@@ -1,0 +1,80 @@
+import { EventEmitter } from 'node:events';
+import * as amqp from 'amqplib';
+import { WireMessage } from '../../envelope/wire-message';
+import { RabbitConnection } from './rabbit-connection';
+import { RabbitPublisher } from './rabbit-publisher';
+
+/** A confirm channel that records each publish; the test plays the broker's answers. */
+class FakeConfirmChannel extends EventEmitter {
+  readonly sent: Array<{ options: amqp.Options.Publish; confirm: (error: unknown) => void }> = [];
+
+  publish(
+    _exchange: string,
+    _routingKey: string,
+    _content: Buffer,
+    options: amqp.Options.Publish,
+    confirm: (error: unknown) => void,
+  ): boolean {
+    this.sent.push({ options, confirm });
+    return true;
+  }
+
+  async assertExchange(): Promise<void> {}
+
+  /** basic.return of the `index`-th message, as the broker sends it back: with the properties it was sent with. */
+  returnMessage(index: number): void {
+    this.emit('return', {
+      content: Buffer.from(''),
+      fields: { replyCode: 312, replyText: 'NO_ROUTE', exchange: '', routingKey: 'nowhere' },
+      properties: this.sent[index].options,
+    });
+  }
+}
+
+function publisherOver(channel: FakeConfirmChannel): RabbitPublisher {
+  const connection = {
+    get: async () => ({ createConfirmChannel: async () => channel }),
+  } as unknown as RabbitConnection;
+  return new RabbitPublisher(connection, 'unit');
+}
+
+/** A copy of an undecodable message: it had no message id, so neither has the copy. */
+function copyTo(queue: string): WireMessage {
+  return { destination: queue, key: null, headers: {}, body: Buffer.from('not json') };
+}
+
+const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe(RabbitPublisher.name, () => {
+  describe('publish', () => {
+    it('matches a return to its own publish, not to another message with the same (empty) id', async () => {
+      const channel = new FakeConfirmChannel();
+      const publisher = publisherOver(channel);
+      const outcomes = publisher.publish([copyTo('orders.billing.dlq'), copyTo('no-such-queue')], true);
+      await flush();
+      expect(channel.sent).toHaveLength(2);
+
+      // The broker returns the second (unroutable), then acks both at once (a multiple ack).
+      channel.returnMessage(1);
+      channel.sent.forEach(({ confirm }) => confirm(null));
+      expect((await outcomes).map((o) => o.status)).toEqual(['CONFIRMED', 'REJECTED']);
+    });
+
+    it('matches returns for two messages that share a message id', async () => {
+      const channel = new FakeConfirmChannel();
+      const publisher = publisherOver(channel);
+      const id = { 'msg.id': '01a22ee6-b000-76ff-ad7c-a6c00f5d24ec' };
+      const outcomes = publisher.publish(
+        [
+          { ...copyTo('no-such-queue'), headers: id },
+          { ...copyTo('orders.billing.dlq'), headers: id },
+        ],
+        true,
+      );
+      await flush();
+      channel.returnMessage(0);
+      channel.sent.forEach(({ confirm }) => confirm(null));
+      expect((await outcomes).map((o) => o.status)).toEqual(['REJECTED', 'CONFIRMED']);
+    });
+  });
+});

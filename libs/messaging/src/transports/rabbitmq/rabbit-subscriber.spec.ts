@@ -1,0 +1,167 @@
+import { EventEmitter } from 'node:events';
+import { Logger } from '@nestjs/common';
+import * as amqp from 'amqplib';
+import { systemClock } from '../../common/clock';
+import { MessageHeaders } from '../../envelope/message-headers';
+import { Delivery, Settlement, Subscription } from '../subscription.interface';
+import { RabbitConnection } from './rabbit-connection';
+import { RabbitSubscriber } from './rabbit-subscriber';
+import { useFakeTime } from '../../../spec-support/fake-time';
+
+const DESTINATION = 'orders';
+const GROUP = 'billing';
+const WORK_QUEUE = `${DESTINATION}.${GROUP}`;
+
+/** The parts of an amqplib channel the subscriber uses, recording what it was asked to do. */
+class FakeChannel extends EventEmitter {
+  readonly queues = new Map<string, amqp.Options.AssertQueue | undefined>();
+  readonly acked: number[] = [];
+  readonly nacked: Array<[number, boolean]> = [];
+  onMessage?: (message: amqp.ConsumeMessage | null) => void;
+
+  prefetch = jest.fn(async () => undefined);
+  assertExchange = jest.fn(async () => undefined);
+  bindQueue = jest.fn(async () => undefined);
+  cancel = jest.fn(async () => undefined);
+  close = jest.fn(async () => undefined);
+
+  async assertQueue(name: string, options?: amqp.Options.AssertQueue): Promise<void> {
+    this.queues.set(name, options);
+  }
+
+  async consume(_queue: string, onMessage: (message: amqp.ConsumeMessage | null) => void) {
+    this.onMessage = onMessage;
+    return { consumerTag: 'tag' };
+  }
+
+  ack(message: amqp.Message): void {
+    this.acked.push(message.fields.deliveryTag);
+  }
+
+  nack(message: amqp.Message, _allUpTo: boolean, requeue: boolean): void {
+    this.nacked.push([message.fields.deliveryTag, requeue]);
+  }
+
+  deliver(deliveryTag: number, headers: Record<string, unknown> = {}, exchange = DESTINATION): void {
+    this.onMessage?.({
+      content: Buffer.from('{}'),
+      fields: { deliveryTag, redelivered: false, exchange, routingKey: 'OrderPlaced' },
+      properties: { headers: { [MessageHeaders.KEY]: `k${deliveryTag}`, ...headers } },
+    } as unknown as amqp.ConsumeMessage);
+  }
+}
+
+async function startSubscriber(settle: (delivery: Delivery) => Settlement) {
+  const channels: FakeChannel[] = [];
+  let refuse = 0;
+  const lost = new Set<() => void>();
+  const connection = {
+    get: async () => {
+      if (refuse > 0) {
+        refuse -= 1;
+        throw new Error('connection refused');
+      }
+      return {
+        createChannel: async () => {
+          channels.push(new FakeChannel());
+          return channels[channels.length - 1];
+        },
+      };
+    },
+    onLost: (listener: () => void) => {
+      lost.add(listener);
+      return () => lost.delete(listener);
+    },
+  } as unknown as RabbitConnection;
+  const deliveries: Delivery[] = [];
+  const subscription: Subscription = {
+    group: GROUP,
+    destinations: [DESTINATION],
+    retryTiers: { [DESTINATION]: [500] },
+    concurrency: 2,
+    onDelivery: async (delivery) => {
+      deliveries.push(delivery);
+      return settle(delivery);
+    },
+  };
+  const subscriber = new RabbitSubscriber(
+    { connection, prefetch: 8, log: new Logger('test'), clock: systemClock },
+    subscription,
+  );
+  await subscriber.start();
+  return {
+    subscriber,
+    channels,
+    deliveries,
+    refuseNext: (count: number) => (refuse = count),
+    loseConnection: () => lost.forEach((listener) => listener()),
+  };
+}
+
+describe(RabbitSubscriber.name, () => {
+  useFakeTime();
+
+  describe('start', () => {
+    it('declares the work queue, the dead-letter queue and a TTL queue per tier that dead-letters back', async () => {
+      const { channels } = await startSubscriber(() => ({ kind: 'ACK' }));
+      expect([...channels[0].queues.keys()]).toEqual([
+        WORK_QUEUE,
+        `${WORK_QUEUE}.dlq`,
+        `${WORK_QUEUE}.retry.500ms`,
+      ]);
+      expect(channels[0].queues.get(`${WORK_QUEUE}.retry.500ms`)?.arguments).toEqual({
+        'x-message-ttl': 500,
+        'x-dead-letter-exchange': '',
+        'x-dead-letter-routing-key': WORK_QUEUE,
+      });
+    });
+  });
+
+  describe('settlements', () => {
+    it('acks on ACK, nacks without requeue on DROP and leaves the message on LEAVE', async () => {
+      const answers: Settlement[] = [{ kind: 'ACK' }, { kind: 'DROP' }, { kind: 'LEAVE' }];
+      const { channels } = await startSubscriber(() => answers.shift()!);
+      [1, 2, 3].forEach((tag) => channels[0].deliver(tag));
+      await jest.advanceTimersByTimeAsync(0);
+      expect(channels[0].acked).toEqual([1]);
+      expect(channels[0].nacked).toEqual([[2, false]]);
+    });
+  });
+
+  describe('deliveries', () => {
+    it('marks a message that came back from a retry queue with its tier, and no other', async () => {
+      const { channels, deliveries } = await startSubscriber(() => ({ kind: 'ACK' }));
+      const attempt = { [MessageHeaders.RETRY_ATTEMPT]: '2' };
+      const death = (queue: string) => [{ queue, reason: 'expired', count: 1 }];
+      channels[0].deliver(1, attempt); // published to the exchange by anyone
+      channels[0].deliver(2, { ...attempt, 'x-death': death(`${WORK_QUEUE}.retry.500ms`) }, '');
+      channels[0].deliver(3, { ...attempt, 'x-death': death('elsewhere') }, '');
+      await jest.advanceTimersByTimeAsync(0);
+      expect(deliveries.map((d) => d.origin.retryTierMs)).toEqual([undefined, 500, undefined]);
+    });
+  });
+
+  describe('reconnect', () => {
+    it('subscribes again after the connection dropped, backing off while it is refused', async () => {
+      const { channels, loseConnection, refuseNext } = await startSubscriber(() => ({ kind: 'ACK' }));
+      refuseNext(1);
+      loseConnection();
+      await jest.advanceTimersByTimeAsync(249); // 500 ms × 0.5
+      expect(channels).toHaveLength(1);
+      await jest.advanceTimersByTimeAsync(1); // refused: the next try waits 1000 ms × 0.5
+      expect(channels).toHaveLength(1);
+      await jest.advanceTimersByTimeAsync(499);
+      expect(channels).toHaveLength(1);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(channels).toHaveLength(2);
+    });
+
+    it('does not reconnect once stopped', async () => {
+      const { subscriber, channels, loseConnection } = await startSubscriber(() => ({ kind: 'ACK' }));
+      loseConnection();
+      await subscriber.stop();
+      await jest.advanceTimersByTimeAsync(60_000);
+      expect(channels).toHaveLength(1);
+    });
+  });
+});
