@@ -184,6 +184,7 @@ async function startPlain(
     destinations: [destination],
     retryTiers: {},
     concurrency: options.consumers.concurrency,
+    deadLetter: { keySecret: options.deadLetter.keySecret!, carryHeaders: [] },
     onDelivery: async (delivery, actions) => {
       const decoded = decodeEnvelope(delivery.wire);
       if (!decoded.ok) throw new Error(`undecodable bench message: ${decoded.failure.code}`);

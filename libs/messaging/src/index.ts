@@ -14,6 +14,7 @@ export * from './migrations';
 export * from './observability';
 export * from './outbox';
 export * from './retry';
+export * from './topology';
 export { RetryPolicy } from './retry/retry-policy.decorator';
 export * from './transaction';
 export * from './transports';

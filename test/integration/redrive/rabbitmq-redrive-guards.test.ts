@@ -15,7 +15,13 @@ import {
 import { sealPlan } from '@app/messaging/dead-letter/redrive/redrive-plan';
 import { uniqueName } from '../../harness/names';
 import { drainQueue } from '../support/rabbit-wire';
-import { declareGroupQueues, depthOf, parkedOrder, sendToQueues } from './support/parked-messages';
+import {
+  declareGroupQueues,
+  depthOf,
+  LOCAL_DEAD_LETTER_POLICY,
+  parkedOrder,
+  sendToQueues,
+} from './support/parked-messages';
 import { RabbitVhost } from './support/rabbit-vhost';
 
 /** Every redrive guard on a real RabbitMQ, in a vhost of the suite's own, as its admin user. */
@@ -193,7 +199,7 @@ describe('Redrive guards on RabbitMQ', () => {
       },
       headers,
     );
-    await sendToQueues(connection, [deadLetterCopy(wire, dlq, failure)]);
+    await sendToQueues(connection, [deadLetterCopy(wire, dlq, failure, LOCAL_DEAD_LETTER_POLICY)]);
 
     const replan = await service.plan({ source: dlq });
     expect(replan.messages[0]).toMatchObject({ redriveCount: 1, previousRedriveIds: [first.redriveId] });

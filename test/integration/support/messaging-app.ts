@@ -7,6 +7,7 @@ import {
   MessagingModuleOptions,
   TransportOptions,
 } from '@app/messaging';
+import { LOCAL_KEY_SECRET } from '../../../tools/infra/local-secrets';
 import { infraEnv } from '../../harness/infra';
 
 /** A Nest application context with TypeORM in the suite's schema and the messaging module. */
@@ -39,6 +40,9 @@ export async function createMessagingApp(options: MessagingAppOptions): Promise<
       TypeOrmModule.forFeature(entities),
       MessagingModule.forRoot({
         serviceName: 'test-service',
+        // The suites test the library, not topology administration: the app declares what it needs.
+        topology: 'declare',
+        deadLetter: { keySecret: LOCAL_KEY_SECRET },
         ...options.messaging,
         transport: options.transport,
       }),

@@ -1,5 +1,5 @@
 /**
- * `npm run messaging -- dlq list | plan | approve | redrive`: the library's admin CLI. It needs no Nest
+ * `npm run messaging -- dlq … | approver keygen | topology … | db migrate`: the library's admin CLI. It needs no Nest
  * application and no decorator metadata, so tsx runs it from source.
  */
 import { runMessagingCli } from './messaging-cli';

@@ -22,6 +22,8 @@ import { IdempotentHandlerMetadata } from './idempotent-handler.decorator';
 import { MessageContext } from './message-context';
 
 const GROUP_PATTERN = /^[A-Za-z0-9._-]{1,100}$/;
+/** Group names that would make a work queue look like a dead-letter or retry destination. */
+const AMBIGUOUS_GROUP = /(^|\.)(dlq|retry\.\d+ms)$/;
 
 /**
  * Discovers `@IdempotentHandler()` methods on every provider and controller at startup and checks them:
@@ -53,6 +55,15 @@ export class ConsumerExplorer implements OnModuleInit {
         if (metadata) this.register(wrapper, instance, method, metadata);
       }
     }
+    if (this.registry.size > 0 && !this.options.deadLetter.keySecret) {
+      throw new MessagingConfigurationError(
+        'MessagingModule options',
+        'deadLetter.keySecret is required when the application has consumers: a dead-letter copy keeps ' +
+          'a keyed pseudonym of the message key and the key sealed under it. Generate one with ' +
+          '`openssl rand -base64 32`, give it to every service and to the redrive CLI ' +
+          '(MESSAGING_KEY_SECRET), from the environment or a secret store.',
+      );
+    }
   }
 
   private register(
@@ -69,10 +80,11 @@ export class ConsumerExplorer implements OnModuleInit {
         'the provider is request-scoped; handlers must be singletons.',
       );
     }
-    if (!GROUP_PATTERN.test(metadata.group)) {
+    if (!GROUP_PATTERN.test(metadata.group) || AMBIGUOUS_GROUP.test(metadata.group)) {
       throw new MessagingConfigurationError(
         where,
-        `group '${metadata.group}' must be 1-100 letters, digits, ".", "_" or "-".`,
+        `group '${metadata.group}' must be 1-100 letters, digits, ".", "_" or "-", and must not end ` +
+          'in ".dlq" or ".retry.<n>ms" (names of dead-letter and retry destinations).',
       );
     }
     const declared = this.reflector.get<RetryPolicyOptions | undefined>(

@@ -5,6 +5,7 @@ import {
   Logger,
   OnApplicationBootstrap,
 } from '@nestjs/common';
+import { DeadLetterCopyPolicy } from '../dead-letter/failure-copy';
 import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
@@ -111,6 +112,13 @@ export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeAppli
     }
   }
 
+  private deadLetterPolicy(): DeadLetterCopyPolicy {
+    const { keySecret, carryHeaders } = this.options.deadLetter;
+    // The explorer refuses to start an application with consumers and no key secret.
+    if (!keySecret) throw new Error('deadLetter.keySecret is missing');
+    return { keySecret, carryHeaders };
+  }
+
   private subscription(group: string): Subscription {
     const destinations = this.registry.destinationsOf(group);
     const retryTiers: Record<string, number[]> = {};
@@ -132,6 +140,7 @@ export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeAppli
       destinations: [...destinations.keys()],
       retryTiers,
       concurrency: this.options.consumers.concurrency,
+      deadLetter: this.deadLetterPolicy(),
       onDelivery: (delivery, actions) => this.pipeline.handle(group, delivery, actions),
     };
   }

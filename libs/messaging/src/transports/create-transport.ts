@@ -12,11 +12,14 @@ export function createTransport(options: ResolvedMessagingOptions): MessageTrans
     return new KafkaTransport({
       clientId: transport.clientId ?? serviceName,
       brokers: transport.brokers,
+      sasl: transport.sasl,
+      ssl: transport.ssl,
       connectionTimeoutMs: transport.connectionTimeoutMs,
       sessionTimeoutMs: transport.sessionTimeoutMs,
       numPartitions: transport.topics.numPartitions,
       replicationFactor: transport.topics.replicationFactor,
       concurrency: consumers.concurrency,
+      topology: options.topology,
     });
   }
   return new RabbitMqTransport({
@@ -26,5 +29,6 @@ export function createTransport(options: ResolvedMessagingOptions): MessageTrans
     heartbeatSeconds: transport.heartbeatSeconds,
     prefetch: transport.prefetch,
     concurrency: consumers.concurrency,
+    topology: options.topology,
   });
 }

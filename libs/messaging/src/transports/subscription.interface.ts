@@ -1,4 +1,6 @@
+import type { DeadLetterCopyPolicy } from '../dead-letter/failure-copy';
 import { WireMessage } from '../envelope/wire-message';
+import { MessagingTopology } from '../topology/messaging-topology';
 
 /** Where a delivery came from, for the handler's context and for logs. */
 export interface DeliveryOrigin {
@@ -50,6 +52,8 @@ export interface Subscription {
   readonly retryTiers: Readonly<Record<string, readonly number[]>>;
   /** Deliveries handled at once, of different keys (one key's deliveries never overlap). */
   readonly concurrency: number;
+  /** What dead-letter copies keep (allowlisted headers, keyed pseudonym of the key). */
+  readonly deadLetter: DeadLetterCopyPolicy;
   /**
    * Handles one delivery and settles it through `actions`. A delivery left without any action (the
    * consumer is stopping) stays unsettled: the broker delivers it again.
@@ -61,4 +65,16 @@ export interface Subscription {
 export interface ConsumerHandle {
   /** Stops fetching, waits for in-flight deliveries, commits what is done and disconnects. */
   stop(): Promise<void>;
+}
+
+/** What a subscription needs on the broker: its destinations, and per destination the group's queues. */
+export function topologyOf(subscription: Subscription): MessagingTopology {
+  return {
+    destinations: subscription.destinations,
+    groups: subscription.destinations.map((destination) => ({
+      group: subscription.group,
+      destination,
+      retryTiersMs: subscription.retryTiers[destination] ?? [],
+    })),
+  };
 }

@@ -12,6 +12,8 @@ describe(readServiceEnvironment.name, () => {
       database: { url: 'postgres://postgres@127.0.0.1:5432/post_service', schema: undefined },
       transport: { kind: 'kafka', brokers: ['127.0.0.1:9092'] },
       relayLeaseMs: undefined,
+      topology: 'verify',
+      keySecret: undefined,
     });
   });
 

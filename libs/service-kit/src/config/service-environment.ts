@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TransportOptions } from '@app/messaging';
+import { TopologyMode, TransportOptions } from '@app/messaging';
 import { InvalidEnvironmentError } from './invalid-environment.error';
 
 /** What every demo service reads from its environment, validated, with defaults for the local services. */
@@ -23,6 +23,13 @@ export interface ServiceEnvironment {
   readonly transport: TransportOptions;
   /** `RELAY_LEASE_MS`: how long a relay claim is held before another process may take it over. */
   readonly relayLeaseMs?: number;
+  /**
+   * `MESSAGING_TOPOLOGY`: `verify` (default: the broker objects are declared by `messaging topology apply`,
+   * the service only checks them) or `declare` (the service declares them: local development only).
+   */
+  readonly topology: TopologyMode;
+  /** `MESSAGING_KEY_SECRET`: the key secret of dead-letter copies (required by a service that consumes). */
+  readonly keySecret?: string;
 }
 
 /** Per-service defaults. */
@@ -74,6 +81,10 @@ const schema = (defaults: ServiceDefaults) =>
       .int('must be a whole number of milliseconds')
       .min(6_000, 'must be at least 6000 (the broker refuses less)')
       .optional(),
+    MESSAGING_TOPOLOGY: z
+      .enum(['declare', 'verify'], { error: "must be 'declare' or 'verify'" })
+      .default('verify'),
+    MESSAGING_KEY_SECRET: z.string().optional(),
     RELAY_LEASE_MS: z.coerce
       .number({ error: 'must be a number of milliseconds' })
       .int('must be a whole number of milliseconds')
@@ -122,6 +133,8 @@ export function readServiceEnvironment(
           }
         : { kind: 'rabbitmq', url: e.AMQP_URL },
     relayLeaseMs: e.RELAY_LEASE_MS,
+    topology: e.MESSAGING_TOPOLOGY,
+    keySecret: e.MESSAGING_KEY_SECRET,
   };
 }
 

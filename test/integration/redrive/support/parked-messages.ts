@@ -1,7 +1,19 @@
 import * as amqp from 'amqplib';
 import { FailureCategory, WireMessage } from '@app/messaging';
-import { deadLetterCopy, failureHeaders } from '@app/messaging/dead-letter/failure-copy';
+import {
+  DeadLetterCopyPolicy,
+  deadLetterCopy,
+  failureHeaders,
+} from '@app/messaging/dead-letter/failure-copy';
+import { parseKeySecret } from '@app/messaging/dead-letter/key-secret';
+import { LOCAL_KEY_SECRET } from '../../../../tools/infra/local-secrets';
 import { orderMessage } from '../../support/raw-messages';
+
+/** Dead-letter copies as the test apps make them (the local key secret, no extra headers). */
+export const LOCAL_DEAD_LETTER_POLICY: DeadLetterCopyPolicy = {
+  keySecret: parseKeySecret(LOCAL_KEY_SECRET, 'LOCAL_KEY_SECRET'),
+  carryHeaders: [],
+};
 
 /**
  * The copy a consumer of `destination` in `group` parks after order `seq` failed once with a TRANSIENT
@@ -24,7 +36,7 @@ export function parkedOrder(
     },
     original.headers,
   );
-  return deadLetterCopy(original, `${destination}.${group}.dlq`, failure);
+  return deadLetterCopy(original, `${destination}.${group}.dlq`, failure, LOCAL_DEAD_LETTER_POLICY);
 }
 
 /** Declares the group's work queue and dead-letter queue, as the RabbitMQ subscriber does. */

@@ -43,23 +43,17 @@ export class KafkaSubscriber {
     this.lanes = new KeyedLanes(subscription.concurrency);
   }
 
+  /** Starts consuming; the transport has declared or checked the topology first. */
   async start(): Promise<void> {
     const { group, destinations, retryTiers } = this.subscription;
     const topics: string[] = [];
-    await this.transport.ensureDestinations(destinations);
     for (const destination of destinations) {
       topics.push(destination);
-      const retryTopics = (retryTiers[destination] ?? []).map((tier) => {
+      for (const tier of retryTiers[destination] ?? []) {
         const retryTopic = destinationNames.retry(destination, group, tier);
         this.origins.set(retryTopic, destination);
-        return retryTopic;
-      });
-      topics.push(...retryTopics);
-      // Dead-letter and retry copies are a little larger than their source message: room for them.
-      await this.transport.ensureCopyDestinations(destination, [
-        ...retryTopics,
-        destinationNames.deadLetter(destination, group),
-      ]);
+        topics.push(retryTopic);
+      }
     }
     await this.run(topics);
   }
@@ -220,7 +214,14 @@ export class KafkaSubscriber {
       ack: async () => void (state.settlement = { kind: 'SETTLED' }),
       reject: async () => void (state.settlement = { kind: 'SETTLED' }),
       deadLetter: (headers) =>
-        publishThenSettle(deadLetterCopy(delivery.wire, destinationNames.deadLetter(origin, group), headers)),
+        publishThenSettle(
+          deadLetterCopy(
+            delivery.wire,
+            destinationNames.deadLetter(origin, group),
+            headers,
+            this.subscription.deadLetter,
+          ),
+        ),
       retryLater: (tierMs, dueAt, headers) =>
         publishThenSettle(
           retryCopy(delivery.wire, destinationNames.retry(origin, group, tierMs), headers, dueAt),

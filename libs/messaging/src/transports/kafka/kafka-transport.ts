@@ -1,24 +1,34 @@
 import { Logger } from '@nestjs/common';
 import { Admin, ConfigResourceTypes, Kafka, logLevel, Producer } from 'kafkajs';
 import { WireMessage } from '../../envelope/wire-message';
+import { KafkaSaslOptions, TopologyMode } from '../../messaging-options.interface';
+import { copyDestinationsOf, destinationsOf, MessagingTopology } from '../../topology/messaging-topology';
+import { MessagingTopologyMissingError } from '../../topology/messaging-topology-missing.error';
 import { MessageTransport, TransportHealth } from '../message-transport.interface';
 import { PublishOutcome } from '../publish-outcome';
-import { ConsumerHandle, Subscription } from '../subscription.interface';
+import { ConsumerHandle, Subscription, topologyOf } from '../subscription.interface';
 import { TransportCapabilities } from '../transport-capabilities';
 import { LazyKafkaClient, reliableProducer, sendConfirmed } from './kafka-clients';
 import { kafkaLogCreator } from './kafka-logger';
+import { kafkaSasl } from './kafka-sasl';
 import { KafkaSubscriber } from './kafka-subscriber';
 
 /** Settings the Kafka transport runs with (validated module options). */
 export interface KafkaTransportSettings {
   readonly clientId: string;
   readonly brokers: readonly string[];
+  /** SASL login (the service's own principal). Default: none. */
+  readonly sasl?: KafkaSaslOptions;
+  /** TLS. Default false. */
+  readonly ssl?: boolean;
   readonly connectionTimeoutMs: number;
   readonly sessionTimeoutMs: number;
   readonly numPartitions: number;
   readonly replicationFactor: number;
   /** Deliveries handled at once by a consumer (partitions in parallel). */
   readonly concurrency: number;
+  /** Create missing topics, or only check that they exist (the default). */
+  readonly topology: TopologyMode;
 }
 
 /** The topic setting that bounds a record batch (Kafka's default 1 MiB + 12 bytes, from the broker). */
@@ -50,6 +60,8 @@ export class KafkaTransport implements MessageTransport {
     this.kafka = new Kafka({
       clientId: settings.clientId,
       brokers: [...settings.brokers],
+      ssl: settings.ssl ?? false,
+      sasl: kafkaSasl(settings.sasl),
       connectionTimeout: settings.connectionTimeoutMs,
       requestTimeout: 10_000,
       retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 2_000 },
@@ -105,7 +117,29 @@ export class KafkaTransport implements MessageTransport {
   }
 
   async ensureDestinations(destinations: readonly string[]): Promise<void> {
-    await this.createMissingTopics(destinations, async () => []);
+    await this.prepareTopology({ destinations, groups: [] });
+  }
+
+  async declareTopology(topology: MessagingTopology): Promise<void> {
+    await this.createMissingTopics(destinationsOf(topology), async () => []);
+    for (const group of topology.groups) {
+      await this.ensureCopyDestinations(group.destination, copyDestinationsOf(group));
+    }
+  }
+
+  async missingTopology(topology: MessagingTopology): Promise<string[]> {
+    const needed = [...destinationsOf(topology), ...topology.groups.flatMap(copyDestinationsOf)];
+    if (needed.every((t) => this.knownTopics.has(t))) return [];
+    const existing = new Set(await (await this.admin.get()).listTopics());
+    needed.filter((t) => existing.has(t)).forEach((t) => this.knownTopics.add(t));
+    return needed.filter((t) => !existing.has(t)).map((t) => `topic '${t}'`);
+  }
+
+  /** Declares the topology (`declare` mode), or checks it and throws `MessagingTopologyMissingError`. */
+  async prepareTopology(topology: MessagingTopology): Promise<void> {
+    if (this.settings.topology === 'declare') return this.declareTopology(topology);
+    const missing = await this.missingTopology(topology);
+    if (missing.length > 0) throw new MessagingTopologyMissingError(this.kind, missing, topology);
   }
 
   /**
@@ -114,7 +148,7 @@ export class KafkaTransport implements MessageTransport {
    * copy adds. With the same limit, a message near it could not be dead-lettered, and since a copy must be
    * confirmed before the source is settled, its partition would wait forever.
    */
-  async ensureCopyDestinations(source: string, copies: readonly string[]): Promise<void> {
+  private async ensureCopyDestinations(source: string, copies: readonly string[]): Promise<void> {
     await this.createMissingTopics(copies, async (admin) => {
       const { resources } = await admin.describeConfigs({
         includeSynonyms: false,
@@ -151,6 +185,7 @@ export class KafkaTransport implements MessageTransport {
   }
 
   async subscribe(subscription: Subscription): Promise<ConsumerHandle> {
+    await this.prepareTopology(topologyOf(subscription));
     const subscriber = new KafkaSubscriber(this.kafka, this, subscription, this.settings.sessionTimeoutMs);
     this.subscribers.add(subscriber);
     await subscriber.start();

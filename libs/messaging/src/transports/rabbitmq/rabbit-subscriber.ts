@@ -4,15 +4,15 @@ import { deadLetterCopy, retryCopy } from '../../dead-letter/failure-copy';
 import { MessageHeaders } from '../../envelope/message-headers';
 import { WireMessage } from '../../envelope/wire-message';
 import { publishUntilConfirmed, StoppedError } from '../publish-until-confirmed';
-import { Delivery, DeliveryActions, Subscription } from '../subscription.interface';
+import { Delivery, DeliveryActions, Subscription, topologyOf } from '../subscription.interface';
 import { KeyedLanes } from '../keyed-lanes';
 import type { RabbitMqTransport } from './rabbitmq-transport';
 import { amqpHeaders } from './amqp-headers';
+import { declareRabbitTopology } from './rabbit-topology';
 
 /**
- * Consumes a group's queues. The library declares the topology: per destination a durable topic exchange,
- * the group's work queue bound to it with `#`, a dead-letter queue, and one retry queue per delay tier whose
- * `x-message-ttl` dead-letters back to the work queue (one queue per delay: TTLs expire at the head).
+ * Consumes a group's queues (declared by `messaging topology apply`, or by the subscriber itself in
+ * `topology: 'declare'` mode; see `declareRabbitTopology`).
  * Messages are acked only after the handler's transaction committed (or a dead-letter / retry copy was
  * confirmed); nothing is ever nacked with requeue. Messages with one key are handled one at a time, in order.
  */
@@ -55,7 +55,7 @@ export class RabbitSubscriber {
   private readonly consumerTags: string[] = [];
 
   private async setup(): Promise<void> {
-    const { group, destinations, retryTiers } = this.subscription;
+    const { group, destinations } = this.subscription;
     const model = await this.transport.connection.get();
     const channel = await model.createChannel();
     channel.on('error', () => undefined);
@@ -64,23 +64,11 @@ export class RabbitSubscriber {
       if (!this.stopping) this.scheduleReconnect();
     });
     await channel.prefetch(this.transport.settings.prefetch);
+    if (this.transport.settings.topology === 'declare') {
+      await declareRabbitTopology(channel, topologyOf(this.subscription));
+    }
     for (const destination of destinations) {
-      const workQueue = destinationNames.workQueue(destination, group);
-      await channel.assertExchange(destination, 'topic', { durable: true });
-      await channel.assertQueue(workQueue, { durable: true });
-      await channel.bindQueue(workQueue, destination, '#');
-      await channel.assertQueue(destinationNames.deadLetter(destination, group), { durable: true });
-      for (const tier of retryTiers[destination] ?? []) {
-        await channel.assertQueue(destinationNames.retry(destination, group, tier), {
-          durable: true,
-          arguments: {
-            'x-message-ttl': tier,
-            'x-dead-letter-exchange': '',
-            'x-dead-letter-routing-key': workQueue,
-          },
-        });
-      }
-      this.origins.set(workQueue, destination);
+      this.origins.set(destinationNames.workQueue(destination, group), destination);
     }
     this.channel = channel;
     for (const destination of destinations) {
@@ -143,7 +131,14 @@ export class RabbitSubscriber {
       ack: async () => settle('ack'),
       reject: async () => settle('drop'),
       deadLetter: (headers) =>
-        copyThenAck(deadLetterCopy(delivery.wire, destinationNames.deadLetter(origin, group), headers)),
+        copyThenAck(
+          deadLetterCopy(
+            delivery.wire,
+            destinationNames.deadLetter(origin, group),
+            headers,
+            this.subscription.deadLetter,
+          ),
+        ),
       retryLater: (tierMs, dueAt, headers) =>
         copyThenAck(retryCopy(delivery.wire, destinationNames.retry(origin, group, tierMs), headers, dueAt)),
       pauseAndRetry: async () => {

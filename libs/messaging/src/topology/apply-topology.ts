@@ -1,0 +1,93 @@
+import { hostname } from 'node:os';
+import {
+  AdminCredential,
+  checkAdminConnection,
+  RedriveBroker,
+} from '../dead-letter/redrive/admin-connection';
+import { adminAmqpUrl } from '../dead-letter/redrive/rabbitmq/rabbit-admin-url';
+import { requireCredential } from '../dead-letter/redrive/redrive-guards';
+import { KafkaTransport } from '../transports/kafka/kafka-transport';
+import { MessageTransport } from '../transports/message-transport.interface';
+import { RabbitMqTransport } from '../transports/rabbitmq/rabbitmq-transport';
+import { MessagingTopology } from './messaging-topology';
+import { MessagingTopologyMissingError } from './messaging-topology-missing.error';
+
+/** How Kafka topics are created by `applyTopology()`. */
+export interface TopicSettings {
+  /** Partitions of a created topic. Default 3. */
+  readonly numPartitions?: number;
+  /** Replicas of a created topic. Default 1 (a single broker); 3 in production. */
+  readonly replicationFactor?: number;
+}
+
+/** What `applyTopology()` and `checkTopology()` need. */
+export interface TopologyAdminOptions {
+  /** The broker, reached as an admin allowed to create topics, exchanges and queues. */
+  readonly broker: RedriveBroker;
+  readonly credential: AdminCredential | undefined;
+  readonly topics?: TopicSettings;
+}
+
+/**
+ * Declares `topology` as an admin (`messaging topology apply`): destinations, and per group its work queue
+ * (RabbitMQ), retry destinations and dead-letter destination. Idempotent: what exists is left as it is.
+ * Then checks that everything is there and throws `MessagingTopologyMissingError` if not.
+ */
+export async function applyTopology(
+  options: TopologyAdminOptions,
+  topology: MessagingTopology,
+): Promise<void> {
+  await withAdminTransport(options, async (transport) => {
+    await transport.declareTopology(topology);
+    const missing = await transport.missingTopology(topology);
+    if (missing.length > 0) throw new MessagingTopologyMissingError(transport.kind, missing, topology);
+  });
+}
+
+/** What `topology` needs that does not exist (empty: all there), checked as an admin without declaring. */
+export async function checkTopology(
+  options: TopologyAdminOptions,
+  topology: MessagingTopology,
+): Promise<string[]> {
+  return withAdminTransport(options, (transport) => transport.missingTopology(topology));
+}
+
+async function withAdminTransport<T>(
+  options: TopologyAdminOptions,
+  work: (transport: MessageTransport) => Promise<T>,
+): Promise<T> {
+  const credential = requireCredential(options.credential);
+  checkAdminConnection(options.broker);
+  const { broker } = options;
+  const transport: MessageTransport =
+    broker.kind === 'rabbitmq'
+      ? new RabbitMqTransport({
+          url: adminAmqpUrl(broker.url, credential),
+          connectionName: `messaging-topology@${hostname()}/${process.pid}`,
+          heartbeatSeconds: 10,
+          prefetch: 1,
+          concurrency: 1,
+          topology: 'declare',
+        })
+      : new KafkaTransport({
+          clientId: `messaging-topology-${credential.principal}`,
+          brokers: broker.brokers,
+          sasl: broker.sasl && {
+            mechanism: broker.sasl,
+            username: credential.principal,
+            password: credential.secret,
+          },
+          ssl: broker.ssl,
+          connectionTimeoutMs: 5_000,
+          sessionTimeoutMs: 30_000,
+          numPartitions: options.topics?.numPartitions ?? 3,
+          replicationFactor: options.topics?.replicationFactor ?? 1,
+          concurrency: 1,
+          topology: 'declare',
+        });
+  try {
+    return await work(transport);
+  } finally {
+    await transport.close();
+  }
+}
