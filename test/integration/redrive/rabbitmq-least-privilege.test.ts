@@ -15,6 +15,7 @@ import { orderMessage } from '../support/raw-messages';
 import { publishRaw } from '../support/rabbit-wire';
 import { depthOf } from './support/parked-messages';
 import { RabbitVhost } from './support/rabbit-vhost';
+import { RedriveFixture } from './support/redrive-fixture';
 
 /**
  * The services connect as a least-privilege user that may not read dead-letter queues; only the admin user
@@ -32,20 +33,19 @@ describe('Redrive on RabbitMQ with a least-privilege service user', () => {
   let app: TestingModule | undefined;
   let asService: amqp.ChannelModel;
   let asAdmin: amqp.ChannelModel;
-  const services: RedriveService[] = [];
+  let fixture: RedriveFixture;
 
   function redrive(user: { name: string; password: string } | undefined): RedriveService {
-    const service = new RedriveService({
-      broker: { kind: 'rabbitmq', url: vhost.url },
-      credential: user && { principal: user.name, secret: user.password },
-    });
-    services.push(service);
-    return service;
+    return fixture.service(
+      { kind: 'rabbitmq', url: vhost.url },
+      user && { principal: user.name, secret: user.password },
+    );
   }
 
   beforeAll(async () => {
     vhost = await RabbitVhost.create('redrive_lp');
     schema = await createTestSchema('redrive_lp');
+    fixture = await RedriveFixture.create('redrive_lp');
     app = await createMessagingApp({
       schema: schema.name,
       transport: rabbitTransport(vhost.urlAs(vhost.service)),
@@ -61,7 +61,7 @@ describe('Redrive on RabbitMQ with a least-privilege service user', () => {
   });
 
   afterAll(async () => {
-    await Promise.all(services.map((s) => s.close()));
+    await fixture?.close();
     await app?.close();
     await asService?.close().catch(() => undefined);
     await asAdmin?.close().catch(() => undefined);
@@ -113,7 +113,7 @@ describe('Redrive on RabbitMQ with a least-privilege service user', () => {
       Array(3).fill('TRANSIENT/1'),
     );
 
-    const result = await admin.execute(admin.approve(plan, admin.issueApproval(plan, { approver: 'jane' })));
+    const result = await admin.execute(await fixture.approve(admin, plan));
     expect(result).toMatchObject({ redriven: 3, leftInSource: 0 });
 
     const planned = plan.messages.map((m) => m.messageId).sort();

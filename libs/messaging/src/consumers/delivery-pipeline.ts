@@ -3,6 +3,7 @@ import { decodeEnvelope } from '../envelope/envelope-codec';
 import { FailureCategory } from '../envelope/failure-category';
 import { MessageEnvelope } from '../envelope/message-envelope';
 import { failureHeaders } from '../dead-letter/failure-copy';
+import { isRedriveForAnotherGroup } from '../dead-letter/redrive-target-group';
 import { InboxService } from '../inbox/inbox.service';
 import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { MessageTracing } from '../observability/message-tracing';
@@ -50,6 +51,12 @@ export class DeliveryPipeline {
   }
 
   async handle(group: string, delivery: Delivery, actions: DeliveryActions): Promise<void> {
+    if (isRedriveForAnotherGroup(delivery.wire.headers, group)) {
+      // A redrive brings a message back to the one group that failed it; the others had it already.
+      await actions.ack();
+      this.metrics.consumed.inc({ group, destination: delivery.wire.destination, outcome: 'skipped' });
+      return;
+    }
     const decoded = decodeEnvelope(delivery.wire);
     const destination = delivery.wire.destination;
     const defaultPolicy = this.options.retryDefaults[destination];

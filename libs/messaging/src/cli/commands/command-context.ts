@@ -21,7 +21,11 @@ export interface CommandContext {
    * Runs `work` with a `RedriveService` built from the flags and environment (broker, admin credential,
    * approver keyring, key secret, ledger), then closes it. A refusal to build one is recorded too.
    */
-  withService<T>(flags: BrokerFlags, work: (service: RedriveService) => Promise<T>): Promise<T>;
+  withService<T>(
+    flags: BrokerFlags,
+    work: (service: RedriveService) => Promise<T>,
+    about?: { readonly source?: string },
+  ): Promise<T>;
 }
 
 /** A context over `io`. */
@@ -38,7 +42,7 @@ export function commandContext(io: CliIo): CommandContext {
     io,
     print: (lines) => io.out(lines.map((line) => `${line}\n`).join('')),
     withLedger,
-    withService: (flags, work) =>
+    withService: (flags, work, about) =>
       withLedger(async (ledger) => {
         const { broker, credential } = resolveAdminOptions(flags, io.env);
         let service: RedriveService;
@@ -59,6 +63,7 @@ export function commandContext(io: CliIo): CommandContext {
               action: 'REFUSE',
               actor,
               transport: broker.kind,
+              source: about?.source,
               outcome: error.guard,
               detail,
             });
