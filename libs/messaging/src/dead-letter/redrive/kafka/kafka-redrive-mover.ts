@@ -6,6 +6,7 @@ import { DeadLetterRecord } from '../dead-letter-record';
 import { PlannedMessage, RedrivePlan } from '../redrive-plan';
 import { MessageRedriveOutcome } from '../redrive-result';
 import { offsetOf, partitionRuns, readPlanned } from './kafka-planned-records';
+import { forwardOnly } from './forward-only';
 import { redriveGroupOf } from './partition-ranges';
 
 /**
@@ -88,11 +89,4 @@ export class KafkaRedriveMover {
       return { status: 'AMBIGUOUS', error: error instanceof Error ? error : new Error(String(error)) };
     }
   }
-}
-
-/** Of `wanted`, the offsets ahead of what the redrive group committed: a commit never moves a partition back. */
-async function forwardOnly(admin: Admin, topic: string, wanted: readonly SeekEntry[]): Promise<SeekEntry[]> {
-  const [committed] = await admin.fetchOffsets({ groupId: redriveGroupOf(topic), topics: [topic] });
-  const current = new Map((committed?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
-  return wanted.filter((w) => BigInt(w.offset) > (current.get(w.partition) ?? -1n));
 }
