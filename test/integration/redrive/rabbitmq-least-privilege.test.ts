@@ -1,5 +1,6 @@
 import { TestingModule } from '@nestjs/testing';
 import * as amqp from 'amqplib';
+import { applyTopology } from '@app/messaging';
 import {
   AdminCredentialRefusedError,
   MissingAdminCredentialError,
@@ -46,6 +47,12 @@ describe('Redrive on RabbitMQ with a least-privilege service user', () => {
     vhost = await RabbitVhost.create('redrive_lp');
     schema = await createTestSchema('redrive_lp');
     fixture = await RedriveFixture.create('redrive_lp');
+    // The admin declares the topology; the service, which may configure nothing, only checks it.
+    const credential = { principal: vhost.admin.name, secret: vhost.admin.password };
+    await applyTopology(
+      { broker: { kind: 'rabbitmq', url: vhost.url }, credential },
+      { destinations: [destination], groups: [{ group, destination, retryTiersMs: [] }] },
+    );
     app = await createMessagingApp({
       schema: schema.name,
       transport: rabbitTransport(vhost.urlAs(vhost.service)),
@@ -54,7 +61,7 @@ describe('Redrive on RabbitMQ with a least-privilege service user', () => {
         { provide: ConsumerProbe, useValue: probe },
         ordersConsumer(orderPlaced(destination), group),
       ],
-      messaging: { relay: { enabled: false } },
+      messaging: { relay: { enabled: false }, topology: 'verify' },
     });
     asService = await amqp.connect(vhost.urlAs(vhost.service));
     asAdmin = await amqp.connect(vhost.urlAs(vhost.admin));

@@ -9,6 +9,7 @@ import {
 } from '@app/messaging';
 import { LOCAL_KEY_SECRET } from '../../../tools/infra/local-secrets';
 import { infraEnv } from '../../harness/infra';
+import { closeFailedApp } from './close-failed-app';
 
 /** A Nest application context with TypeORM in the suite's schema and the messaging module. */
 export interface MessagingAppOptions {
@@ -50,7 +51,12 @@ export async function createMessagingApp(options: MessagingAppOptions): Promise<
     ],
     providers: options.providers ?? [],
   }).compile();
-  await moduleRef.init();
+  try {
+    await moduleRef.init();
+  } catch (error) {
+    await closeFailedApp(moduleRef); // an app that failed to start leaves nothing running
+    throw error;
+  }
   return moduleRef;
 }
 

@@ -4,6 +4,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { MessagingMigrations } from '@app/messaging';
 import { infraEnv } from '../../harness/infra';
+import { closeFailedApp } from './close-failed-app';
 
 @Module({})
 class ExternalDataSourceModule {}
@@ -44,7 +45,7 @@ export async function startMessagingModule(
   try {
     await moduleRef.init();
   } catch (error) {
-    await moduleRef.close().catch(() => undefined);
+    await closeFailedApp(moduleRef);
     throw error;
   }
   return moduleRef;
