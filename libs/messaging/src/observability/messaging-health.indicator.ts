@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import { DataSource } from 'typeorm';
 import { MESSAGING_DATA_SOURCE, MESSAGING_TRANSPORT } from '../messaging.constants';
@@ -16,9 +16,14 @@ import { MessageTransport } from '../transports/message-transport.interface';
  *   ]);
  * }
  * ```
+ *
+ * A failed check says what is down in a fixed phrase; the error itself (hosts, ports, driver messages) goes to
+ * the log, never to whoever can reach the health endpoint.
  */
 @Injectable()
 export class MessagingHealthIndicator {
+  private readonly logger = new Logger(MessagingHealthIndicator.name);
+
   constructor(
     private readonly indicators: HealthIndicatorService,
     private readonly store: OutboxStore,
@@ -33,7 +38,8 @@ export class MessagingHealthIndicator {
       await this.dataSource.query('select 1');
       return check.up();
     } catch (error) {
-      return check.down({ error: (error as Error).message });
+      this.logger.warn(`Health: the database did not answer: ${(error as Error).message}`);
+      return check.down({ error: 'the database did not answer' });
     }
   }
 
@@ -41,9 +47,9 @@ export class MessagingHealthIndicator {
   async broker(key = 'broker'): Promise<HealthIndicatorResult> {
     const check = this.indicators.check(key);
     const health = await this.transport.checkHealth();
-    return health.connected
-      ? check.up({ transport: this.transport.kind })
-      : check.down({ transport: this.transport.kind, error: health.lastError ?? 'not connected' });
+    if (health.connected) return check.up({ transport: this.transport.kind });
+    this.logger.warn(`Health: the broker did not answer: ${health.lastError ?? 'not connected'}`);
+    return check.down({ transport: this.transport.kind, error: 'the broker did not answer' });
   }
 
   /**
@@ -59,7 +65,8 @@ export class MessagingHealthIndicator {
       const details = { pending, oldestPendingAgeMs, maxAgeMs };
       return oldestPendingAgeMs > maxAgeMs ? check.down({ ...details, degraded: true }) : check.up(details);
     } catch (error) {
-      return check.down({ error: (error as Error).message });
+      this.logger.warn(`Health: reading the outbox backlog failed: ${(error as Error).message}`);
+      return check.down({ error: 'reading the outbox backlog failed' });
     }
   }
 }

@@ -1,5 +1,5 @@
 import { InvalidEnvironmentError } from './invalid-environment.error';
-import { readServiceEnvironment, ServiceDefaults } from './service-environment';
+import { maskPassword, readServiceEnvironment, ServiceDefaults } from './service-environment';
 
 describe(readServiceEnvironment.name, () => {
   const defaults: ServiceDefaults = { serviceName: 'post-service', port: 3000, database: 'post_service' };
@@ -91,5 +91,17 @@ describe(readServiceEnvironment.name, () => {
     expect(() => readServiceEnvironment({ RELAY_LEASE_MS: '10' }, defaults)).toThrow(
       /RELAY_LEASE_MS='10': must be at least 1000/,
     );
+  });
+});
+
+describe(maskPassword.name, () => {
+  it.each([
+    ['amqp://ops:secret@rabbit:5672/vhost', 'amqp://ops:***@rabbit:5672/vhost'],
+    ['amqp://ops:p@ss@rabbit:5672', 'amqp://ops:***@rabbit:5672'],
+    ['amqp://ops:p/ss@w@rabbit:5672/v', 'amqp://ops:***@rabbit:5672/v'],
+    ['postgres://postgres@127.0.0.1:5432/db', 'postgres://postgres@127.0.0.1:5432/db'],
+    ['amqp://rabbit:5672', 'amqp://rabbit:5672'],
+  ])('masks %s as %s', (url, masked) => {
+    expect(maskPassword(url)).toBe(masked);
   });
 });

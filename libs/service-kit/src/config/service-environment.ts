@@ -138,7 +138,16 @@ export function readServiceEnvironment(
   };
 }
 
-/** `scheme://user:secret@host` → `scheme://user:***@host`. */
+/**
+ * `scheme://user:secret@host` → `scheme://user:***@host`. The user info runs to the last `@`, since a
+ * password may hold `@` (or `/`, when not encoded); a URL it cannot tell apart is masked whole.
+ */
 export function maskPassword(url: string): string {
-  return url.replace(/\/\/([^:/@]+):([^@]+)@/, '//$1:***@');
+  const start = url.indexOf('://');
+  const at = url.lastIndexOf('@');
+  if (start < 0 || at < start) return url;
+  const userInfo = url.slice(start + 3, at);
+  const colon = userInfo.indexOf(':');
+  if (colon < 0) return url;
+  return `${url.slice(0, start + 3)}${userInfo.slice(0, colon)}:***${url.slice(at)}`;
 }

@@ -51,6 +51,8 @@ export class KafkaTransport implements MessageTransport {
   private readonly kafka: Kafka;
   private readonly producer: LazyKafkaClient<Producer>;
   private readonly admin: LazyKafkaClient<Admin>;
+  /** The health check's own admin client, kept between checks: a check must not open a client each time. */
+  private readonly healthAdmin: LazyKafkaClient<Admin>;
   private readonly knownTopics = new Set<string>();
   private readonly subscribers = new Set<KafkaSubscriber>();
   private connected = false;
@@ -70,6 +72,18 @@ export class KafkaTransport implements MessageTransport {
     });
     this.producer = new LazyKafkaClient(() => reliableProducer(this.kafka));
     this.admin = new LazyKafkaClient(() => this.kafka.admin());
+    // Without retries and with short timeouts: a health check must answer quickly, also when Kafka is down.
+    const healthKafka = new Kafka({
+      clientId: `${settings.clientId}-health`,
+      brokers: [...settings.brokers],
+      ssl: settings.ssl ?? false,
+      sasl: kafkaSasl(settings.sasl),
+      connectionTimeout: 1_000,
+      requestTimeout: 2_000,
+      retry: { retries: 0 },
+      logLevel: logLevel.NOTHING,
+    });
+    this.healthAdmin = new LazyKafkaClient(() => healthKafka.admin());
   }
 
   /** The raw kafkajs client: an escape hatch. */
@@ -202,23 +216,12 @@ export class KafkaTransport implements MessageTransport {
   }
 
   async checkHealth(): Promise<TransportHealth> {
-    // A client of its own, without retries: a health check must answer quickly, also when Kafka is down.
-    const admin = new Kafka({
-      clientId: `${this.settings.clientId}-health`,
-      brokers: [...this.settings.brokers],
-      connectionTimeout: 1_000,
-      requestTimeout: 2_000,
-      retry: { retries: 0 },
-      logLevel: logLevel.NOTHING,
-    }).admin();
     try {
-      await admin.connect();
-      await admin.describeCluster();
+      await (await this.healthAdmin.get()).describeCluster();
       return { connected: true };
     } catch (error) {
+      await this.healthAdmin.reset(); // the next check connects afresh
       return { connected: false, lastError: asError(error).message };
-    } finally {
-      await admin.disconnect().catch(() => undefined);
     }
   }
 
@@ -227,6 +230,7 @@ export class KafkaTransport implements MessageTransport {
     this.subscribers.clear();
     await this.producer.reset();
     await this.admin.reset();
+    await this.healthAdmin.reset();
   }
 
   private markDown(error: unknown): void {
