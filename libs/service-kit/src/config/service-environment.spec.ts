@@ -105,3 +105,32 @@ describe(maskPassword.name, () => {
     expect(maskPassword(url)).toBe(masked);
   });
 });
+
+describe('Kafka SASL from the environment', () => {
+  const defaults: ServiceDefaults = {
+    serviceName: 'subscribe-service',
+    port: 3001,
+    database: 'subscribe_service',
+  };
+
+  it('logs in as the service’s own principal', () => {
+    const env = {
+      KAFKA_SASL_MECHANISM: 'scram-sha-512',
+      KAFKA_USERNAME: 'subscribe-service',
+      KAFKA_PASSWORD: 'pw',
+      KAFKA_SSL: 'true',
+    };
+    expect(readServiceEnvironment(env, defaults).transport).toEqual({
+      kind: 'kafka',
+      brokers: ['127.0.0.1:9092'],
+      sasl: { mechanism: 'scram-sha-512', username: 'subscribe-service', password: 'pw' },
+      ssl: true,
+    });
+  });
+
+  it('wants a user and a password with a mechanism', () => {
+    expect(() => readServiceEnvironment({ KAFKA_SASL_MECHANISM: 'scram-sha-512' }, defaults)).toThrow(
+      /KAFKA_SASL_MECHANISM/,
+    );
+  });
+});
