@@ -57,10 +57,9 @@ describe('The services’ HTTP edge', () => {
     const small = await httpRequest('POST', url, 'name=a', 10_000, form);
     const large = await httpRequest('POST', url, `name=${'x'.repeat(50_000)}`, 10_000, form);
     expect([small.status, large.status]).toEqual([415, 415]);
-    expect(JSON.parse(small.text)).toMatchObject({
-      statusCode: 415,
-      message: expect.stringContaining('JSON'),
-    });
+    const body = JSON.parse(small.text) as { statusCode: number; message: string };
+    expect(body.statusCode).toBe(415);
+    expect(body.message).toContain('JSON');
     expect(received).toEqual([]);
   });
 });

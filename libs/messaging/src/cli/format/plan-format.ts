@@ -1,5 +1,5 @@
 import { MessagePosition, RedrivePlan } from '../../dead-letter/redrive/redrive-plan';
-import { printable } from './printable';
+import { printable } from '../../common/printable';
 import { table } from './table';
 
 /** A position as people read it: `#0` in a queue, `p2@17` in a Kafka partition. */

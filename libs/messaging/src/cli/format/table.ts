@@ -1,4 +1,4 @@
-import { printable } from './printable';
+import { printable } from '../../common/printable';
 
 /**
  * Lays rows out in left-aligned columns, two spaces apart, with a header row. Cells are made printable:

@@ -1,7 +1,7 @@
+import { hasUnprintable } from '../../../common/printable';
+
 /** An approver's name: letters, digits and `.`, `_`, `@`, `-`, starting with a letter or digit. */
 const APPROVER_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
-/** Control characters (C0, DEL, C1) and the Unicode bidi overrides that can disguise a name on a terminal. */
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 /** True when `name` may name an approver (no control characters, no look-alike tricks). */
 export function isApproverName(name: string): boolean {
@@ -10,7 +10,7 @@ export function isApproverName(name: string): boolean {
 
 /** True when `name` (a broker principal) has no control characters and is 1-256 characters long. */
 export function isPrintableName(name: string): boolean {
-  return name.length > 0 && name.length <= 256 && !UNPRINTABLE.test(name);
+  return name.length > 0 && name.length <= 256 && !hasUnprintable(name);
 }
 
 /** Names compared for the four-eyes rule: `Jane.Doe` and `jane.doe` are one person. */

@@ -1,5 +1,12 @@
 /** Control characters (C0, DEL, C1) and bidi controls: they can move the cursor or disguise text. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/** True when `text` holds a control character (or a bidi control). */
+export function hasUnprintable(text: string): boolean {
+  UNPRINTABLE.lastIndex = 0;
+  return UNPRINTABLE.test(text);
+}
 
 /**
  * Text from a dead-letter record (or any other untrusted source) made safe for an approver's terminal:
