@@ -4,7 +4,7 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'bench/results/', '.demo/', '*.js', '*.mjs'] },
+  { ignores: ['**/dist/', 'node_modules/', 'coverage/', 'bench/results/', '.demo/', '*.js', '*.mjs'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   prettier,
@@ -18,6 +18,29 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/require-await': 'off',
+    },
+  },
+  {
+    // Outside the package, the library is imported by its name (its build), never from its sources:
+    // a second copy of its classes would break Nest's dependency injection and instanceof checks.
+    files: [
+      'apps/**/*.ts',
+      'test/**/*.ts',
+      'bench/**/*.ts',
+      'tools/**/*.ts',
+      'examples/**/*.ts',
+      'libs/service-kit/**/*.ts',
+      'libs/contracts/**/*.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: 'libs/messaging/src', message: "Import 'nest-reliable-messaging' (or '/testing')." },
+          ],
+        },
+      ],
     },
   },
   {

@@ -1,5 +1,5 @@
 /**
- * `npm test` runs every project: unit (pure logic, no I/O), integration (real PostgreSQL, Kafka and
+ * `npm test` runs every project: unit (pure logic, no I/O), integration (real PostgreSQL, MariaDB, Kafka and
  * RabbitMQ through test/harness), e2e (the demo apps as processes, driven over HTTP) and faults (the apps
  * under load while processes, brokers and PostgreSQL fail; bad input).
  * Type checking is `npm run typecheck`; tests transpile only, which keeps them fast.
@@ -8,7 +8,6 @@ const base = {
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }] },
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleNameMapper: {
-    '^@app/messaging(|/.*)$': '<rootDir>/libs/messaging/src$1',
     '^@app/contracts(|/.*)$': '<rootDir>/libs/contracts/src$1',
     '^@app/service-kit(|/.*)$': '<rootDir>/libs/service-kit/src$1',
   },
@@ -56,6 +55,12 @@ module.exports = {
       globalSetup: '<rootDir>/test/e2e/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/e2e/support/global-teardown.ts',
       setupFilesAfterEnv: ['<rootDir>/test/harness/timeouts.e2e.ts'],
+    },
+    {
+      ...withServices,
+      displayName: 'compat',
+      // Issue 13: the packed library in fresh `nest new` apps on each cell's Node, Nest and TypeORM.
+      testMatch: ['<rootDir>/test/compat/**/*.compat.ts'],
     },
   ],
 };

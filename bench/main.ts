@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { infraEnv } from '../tools/infra/env';
 import { ensureInfrastructure } from '../tools/infra/services';
+import { BenchDialect } from './lib/bench-outbox';
 import { BrokerFixtures } from './lib/brokers';
 import { benchName, BenchDatabases } from './lib/databases';
 import { machineInfo } from './lib/machine';
@@ -28,8 +29,10 @@ const USAGE = `npm run bench -- [options]
   --smoke              under a minute of everything (CI): tiny sizes, one run each
   --only a,b           scenarios: ${SCENARIOS.join(', ')}
   --transport kind     kafka or rabbitmq (default both)
+  --database kind      postgres or mariadb: where relay throughput and growth run (default both)
   --runs N             runs per figure (default 5 for throughput, 3 elsewhere; 1 with --smoke)
   --rows N             outbox rows of the relay throughput runs (default 20000)
+  --sent a,b           sent rows beside the growth claims (default 0,100000,1000000)
   --configs a,b        latency configurations: ${Object.keys(LATENCY_CONFIGS).join(', ')}
   --rates a,b          offered rates of the latency runs, messages/s (default 50,200,1000)
   --help
@@ -43,8 +46,10 @@ async function main(): Promise<number> {
       smoke: { type: 'boolean', default: false },
       only: { type: 'string' },
       transport: { type: 'string' },
+      database: { type: 'string' },
       runs: { type: 'string' },
       rows: { type: 'string' },
+      sent: { type: 'string' },
       configs: { type: 'string' },
       rates: { type: 'string' },
       help: { type: 'boolean', default: false },
@@ -58,12 +63,18 @@ async function main(): Promise<number> {
   const unknown = only?.filter((s) => !SCENARIOS.includes(s));
   if (unknown?.length) throw new Error(`Unknown scenario(s): ${unknown.join(', ')}\n\n${USAGE}`);
   const transports = values.transport?.split(',').map((s) => s.trim()) as TransportKind[] | undefined;
+  const dialects = values.database?.split(',').map((s) => s.trim()) as BenchDialect[] | undefined;
+  const unknownDatabases = dialects?.filter((d) => d !== 'postgres' && d !== 'mariadb');
+  if (unknownDatabases?.length)
+    throw new Error(`Unknown database(s): ${unknownDatabases.join(', ')}\n\n${USAGE}`);
   const plan = buildPlan({
     smoke: values.smoke,
     only,
     transports,
+    databases: dialects,
     runs: values.runs ? Number(values.runs) : undefined,
     rows: values.rows ? Number(values.rows) : undefined,
+    sent: values.sent?.split(',').map(Number),
     configs: values.configs?.split(',').map((s) => s.trim()) as LatencyConfigId[] | undefined,
     rates: values.rates?.split(',').map(Number),
   });
@@ -71,8 +82,10 @@ async function main(): Promise<number> {
     plan.mode === 'full' &&
     !only &&
     !transports &&
+    !dialects &&
     !values.runs &&
     !values.rows &&
+    !values.sent &&
     !values.configs &&
     !values.rates;
 

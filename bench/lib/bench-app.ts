@@ -1,13 +1,14 @@
 import { DynamicModule, INestApplicationContext, Module, Provider, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSourceOptions } from 'typeorm';
 import {
   ConsumerOptions,
   MessagingMigrations,
   MessagingModule,
   RelayOptions,
   TransportOptions,
-} from '@app/messaging';
+} from 'nest-reliable-messaging';
 import { infraEnv } from '../../tools/infra/env';
 import { LOCAL_KEY_SECRET } from '../../tools/infra/local-secrets';
 import { BenchLogger } from './bench-logger';
@@ -16,10 +17,15 @@ import { TransportKind } from './plan';
 @Module({})
 class BenchAppModule {}
 
-/** One Nest application of the bench: TypeORM in `schema` of `databaseUrl`, and the messaging module. */
+/**
+ * One Nest application of the bench: TypeORM in `schema` of the PostgreSQL database `databaseUrl` (or on
+ * `connection`, with its migrations), and the messaging module.
+ */
 export interface BenchAppOptions {
-  databaseUrl: string;
-  schema: string;
+  databaseUrl?: string;
+  schema?: string;
+  /** Instead of `databaseUrl` and `schema`: a connection of `BenchOutbox`, on either database. */
+  connection?: DataSourceOptions;
   transport: TransportKind;
   serviceName?: string;
   relay?: RelayOptions;
@@ -36,15 +42,11 @@ export async function createBenchApp(options: BenchAppOptions): Promise<INestApp
     module: BenchAppModule,
     imports: [
       TypeOrmModule.forRoot({
-        type: 'postgres',
-        url: options.databaseUrl,
-        schema: options.schema,
+        ...connection(options),
         entities,
-        migrations: MessagingMigrations,
         migrationsRun: true,
         synchronize: entities.length > 0,
         logging: false,
-        extra: { max: options.poolSize ?? 10 },
       }),
       TypeOrmModule.forFeature(entities),
       MessagingModule.forRoot({
@@ -59,6 +61,19 @@ export async function createBenchApp(options: BenchAppOptions): Promise<INestApp
     providers: options.providers ?? [],
   };
   return NestFactory.createApplicationContext(module, { logger: new BenchLogger() });
+}
+
+function connection(options: BenchAppOptions): DataSourceOptions {
+  const poolSize = options.poolSize ?? 10;
+  if (options.connection?.type === 'postgres') return { ...options.connection, extra: { max: poolSize } };
+  if (options.connection) return { ...options.connection, poolSize } as DataSourceOptions;
+  return {
+    type: 'postgres',
+    url: options.databaseUrl,
+    schema: options.schema,
+    migrations: MessagingMigrations,
+    extra: { max: poolSize },
+  };
 }
 
 export function transportOptions(kind: TransportKind): TransportOptions {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineEvent, EventDefinition } from '@app/messaging';
+import { defineEvent, EventDefinition } from 'nest-reliable-messaging';
 
 /** The payload every scenario sends: a run id, a sequence number, one of `keys` keys and padding. */
 export const benchPayloadSchema = z.object({

@@ -1,5 +1,5 @@
 import { INestApplicationContext } from '@nestjs/common';
-import { destinationNames } from '@app/messaging/dead-letter/destination-names';
+import { destinationNames } from 'nest-reliable-messaging/testing';
 import { createBenchApp } from './bench-app';
 import { BenchEvent } from './bench-event';
 import { BrokerFixtures } from './brokers';

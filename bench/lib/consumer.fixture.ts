@@ -1,7 +1,7 @@
 import { Injectable, Type } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Column, Entity, PrimaryGeneratedColumn, Repository } from 'typeorm';
-import { IdempotentHandler, MessageContext } from '@app/messaging';
+import { IdempotentHandler, MessageContext } from 'nest-reliable-messaging';
 import { BenchEvent, BenchPayload } from './bench-event';
 import { HandlerProbe } from './handler-probe';
 

@@ -1,5 +1,6 @@
 import { INestApplicationContext } from '@nestjs/common';
-import { OutboxRelay, RelayOptions } from '@app/messaging';
+import { OutboxRelay } from 'nest-reliable-messaging/testing';
+import { RelayOptions } from 'nest-reliable-messaging';
 import { createBenchApp } from './bench-app';
 import { BenchEvent, padding } from './bench-event';
 import { BlogPollRelay } from './blog-poll-relay';

@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { encodeEnvelope, WireMessage } from '@app/messaging';
+import { encodeEnvelope, WireMessage } from 'nest-reliable-messaging/testing';
 import { BENCH_EVENT_TYPE } from './bench-event';
 
 /** Where rows go: the schema-qualified outbox table. */

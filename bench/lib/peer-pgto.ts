@@ -8,7 +8,7 @@ import {
   PollingListenerConfig,
   TransactionalMessage,
 } from 'pg-transactional-outbox';
-import { encodeEnvelope, WireMessage } from '@app/messaging';
+import { encodeEnvelope, WireMessage } from 'nest-reliable-messaging/testing';
 import { BENCH_EVENT_TYPE, benchPayload, keyOf } from './bench-event';
 import { TransportKind } from './plan';
 import { rawPublisher, RawPublisher } from './raw-publishers';

@@ -1,3 +1,5 @@
+import { BenchDialect } from './bench-outbox';
+
 /** What a bench run measures and how much: the full run, or the short smoke run CI does. */
 export type TransportKind = 'kafka' | 'rabbitmq';
 export type ScenarioName = 'throughput' | 'latency' | 'idle' | 'growth' | 'consumer' | 'peers';
@@ -17,6 +19,8 @@ export interface BenchPlan {
   readonly mode: 'full' | 'smoke';
   readonly scenarios: readonly ScenarioName[];
   readonly transports: readonly TransportKind[];
+  /** Databases the relay throughput and growth figures are measured on, side by side. */
+  readonly databases: readonly BenchDialect[];
   /** 1. N outbox rows → broker. */
   readonly throughput: {
     rows: number;
@@ -52,7 +56,7 @@ export interface BenchPlan {
   };
 }
 
-const FULL: Omit<BenchPlan, 'scenarios' | 'transports'> = {
+const FULL: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
   mode: 'full',
   throughput: { rows: 20_000, payloadBytes: 1024, keys: 100, batchSize: 200, runs: 5 },
   latency: {
@@ -68,7 +72,7 @@ const FULL: Omit<BenchPlan, 'scenarios' | 'transports'> = {
   peers: { rows: 400, runs: 3, rates: [50, 200, 1000], windowMs: 4_000, latencyRuns: 1, maxMessages: 400 },
 };
 
-const SMOKE: Omit<BenchPlan, 'scenarios' | 'transports'> = {
+const SMOKE: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
   mode: 'smoke',
   throughput: { rows: 300, payloadBytes: 1024, keys: 100, batchSize: 200, runs: 1 },
   latency: {
@@ -88,8 +92,11 @@ export interface PlanOverrides {
   smoke?: boolean;
   only?: readonly ScenarioName[];
   transports?: readonly TransportKind[];
+  databases?: readonly BenchDialect[];
   runs?: number;
   rows?: number;
+  /** Sent rows of the growth steps (the first is the baseline). */
+  sent?: readonly number[];
   configs?: readonly LatencyConfigId[];
   rates?: readonly number[];
 }
@@ -101,6 +108,7 @@ export function buildPlan(overrides: PlanOverrides = {}): BenchPlan {
     ...base,
     scenarios: overrides.only?.length ? overrides.only : SCENARIOS,
     transports: overrides.transports?.length ? overrides.transports : ['kafka', 'rabbitmq'],
+    databases: overrides.databases?.length ? overrides.databases : ['postgres', 'mariadb'],
     throughput: {
       ...base.throughput,
       rows: overrides.rows ?? base.throughput.rows,
@@ -111,6 +119,11 @@ export function buildPlan(overrides: PlanOverrides = {}): BenchPlan {
       runs: runs ?? base.latency.runs,
       configs: overrides.configs?.length ? overrides.configs : base.latency.configs,
       rates: overrides.rates?.length ? overrides.rates : base.latency.rates,
+    },
+    growth: {
+      ...base.growth,
+      sentRows: overrides.sent?.length ? overrides.sent : base.growth.sentRows,
+      runs: runs ?? base.growth.runs,
     },
     consumer: { ...base.consumer, runs: runs ?? base.consumer.runs },
     peers: { ...base.peers, runs: runs ?? base.peers.runs },

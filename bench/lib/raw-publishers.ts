@@ -1,6 +1,7 @@
 import * as amqp from 'amqplib';
 import { Partitioners, Producer } from 'kafkajs';
-import { MessageHeaders, WireMessage } from '@app/messaging';
+import { MessageHeaders } from 'nest-reliable-messaging';
+import { WireMessage } from 'nest-reliable-messaging/testing';
 import { infraEnv } from '../../tools/infra/env';
 import { benchKafka } from './brokers';
 import { TransportKind } from './plan';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Column, Entity, PrimaryGeneratedColumn, Repository } from 'typeorm';
-import { Outbox, OutboxService } from '@app/messaging';
+import { Outbox, OutboxService } from 'nest-reliable-messaging';
 import { BenchEvent, benchPayload } from './bench-event';
 
 /** The business row each latency message comes with. */

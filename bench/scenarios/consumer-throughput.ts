@@ -6,12 +6,12 @@ import {
   encodeEnvelope,
   MESSAGING_TRANSPORT,
   MessageTransport,
-  newMessageId,
   WireMessage,
-} from '@app/messaging';
-import { destinationNames } from '@app/messaging/dead-letter/destination-names';
-import { MESSAGING_RESOLVED_OPTIONS } from '@app/messaging/messaging.constants';
-import { ResolvedMessagingOptions } from '@app/messaging/options/resolve-messaging-options';
+} from 'nest-reliable-messaging/testing';
+import { newMessageId } from 'nest-reliable-messaging';
+import { destinationNames } from 'nest-reliable-messaging/testing';
+import { MESSAGING_RESOLVED_OPTIONS } from 'nest-reliable-messaging/testing';
+import { ResolvedMessagingOptions } from 'nest-reliable-messaging/testing';
 import { createBenchApp } from '../lib/bench-app';
 import {
   BENCH_EVENT_TYPE,

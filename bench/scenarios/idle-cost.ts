@@ -1,6 +1,6 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { MessagingMigrations } from '@app/messaging';
+import { MessagingMigrations } from 'nest-reliable-messaging';
 import { createBenchApp } from '../lib/bench-app';
 import { BlogPollRelay } from '../lib/blog-poll-relay';
 import { benchName } from '../lib/databases';

@@ -107,7 +107,9 @@ async function throughput(context: ScenarioContext, kind: TransportKind): Promis
     return measured;
   });
   const ours = context.results.figures.find(
-    (f) => f.scenario === '1. Relay throughput' && f.name.startsWith(`Relay → ${brokerName(kind)}`),
+    // The peer runs on PostgreSQL only: beside the library's PostgreSQL figure.
+    (f) =>
+      f.scenario === '1. Relay throughput' && f.name.startsWith(`Relay PostgreSQL → ${brokerName(kind)}`),
   );
   const peerSummary = summarize(rates);
   context.results.figures.push({

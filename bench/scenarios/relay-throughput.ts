@@ -1,9 +1,14 @@
 import { INestApplicationContext } from '@nestjs/common';
-import { MESSAGING_TRANSPORT, MessageTransport, OutboxRelay, WireMessage } from '@app/messaging';
+import {
+  MESSAGING_TRANSPORT,
+  MessageTransport,
+  OutboxRelay,
+  WireMessage,
+} from 'nest-reliable-messaging/testing';
 import { createBenchApp } from '../lib/bench-app';
 import { padding } from '../lib/bench-event';
-import { benchName, openClient } from '../lib/databases';
-import { fillOutbox, outboxTable, pendingCount, pendingWireMessages } from '../lib/outbox-fill';
+import { BenchDialect, BenchOutbox, openBenchOutbox } from '../lib/bench-outbox';
+import { benchName } from '../lib/databases';
 import { TransportKind } from '../lib/plan';
 import { rawPublisher, RawPublisher } from '../lib/raw-publishers';
 import { Scenario, ScenarioContext } from '../lib/scenario';
@@ -14,24 +19,25 @@ const TARGET = 0.8;
 
 /**
  * 1. Relay throughput: N pending outbox rows → broker, against the raw client publishing the very same
- * messages with the same batch size and guarantee. Runs alternate which goes first.
+ * messages with the same batch size and guarantee. Runs alternate which goes first. Per broker and per
+ * database (PostgreSQL, MariaDB): the raw client is the baseline of each.
  */
 export const relayThroughput: Scenario = {
   name: 'throughput',
-  steps: (plan) => plan.transports.length * plan.throughput.runs,
+  steps: (plan) => plan.transports.length * plan.databases.length * plan.throughput.runs,
   async run(context) {
-    for (const kind of context.plan.transports) await runOn(context, kind);
+    for (const kind of context.plan.transports) {
+      for (const dialect of context.plan.databases) await runOn(context, kind, dialect);
+    }
   },
 };
 
-async function runOn(context: ScenarioContext, kind: TransportKind): Promise<void> {
+async function runOn(context: ScenarioContext, kind: TransportKind, dialect: BenchDialect): Promise<void> {
   const { rows, keys, payloadBytes, batchSize, runs } = context.plan.throughput;
   const { progress, brokers } = context;
-  const schema = benchName(`tp_${kind}`);
   const destination = benchName(`bench_tp_${kind}`);
   const sinkQueue = `${destination}.sink`;
-  const db = await openClient(context.benchDbUrl);
-  await db.query(`create schema "${schema}"`);
+  const outbox: BenchOutbox = await openBenchOutbox(dialect, `tp_${kind}`, context.benchDbUrl);
   // RabbitMQ: a bound queue, or the broker returns the messages as unroutable.
   if (kind === 'rabbitmq') await brokers.exchange(destination, sinkQueue);
   else brokers.trackTopics(destination);
@@ -43,8 +49,7 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
   const rawRates: number[] = [];
   try {
     app = await createBenchApp({
-      databaseUrl: context.benchDbUrl,
-      schema,
+      connection: outbox.connection,
       transport: kind,
       // Only the bench wakes it: the safety poll must not start a run early.
       relay: { batchSize, pollIntervalMs: 3_600_000 },
@@ -54,21 +59,21 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
     await app.get<MessageTransport>(MESSAGING_TRANSPORT).ensureDestinations([destination]);
     raw = await rawPublisher(kind);
     const reset = async () => {
-      await db.query(`truncate ${outboxTable(schema)}`);
+      await outbox.truncate();
       if (kind === 'rabbitmq') await brokers.purgeQueue(sinkQueue);
     };
 
     // Warm-up: both connect, learn the destination and fill their caches once.
-    await fillOutbox(db, schema, { destination, rows: batchSize * 2, keys, pad, run: 'warmup' });
-    await publishRaw(raw, await pendingWireMessages(db, schema), batchSize);
+    await outbox.fill({ destination, rows: batchSize * 2, keys, pad, run: 'warmup' });
+    await publishRaw(raw, await outbox.pendingWireMessages(), batchSize);
     await drainRelay(relay, batchSize * 2);
     await reset();
 
     for (let r = 0; r < runs; r++) {
-      progress.step(`1. relay throughput → ${kind}, run ${r + 1}/${runs} (${rows} rows)`);
-      await fillOutbox(db, schema, { destination, rows, keys, pad, run: `tp${r}` });
-      await db.query(`analyze ${outboxTable(schema)}`);
-      const messages = await pendingWireMessages(db, schema);
+      progress.step(`1. relay throughput ${outbox.label} → ${kind}, run ${r + 1}/${runs} (${rows} rows)`);
+      await outbox.fill({ destination, rows, keys, pad, run: `tp${r}` });
+      await outbox.analyze();
+      const messages = await outbox.pendingWireMessages();
       const measureRaw = async () => {
         const ms = await publishRaw(raw as RawPublisher, messages, batchSize, (done) =>
           progress.update(done, rows, 'raw client'),
@@ -79,7 +84,7 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
       const measureRelay = async () => {
         const ms = await drainRelay(relay, rows, (done) => progress.update(done, rows, 'relay'));
         relayRates.push((rows * 1000) / ms);
-        const left = await pendingCount(db, schema);
+        const left = await outbox.pendingCount();
         if (left > 0) throw new Error(`${left} rows still pending after the relay confirmed ${rows}`);
       };
       // Alternate the order so that neither always runs on a warmer (or busier) machine.
@@ -95,10 +100,9 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
   } finally {
     await raw?.close();
     await app?.close();
-    await db.query(`drop schema "${schema}" cascade`).catch(() => undefined);
-    await db.end();
+    await outbox.drop();
   }
-  record(context, kind, relayRates, rawRates);
+  record(context, kind, outbox.label, relayRates, rawRates);
 }
 
 /** Publishes in batches, each confirmed before the next; returns the elapsed ms. */
@@ -141,7 +145,13 @@ async function drainRelay(
   return now() - started;
 }
 
-function record(context: ScenarioContext, kind: TransportKind, relay: number[], raw: number[]): void {
+function record(
+  context: ScenarioContext,
+  kind: TransportKind,
+  database: string,
+  relay: number[],
+  raw: number[],
+): void {
   const { rows, batchSize, payloadBytes, keys } = context.plan.throughput;
   const ours = summarize(relay);
   const baseline = summarize(raw);
@@ -149,7 +159,7 @@ function record(context: ScenarioContext, kind: TransportKind, relay: number[], 
   const client = kind === 'kafka' ? 'kafkajs producer (idempotent, acks=all)' : 'amqplib confirm channel';
   context.results.figures.push({
     scenario: '1. Relay throughput',
-    name: `Relay → ${kind === 'kafka' ? 'Kafka' : 'RabbitMQ'} (${rows} rows of ${payloadBytes} B, ${keys} keys, batch ${batchSize})`,
+    name: `Relay ${database} → ${kind === 'kafka' ? 'Kafka' : 'RabbitMQ'} (${rows} rows of ${payloadBytes} B, ${keys} keys, batch ${batchSize})`,
     unit: 'msg/s',
     ours,
     baseline: { name: `raw ${client}, same messages and batches`, value: baseline },

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { ServiceName } from '../../tools/demo/build-services';
 import { freePort } from '../../tools/infra/ports';
 import { e2eBuild } from '../e2e/support/e2e-build';
+import { infraEnv } from '../harness/infra';
 import { createTestSchema, TestSchema } from '../harness/postgres';
 import { serviceProcess } from './support/fault-stack';
 
@@ -63,7 +64,7 @@ describe('Configuration errors stop a service at startup, naming what to fix', (
   it('names every malformed variable at once, with its value, and exits with 1', async () => {
     const bad = {
       PORT: 'abc',
-      DATABASE_URL: 'mysql://127.0.0.1/posts',
+      DATABASE_URL: 'sqlite://127.0.0.1/posts',
       DATABASE_SCHEMA: 'Posts-Schema',
       MESSAGING_TRANSPORT: 'nats',
       KAFKA_BROKERS: 'kafka',
@@ -98,6 +99,21 @@ describe('Configuration errors stop a service at startup, naming what to fix', (
     );
     expect(exit).toBe('exit code 1');
     expect(log).toMatch(/post-service cannot start: database "no_such_database" does not exist\. Create it/);
+  });
+
+  it('names a MariaDB database that does not exist, and how to create it', async () => {
+    const url = new URL(infraEnv().mariadbUrl);
+    url.pathname = '/no_such_database';
+    const { exit, log } = await failedStart(
+      'post-service-no-mariadb-database',
+      'post-service',
+      {},
+      { url: url.toString().replace(/^mysql:/, 'mariadb:') },
+    );
+    expect(exit).toBe('exit code 1');
+    expect(log).toMatch(
+      /post-service cannot start: Unknown database 'no_such_database'\. Create it \(e\.g\. `mysql .*create database/,
+    );
   });
 
   it('names DATABASE_SCHEMA when the schema it names does not exist', async () => {

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { freePort } from '../../tools/infra/ports';
+import type { PrivateDatabaseServer } from './private-database-server';
 
 const run = promisify(execFile);
 
@@ -22,7 +23,10 @@ export type ShutdownMode = 'smart' | 'fast' | 'immediate';
  * without touching the shared server on 5432. Start it with `startPrivatePostgres()`, remove it with
  * `destroy()`. As root, `initdb` and `pg_ctl` run as the `postgres` OS user, in folders it owns.
  */
-export class PostgresCluster {
+export class PostgresCluster implements PrivateDatabaseServer {
+  readonly label = 'PostgreSQL';
+  readonly dialect = 'postgres' as const;
+
   private constructor(
     readonly port: number,
     /** The cluster's folder: `data/`, `socket/` and `server.log`. */

@@ -1,16 +1,14 @@
 import { Client } from 'pg';
 import { infraEnv } from './infra';
 import { uniqueName } from './names';
+import type { TestDatabase } from './test-database';
 
 /** A PostgreSQL schema of one test suite's own, dropped with everything in it by `drop()`. */
-export interface TestSchema {
-  readonly name: string;
+export interface TestSchema extends TestDatabase {
+  readonly dialect: 'postgres';
   readonly databaseUrl: string;
   /** A new connected client whose search_path is the schema. Closed by `drop()`. */
   connect(): Promise<Client>;
-  /** Runs a query on one shared client of the suite (search_path is the schema). */
-  query<R extends object = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
-  drop(): Promise<void>;
 }
 
 export async function createTestSchema(prefix: string): Promise<TestSchema> {
@@ -26,8 +24,11 @@ export async function createTestSchema(prefix: string): Promise<TestSchema> {
     await admin.end();
   }
   const schema: TestSchema = {
+    dialect: 'postgres',
     name,
     databaseUrl,
+    connection: { type: 'postgres', url: databaseUrl, schema: name },
+    quote: (identifier) => `"${identifier.replace(/"/g, '""')}"`,
     async query<R extends object>(sql: string, params?: unknown[]) {
       shared ??= schema.connect();
       const result = await (await shared).query<R>(sql, params);

@@ -1,4 +1,5 @@
-import { applyTopology, MessagingTopology } from '@app/messaging';
+import type { MessagingTopology } from 'nest-reliable-messaging';
+import { applyTopology } from 'nest-reliable-messaging/redrive';
 import { LOCAL_KEY_SECRET } from '../infra/local-secrets';
 
 /** The broker objects the two demo services need: PostCreated's destination and subscribe-service's group. */

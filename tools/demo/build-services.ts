@@ -2,6 +2,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { buildLibrary } from '../infra/library-build';
+import { lockFolder, newestMtime } from '../infra/file-stamps';
 
 const run = promisify(execFile);
 
@@ -27,8 +29,9 @@ export interface BuildOptions {
 }
 
 /**
- * Compiles both services with the Nest CLI's tsc builder (decorator metadata; `@app/*` imports rewritten to
- * relative paths) in one program, into `buildDir` rather than `dist/`, so that a demo or test run never
+ * Builds the library package if its sources changed (the services load it from node_modules, as users'
+ * applications do), then compiles both services with the Nest CLI's tsc builder (decorator metadata;
+ * `@app/*` imports rewritten to relative paths) in one program, into `buildDir` rather than `dist/`, so that a demo or test run never
  * deletes the files of another one (or of `npm run build`) from under running processes.
  * Concurrent callers on one folder take turns through a lock folder.
  */
@@ -37,8 +40,9 @@ export async function buildServices(buildDir: string, options: BuildOptions = {}
   const stamp = path.join(buildDir, 'dist', '.built');
   const built = (elapsedMs: number) => builtServicesAt(buildDir, elapsedMs);
 
+  await buildLibrary();
   await fs.mkdir(buildDir, { recursive: true });
-  const release = await lock(`${buildDir}.lock`);
+  const release = await lockFolder(`${buildDir}.lock`);
   try {
     if (options.reuseFresh && (await isFresh(stamp))) return built(0);
     const tsconfig = path.join(buildDir, 'tsconfig.json');
@@ -49,7 +53,7 @@ export async function buildServices(buildDir: string, options: BuildOptions = {}
         {
           extends: rel('tsconfig.build.json'),
           compilerOptions: { outDir: './dist', declaration: false },
-          // The apps; the library files they import come with them.
+          // The apps; the monorepo libraries they import (contracts, service-kit) come with them.
           include: [rel('apps/*/src/**/*')],
           exclude: [rel('**/*.spec.ts')],
         },
@@ -95,33 +99,9 @@ async function isFresh(stamp: string): Promise<boolean> {
     if (((await fs.stat(path.join(REPO_ROOT, file)).catch(() => undefined))?.mtimeMs ?? 0) > builtAt)
       return false;
   }
-  return (
-    (await newestMtime(path.join(REPO_ROOT, 'apps'))) <= builtAt &&
-    (await newestMtime(path.join(REPO_ROOT, 'libs'))) <= builtAt
-  );
-}
-
-async function newestMtime(dir: string): Promise<number> {
-  let newest = 0;
-  for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, await newestMtime(full));
-    else newest = Math.max(newest, (await fs.stat(full)).mtimeMs);
+  // The library is not compiled into the services (they load the built package at run time).
+  for (const dir of ['apps', 'libs/contracts', 'libs/service-kit']) {
+    if ((await newestMtime(path.join(REPO_ROOT, dir))) > builtAt) return false;
   }
-  return newest;
-}
-
-/** A lock folder: mkdir is atomic. A lock older than ten minutes is taken to be left over from a crash. */
-async function lock(dir: string): Promise<() => Promise<void>> {
-  for (;;) {
-    try {
-      await fs.mkdir(dir);
-      return () => fs.rm(dir, { recursive: true, force: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const age = Date.now() - ((await fs.stat(dir).catch(() => undefined))?.mtimeMs ?? Date.now());
-      if (age > 600_000) await fs.rm(dir, { recursive: true, force: true });
-      else await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-  }
+  return true;
 }

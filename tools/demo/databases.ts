@@ -1,4 +1,18 @@
+import { createConnection } from 'mysql2/promise';
 import { Client } from 'pg';
+import { checkMariadb, checkPostgres } from '../infra/services';
+
+/** A database server the services run on, and how to give each its database. */
+export interface DatabaseServer {
+  /** `PostgreSQL` or `MariaDB`, for messages. */
+  readonly label: string;
+  /** Answers, or throws `ServiceUnavailableError` saying how to start it. */
+  check(): Promise<void>;
+  /** Creates `database` unless it exists; resolves true when it created it. */
+  ensure(database: string): Promise<boolean>;
+  /** The DATABASE_URL of `database` for a service. */
+  serviceUrl(database: string): string;
+}
 
 /** The URL of `database` on the server `serverUrl` points at (same host, port and credentials). */
 export function databaseUrl(serverUrl: string, database: string): string {
@@ -7,9 +21,43 @@ export function databaseUrl(serverUrl: string, database: string): string {
   return url.toString();
 }
 
-/** Creates `database` on the server unless it exists. Resolves true when it created it. */
+/** The PostgreSQL server `serverUrl` points at. */
+export function postgresServer(serverUrl: string): DatabaseServer {
+  return {
+    label: 'PostgreSQL',
+    check: () => checkPostgres(serverUrl),
+    ensure: (database) => ensureDatabase(serverUrl, database),
+    serviceUrl: (database) => databaseUrl(serverUrl, database),
+  };
+}
+
+/** The MariaDB (or MySQL) server `serverUrl` points at; the services get `mariadb://` URLs. */
+export function mariadbServer(serverUrl: string): DatabaseServer {
+  return {
+    label: 'MariaDB',
+    check: () => checkMariadb(serverUrl),
+    async ensure(database) {
+      checkName(database);
+      const connection = await createConnection({ uri: serverUrl, connectTimeout: 5_000 });
+      try {
+        const [found] = await connection.query(
+          'select 1 from information_schema.schemata where schema_name = ?',
+          [database],
+        );
+        if ((found as unknown[]).length > 0) return false;
+        await connection.query(`create database if not exists \`${database}\``);
+        return true;
+      } finally {
+        await connection.end().catch(() => undefined);
+      }
+    },
+    serviceUrl: (database) => databaseUrl(serverUrl, database).replace(/^mysql:/, 'mariadb:'),
+  };
+}
+
+/** Creates `database` on the PostgreSQL server unless it exists. Resolves true when it created it. */
 export async function ensureDatabase(serverUrl: string, database: string): Promise<boolean> {
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(database)) throw new Error(`Not a database name: '${database}'.`);
+  checkName(database);
   const client = new Client({ connectionString: serverUrl, connectionTimeoutMillis: 5_000 });
   await client.connect();
   try {
@@ -24,4 +72,8 @@ export async function ensureDatabase(serverUrl: string, database: string): Promi
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+function checkName(database: string): void {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(database)) throw new Error(`Not a database name: '${database}'.`);
 }

@@ -7,16 +7,17 @@ import { infraEnv, localKafkaPort } from '../infra/env';
 import { KafkaBroker } from '../infra/kafka-broker';
 import { freePort } from '../infra/ports';
 import { RabbitMqNode } from '../infra/rabbitmq-node';
-import { checkPostgres, checkRabbit } from '../infra/services';
+import { checkRabbit } from '../infra/services';
 import { BrokerControl, kafkaBrokerControl, rabbitNodeControl } from './broker-control';
+import { DatabaseServer, mariadbServer, postgresServer } from './databases';
 import { DemoOptions } from './demo-options';
 
 const run = promisify(execFile);
 
 /** What the demo runs against. */
 export interface DemoInfrastructure {
-  /** The PostgreSQL server (a URL to one of its databases). */
-  readonly databaseServerUrl: string;
+  /** The PostgreSQL or MariaDB server the services keep their tables on. */
+  readonly database: DatabaseServer;
   readonly kafkaBrokers: string[];
   readonly amqpUrl: string;
   /** The broker the outage scenario stops and starts. */
@@ -35,7 +36,7 @@ export class MissingInfrastructureError extends Error {
 }
 
 /**
- * Brings up what the demo needs and is missing: PostgreSQL is used as found; Kafka is started through the
+ * Brings up what the demo needs and is missing: PostgreSQL or MariaDB is used as found; Kafka is started through the
  * project's scripts (and stopped at the end if the demo started it); RabbitMQ is used as found, and
  * `rabbitmqctl` must be able to stop and start its application. With `--isolated`, a private broker or
  * node of the demo's own is started instead, and removed at the end.
@@ -47,7 +48,9 @@ export async function prepareInfrastructure(
 ): Promise<DemoInfrastructure> {
   const env = infraEnv();
   const problems: string[] = [];
-  await checkPostgres(env.databaseUrl).catch((error: Error) => problems.push(error.message));
+  const database =
+    options.database === 'mariadb' ? mariadbServer(env.mariadbUrl) : postgresServer(env.databaseUrl);
+  await database.check().catch((error: Error) => problems.push(error.message));
 
   if (options.transport === 'rabbitmq' && !options.isolated) {
     await checkRabbit(env.amqpUrl).catch((error: Error) => problems.push(error.message));
@@ -105,7 +108,7 @@ export async function prepareInfrastructure(
         : `Kafka started on ${broker.brokers[0]} in ${(started.elapsedMs / 1000).toFixed(1)} s.`,
     );
     return {
-      databaseServerUrl: env.databaseUrl,
+      database,
       kafkaBrokers: broker.brokers,
       amqpUrl: env.amqpUrl,
       outage: kafkaBrokerControl(broker),
@@ -118,7 +121,7 @@ export async function prepareInfrastructure(
     `RabbitMQ answers on ${node.url.replace(/\/\/[^@]*@/, '//')}${node.nodeName ? ` (node ${node.nodeName})` : ''}.`,
   );
   return {
-    databaseServerUrl: env.databaseUrl,
+    database,
     kafkaBrokers: env.kafkaBrokers,
     amqpUrl: node.url,
     outage: rabbitNodeControl(node),

@@ -4,6 +4,7 @@ describe(parseDemoOptions.name, () => {
   it('runs the blog post scenario over Kafka by default', () => {
     expect(parseDemoOptions([])).toEqual({
       transport: 'kafka',
+      database: 'postgres',
       subscribers: 5,
       posts: 10,
       windowMs: 1_000,
@@ -19,6 +20,14 @@ describe(parseDemoOptions.name, () => {
     });
   });
 
+  it('runs the services on MariaDB with --database mariadb', () => {
+    expect(parseDemoOptions(['--database', 'mariadb'])).toMatchObject({ database: 'mariadb' });
+    expect(parseDemoOptions(['--database=postgres', '--transport=rabbitmq'])).toMatchObject({
+      database: 'postgres',
+      transport: 'rabbitmq',
+    });
+  });
+
   it('answers help', () => {
     expect(parseDemoOptions(['--help'])).toBe('help');
   });
@@ -26,6 +35,9 @@ describe(parseDemoOptions.name, () => {
   it('refuses unknown transports, bad counts and unknown flags', () => {
     expect(() => parseDemoOptions(['--transport', 'nats'])).toThrow('--transport must be kafka or rabbitmq');
     expect(() => parseDemoOptions(['--posts', '0'])).toThrow('--posts must be a whole number');
+    expect(() => parseDemoOptions(['--database', 'sqlite'])).toThrow(
+      "--database must be postgres or mariadb, not 'sqlite'",
+    );
     expect(() => parseDemoOptions(['--fast'])).toThrow("Unknown argument '--fast'");
     expect(() => parseDemoOptions(['--transport'])).toThrow('--transport needs a value');
   });

@@ -1,6 +1,11 @@
+/** The database servers the demo runs the services on. */
+export type DemoDatabase = 'postgres' | 'mariadb';
+
 /** What `npm run demo -- [options]` takes. */
 export interface DemoOptions {
   readonly transport: 'kafka' | 'rabbitmq';
+  /** Where both services keep their tables, the outbox and the inbox. */
+  readonly database: DemoDatabase;
   /** Subscribers of the demo's author. */
   readonly subscribers: number;
   /** Posts per scenario (the blog post sends 10). */
@@ -11,7 +16,8 @@ export interface DemoOptions {
   readonly isolated: boolean;
 }
 
-export const DEMO_USAGE = `Usage: npm run demo -- [--transport kafka|rabbitmq] [--subscribers N] [--posts N] [--isolated]
+export const DEMO_USAGE = `Usage: npm run demo -- [--transport kafka|rabbitmq] [--database postgres|mariadb]
+                       [--subscribers N] [--posts N] [--isolated]
 
 Runs the blog post's two tests against post-service and subscribe-service, started as processes:
   1. normal: N posts within 1 second, every subscriber gets N notifications;
@@ -20,18 +26,20 @@ Runs the blog post's two tests against post-service and subscribe-service, start
 Exits with 1 if any subscriber misses a notification or gets one twice.
 
   --transport    kafka (default) or rabbitmq
+  --database     postgres (default) or mariadb: where both services keep their tables, outbox and inbox
   --subscribers  subscribers of the demo's author (default 5)
   --posts        posts per scenario (default 10)
   --isolated     use a private Kafka broker / RabbitMQ node on free ports instead of the local one
                  (the outage then leaves the local broker alone; handy while tests run beside the demo)
 
-Environment: DATABASE_URL (the PostgreSQL server; the demo uses its databases post_service and
-subscribe_service and creates them), KAFKA_BROKERS, AMQP_URL.`;
+Environment: DATABASE_URL (the PostgreSQL server) or MARIADB_URL (the MariaDB or MySQL server); the demo
+uses their databases post_service and subscribe_service and creates them. KAFKA_BROKERS, AMQP_URL.`;
 
 /** Parses the command line; throws a message with the usage on a bad argument. */
 export function parseDemoOptions(argv: readonly string[]): DemoOptions | 'help' {
   const options = {
     transport: 'kafka' as DemoOptions['transport'],
+    database: 'postgres' as DemoDatabase,
     subscribers: 5,
     posts: 10,
     isolated: false,
@@ -64,6 +72,14 @@ export function parseDemoOptions(argv: readonly string[]): DemoOptions | 'help' 
           throw new Error(`--transport must be kafka or rabbitmq, not '${transport}'.`);
         }
         options.transport = transport;
+        break;
+      }
+      case '--database': {
+        const database = value();
+        if (database !== 'postgres' && database !== 'mariadb') {
+          throw new Error(`--database must be postgres or mariadb, not '${database}'.`);
+        }
+        options.database = database;
         break;
       }
       case '--subscribers':

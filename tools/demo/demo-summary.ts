@@ -26,7 +26,8 @@ export function printSummary(
     const counts = [...new Set(s.delivery.perSubscriber.map((d) => d.received))].sort((a, b) => a - b);
     return `${counts.join('–')}/${s.burst.postIds.length} (${full} of ${audience.subscriberIds.length} complete)`;
   };
-  out.line(c.bold(`Summary (${options.transport === 'kafka' ? 'Kafka' : 'RabbitMQ'})`));
+  const database = options.database === 'mariadb' ? ', MariaDB' : '';
+  out.line(c.bold(`Summary (${options.transport === 'kafka' ? 'Kafka' : 'RabbitMQ'}${database})`));
   out.line(
     renderTable([
       ['', ...scenarios.map((s) => s.title)],

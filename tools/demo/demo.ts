@@ -3,7 +3,6 @@ import * as path from 'node:path';
 import { BlogStack } from './blog-stack';
 import { checkDelivery, createAudience, readNotifications } from './blog-scenario';
 import { buildServices, REPO_ROOT } from './build-services';
-import { databaseUrl, ensureDatabase } from './databases';
 import { DEMO_USAGE, DemoOptions, parseDemoOptions } from './demo-options';
 import { MissingInfrastructureError, prepareInfrastructure, RegisterCleanup } from './demo-infrastructure';
 import { normalScenario, outageScenario } from './demo-scenarios';
@@ -68,16 +67,26 @@ async function main(): Promise<number> {
 
 async function runDemo(options: DemoOptions, out: Progress, register: RegisterCleanup): Promise<number> {
   const transportName = options.transport === 'kafka' ? 'Kafka' : 'RabbitMQ';
-  const logDir = path.join(REPO_ROOT, '.demo', 'logs', `${timestamp()}-${options.transport}`);
-  out.line(c.bold(`Transactional outbox demo: the blog post's scenario over ${transportName}`));
+  const onMariadb = options.database === 'mariadb';
+  const logDir = path.join(
+    REPO_ROOT,
+    '.demo',
+    'logs',
+    `${timestamp()}-${options.transport}${onMariadb ? '-mariadb' : ''}`,
+  );
+  out.line(
+    c.bold(
+      `Transactional outbox demo: the blog post's scenario over ${transportName}${onMariadb ? ', on MariaDB' : ''}`,
+    ),
+  );
   out.line('');
 
   out.line(c.bold('Infrastructure'));
   const infra = await prepareInfrastructure(options, (line) => out.line(`  ${line}`), register);
   const databases = { post: 'post_service', subscribe: 'subscribe_service' } as const;
   for (const name of Object.values(databases)) {
-    const created = await ensureDatabase(infra.databaseServerUrl, name);
-    out.line(`  PostgreSQL database ${name}: ${created ? 'created' : 'found'}.`);
+    const created = await infra.database.ensure(name);
+    out.line(`  ${infra.database.label} database ${name}: ${created ? 'created' : 'found'}.`);
   }
 
   out.line(c.bold('Services'));
@@ -92,8 +101,8 @@ async function runDemo(options: DemoOptions, out: Progress, register: RegisterCl
     kafkaBrokers: infra.kafkaBrokers,
     amqpUrl: infra.amqpUrl,
     databases: {
-      post: { url: databaseUrl(infra.databaseServerUrl, databases.post) },
-      subscribe: { url: databaseUrl(infra.databaseServerUrl, databases.subscribe) },
+      post: { url: infra.database.serviceUrl(databases.post) },
+      subscribe: { url: infra.database.serviceUrl(databases.subscribe) },
     },
     build,
     logDir,

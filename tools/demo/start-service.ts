@@ -1,11 +1,11 @@
 /* npm run start:post | start:subscribe: one service in the foreground, for playing with curl. */
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
-import { DEFAULT_DATABASE_URL, infraEnv } from '../infra/env';
-import { checkPostgres, checkRabbit, ensureKafka } from '../infra/services';
+import { infraEnv } from '../infra/env';
+import { checkMariadb, checkPostgres, checkRabbit, ensureKafka } from '../infra/services';
 import { buildServices, REPO_ROOT, SERVICES, ServiceName } from './build-services';
 import { applyBlogTopology, BLOG_SERVICE_ENV } from './blog-topology';
-import { databaseUrl, ensureDatabase } from './databases';
+import { mariadbServer, postgresServer } from './databases';
 
 const DATABASES: Record<ServiceName, string> = {
   'post-service': 'post_service',
@@ -13,15 +13,23 @@ const DATABASES: Record<ServiceName, string> = {
 };
 
 /**
- * Gets what the service needs (local Kafka started through the project's scripts, PostgreSQL and RabbitMQ
- * checked, the service's database created when DATABASE_URL is not set, the topology applied as the local
- * admin), builds it when the sources changed, and runs it in the foreground with this process's environment
- * (PORT, MESSAGING_TRANSPORT, ...; MESSAGING_KEY_SECRET defaults to the local development one).
+ * Gets what the service needs (local Kafka started through the project's scripts, RabbitMQ checked, the
+ * service's database created on the local PostgreSQL, or MariaDB with `--database mariadb`, when
+ * DATABASE_URL is not set, the topology applied as the local admin), builds it when the sources changed,
+ * and runs it in the foreground with this process's environment (PORT, MESSAGING_TRANSPORT, ...;
+ * MESSAGING_KEY_SECRET defaults to the local development one).
  */
 async function main(): Promise<number> {
-  const service = process.argv[2] as ServiceName;
-  if (!SERVICES.includes(service)) {
-    console.error(`Usage: tsx tools/demo/start-service.ts ${SERVICES.join('|')}`);
+  const [service, ...flags] = process.argv.slice(2) as [ServiceName, ...string[]];
+  const database = flags.length === 0 ? 'postgres' : flags[0] === '--database' ? flags[1] : undefined;
+  if (
+    !SERVICES.includes(service) ||
+    flags.length > 2 ||
+    (database !== 'postgres' && database !== 'mariadb')
+  ) {
+    console.error(
+      `Usage: tsx tools/demo/start-service.ts ${SERVICES.join('|')} [--database postgres|mariadb]`,
+    );
     return 2;
   }
   const env = infraEnv();
@@ -29,13 +37,15 @@ async function main(): Promise<number> {
   const log = (line: string) => console.log(`[start] ${line}`);
 
   const overrides: NodeJS.ProcessEnv = {};
-  if (process.env.DATABASE_URL) {
-    await checkPostgres(process.env.DATABASE_URL);
+  const given = process.env.DATABASE_URL;
+  if (given) {
+    await (/^(mysql|mariadb):/.test(given) ? checkMariadb(given) : checkPostgres(given));
   } else {
-    await checkPostgres(DEFAULT_DATABASE_URL);
+    const server = database === 'mariadb' ? mariadbServer(env.mariadbUrl) : postgresServer(env.databaseUrl);
+    await server.check();
     const name = DATABASES[service];
-    if (await ensureDatabase(DEFAULT_DATABASE_URL, name)) log(`Created the PostgreSQL database ${name}.`);
-    overrides.DATABASE_URL = databaseUrl(DEFAULT_DATABASE_URL, name);
+    if (await server.ensure(name)) log(`Created the ${server.label} database ${name}.`);
+    overrides.DATABASE_URL = server.serviceUrl(name);
   }
   if (transport === 'kafka') await ensureKafka(env, log);
   if (transport === 'rabbitmq') await checkRabbit(env.amqpUrl);

@@ -1,4 +1,5 @@
 import * as amqp from 'amqplib';
+import { createConnection } from 'mysql2/promise';
 import { Client } from 'pg';
 import { KafkaBroker } from './kafka-broker';
 import { InfraEnv, localKafkaPort } from './env';
@@ -6,7 +7,7 @@ import { InfraEnv, localKafkaPort } from './env';
 /** Raised when a required service does not answer; the message says how to start it. */
 export class ServiceUnavailableError extends Error {
   constructor(
-    readonly service: 'PostgreSQL' | 'RabbitMQ' | 'Kafka',
+    readonly service: 'PostgreSQL' | 'MariaDB' | 'RabbitMQ' | 'Kafka',
     readonly url: string,
     readonly remedy: string,
     cause: unknown,
@@ -30,6 +31,20 @@ export async function checkPostgres(url: string): Promise<void> {
     );
   } finally {
     await client.end().catch(() => undefined);
+  }
+}
+
+export async function checkMariadb(url: string): Promise<void> {
+  try {
+    const connection = await createConnection({ uri: url, connectTimeout: 3_000 });
+    await connection.query('select 1').finally(() => connection.end());
+  } catch (error) {
+    throw new ServiceUnavailableError(
+      'MariaDB',
+      url,
+      'Start it with: /etc/init.d/mariadb start (or set MARIADB_URL to a MariaDB 10.6+ or MySQL 8.0.4+ server).',
+      error,
+    );
   }
 }
 
@@ -73,13 +88,14 @@ export async function ensureKafka(
   }
 }
 
-/** Checks all three services, starting local Kafka when needed; throws one error naming every missing one. */
+/** Checks every service, starting local Kafka when needed; throws one error naming every missing one. */
 export async function ensureInfrastructure(
   env: InfraEnv,
   log: (line: string) => void = () => undefined,
 ): Promise<void> {
   const results = await Promise.allSettled([
     checkPostgres(env.databaseUrl),
+    checkMariadb(env.mariadbUrl),
     checkRabbit(env.amqpUrl),
     ensureKafka(env, log),
   ]);

@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { MessagingModule } from '@app/messaging';
+import { MessagingModule } from 'nest-reliable-messaging';
 import { OperationsModule, serviceTypeOrmOptions } from '@app/service-kit';
 import { PostServiceConfig } from './config/app.config';
 import { PostServiceMigrations } from './migrations';

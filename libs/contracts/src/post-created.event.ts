@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineEvent, EventPayload } from '@app/messaging';
+import { defineEvent, EventPayload } from 'nest-reliable-messaging';
 
 /**
  * A post was written. post-service records it in its outbox in the transaction that saves the post;

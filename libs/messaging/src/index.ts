@@ -1,23 +1,96 @@
-/** The public API of the messaging library. */
+/**
+ * Reliable messaging for NestJS: a transactional outbox, idempotent consumers (an inbox), declarative retry
+ * policies and dead-lettering, over Kafka or RabbitMQ, with TypeORM on PostgreSQL, MySQL or MariaDB.
+ *
+ * This is the public API: what an application writes code against. Redrive (an admin operation) is in
+ * `nest-reliable-messaging/redrive`, the Nest microservice strategy in `nest-reliable-messaging/microservices`.
+ *
+ * @packageDocumentation
+ */
 import { InboxRecordEntity } from './inbox/inbox-record.entity';
 import { OutboxMessageEntity } from './outbox/outbox-message.entity';
 
-export * from './consumers';
-export * from './dead-letter/redrive';
-export * from './envelope';
-export * from './errors';
-export { InboxRecordEntity } from './inbox/inbox-record.entity';
-export { MESSAGING_TRANSPORT } from './messaging.constants';
-export * from './messaging-options.interface';
+// The module and its options
 export { MessagingModule } from './messaging.module';
-export * from './migrations';
-export * from './observability';
-export * from './outbox';
-export * from './retry';
-export * from './topology';
-export { RetryPolicy } from './retry/retry-policy.decorator';
-export * from './transaction';
-export * from './transports';
+export type { MessagingModuleAsyncOptions, MessagingModuleRootOptions } from './messaging.module-definition';
+export type {
+  ConsumerOptions,
+  DeadLetterOptions,
+  KafkaSaslOptions,
+  KafkaTransportOptions,
+  MessagingModuleExtras,
+  MessagingModuleOptions,
+  OutboxRetentionOptions,
+  RabbitMqTransportOptions,
+  RelayOptions,
+  TopologyMode,
+  TransportOptions,
+} from './messaging-options.interface';
 
-/** The library's TypeORM entities, for `entities: [...]` if you want to query its tables. */
+// Events
+export { defineEvent } from './envelope/event-definition';
+export type { EventDefinition, EventDefinitionInput, EventPayload } from './envelope/event-definition';
+export { newMessageId } from './envelope/message-id';
+export { MessageHeaders } from './envelope/message-headers';
+export { FailureCategory } from './envelope/failure-category';
+
+// Publishing: the outbox
+export { Outbox } from './outbox/outbox.decorator';
+export type { OutboxOptions } from './outbox/outbox.decorator';
+export { OutboxService } from './outbox/outbox.service';
+export type { AddMessageOptions } from './outbox/outbox.service';
+export { TransactionHost } from './transaction/transaction-host';
+export type { RunInTransactionOptions } from './transaction/transaction-host';
+
+// Consuming: idempotent handlers and retries
+export { IdempotentHandler } from './consumers/idempotent-handler.decorator';
+export type { HandlerMethod, IdempotentHandlerOptions } from './consumers/idempotent-handler.decorator';
+export type { MessageContext } from './consumers/message-context';
+export { RetryPolicy } from './retry/retry-policy.decorator';
+export { RetryMode, RetryOrdering } from './retry/retry-policy.interface';
+export type { BackoffOptions, RetryPolicyOptions } from './retry/retry-policy.interface';
+export type { Classification, ClassificationRule } from './retry/error-classifier';
+
+// Operations
+export { MessagingHealthIndicator } from './observability/messaging-health.indicator';
+export type { MessagingHealthResult } from './observability/messaging-health.indicator';
+export { MessagingMetrics } from './observability/messaging-metrics';
+export { MessagingStatus } from './observability/messaging-status';
+export type { MessagingStatusSnapshot } from './observability/messaging-status';
+
+// Topology: declared by an admin (`nest-messaging topology apply`), checked by the services
+export { parseMessagingTopology } from './topology/messaging-topology';
+export type { GroupTopology, MessagingTopology } from './topology/messaging-topology';
+export { MessagingTopologyMissingError } from './topology/messaging-topology-missing.error';
+
+// Tables
+export {
+  CreateMessagingTables1764547200000,
+  CreateMysqlMessagingTables1764806400000,
+  CreateRedriveLedger1764892800000,
+  MessagingMigrations,
+  MysqlMessagingMigrations,
+  OutboxFillfactor1764633600000,
+} from './migrations';
+export { InboxRecordEntity } from './inbox/inbox-record.entity';
+export { OutboxMessageEntity } from './outbox/outbox-message.entity';
+
+/**
+ * The library's TypeORM entities, for `entities: [...]` if you want to query its tables. PostgreSQL only:
+ * TypeORM refuses their column types on MySQL and MariaDB (read the tables with SQL there).
+ */
 export const MessagingEntities = [OutboxMessageEntity, InboxRecordEntity];
+
+// Errors
+export { InvalidEventDefinitionError } from './errors/invalid-event-definition.error';
+export { InvalidKeySecretError } from './dead-letter/invalid-key-secret.error';
+export { InvalidMessagingOptionsError } from './errors/invalid-messaging-options.error';
+export type { OptionIssue } from './errors/invalid-messaging-options.error';
+export { InvalidRetryPolicyError } from './errors/invalid-retry-policy.error';
+export { MessageHandlingError } from './errors/message-handling.error';
+export { MessagingConfigurationError } from './errors/messaging-configuration.error';
+export { MessagingSchemaMissingError } from './errors/messaging-schema-missing.error';
+export { MissingPeerDependencyError } from './errors/missing-peer-dependency.error';
+export { NoActiveTransactionError } from './errors/no-active-transaction.error';
+export { OutboxPayloadInvalidError } from './errors/outbox-payload-invalid.error';
+export { UnsupportedDatabaseError } from './errors/unsupported-database.error';

@@ -5,12 +5,15 @@ import { RetryPolicyOptions } from './retry/retry-policy.interface';
 export interface KafkaSaslOptions {
   /** `scram-sha-256`, `scram-sha-512`, or `plain` (refused without `ssl`: it sends the password as is). */
   mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512';
+  /** The service's principal. */
   username: string;
+  /** Its password, from the environment or a secret store. */
   password: string;
 }
 
 /** Kafka through kafkajs. */
 export interface KafkaTransportOptions {
+  /** Selects Kafka. */
   kind: 'kafka';
   /** Bootstrap brokers, e.g. `['127.0.0.1:9092']`. Required. */
   brokers: string[];
@@ -38,6 +41,7 @@ export interface KafkaTransportOptions {
 
 /** RabbitMQ through amqplib. */
 export interface RabbitMqTransportOptions {
+  /** Selects RabbitMQ. */
   kind: 'rabbitmq';
   /** AMQP URL, e.g. `amqp://user:pass@127.0.0.1:5672/vhost`. Required. */
   url: string;
@@ -47,6 +51,7 @@ export interface RabbitMqTransportOptions {
   heartbeatSeconds?: number;
 }
 
+/** The broker: Kafka or RabbitMQ. */
 export type TransportOptions = KafkaTransportOptions | RabbitMqTransportOptions;
 
 /** The outbox relay. */
@@ -59,7 +64,10 @@ export interface RelayOptions {
   pollIntervalMs?: number;
   /** How long a claim is held before another instance may take the rows over, ms. Default 30000. */
   leaseMs?: number;
-  /** Also wake relays in other processes with PostgreSQL LISTEN/NOTIFY. Default false (see README). */
+  /**
+   * Also wake relays in other processes with PostgreSQL LISTEN/NOTIFY. Default false (see README). PostgreSQL
+   * only: on MySQL and MariaDB `true` is a startup error.
+   */
   notify?: boolean;
   /** Backoff when publishing fails (broker down): first delay, ms. Default 200. */
   retryInitialDelayMs?: number;
@@ -103,7 +111,7 @@ export interface DeadLetterOptions {
 /**
  * Who declares the broker topology: `verify` (default, production-safe) only checks at startup that every
  * destination, work queue, retry destination and dead-letter destination exists, and stops with an error
- * naming what is missing (declare them with `messaging topology apply`, as an admin); `declare` creates
+ * naming what is missing (declare them with `nest-messaging topology apply`, as an admin); `declare` creates
  * them, which needs broker rights that also let a service delete or re-declare its own dead-letter
  * destination: for local development and tests only.
  */
@@ -115,8 +123,11 @@ export interface MessagingModuleOptions {
   serviceName: string;
   /** Which broker, and how to reach it. Required. */
   transport: TransportOptions;
+  /** The outbox relay (publishing). */
   relay?: RelayOptions;
+  /** Deleting sent outbox rows. */
   retention?: OutboxRetentionOptions;
+  /** Consumers and the inbox. */
   consumers?: ConsumerOptions;
   /** Retry policies per destination, for handlers without their own `@RetryPolicy()`. Default: none. */
   retryDefaults?: Record<string, RetryPolicyOptions>;
@@ -124,7 +135,7 @@ export interface MessagingModuleOptions {
   classification?: ClassificationRule[];
   /** What dead-letter copies keep. `keySecret` is required when the application has consumers. */
   deadLetter?: DeadLetterOptions;
-  /** Who declares the broker topology. Default `verify`: run `messaging topology apply` first. */
+  /** Who declares the broker topology. Default `verify`: run `nest-messaging topology apply` first. */
   topology?: TopologyMode;
 }
 

@@ -1,33 +1,6 @@
-import { Module } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
-import { ScheduleModule } from '@nestjs/schedule';
-import { TerminusModule } from '@nestjs/terminus';
-import { ConsumerExplorer } from './consumers/consumer-explorer';
-import { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
-import { DeliveryPipeline } from './consumers/delivery-pipeline';
-import { HandlerRegistry } from './consumers/handler-registry';
-import { MessagingServer } from './consumers/messaging.server';
-import { InboxRetention } from './inbox/inbox-retention';
-import { InboxStore } from './inbox/inbox-store';
-import { InboxService } from './inbox/inbox.service';
-import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from './messaging.constants';
-import { ConfigurableMessagingModule, MESSAGING_MODULE_OPTIONS } from './messaging.module-definition';
-import { MessagingLifecycle } from './messaging-lifecycle';
-import { MessagingModuleOptions } from './messaging-options.interface';
-import { MessageTracing } from './observability/message-tracing';
-import { MessagingHealthIndicator } from './observability/messaging-health.indicator';
-import { MessagingMetrics } from './observability/messaging-metrics';
-import { MetricsCollector } from './observability/metrics-collector';
-import { resolveMessagingOptions, ResolvedMessagingOptions } from './options/resolve-messaging-options';
-import { OutboxExplorer } from './outbox/outbox-explorer';
-import { OutboxNotifyListener } from './outbox/outbox-notify-listener';
-import { OutboxRelay } from './outbox/outbox-relay';
-import { OutboxRetention } from './outbox/outbox-retention';
-import { OutboxStore } from './outbox/outbox-store';
-import { OutboxService } from './outbox/outbox.service';
-import { RelayWakeup } from './outbox/relay-wakeup';
-import { TransactionHost } from './transaction/transaction-host';
-import { createTransport } from './transports/create-transport';
+import { DynamicModule, Module } from '@nestjs/common';
+import { MessagingCoreModule } from './messaging-core.module';
+import { MessagingModuleAsyncOptions, MessagingModuleRootOptions } from './messaging.module-definition';
 
 /**
  * Reliable messaging for a Nest application: the transactional outbox and its relay, idempotent consumers,
@@ -42,53 +15,23 @@ import { createTransport } from './transports/create-transport';
  * })
  * export class AppModule {}
  * ```
- * Options are validated at startup; `forRootAsync({ useFactory, inject })` takes them from configuration.
+ * Options are validated at startup (an `InvalidMessagingOptionsError` names every bad one);
+ * `forRootAsync({ useFactory, inject })` takes them from configuration. Import it once, in the root module:
+ * it is global unless `isGlobal: false`.
  */
-@Module({
-  imports: [DiscoveryModule, ScheduleModule.forRoot(), TerminusModule],
-  providers: [
-    {
-      provide: MESSAGING_RESOLVED_OPTIONS,
-      useFactory: (options: MessagingModuleOptions) => resolveMessagingOptions(options),
-      inject: [MESSAGING_MODULE_OPTIONS],
-    },
-    {
-      provide: MESSAGING_TRANSPORT,
-      useFactory: (options: ResolvedMessagingOptions) => createTransport(options),
-      inject: [MESSAGING_RESOLVED_OPTIONS],
-    },
-    TransactionHost,
-    OutboxStore,
-    OutboxService,
-    RelayWakeup,
-    OutboxRelay,
-    OutboxExplorer,
-    OutboxRetention,
-    OutboxNotifyListener,
-    MessagingLifecycle,
-    InboxStore,
-    InboxService,
-    InboxRetention,
-    HandlerRegistry,
-    ConsumerExplorer,
-    DeliveryPipeline,
-    ConsumerOrchestrator,
-    MessagingServer,
-    MessagingMetrics,
-    MetricsCollector,
-    MessageTracing,
-    MessagingHealthIndicator,
-  ],
-  exports: [
-    MessagingMetrics,
-    MessagingHealthIndicator,
-    OutboxService,
-    TransactionHost,
-    OutboxRelay,
-    ConsumerOrchestrator,
-    MessagingServer,
-    MESSAGING_TRANSPORT,
-    MESSAGING_RESOLVED_OPTIONS,
-  ],
-})
-export class MessagingModule extends ConfigurableMessagingModule {}
+@Module({})
+export class MessagingModule {
+  /** Registers the library with these options. */
+  static forRoot(options: MessagingModuleRootOptions): DynamicModule {
+    return MessagingModule.wrap(MessagingCoreModule.forRoot(options));
+  }
+
+  /** Registers the library with options built by a factory, class or existing provider (configuration). */
+  static forRootAsync(options: MessagingModuleAsyncOptions): DynamicModule {
+    return MessagingModule.wrap(MessagingCoreModule.forRootAsync(options));
+  }
+
+  private static wrap(core: DynamicModule): DynamicModule {
+    return { module: MessagingModule, imports: [core], exports: [core] };
+  }
+}

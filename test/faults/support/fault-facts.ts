@@ -1,4 +1,4 @@
-import { PostgresCluster } from '../../harness/postgres-cluster';
+import { PrivateDatabaseServer } from '../../harness/private-database-server';
 
 /** A row of post-service's `posts`. */
 export interface PostRow {
@@ -33,25 +33,29 @@ export interface DatabaseFacts {
   readonly inbox: string[];
 }
 
-/** The databases of a fault run (both on its private cluster). */
+/** The databases of a fault run (both on its private server). */
 export const POST_DATABASE = 'post_service';
 export const SUBSCRIBE_DATABASE = 'subscribe_service';
 
 /** Reads everything the checks need from both databases. */
-export async function readDatabaseFacts(postgres: PostgresCluster, group: string): Promise<DatabaseFacts> {
+export async function readDatabaseFacts(
+  server: PrivateDatabaseServer,
+  group: string,
+): Promise<DatabaseFacts> {
+  const postId =
+    server.dialect === 'postgres' ? "(payload->>'postId')::int" : "json_value(payload, '$.postId')";
   const [posts, outbox, notifications, inbox] = await Promise.all([
-    postgres.query<{ id: number; author_id: number; title: string }>(
+    server.query<{ id: number; author_id: number; title: string }>(
       'select id, author_id, title from posts order by id',
       [],
       POST_DATABASE,
     ),
-    postgres.query<{ message_id: string; post_id: number; pending: boolean }>(
-      `select message_id, (payload->>'postId')::int as post_id, sent_at is null as pending
-       from messaging_outbox order by id`,
+    server.query<{ message_id: string; post_id: number | string; pending: boolean | number }>(
+      `select message_id, ${postId} as post_id, sent_at is null as pending from messaging_outbox order by id`,
       [],
       POST_DATABASE,
     ),
-    postgres.query<{
+    server.query<{
       id: number;
       subscriber_id: number;
       post_id: number;
@@ -63,7 +67,7 @@ export async function readDatabaseFacts(postgres: PostgresCluster, group: string
       [],
       SUBSCRIBE_DATABASE,
     ),
-    postgres.query<{ message_id: string }>(
+    server.query<{ message_id: string }>(
       'select message_id from messaging_inbox where consumer_group = $1',
       [group],
       SUBSCRIBE_DATABASE,
@@ -71,7 +75,11 @@ export async function readDatabaseFacts(postgres: PostgresCluster, group: string
   ]);
   return {
     posts: posts.map((r) => ({ id: r.id, authorId: r.author_id, title: r.title })),
-    outbox: outbox.map((r) => ({ messageId: r.message_id, postId: r.post_id, pending: r.pending })),
+    outbox: outbox.map((r) => ({
+      messageId: r.message_id,
+      postId: Number(r.post_id),
+      pending: Boolean(r.pending),
+    })),
     notifications: notifications.map((r) => ({
       id: r.id,
       subscriberId: r.subscriber_id,
@@ -85,30 +93,32 @@ export async function readDatabaseFacts(postgres: PostgresCluster, group: string
 }
 
 /** Outbox rows not yet published (quiescence waits for 0). */
-export async function pendingOutboxRows(postgres: PostgresCluster): Promise<number> {
-  const [row] = await postgres.query<{ n: number }>(
-    'select count(*)::int as n from messaging_outbox where sent_at is null',
+export async function pendingOutboxRows(server: PrivateDatabaseServer): Promise<number> {
+  const [row] = await server.query<{ n: number | string }>(
+    'select count(*) as n from messaging_outbox where sent_at is null',
     [],
     POST_DATABASE,
   );
-  return row.n;
+  return Number(row.n);
 }
 
 /** Notifications stored so far, and of these posts. */
 export async function notificationCount(
-  postgres: PostgresCluster,
+  server: PrivateDatabaseServer,
   postIds?: readonly number[],
 ): Promise<number> {
+  if (postIds?.length === 0) return 0;
   const [row] = postIds
-    ? await postgres.query<{ n: number }>(
-        'select count(*)::int as n from notifications where post_id = any($1::int[])',
-        [postIds],
+    ? await server.query<{ n: number | string }>(
+        // Ids are integers from the database: inlined, the same SQL serves both dialects.
+        `select count(*) as n from notifications where post_id in (${postIds.map((id) => Math.trunc(id)).join(', ')})`,
+        [],
         SUBSCRIBE_DATABASE,
       )
-    : await postgres.query<{ n: number }>(
-        'select count(*)::int as n from notifications',
+    : await server.query<{ n: number | string }>(
+        'select count(*) as n from notifications',
         [],
         SUBSCRIBE_DATABASE,
       );
-  return row.n;
+  return Number(row.n);
 }

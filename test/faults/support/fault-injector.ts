@@ -19,7 +19,7 @@ export interface PlannedFault {
 /** A fault as it happened. */
 export interface FaultRecord {
   readonly kind: FaultKind;
-  /** What was hit: `post-service-b`, `Kafka on 127.0.0.1:40123`, `PostgreSQL (fast)`. */
+  /** What was hit: `post-service-b`, `Kafka on 127.0.0.1:40123`, `MariaDB (stop, immediate)`. */
   readonly target: string;
   /** When it was injected, ms after the load started. */
   readonly atMs: number;
@@ -122,13 +122,13 @@ export class FaultInjector {
         await this.stack.broker.outage.start();
         return done(this.stack.broker.outage.description, `held down ${seconds(holdMs)}`);
       }
-      case 'postgres-restart': {
+      case 'database-restart': {
         const mode = this.rng.pick(['fast', 'immediate'] as const);
         const holdMs = this.rng.between(1_000, 4_000);
-        await this.stack.postgres.stop(mode);
+        await this.stack.database.stop(mode);
         await sleep(holdMs);
-        await this.stack.postgres.start();
-        return done(`PostgreSQL (stop -m ${mode})`, `held down ${seconds(holdMs)}`);
+        await this.stack.database.start();
+        return done(`${this.stack.database.label} (stop, ${mode})`, `held down ${seconds(holdMs)}`);
       }
     }
   }

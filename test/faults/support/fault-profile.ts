@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 
 /** The faults a run injects while the load runs. */
-export type FaultKind = 'post-kill' | 'subscribe-kill' | 'broker-outage' | 'postgres-restart';
+export type FaultKind = 'post-kill' | 'subscribe-kill' | 'broker-outage' | 'database-restart';
 
 /** How big a fault run is: the short form (`npm test`) or the soak (`npm run test:faults -- --soak`). */
 export interface FaultProfile {
@@ -28,7 +28,7 @@ const SHORT = {
   subscribersPerAuthor: 4,
   postsPerSecond: 3,
   loadMs: 75_000,
-  faults: { 'post-kill': 2, 'subscribe-kill': 1, 'broker-outage': 1, 'postgres-restart': 1 },
+  faults: { 'post-kill': 2, 'subscribe-kill': 1, 'broker-outage': 1, 'database-restart': 1 },
   quiescenceTimeoutMs: 180_000,
 } as const;
 
@@ -38,7 +38,7 @@ const SOAK = {
   subscribersPerAuthor: 4,
   postsPerSecond: 5,
   loadMs: 600_000,
-  faults: { 'post-kill': 12, 'subscribe-kill': 6, 'broker-outage': 5, 'postgres-restart': 3 },
+  faults: { 'post-kill': 12, 'subscribe-kill': 6, 'broker-outage': 5, 'database-restart': 3 },
   quiescenceTimeoutMs: 300_000,
 } as const;
 

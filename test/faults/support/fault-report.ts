@@ -6,6 +6,8 @@ import { FaultVerdict } from './fault-verdict';
 /** Everything a fault run reports beyond the verdict. */
 export interface FaultRunFigures {
   readonly transport: 'kafka' | 'rabbitmq';
+  /** `PostgreSQL` or `MariaDB`: where both services keep their tables. */
+  readonly database: string;
   readonly profile: FaultProfile;
   readonly loadMs: number;
   readonly faults: readonly FaultRecord[];
@@ -39,7 +41,7 @@ export function renderFaultSummary(verdict: FaultVerdict, figures: FaultRunFigur
   const longest = longestRecovery(figures.faults);
   const broker = figures.transport === 'kafka' ? 'Kafka' : 'RabbitMQ';
   const rows: string[][] = [
-    ['', `${broker}, ${profile.name} (seed ${profile.seed})`],
+    ['', `${broker} on ${figures.database}, ${profile.name} (seed ${profile.seed})`],
     ['Load', `${seconds(figures.loadMs)}, ${profile.postsPerSecond}/s offered, ${profile.authors} authors`],
     ['POST /posts sent', String(verdict.requests)],
     ['  answered 201', String(verdict.created)],

@@ -6,6 +6,7 @@ import { PostCreated } from '@app/contracts';
 import { createAudience, sleep } from '../../../tools/demo/blog-scenario';
 import { SUBSCRIBE_GROUP } from '../../../tools/demo/blog-stack';
 import { e2eBuild } from '../../e2e/support/e2e-build';
+import { dialectLabel, TestDialect } from '../../harness/test-database';
 import { DuplicateMeter } from './duplicate-meter';
 import { notificationCount, pendingOutboxRows, readDatabaseFacts } from './fault-facts';
 import { FaultInjector, planFaults, seconds } from './fault-injector';
@@ -24,22 +25,23 @@ import { deadLetterCount, startWireWitness, WireWitness } from './wire-witness';
  * broker stopped and started, PostgreSQL restarted. Then quiescence, and the checks: from the databases and
  * from an independent raw consumer of the wire. Correctness is asserted; timings are printed, never asserted.
  */
-export function faultRunSuite(transport: Transport): void {
+export function faultRunSuite(transport: Transport, dialect: TestDialect = 'postgres'): void {
   const profile = faultProfile();
   const broker = transport === 'kafka' ? 'Kafka' : 'RabbitMQ';
   // Start-up and teardown of a private broker, cluster and three processes, on a busy 2-core machine.
   const setupTimeoutMs = 240_000;
   const runTimeoutMs = profile.loadMs * 2 + profile.quiescenceTimeoutMs + 180_000;
 
-  describe(`Faults under load over ${broker}: ${profile.name} run, services as processes`, () => {
+  const database = dialectLabel(dialect);
+  describe(`Faults under load over ${broker} on ${database}: ${profile.name} run, services as processes`, () => {
     let stack: FaultStack | undefined;
     let witness: WireWitness | undefined;
-    const logDir = mkdtempSync(path.join(os.tmpdir(), `faults-${transport}-`));
-    const log = (line: string) => process.stdout.write(`[faults ${broker}] ${line}\n`);
+    const logDir = mkdtempSync(path.join(os.tmpdir(), `faults-${transport}-${dialect}-`));
+    const log = (line: string) => process.stdout.write(`[faults ${broker} on ${database}] ${line}\n`);
 
     beforeAll(async () => {
       log(`seed ${profile.seed} (replay with FAULTS_SEED=${profile.seed}); service logs in ${logDir}`);
-      stack = await FaultStack.start(transport, e2eBuild(), logDir);
+      stack = await FaultStack.start(transport, dialect, e2eBuild(), logDir);
       witness = await startWireWitness(transport, stack.broker, PostCreated.destination);
     }, setupTimeoutMs);
 
@@ -55,7 +57,7 @@ export function faultRunSuite(transport: Transport): void {
         const rng = new SeededRandom(profile.seed);
         const audience = await createRunAudience(s, profile);
         const probe = {
-          delivered: (postIds: readonly number[]) => notificationCount(s.postgres, postIds),
+          delivered: (postIds: readonly number[]) => notificationCount(s.database, postIds),
           expected: (postIds: readonly number[]) => expectedNotifications(audience, load, postIds),
         };
         const targets = s.posts.map((post) => ({
@@ -90,11 +92,12 @@ export function faultRunSuite(transport: Transport): void {
           profile.quiescenceTimeoutMs,
         );
         await meter.stop();
-        const facts = await readDatabaseFacts(s.postgres, SUBSCRIBE_GROUP);
+        const facts = await readDatabaseFacts(s.database, SUBSCRIBE_GROUP);
         const wire = await witness!.collect();
         const verdict = judgeFaultRun(load.requests, audience, facts, wire);
         const figures: FaultRunFigures = {
           transport,
+          database,
           profile,
           loadMs,
           faults,
@@ -174,8 +177,8 @@ async function waitForQuiescence(
   let stableSince = Date.now();
   while (Date.now() - started < timeoutMs) {
     const [pending, count] = await Promise.all([
-      pendingOutboxRows(stack.postgres),
-      notificationCount(stack.postgres),
+      pendingOutboxRows(stack.database),
+      notificationCount(stack.database),
     ]).catch(() => [-1, -1]);
     if (count !== last) {
       last = count;

@@ -5,7 +5,8 @@ import { applyBlogTopology, BLOG_SERVICE_ENV } from '../../../tools/demo/blog-to
 import { BuiltServices, ServiceName } from '../../../tools/demo/build-services';
 import { ServiceProcess } from '../../../tools/demo/service-process';
 import { freePort } from '../../../tools/infra/ports';
-import { PostgresCluster, startPrivatePostgres } from '../../harness/postgres-cluster';
+import { PrivateDatabaseServer, startPrivateDatabaseServer } from '../../harness/private-database-server';
+import { TestDialect } from '../../harness/test-database';
 import { PrivateBroker, startPrivateBrokerFor } from '../../e2e/support/private-broker';
 
 export type Transport = 'kafka' | 'rabbitmq';
@@ -58,14 +59,14 @@ export async function serviceProcess(spec: ServiceSpec): Promise<ServiceProcess>
 }
 
 /**
- * Everything a fault run injects faults into, all of the suite's own: a PostgreSQL cluster (post-service's
- * and subscribe-service's databases), a Kafka broker or RabbitMQ node, subscribe-service, and two
+ * Everything a fault run injects faults into, all of the suite's own: a PostgreSQL cluster or MariaDB server
+ * (post-service's and subscribe-service's databases), a Kafka broker or RabbitMQ node, subscribe-service, and two
  * post-service instances on one database (two relays on one outbox).
  */
 export class FaultStack {
   private constructor(
     readonly transport: Transport,
-    readonly postgres: PostgresCluster,
+    readonly database: PrivateDatabaseServer,
     readonly broker: PrivateBroker,
     readonly postDatabaseUrl: string,
     readonly subscribeDatabaseUrl: string,
@@ -73,14 +74,19 @@ export class FaultStack {
     readonly posts: readonly ServiceProcess[],
   ) {}
 
-  static async start(transport: Transport, build: BuiltServices, logDir: string): Promise<FaultStack> {
+  static async start(
+    transport: Transport,
+    dialect: TestDialect,
+    build: BuiltServices,
+    logDir: string,
+  ): Promise<FaultStack> {
     const cleanups: Array<() => Promise<unknown>> = [];
     try {
-      const postgres = await startPrivatePostgres(`faults-${transport}`);
-      cleanups.push(() => postgres.destroy());
+      const database = await startPrivateDatabaseServer(dialect, `faults-${transport}`);
+      cleanups.push(() => database.destroy());
       const [postDatabaseUrl, subscribeDatabaseUrl] = await Promise.all([
-        postgres.createDatabase('post_service'),
-        postgres.createDatabase('subscribe_service'),
+        database.createDatabase('post_service'),
+        database.createDatabase('subscribe_service'),
       ]);
       const broker = await startPrivateBrokerFor(transport);
       cleanups.push(() => broker.destroy());
@@ -117,7 +123,7 @@ export class FaultStack {
       }
       return new FaultStack(
         transport,
-        postgres,
+        database,
         broker,
         postDatabaseUrl,
         subscribeDatabaseUrl,
@@ -140,10 +146,10 @@ export class FaultStack {
     return new BlogClient(post.url, this.subscribe.url);
   }
 
-  /** Kills every process (SIGKILL, by pid), stops the broker and the cluster and removes their data. */
+  /** Kills every process (SIGKILL, by pid), stops the broker and the database server and removes their data. */
   async destroy(): Promise<void> {
     await Promise.all(this.services.map((s) => s.kill()));
     await this.broker.destroy().catch(() => undefined);
-    await this.postgres.destroy();
+    await this.database.destroy();
   }
 }

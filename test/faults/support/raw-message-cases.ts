@@ -1,7 +1,7 @@
 import * as amqp from 'amqplib';
 import { PostCreated } from '@app/contracts';
-import { WireMessage } from '@app/messaging';
-import { destinationNames } from '@app/messaging/dead-letter/destination-names';
+import { WireMessage } from 'nest-reliable-messaging/testing';
+import { destinationNames } from 'nest-reliable-messaging/testing';
 import { Audience, readNotifications } from '../../../tools/demo/blog-scenario';
 import { BlogStack, SUBSCRIBE_GROUP } from '../../../tools/demo/blog-stack';
 import { PrivateBroker } from '../../e2e/support/private-broker';

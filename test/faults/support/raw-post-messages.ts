@@ -1,6 +1,7 @@
 import * as amqp from 'amqplib';
 import { PostCreated } from '@app/contracts';
-import { encodeEnvelope, newMessageId, WireMessage } from '@app/messaging';
+import { encodeEnvelope, WireMessage } from 'nest-reliable-messaging/testing';
+import { newMessageId } from 'nest-reliable-messaging';
 import { testKafka } from '../../harness/kafka';
 import { RawKafkaProducer } from '../../integration/support/kafka-wire';
 import { publishRaw } from '../../integration/support/rabbit-wire';

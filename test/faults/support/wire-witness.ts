@@ -1,7 +1,7 @@
 import * as amqp from 'amqplib';
 import { ReadRecord, TopicReader } from '../../integration/support/topic-reader';
 import { drainQueue } from '../../integration/support/rabbit-wire';
-import { destinationNames } from '@app/messaging/dead-letter/destination-names';
+import { destinationNames } from 'nest-reliable-messaging/testing';
 import { testKafka } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 

@@ -1,10 +1,11 @@
 import { TestingModule } from '@nestjs/testing';
-import { InboxRetention } from '../../../libs/messaging/src/inbox/inbox-retention';
+import { InboxRetention } from 'nest-reliable-messaging/testing';
 import { eventually } from '../../harness/eventually';
 import { KafkaTopics, testKafka } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { RabbitFixture } from '../../harness/rabbitmq';
+import { createTestDatabase, EACH_DATABASE } from '../../harness/test-database';
 import { committedTotal, RawKafkaProducer } from '../support/kafka-wire';
 import { createMessagingApp, kafkaTransport, rabbitTransport } from '../support/messaging-app';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
@@ -92,23 +93,35 @@ describe('Consumer shutdown and inbox retention', () => {
     },
   );
 
-  it('deletes inbox records older than the retention, and keeps the others', async () => {
-    const retentionApp = await createMessagingApp({
-      schema: schema.name,
-      transport: kafkaTransport(),
-      messaging: { relay: { enabled: false }, consumers: { inboxRetentionMs: 86_400_000 } },
-    });
-    await schema.query(
-      `insert into messaging_inbox (consumer_group, message_id, type, payload_hash, handled_at)
-       select 'retention', gen_random_uuid(), 'T', repeat('0', 64), now() - (i || ' hours')::interval
-       from generate_series(1, 48) as i`,
-    );
-    const deleted = await retentionApp.get(InboxRetention).purge();
-    const [{ left }] = await schema.query<{ left: string }>(
-      "select count(*) as left from messaging_inbox where consumer_group = 'retention'",
-    );
-    expect(deleted).toBe(25);
-    expect(Number(left)).toBe(23);
-    await retentionApp.close();
-  });
+  it.each(EACH_DATABASE)(
+    'deletes inbox records older than the retention, and keeps the others (%s)',
+    async (_, dialect) => {
+      const db = await createTestDatabase(dialect, 'inbox_retention');
+      const retentionApp = await createMessagingApp({
+        schema: db,
+        transport: kafkaTransport(),
+        messaging: { relay: { enabled: false }, consumers: { inboxRetentionMs: 86_400_000 } },
+      });
+      try {
+        await db.query(
+          dialect === 'postgres'
+            ? `insert into messaging_inbox (consumer_group, message_id, type, payload_hash, handled_at)
+               select 'retention', gen_random_uuid(), 'T', repeat('0', 64), now() - (i || ' hours')::interval
+               from generate_series(1, 48) as i`
+            : `insert into messaging_inbox (consumer_group, message_id, type, payload_hash, handled_at)
+               with recursive s (i) as (select 1 union all select i + 1 from s where i < 48)
+               select 'retention', uuid(), 'T', repeat('0', 64), utc_timestamp(6) - interval i hour from s`,
+        );
+        const deleted = await retentionApp.get(InboxRetention).purge();
+        const [{ n }] = await db.query<{ n: string | number }>(
+          "select count(*) as n from messaging_inbox where consumer_group = 'retention'",
+        );
+        expect(deleted).toBe(25);
+        expect(Number(n)).toBe(23);
+      } finally {
+        await retentionApp.close();
+        await db.drop();
+      }
+    },
+  );
 });

@@ -20,9 +20,9 @@ import {
   MessageContext,
   MessagingMigrations,
   MessagingModule,
-  MessagingServer,
   newMessageId,
-} from '@app/messaging';
+} from 'nest-reliable-messaging';
+import { MessagingServer } from 'nest-reliable-messaging/microservices';
 import { eventually } from '../../harness/eventually';
 import { LOCAL_KEY_SECRET } from '../../../tools/infra/local-secrets';
 import { infraEnv } from '../../harness/infra';

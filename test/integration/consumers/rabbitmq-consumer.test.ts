@@ -1,4 +1,4 @@
-import { newMessageId } from '@app/messaging';
+import { newMessageId } from 'nest-reliable-messaging';
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 import { forceCloseRabbitConnections } from '../../harness/rabbitmq';

@@ -1,4 +1,5 @@
 import {
+  checkMariadb,
   checkPostgres,
   checkRabbit,
   ensureInfrastructure,
@@ -16,6 +17,16 @@ describe('service checks', () => {
     );
     expect(error).toBeInstanceOf(ServiceUnavailableError);
     expect((error as Error).message).toMatch(/PostgreSQL is not reachable .*pg_ctlcluster/);
+  });
+
+  it('names MariaDB and how to start it, hiding the password', async () => {
+    const port = await freePort();
+    const error = await checkMariadb(`mysql://root:secret@127.0.0.1:${port}/test`).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    expect((error as Error).message).toMatch(
+      /MariaDB is not reachable at mysql:\/\/root:\*\*\*@.*\/etc\/init.d\/mariadb start .*MARIADB_URL/,
+    );
+    expect((error as Error).message).not.toContain('secret');
   });
 
   it('names RabbitMQ and hides the password', async () => {

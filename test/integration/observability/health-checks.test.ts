@@ -1,6 +1,6 @@
 import { TestingModule } from '@nestjs/testing';
 import * as kafkajs from 'kafkajs';
-import { MessagingHealthIndicator } from '@app/messaging';
+import { MessagingHealthIndicator } from 'nest-reliable-messaging';
 import { freePort } from '../../harness/kafka';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';

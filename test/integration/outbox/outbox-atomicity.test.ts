@@ -1,26 +1,26 @@
 import { TestingModule } from '@nestjs/testing';
 import { getRepositoryToken } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { NoActiveTransactionError, OutboxPayloadInvalidError } from '@app/messaging';
+import { NoActiveTransactionError, OutboxPayloadInvalidError } from 'nest-reliable-messaging';
 import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
-import { createTestSchema, TestSchema } from '../../harness/postgres';
+import { createTestDatabase, EACH_DATABASE, TestDatabase } from '../../harness/test-database';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
 import { Order, OrdersService, ordersWriter } from '../support/orders.fixture';
 import { TopicReader } from '../support/topic-reader';
 
-describe('Outbox atomicity (PostgreSQL + Kafka)', () => {
-  let schema: TestSchema;
+describe.each(EACH_DATABASE)('Outbox atomicity (%s + Kafka)', (_, dialect) => {
+  let schema: TestDatabase;
   let app: TestingModule;
   let reader: TopicReader;
   const topics = new KafkaTopics();
   const topic = uniqueName('orders');
 
   beforeAll(async () => {
-    schema = await createTestSchema('outbox_atomic');
+    schema = await createTestDatabase(dialect, 'outbox_atomic');
     await topics.create(topic);
     app = await createMessagingApp({
-      schema: schema.name,
+      schema,
       transport: kafkaTransport(),
       ...ordersWriter(topic),
     });
@@ -36,7 +36,7 @@ describe('Outbox atomicity (PostgreSQL + Kafka)', () => {
 
   const outboxRows = async () => {
     return schema.query<{ message_id: string; sent_at: Date | null; key: string }>(
-      'select message_id, sent_at, key from messaging_outbox order by id',
+      `select message_id, sent_at, ${schema.quote('key')} from messaging_outbox order by id`,
     );
   };
 

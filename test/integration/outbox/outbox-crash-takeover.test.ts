@@ -1,16 +1,15 @@
 import { TestingModule } from '@nestjs/testing';
-import { Client } from 'pg';
 import {
   encodeEnvelope,
   MESSAGING_TRANSPORT,
   MessageTransport,
   OutboxRelay,
   RelayRoundResult,
-} from '@app/messaging';
-import { OutboxStore } from '@app/messaging/outbox/outbox-store';
+} from 'nest-reliable-messaging/testing';
+import { OutboxStore } from 'nest-reliable-messaging/testing';
 import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
-import { createTestSchema, TestSchema } from '../../harness/postgres';
+import { createTestDatabase, EACH_DATABASE, TestDatabase } from '../../harness/test-database';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
 import { OrdersService, ordersWriter } from '../support/orders.fixture';
 import { readOutboxRows, waitUntil } from '../support/outbox-rows';
@@ -21,26 +20,24 @@ import { TopicReader } from '../support/topic-reader';
  * under its lease. Another instance must leave them alone while the lease holds, then take them over and
  * publish them again: a duplicate, never a loss.
  */
-describe('Outbox lease expiry: takeover of a crashed relay (PostgreSQL + Kafka)', () => {
+describe.each(EACH_DATABASE)('Lease expiry: takeover of a crashed relay (%s + Kafka)', (_, dialect) => {
   const N = 12;
   const LEASE_MS = 5_000;
   const topic = uniqueName('orders_takeover');
   const topics = new KafkaTopics();
-  let schema: TestSchema;
-  let db: Client;
+  let schema: TestDatabase;
   let reader: TopicReader;
   const apps: TestingModule[] = [];
 
   const appOptions = (relay: object) => ({
-    schema: schema.name,
+    schema,
     transport: kafkaTransport(),
     ...ordersWriter(topic),
     messaging: { relay },
   });
 
   beforeAll(async () => {
-    schema = await createTestSchema('outbox_takeover');
-    db = await schema.connect();
+    schema = await createTestDatabase(dialect, 'outbox_takeover');
     await topics.create(topic);
     reader = await new TopicReader(topic).start();
   });
@@ -64,7 +61,7 @@ describe('Outbox lease expiry: takeover of a crashed relay (PostgreSQL + Kafka)'
       .publish(claimed.map((row) => encodeEnvelope(row, row.payloadJson)));
     expect(outcomes.map((o) => o.status)).toEqual(claimed.map(() => 'CONFIRMED'));
     await reader.waitFor(N);
-    const leasedUntil = Math.max(...(await readOutboxRows(db)).map((r) => r.lockedUntil!.getTime()));
+    const leasedUntil = Math.max(...(await readOutboxRows(schema)).map((r) => r.lockedUntil!.getTime()));
 
     // The survivor polls often, so only the lease can keep it from taking the rows at once.
     const survivor = await createMessagingApp(appOptions({ leaseMs: 2_000, pollIntervalMs: 250 }));
@@ -73,7 +70,7 @@ describe('Outbox lease expiry: takeover of a crashed relay (PostgreSQL + Kafka)'
     survivor.get(OutboxRelay).onRound((result) => rounds.push({ ...result, at: Date.now() }));
 
     await waitUntil('the survivor has polled a few times under the lease', async () => rounds.length >= 3);
-    const underLease = await readOutboxRows(db);
+    const underLease = await readOutboxRows(schema);
     // A snapshot under the lease (unless this machine was too slow to get here in time: the round times
     // checked below prove it either way).
     if (Date.now() < leasedUntil - 200) {
@@ -82,7 +79,7 @@ describe('Outbox lease expiry: takeover of a crashed relay (PostgreSQL + Kafka)'
     }
 
     const rows = await waitUntil('every row is sent after the takeover', async () => {
-      const all = await readOutboxRows(db);
+      const all = await readOutboxRows(schema);
       return all.every((r) => r.sentAt !== null) && all;
     });
     const firstTakeover = rounds.find((r) => r.claimed > 0)!;
@@ -107,7 +104,7 @@ describe('Outbox lease expiry: takeover of a crashed relay (PostgreSQL + Kafka)'
       expect(seqs).toEqual([...once, ...once]);
     }
     console.log(
-      `[outbox-crash-takeover] the survivor took the rows over ${firstTakeover.at - leasedUntil} ms after ` +
+      `[outbox-crash-takeover ${dialect}] the survivor took the rows over ${firstTakeover.at - leasedUntil} ms after ` +
         `the crashed instance's lease expired; ${records.length} records for ${N} messages`,
     );
   });

@@ -1,5 +1,5 @@
 import { TestingModule } from '@nestjs/testing';
-import { OutboxStore } from '@app/messaging/outbox/outbox-store';
+import { OutboxStore } from 'nest-reliable-messaging/testing';
 import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';

@@ -1,24 +1,27 @@
 import { TestingModule } from '@nestjs/testing';
 import { Client } from 'pg';
-import { RelayOptions } from '@app/messaging';
-import { OutboxStore } from '@app/messaging/outbox/outbox-store';
+import { MysqlQueryRunner } from 'typeorm/driver/mysql/MysqlQueryRunner';
+import { RelayOptions } from 'nest-reliable-messaging';
+import { OutboxStore } from 'nest-reliable-messaging/testing';
 import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
-import { createTestSchema, TestSchema } from '../../harness/postgres';
+import { TestSchema } from '../../harness/postgres';
+import { createTestDatabase, EACH_DATABASE, postgresOnly, TestDatabase } from '../../harness/test-database';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
 import { OrdersService, ordersWriter } from '../support/orders.fixture';
 import { percentile, sleep, waitUntil } from '../support/outbox-rows';
 import { TopicReader } from '../support/topic-reader';
 
 /**
- * The relay is woken by the commit that wrote outbox rows (and, with `relay.notify`, by NOTIFY from other
- * instances), so it publishes within milliseconds while the safety poll stays slow; an idle service sends
- * one claim per poll interval and nothing else.
+ * The relay is woken by the commit that wrote outbox rows (and, on PostgreSQL with `relay.notify`, by NOTIFY
+ * from other instances), so it publishes within milliseconds while the safety poll stays slow; a row another
+ * instance committed reaches a relay at its safety poll; an idle service sends one claim per poll interval
+ * and nothing else.
  */
-describe('Outbox relay latency and idle cost (PostgreSQL + Kafka)', () => {
+describe.each(EACH_DATABASE)('Outbox relay latency and idle cost (%s + Kafka)', (_, dialect) => {
   const SLOW_POLL_MS = 60_000;
   const topics = new KafkaTopics();
-  const schemas: TestSchema[] = [];
+  const schemas: TestDatabase[] = [];
   const apps: TestingModule[] = [];
   const readers: TopicReader[] = [];
 
@@ -30,7 +33,7 @@ describe('Outbox relay latency and idle cost (PostgreSQL + Kafka)', () => {
   });
 
   const newSchema = async (prefix: string) => {
-    const schema = await createTestSchema(prefix);
+    const schema = await createTestDatabase(dialect, prefix);
     schemas.push(schema);
     return schema;
   };
@@ -39,9 +42,9 @@ describe('Outbox relay latency and idle cost (PostgreSQL + Kafka)', () => {
     readers.push(await new TopicReader(topic).start());
     return { topic, reader: readers[readers.length - 1] };
   };
-  const newApp = async (schema: TestSchema, topic: string, relay: RelayOptions) => {
+  const newApp = async (schema: TestDatabase, topic: string, relay: RelayOptions) => {
     const app = await createMessagingApp({
-      schema: schema.name,
+      schema,
       transport: kafkaTransport(),
       ...ordersWriter(topic),
       messaging: { relay },
@@ -75,7 +78,7 @@ describe('Outbox relay latency and idle cost (PostgreSQL + Kafka)', () => {
 
     const latencies = await measure(app, reader, 20);
     console.log(
-      `[outbox-latency] commit → record on Kafka over 20 orders: p50 ${percentile(latencies, 50)} ms, ` +
+      `[outbox-latency ${dialect}] commit → record on Kafka over 20 orders: p50 ${percentile(latencies, 50)} ms, ` +
         `p90 ${percentile(latencies, 90)} ms, max ${Math.max(...latencies)} ms (safety poll ${SLOW_POLL_MS} ms)`,
     );
     expect(Math.max(...latencies)).toBeLessThan(5_000);
@@ -92,8 +95,12 @@ describe('Outbox relay latency and idle cost (PostgreSQL + Kafka)', () => {
     const app = await newApp(schema, topic, { pollIntervalMs: POLL_MS });
     await sleep(300); // the first round at bootstrap
 
-    // Every statement this process sends to PostgreSQL goes through pg's Client.query (spied, not replaced).
-    const query = jest.spyOn(Client.prototype, 'query');
+    // Every statement this process sends goes through pg's Client.query, or TypeORM's MysqlQueryRunner.query
+    // (spied, not replaced).
+    const query =
+      dialect === 'postgres'
+        ? jest.spyOn(Client.prototype, 'query')
+        : jest.spyOn(MysqlQueryRunner.prototype, 'query');
     const claim = jest.spyOn(app.get(OutboxStore), 'claim');
     const started = Date.now();
     await sleep(WINDOW_MS);
@@ -105,14 +112,43 @@ describe('Outbox relay latency and idle cost (PostgreSQL + Kafka)', () => {
 
     const claims = claim.mock.calls.length;
     console.log(
-      `[outbox-idle] ${elapsed} ms idle with pollIntervalMs ${POLL_MS}: ${claims} claims, ` +
+      `[outbox-idle ${dialect}] ${elapsed} ms idle with pollIntervalMs ${POLL_MS}: ${claims} claims, ` +
         `${statements.length} statements (${((statements.length * 1000) / elapsed).toFixed(2)} per second)`,
     );
     expect(claims).toBeGreaterThanOrEqual(Math.floor(WINDOW_MS / POLL_MS) - 1);
     expect(claims).toBeLessThanOrEqual(Math.ceil(WINDOW_MS / POLL_MS) + 1);
-    expect(statements).toHaveLength(claims);
-    expect(statements.every((sql) => /^with picked as/.test(sql.trim()))).toBe(true);
+    // PostgreSQL: one statement. MySQL/MariaDB: the claim's READ COMMITTED transaction, which ends after the
+    // first statement when nothing is pending.
+    const perClaim =
+      dialect === 'postgres'
+        ? [/^with picked as/]
+        : [
+            /^SET TRANSACTION ISOLATION LEVEL READ COMMITTED$/,
+            /^START TRANSACTION$/,
+            /^select id,/,
+            /^COMMIT$/,
+          ];
+    expect(statements).toHaveLength(claims * perClaim.length);
+    statements.forEach((sql, i) => expect(sql.trim()).toMatch(perClaim[i % perClaim.length]));
     await closeApp(app);
+  });
+
+  it("publishes a row another instance committed at this relay's safety poll (no NOTIFY)", async () => {
+    const POLL_MS = 1_000;
+    const schema = await newSchema('outbox_poll');
+    const { topic, reader } = await newTopic('orders_poll');
+    // The writer runs no relay, so no after-commit wake-up can reach one: only the other's poll publishes.
+    const writer = await newApp(schema, topic, { enabled: false });
+    const relay = await newApp(schema, topic, { pollIntervalMs: POLL_MS });
+    await measure(writer, reader, 1); // warm-up: the producer connects on first use
+    const latencies = await measure(writer, reader, 5);
+    console.log(
+      `[outbox-poll ${dialect}] commit in an instance without a relay → record on Kafka via another's ` +
+        `${POLL_MS} ms safety poll: p50 ${percentile(latencies, 50)} ms, max ${Math.max(...latencies)} ms`,
+    );
+    expect(Math.max(...latencies)).toBeLessThan(5_000);
+    await closeApp(writer);
+    await closeApp(relay);
   });
 
   /** App A writes without a relay; app B's relay, with a one-minute poll, can only be woken by NOTIFY. */
@@ -141,13 +177,16 @@ describe('Outbox relay latency and idle cost (PostgreSQL + Kafka)', () => {
     await closeApp(relay);
   };
 
-  it('wakes another instance with LISTEN/NOTIFY', async () => {
-    await notifyScenario(await newSchema('outbox_notify'), 'LISTEN/NOTIFY');
+  // NOTIFY is PostgreSQL's (MySQL and MariaDB refuse relay.notify at startup).
+  const pg = postgresOnly(dialect);
+
+  pg('wakes another instance with LISTEN/NOTIFY', async () => {
+    await notifyScenario((await newSchema('outbox_notify')) as TestSchema, 'LISTEN/NOTIFY');
   });
 
-  it('wakes another instance with LISTEN/NOTIFY when the schema name has the maximum length', async () => {
+  pg('wakes another instance with LISTEN/NOTIFY when the schema name has the maximum length', async () => {
     // PostgreSQL names have at most 63 bytes, and the channel name adds 'messaging_outbox_' to the schema's.
-    const schema = await newSchema('outbox_notify_with_a_long_schema_name_of_63_char');
+    const schema = (await newSchema('outbox_notify_with_a_long_schema_name_of_63_char')) as TestSchema;
     expect(schema.name.length).toBeGreaterThan(63 - 'messaging_outbox_'.length);
     expect(schema.name.length).toBeLessThanOrEqual(63);
     await notifyScenario(schema, 'LISTEN/NOTIFY, 63-character schema');

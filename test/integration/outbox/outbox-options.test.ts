@@ -1,17 +1,21 @@
 import { DataSource } from 'typeorm';
 import {
   CreateMessagingTables1764547200000,
+  CreateMysqlMessagingTables1764806400000,
   InvalidMessagingOptionsError,
   MessagingModule,
   MessagingModuleOptions,
   MessagingSchemaMissingError,
-  OutboxRelay,
+  MysqlMessagingMigrations,
   OutboxService,
   TransactionHost,
-} from '@app/messaging';
+  UnsupportedDatabaseError,
+} from 'nest-reliable-messaging';
+import { OutboxRelay } from 'nest-reliable-messaging/testing';
 import { infraEnv } from '../../harness/infra';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
+import { createTestDatabase, TestDatabase } from '../../harness/test-database';
 import { openDataSource, startMessagingModule } from '../support/messaging-module';
 import { orderPlaced } from '../support/orders.fixture';
 import { readOutboxRows } from '../support/outbox-rows';
@@ -20,8 +24,12 @@ import { readOutboxRows } from '../support/outbox-rows';
 describe('MessagingModule options and startup checks', () => {
   let schema: TestSchema;
   let bare: TestSchema;
+  let mariadb: TestDatabase;
+  let mariadbBare: TestDatabase;
   let dataSource: DataSource;
   let bareDataSource: DataSource;
+  let mariadbDataSource: DataSource;
+  let mariadbBareDataSource: DataSource;
 
   const valid: MessagingModuleOptions = {
     serviceName: 'options-test',
@@ -36,13 +44,16 @@ describe('MessagingModule options and startup checks', () => {
     bare = await createTestSchema('outbox_options_bare');
     dataSource = await openDataSource(schema.name);
     bareDataSource = await openDataSource(bare.name, false);
+    mariadb = await createTestDatabase('mariadb', 'outbox_options');
+    mariadbBare = await createTestDatabase('mariadb', 'outbox_options_bare');
+    mariadbDataSource = await openDataSource(mariadb);
+    mariadbBareDataSource = await openDataSource(mariadbBare, false);
   });
 
   afterAll(async () => {
-    await dataSource?.destroy();
-    await bareDataSource?.destroy();
-    await schema?.drop();
-    await bare?.drop();
+    for (const ds of [dataSource, bareDataSource, mariadbDataSource, mariadbBareDataSource])
+      await ds?.destroy();
+    for (const db of [schema, bare, mariadb, mariadbBare]) await db?.drop();
   });
 
   const startupError = async (start: () => Promise<unknown>): Promise<Error> => {
@@ -127,6 +138,63 @@ describe('MessagingModule options and startup checks', () => {
     expect((error as MessagingSchemaMissingError).migration).toBe('CreateMessagingTables1764547200000');
   });
 
+  it('names the MySQL migration and its list on MariaDB where it has not run', async () => {
+    const error = await startupError(() =>
+      startMessagingModule(mariadbBareDataSource, MessagingModule.forRoot(valid)),
+    );
+    expect(error).toBeInstanceOf(MessagingSchemaMissingError);
+    expect(error.message).toContain(CreateMysqlMessagingTables1764806400000.name);
+    expect(error.message).toContain('add MysqlMessagingMigrations');
+  });
+
+  it('refuses a database it does not support at startup, naming its type', async () => {
+    // A real DataSource of a type TypeORM has (CockroachDB, over the installed pg driver), never connected.
+    const cockroach = new DataSource({
+      type: 'cockroachdb',
+      url: infraEnv().databaseUrl,
+      timeTravelQueries: false,
+    });
+    const error = await startupError(() => startMessagingModule(cockroach, MessagingModule.forRoot(valid)));
+    expect(error).toBeInstanceOf(UnsupportedDatabaseError);
+    expect((error as UnsupportedDatabaseError).databaseType).toBe('cockroachdb');
+    expect(error.message).toMatch(/'cockroachdb' DataSource\. Supported: PostgreSQL .*MariaDB/);
+  });
+
+  it('refuses relay.notify on MariaDB (no NOTIFY), saying how the relay wakes instead', async () => {
+    const error = await startupError(() =>
+      startMessagingModule(
+        mariadbDataSource,
+        MessagingModule.forRoot({ ...valid, relay: { enabled: true, notify: true } }),
+      ),
+    );
+    expect(error).toBeInstanceOf(InvalidMessagingOptionsError);
+    expect((error as InvalidMessagingOptionsError).issues).toEqual([
+      { path: 'relay.notify', message: expect.stringMatching(/needs PostgreSQL .*pollIntervalMs/) as string },
+    ]);
+  });
+
+  it("works with TypeORM's 'mysql' type on a MariaDB server too (no RETURNING there)", async () => {
+    const mysql = new DataSource({
+      type: 'mysql',
+      url: mariadb.connection.url,
+      migrations: MysqlMessagingMigrations,
+      migrationsRun: true,
+      poolSize: 2,
+    });
+    await mysql.initialize();
+    const app = await startMessagingModule(mysql, MessagingModule.forRoot(valid));
+    try {
+      const event = orderPlaced(uniqueName('orders_options'));
+      const messageId = await app
+        .get(TransactionHost)
+        .run(() => app.get(OutboxService).add(event, { orderId: 1, customer: 'bob', amount: 2 }));
+      expect((await readOutboxRows(mariadb)).map((r) => r.messageId)).toEqual([messageId]);
+    } finally {
+      await app.close();
+      await mysql.destroy();
+    }
+  });
+
   it('starts with forRootAsync and a factory, and works', async () => {
     const app = await startMessagingModule(
       dataSource,
@@ -139,8 +207,7 @@ describe('MessagingModule options and startup checks', () => {
       const messageId = await app
         .get(TransactionHost)
         .run(() => app.get(OutboxService).add(event, { orderId: 1, customer: 'alice', amount: 1 }));
-      const db = await schema.connect();
-      expect((await readOutboxRows(db)).map((r) => r.messageId)).toEqual([messageId]);
+      expect((await readOutboxRows(schema)).map((r) => r.messageId)).toEqual([messageId]);
       expect(app.get(OutboxRelay).instanceId).toMatch(/^options-async@/);
     } finally {
       await app.close();

@@ -1,107 +1,130 @@
 import { TestingModule } from '@nestjs/testing';
-import { Client } from 'pg';
 import { KafkaBroker } from '../../../tools/infra/kafka-broker';
 import { startPrivateBroker, testKafka } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
-import { createTestSchema, TestSchema } from '../../harness/postgres';
+import { createTestDatabase, TEST_DIALECTS, TestDatabase, TestDialect } from '../../harness/test-database';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
 import { OrdersService, ordersWriter } from '../support/orders.fixture';
-import { readOutboxRows, waitUntil } from '../support/outbox-rows';
+import { OutboxRowState, readOutboxRows, waitUntil } from '../support/outbox-rows';
 import { TopicReader } from '../support/topic-reader';
+
+/** One application per database, each with its outbox and topic, through the same outage. */
+interface Lane {
+  readonly dialect: TestDialect;
+  readonly topic: string;
+  readonly db: TestDatabase;
+  readonly app: TestingModule;
+}
 
 /**
  * The blog post's broker-outage test against the relay: Kafka (a private broker of this suite) goes away,
  * requests keep succeeding, rows wait in the outbox with their failures recorded, and once Kafka is back
- * the relay delivers every message by itself, once.
+ * the relay delivers every message by itself, once. One outage for both databases: an application on
+ * PostgreSQL and one on MariaDB write through it side by side.
  */
-describe('Outbox relay through a Kafka outage (private broker)', () => {
+describe('Outbox relay through a Kafka outage (private broker; PostgreSQL and MariaDB)', () => {
   const N = 20;
-  const topic = uniqueName('orders_outage');
   let broker: KafkaBroker;
-  let schema: TestSchema;
-  let db: Client;
-  let app: TestingModule | undefined;
-  let reader: TopicReader | undefined;
+  const lanes: Lane[] = [];
+  const databases: TestDatabase[] = [];
+  const readers: TopicReader[] = [];
 
   beforeAll(async () => {
     broker = await startPrivateBroker();
-    schema = await createTestSchema('outbox_outage');
-    db = await schema.connect();
     const admin = testKafka(broker.brokers).admin();
     await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
+    for (const dialect of TEST_DIALECTS) {
+      const db = await createTestDatabase(dialect, 'outbox_outage');
+      databases.push(db);
+      const topic = uniqueName(`orders_outage_${dialect}`);
+      await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
+      const app = await createMessagingApp({
+        schema: db,
+        transport: kafkaTransport(broker.brokers),
+        ...ordersWriter(topic),
+        messaging: { relay: { retryInitialDelayMs: 100, retryMaxDelayMs: 1_000 } },
+      });
+      lanes.push({ dialect, topic, db, app });
+    }
     await admin.disconnect();
-    app = await createMessagingApp({
-      schema: schema.name,
-      transport: kafkaTransport(broker.brokers),
-      ...ordersWriter(topic),
-      messaging: { relay: { retryInitialDelayMs: 100, retryMaxDelayMs: 1_000 } },
-    });
   });
 
   afterAll(async () => {
-    await reader?.stop();
-    await app?.close();
+    await Promise.all(readers.map((reader) => reader.stop()));
+    await Promise.all(lanes.map((lane) => lane.app.close()));
     await broker?.destroy();
-    await schema?.drop();
+    await Promise.all(databases.map((db) => db.drop()));
   });
 
   it('keeps every row while the broker is down and publishes each once after it returns', async () => {
-    const orders = app!.get(OrdersService);
     // A warm producer first: the outage then also breaks an established connection, not only new ones.
-    await orders.place('warm-up', 1, 0);
-    await waitUntil('the warm-up row is sent', async () => (await readOutboxRows(db))[0]?.sentAt);
+    for (const { app, db } of lanes) {
+      await app.get(OrdersService).place('warm-up', 1, 0);
+      await waitUntil('the warm-up row is sent', async () => (await readOutboxRows(db))[0]?.sentAt);
+    }
 
     await broker.stop();
-    for (let i = 1; i <= N; i++) await orders.place(`customer-${i % 4}`, i, i);
+    for (let i = 1; i <= N; i++) {
+      for (const { app } of lanes) await app.get(OrdersService).place(`customer-${i % 4}`, i, i);
+    }
 
-    const pending = await waitUntil(
-      'every row written during the outage has failed at least once',
-      async () => {
-        const rows = (await readOutboxRows(db)).slice(1);
-        return rows.length === N && rows.every((r) => r.attempts >= 1 && r.lastError) && rows;
-      },
-      30_000,
-    );
-    expect(pending.every((r) => r.sentAt === null)).toBe(true);
-    expect(pending[0].lastError).toMatch(/^(REJECTED|AMBIGUOUS): /);
-    console.log(
-      `[outbox-outage] errors recorded: ${[...new Set(pending.map((r) => r.lastError))].join(' | ')}`,
-    );
+    for (const { dialect, db } of lanes) {
+      const pending = await waitUntil(
+        `every row written during the outage has failed at least once (${dialect})`,
+        async () => {
+          const rows = (await readOutboxRows(db)).slice(1);
+          return rows.length === N && rows.every((r) => r.attempts >= 1 && r.lastError) && rows;
+        },
+        30_000,
+      );
+      expect(pending.every((r) => r.sentAt === null)).toBe(true);
+      expect(pending[0].lastError).toMatch(/^(REJECTED|AMBIGUOUS): /);
+      console.log(
+        `[outbox-outage ${dialect}] errors recorded: ${[...new Set(pending.map((r) => r.lastError))].join(' | ')}`,
+      );
+    }
 
     const startCalled = Date.now();
     await broker.start();
     const brokerBack = Date.now();
-    const rows = await waitUntil(
-      'every row is sent after the broker returned',
-      async () => {
-        const all = await readOutboxRows(db);
-        return all.every((r) => r.sentAt !== null) && all;
-      },
-      30_000,
-      50,
+    const sent = await Promise.all(
+      lanes.map(async ({ dialect, db }) => {
+        const rows = await waitUntil(
+          `every row is sent after the broker returned (${dialect})`,
+          async () => {
+            const all = await readOutboxRows(db);
+            return all.every((r) => r.sentAt !== null) && all;
+          },
+          30_000,
+          50,
+        );
+        // The broker counts as back when it answers clients; the relay's backoff (≤ 1 s) comes on top.
+        console.log(
+          `[outbox-outage ${dialect}] broker start took ${brokerBack - startCalled} ms; all ${N} pending rows ` +
+            `sent ${Date.now() - brokerBack} ms after the broker answered; publish attempts per row during ` +
+            `the outage: max ${Math.max(...rows.map((r) => r.attempts))}`,
+        );
+        return rows;
+      }),
     );
-    const allSent = Date.now();
-    // The broker counts as back when it answers clients; the relay's backoff (≤ 1 s) comes on top.
-    console.log(
-      `[outbox-outage] broker start took ${brokerBack - startCalled} ms; all ${N} pending rows sent ` +
-        `${allSent - brokerBack} ms after the broker answered (${allSent - startCalled} ms after start); ` +
-        `publish attempts per row during the outage: max ${Math.max(...rows.map((r) => r.attempts))}`,
-    );
-    expect(rows.every((r) => r.lockedBy === null)).toBe(true);
 
-    reader = await new TopicReader(topic, testKafka(broker.brokers)).start();
-    await reader.waitFor(N + 1);
-    const records = await reader.settle(1_000);
-    const ids = records.map((r) => r.headers['msg.id']);
-    expect(ids).toHaveLength(N + 1);
-    expect(new Set(ids).size).toBe(N + 1);
-    expect(new Set(ids)).toEqual(new Set(rows.map((r) => r.messageId)));
-    for (const key of ['customer-0', 'customer-1', 'customer-2', 'customer-3']) {
-      const seqs = records
-        .filter((r) => r.key === key)
-        .map((r) => (JSON.parse(r.value) as { seq: number }).seq);
-      expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    for (const [i, { topic }] of lanes.entries()) {
+      const rows: OutboxRowState[] = sent[i];
+      expect(rows.every((r) => r.lockedBy === null)).toBe(true);
+      const reader = await new TopicReader(topic, testKafka(broker.brokers)).start();
+      readers.push(reader);
+      await reader.waitFor(N + 1);
+      const records = await reader.settle(1_000);
+      const ids = records.map((r) => r.headers['msg.id']);
+      expect(ids).toHaveLength(N + 1);
+      expect(new Set(ids).size).toBe(N + 1);
+      expect(new Set(ids)).toEqual(new Set(rows.map((r) => r.messageId)));
+      for (const key of ['customer-0', 'customer-1', 'customer-2', 'customer-3']) {
+        const seqs = records
+          .filter((r) => r.key === key)
+          .map((r) => (JSON.parse(r.value) as { seq: number }).seq);
+        expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+      }
     }
   });
 });

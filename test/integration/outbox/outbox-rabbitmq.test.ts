@@ -1,7 +1,6 @@
 import { TestingModule } from '@nestjs/testing';
 import * as amqp from 'amqplib';
-import { Client } from 'pg';
-import { OutboxService, TransactionHost } from '@app/messaging';
+import { OutboxService, TransactionHost } from 'nest-reliable-messaging';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { forceCloseRabbitConnections, RabbitFixture } from '../../harness/rabbitmq';
@@ -20,7 +19,6 @@ describe('Outbox relay over RabbitMQ (publisher confirms, mandatory)', () => {
   // Our own service name: RabbitMQ shows it on our connection, so that a test can close just that one.
   const serviceName = uniqueName('outbox_rabbit_relay');
   let schema: TestSchema;
-  let db: Client;
   let connection: amqp.ChannelModel;
   let app: TestingModule;
   const readers: QueueReader[] = [];
@@ -41,7 +39,6 @@ describe('Outbox relay over RabbitMQ (publisher confirms, mandatory)', () => {
 
   beforeAll(async () => {
     schema = await createTestSchema('outbox_rabbit');
-    db = await schema.connect();
     connection = await rabbit.connect();
     app = await createMessagingApp({
       schema: schema.name,
@@ -63,7 +60,7 @@ describe('Outbox relay over RabbitMQ (publisher confirms, mandatory)', () => {
   });
 
   const rowsOf = async (destination: string) =>
-    (await readOutboxRows(db)).filter((r) => r.destination === destination);
+    (await readOutboxRows(schema)).filter((r) => r.destination === destination);
 
   it('delivers a committed message once, with the envelope in headers and AMQP properties', async () => {
     const reader = await routedQueue();
@@ -167,7 +164,7 @@ describe('Outbox relay over RabbitMQ (publisher confirms, mandatory)', () => {
     for (let i = 1; i <= 3; i++) await app.get(OrdersService).place('frank', i, i);
     await routedReader.waitFor(before + 3, 10_000);
     const rows = await waitUntil('every row is sent', async () => {
-      const all = await readOutboxRows(db);
+      const all = await readOutboxRows(schema);
       return all.every((r) => r.sentAt !== null) && all;
     });
     console.log(

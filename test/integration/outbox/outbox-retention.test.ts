@@ -1,9 +1,7 @@
 import { TestingModule } from '@nestjs/testing';
-import { Client } from 'pg';
-import { OutboxRetention } from '@app/messaging';
-import { OutboxStore } from '@app/messaging/outbox/outbox-store';
+import { OutboxRetention, OutboxStore } from 'nest-reliable-messaging/testing';
 import { uniqueName } from '../../harness/names';
-import { createTestSchema, TestSchema } from '../../harness/postgres';
+import { createTestDatabase, EACH_DATABASE, TestDatabase, TestDialect } from '../../harness/test-database';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
 import { readOutboxRows } from '../support/outbox-rows';
 
@@ -11,23 +9,22 @@ import { readOutboxRows } from '../support/outbox-rows';
  * Retention deletes sent rows once they are older than `retention.sentRetentionMs`, a small batch per
  * statement, in one instance at a time; it never touches pending rows or recently sent ones.
  */
-describe('Outbox retention (PostgreSQL)', () => {
+describe.each(EACH_DATABASE)('Outbox retention (%s)', (_, dialect) => {
   const RETENTION_MS = 60 * 60_000;
   const BATCH = 4;
   const destination = uniqueName('orders_retention');
-  let schema: TestSchema;
-  let db: Client;
+  const sql = retentionSql(dialect);
+  let db: TestDatabase;
   const apps: TestingModule[] = [];
 
   beforeAll(async () => {
-    schema = await createTestSchema('outbox_retention');
-    db = await schema.connect();
+    db = await createTestDatabase(dialect, 'outbox_retention');
     // Two instances on one table. No relay: the rows' states are set by the test. The interval is a day
     // away, so only the test's purge() calls delete.
     for (let i = 0; i < 2; i++) {
       apps.push(
         await createMessagingApp({
-          schema: schema.name,
+          schema: db,
           transport: kafkaTransport(),
           messaging: {
             serviceName: `retention-${i}`,
@@ -41,18 +38,12 @@ describe('Outbox retention (PostgreSQL)', () => {
 
   afterAll(async () => {
     for (const app of apps.splice(0)) await app.close();
-    await schema.drop();
+    await db.drop();
   });
 
   /** Inserts `count` rows of `key`; `sentAgoMs` undefined leaves them pending. */
   const insertRows = async (key: string, count: number, sentAgoMs?: number) => {
-    await db.query(
-      `insert into messaging_outbox (message_id, destination, type, key, payload, occurred_at, sent_at)
-       select gen_random_uuid(), $1, 'OrderPlaced', $2, '{}'::jsonb, now(),
-              case when $3::bigint is null then null else now() - $3::bigint * interval '1 millisecond' end
-       from generate_series(1, $4::int)`,
-      [destination, key, sentAgoMs ?? null, count],
-    );
+    await db.query(sql.insertRows, [destination, key, sentAgoMs ?? null, count]);
   };
   const keysLeft = async () => {
     const counts: Record<string, number> = {};
@@ -64,9 +55,7 @@ describe('Outbox retention (PostgreSQL)', () => {
     await insertRows('old', 10, 2 * RETENTION_MS);
     await insertRows('pending', 3);
     await insertRows('old-but-pending', 2); // created long ago but never sent: must stay
-    await db.query(
-      `update messaging_outbox set created_at = now() - interval '3 days' where key = 'old-but-pending'`,
-    );
+    await db.query(sql.ageThreeDays, ['old-but-pending']);
     await insertRows('recent', 5, RETENTION_MS / 2);
 
     const store = apps[0].get(OutboxStore);
@@ -91,18 +80,14 @@ describe('Outbox retention (PostgreSQL)', () => {
     await insertRows('old', 6, 2 * RETENTION_MS);
     const store = apps[0].get(OutboxStore);
     // Hold the retention lock as another instance's purge would, from a session of our own.
-    const holder = await schema.connect();
-    await holder.query('begin');
-    await holder.query('select pg_advisory_xact_lock(hashtext($1))', [
-      `messaging-outbox-retention:${store.tables.outbox}`,
-    ]);
+    await sql.holdLock(db, store.tables.outbox);
 
     const started = Date.now();
     expect(await apps[0].get(OutboxRetention).purge()).toBe(0);
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(await keysLeft()).toEqual({ old: 6 });
 
-    await holder.query('commit');
+    await sql.releaseLock(db, store.tables.outbox);
     expect(await apps[0].get(OutboxRetention).purge()).toBe(6);
     expect(await keysLeft()).toEqual({});
   });
@@ -114,9 +99,40 @@ describe('Outbox retention (PostgreSQL)', () => {
     // Whoever loses the lock stops at once; whoever holds it goes on (at most 100 batches a round).
     const rest = await Promise.all(apps.map((app) => app.get(OutboxRetention).purge()));
     console.log(
-      `[outbox-retention] concurrent purges deleted ${deleted.join(' + ')}, then ${rest.join(' + ')}`,
+      `[outbox-retention ${dialect}] concurrent purges deleted ${deleted.join(' + ')}, then ${rest.join(' + ')}`,
     );
     expect([...deleted, ...rest].reduce((a, b) => a + b, 0)).toBe(100);
     expect(await keysLeft()).toEqual({ recent: 3 });
   });
 });
+
+/** The fixture's SQL per dialect, and how another instance's purge holds the retention lock. */
+function retentionSql(dialect: TestDialect) {
+  if (dialect === 'postgres') {
+    return {
+      insertRows: `insert into messaging_outbox (message_id, destination, type, key, payload, occurred_at, sent_at)
+        select gen_random_uuid(), $1, 'OrderPlaced', $2, '{}'::jsonb, now(),
+               case when $3::bigint is null then null else now() - $3::bigint * interval '1 millisecond' end
+        from generate_series(1, $4::int)`,
+      ageThreeDays: `update messaging_outbox set created_at = now() - interval '3 days' where key = $1`,
+      holdLock: (db: TestDatabase, table: string) =>
+        db.query('select pg_advisory_lock(hashtext($1))', [`messaging-outbox-retention:${table}`]),
+      releaseLock: (db: TestDatabase, table: string) =>
+        db.query('select pg_advisory_unlock(hashtext($1))', [`messaging-outbox-retention:${table}`]),
+    };
+  }
+  // The purge's named lock is per database (the store derives its name from it, as here).
+  const lockName = "concat('messaging-outbox-purge:', left(sha2(database(), 256), 32))";
+  return {
+    insertRows: `insert into messaging_outbox
+        (message_id, destination, type, \`key\`, headers, payload, occurred_at, created_at, available_at, sent_at)
+      with recursive s (i) as (select 1 union all select i + 1 from s where i < $4)
+      select uuid(), $1, 'OrderPlaced', $2, '{}', '{}', utc_timestamp(6), utc_timestamp(6), utc_timestamp(6),
+             utc_timestamp(6) - interval $3 * 1000 microsecond
+      from s`,
+    ageThreeDays:
+      'update messaging_outbox set created_at = utc_timestamp(6) - interval 3 day where `key` = $1',
+    holdLock: (db: TestDatabase) => db.query(`select get_lock(${lockName}, 0)`),
+    releaseLock: (db: TestDatabase) => db.query(`select release_lock(${lockName})`),
+  };
+}

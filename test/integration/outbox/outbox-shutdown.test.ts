@@ -1,7 +1,11 @@
 import { TestingModule } from '@nestjs/testing';
-import { Client } from 'pg';
-import { MESSAGING_TRANSPORT, MessageTransport, OutboxRelay, TransactionHost } from '@app/messaging';
-import { OutboxStore } from '@app/messaging/outbox/outbox-store';
+import {
+  MESSAGING_TRANSPORT,
+  MessageTransport,
+  OutboxRelay,
+  OutboxStore,
+} from 'nest-reliable-messaging/testing';
+import { TransactionHost } from 'nest-reliable-messaging';
 import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
@@ -15,7 +19,6 @@ describe('Outbox relay shutdown (PostgreSQL + Kafka)', () => {
   const topic = uniqueName('orders_shutdown');
   const topics = new KafkaTopics();
   let schema: TestSchema;
-  let db: Client;
   let reader: TopicReader;
   const apps: TestingModule[] = [];
 
@@ -38,11 +41,10 @@ describe('Outbox relay shutdown (PostgreSQL + Kafka)', () => {
     app.get(TransactionHost).run(async () => {
       for (let seq = 0; seq < count; seq++) await app.get(OrdersService).place(customer, seq, seq);
     });
-  const rowsOf = async (key: string) => (await readOutboxRows(db)).filter((r) => r.key === key);
+  const rowsOf = async (key: string) => (await readOutboxRows(schema)).filter((r) => r.key === key);
 
   beforeAll(async () => {
     schema = await createTestSchema('outbox_shutdown');
-    db = await schema.connect();
     await topics.create(topic);
     reader = await new TopicReader(topic).start();
   });

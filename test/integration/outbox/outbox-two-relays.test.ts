@@ -1,10 +1,9 @@
 import { TestingModule } from '@nestjs/testing';
-import { Client } from 'pg';
-import { OutboxRelay, TransactionHost } from '@app/messaging';
-import { OutboxStore } from '@app/messaging/outbox/outbox-store';
+import { OutboxRelay, OutboxStore } from 'nest-reliable-messaging/testing';
+import { TransactionHost } from 'nest-reliable-messaging';
 import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
-import { createTestSchema, TestSchema } from '../../harness/postgres';
+import { createTestDatabase, EACH_DATABASE, TestDatabase } from '../../harness/test-database';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
 import { OrdersService, ordersWriter } from '../support/orders.fixture';
 import { readOutboxRows, waitUntil } from '../support/outbox-rows';
@@ -14,26 +13,24 @@ import { TopicReader } from '../support/topic-reader';
  * Two service instances share one outbox table: each claims with FOR UPDATE SKIP LOCKED and a lease, so
  * every row is published once, by one of them, and a key's messages keep their order across instances.
  */
-describe('Outbox with two relay instances on one table (PostgreSQL + Kafka)', () => {
+describe.each(EACH_DATABASE)('Outbox with two relay instances on one table (%s + Kafka)', (_, dialect) => {
   const CUSTOMERS = 10;
   const PER_CUSTOMER = 40;
   const TOTAL = CUSTOMERS * PER_CUSTOMER;
   const topic = uniqueName('orders_two_relays');
   const topics = new KafkaTopics();
-  let schema: TestSchema;
-  let db: Client;
+  let schema: TestDatabase;
   let reader: TopicReader;
   const apps: TestingModule[] = [];
 
   beforeAll(async () => {
-    schema = await createTestSchema('outbox_two_relays');
-    db = await schema.connect();
+    schema = await createTestDatabase(dialect, 'outbox_two_relays');
     await topics.create(topic, 3);
     // One after the other: both run the migration and synchronize the orders table.
     for (let i = 0; i < 2; i++) {
       apps.push(
         await createMessagingApp({
-          schema: schema.name,
+          schema,
           transport: kafkaTransport(),
           ...ordersWriter(topic),
           // A slow safety poll: only the relays' own wake-ups can explain a quick finish.
@@ -84,7 +81,7 @@ describe('Outbox with two relay instances on one table (PostgreSQL + Kafka)', ()
     const rows = await waitUntil(
       'every row is sent, well before the safety poll',
       async () => {
-        const all = await readOutboxRows(db);
+        const all = await readOutboxRows(schema);
         return all.length === TOTAL && all.every((r) => r.sentAt !== null) && all;
       },
       10_000,
@@ -114,7 +111,7 @@ describe('Outbox with two relay instances on one table (PostgreSQL + Kafka)', ()
     expect(published[0]).toBeGreaterThan(0);
     expect(published[1]).toBeGreaterThan(0);
     console.log(
-      `[outbox-two-relays] ${TOTAL} rows written in ${written - started} ms, all sent ${sent - written} ms ` +
+      `[outbox-two-relays ${dialect}] ${TOTAL} rows written in ${written - started} ms, all sent ${sent - written} ms ` +
         `after the last commit; instance 0 published ${published[0]}, instance 1 published ${published[1]}`,
     );
   });
@@ -123,7 +120,7 @@ describe('Outbox with two relay instances on one table (PostgreSQL + Kafka)', ()
     const before = reader.records.length;
     // A third instance without a relay writes, and holds a lease on key X's first rows as if stalled.
     const writer = await createMessagingApp({
-      schema: schema.name,
+      schema,
       transport: kafkaTransport(),
       ...ordersWriter(topic),
       messaging: { serviceName: 'orders-writer', relay: { enabled: false } },
@@ -147,14 +144,14 @@ describe('Outbox with two relay instances on one table (PostgreSQL + Kafka)', ()
     const rows = await waitUntil(
       "every row of key Y is sent, and key X's rows wait behind the stalled lease",
       async () => {
-        const mine = (await readOutboxRows(db)).filter((r) => r.key === 'key-x' || r.key === 'key-y');
+        const mine = (await readOutboxRows(schema)).filter((r) => r.key === 'key-x' || r.key === 'key-y');
         const y = mine.filter((r) => r.key === 'key-y');
         return y.length === 30 && y.every((r) => r.sentAt !== null) && mine;
       },
       10_000,
     );
     console.log(
-      `[outbox-two-relays] 30 rows behind a blocked key sent ${Date.now() - woken} ms after one wake-up`,
+      `[outbox-two-relays ${dialect}] 30 rows behind a blocked key sent ${Date.now() - woken} ms after one wake-up`,
     );
     expect(rows.filter((r) => r.key === 'key-x').every((r) => r.sentAt === null)).toBe(true);
 
@@ -162,7 +159,7 @@ describe('Outbox with two relay instances on one table (PostgreSQL + Kafka)', ()
     await writer.get(OutboxStore).release('stalled-instance');
     apps[1].get(OutboxRelay).wake();
     await waitUntil('every row of key X is sent', async () =>
-      (await readOutboxRows(db)).every((r) => r.sentAt !== null),
+      (await readOutboxRows(schema)).every((r) => r.sentAt !== null),
     );
     await reader.waitFor(before + 40);
     const x = (await reader.settle(1_000))
@@ -173,32 +170,43 @@ describe('Outbox with two relay instances on one table (PostgreSQL + Kafka)', ()
 
   it('claims from a backlog quickly, also before the table has statistics', async () => {
     // A fresh table, as after a deployment: the planner knows nothing about it yet.
-    const fresh = await createTestSchema('outbox_claim_backlog');
+    const fresh = await createTestDatabase(dialect, 'outbox_claim_backlog');
     const app = await createMessagingApp({
-      schema: fresh.name,
+      schema: fresh,
       transport: kafkaTransport(),
       messaging: { relay: { enabled: false } },
     });
     try {
-      const client = await fresh.connect();
-      await client.query(
-        `insert into messaging_outbox (message_id, destination, type, key, payload, occurred_at)
-         select gen_random_uuid(), $1, 'OrderPlaced', 'customer-' || (i % 10), '{}'::jsonb, now()
-         from generate_series(1, 600) i`,
-        [topic],
-      );
-      const [{ analyzed }] = (
-        await client.query<{ analyzed: boolean }>(
+      let analyzed = 'n/a';
+      if (dialect === 'postgres') {
+        await fresh.query(
+          `insert into messaging_outbox (message_id, destination, type, key, payload, occurred_at)
+           select gen_random_uuid(), $1, 'OrderPlaced', 'customer-' || (i % 10), '{}'::jsonb, now()
+           from generate_series(1, 600) i`,
+          [topic],
+        );
+        const [row] = await fresh.query<{ analyzed: boolean }>(
           `select coalesce(last_analyze, last_autoanalyze) is not null as analyzed
            from pg_stat_user_tables where schemaname = $1 and relname = 'messaging_outbox'`,
           [fresh.name],
-        )
-      ).rows;
+        );
+        analyzed = String(row.analyzed);
+      } else {
+        await fresh.query(
+          `insert into messaging_outbox
+             (message_id, destination, type, \`key\`, headers, payload, occurred_at, created_at, available_at)
+           with recursive s (i) as (select 1 union all select i + 1 from s where i < 600)
+           select uuid(), $1, 'OrderPlaced', concat('customer-', i % 10), '{}', '{}',
+                  utc_timestamp(6), utc_timestamp(6), utc_timestamp(6)
+           from s`,
+          [topic],
+        );
+      }
       const started = Date.now();
       const claimed = await app.get(OutboxStore).claim(50, 'probe', 30_000);
       const elapsed = Date.now() - started;
       console.log(
-        `[outbox-two-relays] claim of 50 from 600 pending rows (analyzed: ${analyzed}): ${elapsed} ms`,
+        `[outbox-two-relays ${dialect}] claim of 50 from 600 pending rows (analyzed: ${analyzed}): ${elapsed} ms`,
       );
       expect(claimed.map((r) => r.id)).toEqual(Array.from({ length: 50 }, (_, i) => String(i + 1)));
       // Checking each picked row against every earlier one took about 25 s here (quadratic nested loops).

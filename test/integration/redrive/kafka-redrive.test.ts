@@ -1,12 +1,12 @@
 import { TestingModule } from '@nestjs/testing';
 import { Admin } from 'kafkajs';
-import { MessagingMetrics } from '@app/messaging';
+import { MessagingMetrics } from 'nest-reliable-messaging';
 import {
   RedriveBatchTooLargeError,
   RedriveHeaders,
   RedrivePlan,
   RedriveService,
-} from '@app/messaging/dead-letter/redrive';
+} from 'nest-reliable-messaging/redrive';
 import { eventually } from '../../harness/eventually';
 import { KafkaTopics, testKafka } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';

@@ -1,14 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { TestingModule } from '@nestjs/testing';
 import { Admin, Kafka, logLevel } from 'kafkajs';
-import { applyTopology } from '@app/messaging';
-import { CliIo } from '@app/messaging/cli/cli-io';
-import { runMessagingCli } from '@app/messaging/cli/messaging-cli';
 import {
   AdminCredentialRefusedError,
+  applyTopology,
   InsecureAdminConnectionError,
   KafkaRedriveBroker,
-} from '@app/messaging/dead-letter/redrive';
+} from 'nest-reliable-messaging/redrive';
+import { CliIo, runMessagingCli } from 'nest-reliable-messaging/testing';
 import { KafkaBroker } from '../../../tools/infra/kafka-broker';
 import { eventually } from '../../harness/eventually';
 import { startPrivateBroker } from '../../harness/kafka';

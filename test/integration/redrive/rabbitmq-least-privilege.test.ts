@@ -1,11 +1,11 @@
 import { TestingModule } from '@nestjs/testing';
 import * as amqp from 'amqplib';
-import { applyTopology } from '@app/messaging';
+import { applyTopology } from 'nest-reliable-messaging/redrive';
 import {
   AdminCredentialRefusedError,
   MissingAdminCredentialError,
   RedriveService,
-} from '@app/messaging/dead-letter/redrive';
+} from 'nest-reliable-messaging/redrive';
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';

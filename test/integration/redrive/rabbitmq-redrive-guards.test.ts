@@ -1,6 +1,6 @@
 import * as amqp from 'amqplib';
-import { FailureCategory, MessagingMetrics } from '@app/messaging';
-import { deadLetterCopy, failureHeaders } from '@app/messaging/dead-letter/failure-copy';
+import { FailureCategory, MessagingMetrics } from 'nest-reliable-messaging';
+import { deadLetterCopy, failureHeaders } from 'nest-reliable-messaging/testing';
 import {
   ApprovalExpiredError,
   ApprovalRequiredError,
@@ -11,8 +11,8 @@ import {
   RedrivePlanStaleError,
   RedriveService,
   SameSourceAndTargetError,
-} from '@app/messaging/dead-letter/redrive';
-import { sealPlan } from '@app/messaging/dead-letter/redrive/redrive-plan';
+} from 'nest-reliable-messaging/redrive';
+import { sealPlan } from 'nest-reliable-messaging/testing';
 import { uniqueName } from '../../harness/names';
 import { drainQueue } from '../support/rabbit-wire';
 import {

@@ -5,7 +5,7 @@ import {
   RedrivePlanStaleError,
   RedriveInProgressError,
   RedriveResult,
-} from '@app/messaging/dead-letter/redrive';
+} from 'nest-reliable-messaging/redrive';
 import { infraEnv } from '../../harness/infra';
 import { KafkaTopics, testKafka } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';

@@ -5,7 +5,7 @@ import {
   NotADeadLetterSourceError,
   RedriveHeaders,
   RedriveTargetRefusedError,
-} from '@app/messaging/dead-letter/redrive';
+} from 'nest-reliable-messaging/redrive';
 import { eventually } from '../../harness/eventually';
 import { infraEnv } from '../../harness/infra';
 import { KafkaTopics, testKafka } from '../../harness/kafka';

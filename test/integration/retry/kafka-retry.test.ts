@@ -4,9 +4,10 @@ import {
   RetryMode,
   RetryOrdering,
   RetryPolicyOptions,
-} from '@app/messaging';
+} from 'nest-reliable-messaging';
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
+import { EACH_DATABASE, postgresOnly } from '../../harness/test-database';
 import { committedTotal } from '../support/kafka-wire';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
@@ -17,8 +18,14 @@ import { useKafkaSuite } from '../support/suite-resources';
 
 const FAST = { initialDelayMs: 100, multiplier: 2, maxDelayMs: 400 };
 
-describe('Retry policies on Kafka', () => {
-  const suite = useKafkaSuite('kafka_retry');
+/**
+ * On each database: a retry rolls back the failed attempt's writes with its inbox record, so the message
+ * applies once; exhausted, it is dead-lettered.
+ */
+describe.each(EACH_DATABASE)('Retry policies on Kafka (%s)', (_, dialect) => {
+  const suite = useKafkaSuite('kafka_retry', dialect);
+  // `test`: on every database. `it`: on PostgreSQL only, for what touches nothing database-specific (CI time).
+  const it = postgresOnly(dialect);
   const { kafka, topics, raw, apps } = suite;
 
   async function start(prefix: string, policy: RetryPolicyOptions | undefined, probe = new ConsumerProbe()) {
@@ -26,7 +33,7 @@ describe('Retry policies on Kafka', () => {
     const group = uniqueName(`${prefix}_g`);
     topics.track(`${topic}.${group}.dlq`, ...[100, 200, 400].map((t) => `${topic}.${group}.retry.${t}ms`));
     const app = await createMessagingApp({
-      schema: suite.schema.name,
+      schema: suite.schema,
       transport: kafkaTransport(),
       entities: [HandledOrder],
       providers: [
@@ -46,7 +53,7 @@ describe('Retry policies on Kafka', () => {
     );
   const five = (topic: string) => [1, 2, 3, 4, 5].map((seq) => orderMessage(topic, { customer: 'k', seq }));
 
-  it('PAUSE_PARTITION: retries in place, applies once at attempt k+1, later messages wait (order kept)', async () => {
+  test('PAUSE_PARTITION: retries in place, applies once at attempt k+1, later messages wait (order kept)', async () => {
     const probe = new ConsumerProbe();
     probe.failUntilAttempt.set(1, 3);
     const { topic, group } = await start(
@@ -103,7 +110,7 @@ describe('Retry policies on Kafka', () => {
     expect((await handled(group)).map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
   });
 
-  it('INLINE (with ALLOW_REORDER; PRESERVE would pause first): retries within the delivery', async () => {
+  test('INLINE (with ALLOW_REORDER; PRESERVE would pause first): retries within the delivery', async () => {
     const probe = new ConsumerProbe();
     probe.failUntilAttempt.set(2, 3);
     const policy = {
@@ -127,7 +134,7 @@ describe('Retry policies on Kafka', () => {
     expect(text).toMatch(/messaging_consumer_retries_total\{[^}]*mode="inline"[^}]*\} 2/);
   });
 
-  it.each([
+  test.each([
     ['PAUSE_PARTITION', RetryMode.PAUSE_PARTITION, RetryOrdering.PRESERVE],
     ['RETRY_DESTINATION', RetryMode.RETRY_DESTINATION, RetryOrdering.ALLOW_REORDER],
     ['INLINE', RetryMode.INLINE, RetryOrdering.ALLOW_REORDER],

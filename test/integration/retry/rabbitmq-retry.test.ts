@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { MessagingConfigurationError, RetryMode, RetryPolicyOptions } from '@app/messaging';
+import { MessagingConfigurationError, RetryMode, RetryPolicyOptions } from 'nest-reliable-messaging';
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
+import { EACH_DATABASE, postgresOnly } from '../../harness/test-database';
 import { createMessagingApp, rabbitTransport } from '../support/messaging-app';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
 import { orderPlaced } from '../support/orders.fixture';
@@ -13,8 +14,14 @@ import { useRabbitSuite } from '../support/suite-resources';
 const run = promisify(execFile);
 const FAST = { initialDelayMs: 200, multiplier: 2, maxDelayMs: 800 };
 
-describe('Retry policies on RabbitMQ', () => {
-  const suite = useRabbitSuite('rabbit_retry');
+/**
+ * On each database: a retry rolls back the failed attempt's writes with its inbox record, so the message
+ * applies once; exhausted, it is dead-lettered.
+ */
+describe.each(EACH_DATABASE)('Retry policies on RabbitMQ (%s)', (_, dialect) => {
+  const suite = useRabbitSuite('rabbit_retry', dialect);
+  // `test`: on every database. `it`: on PostgreSQL only, for what touches nothing database-specific (CI time).
+  const it = postgresOnly(dialect);
   const { rabbit, apps } = suite;
 
   async function start(prefix: string, policy: RetryPolicyOptions | undefined, probe = new ConsumerProbe()) {
@@ -29,7 +36,7 @@ describe('Retry policies on RabbitMQ', () => {
       ],
     });
     const app = await createMessagingApp({
-      schema: suite.schema.name,
+      schema: suite.schema,
       transport: rabbitTransport(),
       entities: [HandledOrder],
       providers: [
@@ -58,7 +65,7 @@ describe('Retry policies on RabbitMQ', () => {
   const three = (destination: string) =>
     [1, 2, 3].map((seq) => orderMessage(destination, { customer: 'k', seq }));
 
-  it('BROKER_DELAYED: retries through one TTL queue per delay tier, applies once at attempt k+1', async () => {
+  test('BROKER_DELAYED: retries through one TTL queue per delay tier, applies once at attempt k+1', async () => {
     const probe = new ConsumerProbe();
     probe.failUntilAttempt.set(1, 3);
     const { destination, group } = await start(
@@ -97,7 +104,7 @@ describe('Retry policies on RabbitMQ', () => {
     );
   });
 
-  it.each([RetryMode.BROKER_DELAYED, RetryMode.INLINE])(
+  test.each([RetryMode.BROKER_DELAYED, RetryMode.INLINE])(
     '%s: dead-letters after maxAttempts with the failure headers; the source is acked after the DLQ confirm',
     async (mode) => {
       const probe = new ConsumerProbe();

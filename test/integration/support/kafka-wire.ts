@@ -1,5 +1,5 @@
 import { Kafka, Producer } from 'kafkajs';
-import { WireMessage } from '@app/messaging';
+import { WireMessage } from 'nest-reliable-messaging/testing';
 
 /** Writes wire messages straight onto Kafka, as any producer could (good ones, duplicates, garbage). */
 export class RawKafkaProducer {

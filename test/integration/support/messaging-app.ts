@@ -1,19 +1,23 @@
 import { ModuleMetadata, Provider, Type } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSourceOptions } from 'typeorm';
 import {
   MessagingMigrations,
   MessagingModule,
   MessagingModuleOptions,
+  MysqlMessagingMigrations,
   TransportOptions,
-} from '@app/messaging';
+} from 'nest-reliable-messaging';
 import { LOCAL_KEY_SECRET } from '../../../tools/infra/local-secrets';
 import { infraEnv } from '../../harness/infra';
+import { TestDatabase } from '../../harness/test-database';
 import { closeFailedApp } from './close-failed-app';
 
-/** A Nest application context with TypeORM in the suite's schema and the messaging module. */
+/** A Nest application context with TypeORM in the suite's schema (or database) and the messaging module. */
 export interface MessagingAppOptions {
-  schema: string;
+  /** A PostgreSQL schema on the shared server, by name, or the suite's schema or database. */
+  schema: string | TestDatabase;
   transport: TransportOptions;
   entities?: Type[];
   providers?: Provider[];
@@ -28,15 +32,11 @@ export async function createMessagingApp(options: MessagingAppOptions): Promise<
   const moduleRef = await Test.createTestingModule({
     imports: [
       TypeOrmModule.forRoot({
-        type: 'postgres',
-        url: infraEnv().databaseUrl,
-        schema: options.schema,
+        ...testConnectionOptions(options.schema, 10, options.migrate !== false),
         entities,
-        migrations: options.migrate === false ? [] : MessagingMigrations,
         migrationsRun: options.migrate !== false,
         synchronize: entities.length > 0,
         logging: false,
-        extra: { max: 10 },
       }),
       TypeOrmModule.forFeature(entities),
       MessagingModule.forRoot({
@@ -58,6 +58,25 @@ export async function createMessagingApp(options: MessagingAppOptions): Promise<
     throw error;
   }
   return moduleRef;
+}
+
+/**
+ * TypeORM's connection to a test schema or database, with a pool of `poolSize` and, with `migrate`, the
+ * library's migrations for its dialect.
+ */
+export function testConnectionOptions(
+  schema: string | TestDatabase,
+  poolSize: number,
+  migrate: boolean,
+): DataSourceOptions {
+  const connection =
+    typeof schema === 'string'
+      ? ({ type: 'postgres', url: infraEnv().databaseUrl, schema } as const)
+      : schema.connection;
+  if (connection.type === 'postgres') {
+    return { ...connection, migrations: migrate ? MessagingMigrations : [], extra: { max: poolSize } };
+  }
+  return { ...connection, migrations: migrate ? MysqlMessagingMigrations : [], poolSize };
 }
 
 export function kafkaTransport(brokers: string[] = infraEnv().kafkaBrokers): TransportOptions {

@@ -2,26 +2,19 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { MessagingMigrations } from '@app/messaging';
-import { infraEnv } from '../../harness/infra';
+import { TestDatabase } from '../../harness/test-database';
 import { closeFailedApp } from './close-failed-app';
+import { testConnectionOptions } from './messaging-app';
 
 @Module({})
 class ExternalDataSourceModule {}
 
 /**
- * A TypeORM DataSource the test owns (in the suite's schema), so that an application that fails to start
- * leaves no connection pool behind: the test destroys it itself.
+ * A TypeORM DataSource the test owns (in the suite's schema or database), so that an application that fails
+ * to start leaves no connection pool behind: the test destroys it itself.
  */
-export async function openDataSource(schema: string, migrate = true): Promise<DataSource> {
-  const dataSource = new DataSource({
-    type: 'postgres',
-    url: infraEnv().databaseUrl,
-    schema,
-    migrations: migrate ? MessagingMigrations : [],
-    logging: false,
-    extra: { max: 4 },
-  });
+export async function openDataSource(schema: string | TestDatabase, migrate = true): Promise<DataSource> {
+  const dataSource = new DataSource({ ...testConnectionOptions(schema, 4, migrate), logging: false });
   await dataSource.initialize();
   if (migrate) await dataSource.runMigrations();
   return dataSource;

@@ -1,7 +1,7 @@
 import { Injectable, Type } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Column, Entity, PrimaryGeneratedColumn, Repository } from 'typeorm';
-import { IdempotentHandler, MessageContext, RetryPolicy, RetryPolicyOptions } from '@app/messaging';
+import { IdempotentHandler, MessageContext, RetryPolicy, RetryPolicyOptions } from 'nest-reliable-messaging';
 import { OrderPlacedEvent, orderPlacedSchema } from './orders.fixture';
 import { z } from 'zod';
 

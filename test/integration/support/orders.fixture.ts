@@ -2,7 +2,7 @@ import { Injectable, Provider, Type } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Column, Entity, PrimaryGeneratedColumn, Repository } from 'typeorm';
 import { z } from 'zod';
-import { defineEvent, EventDefinition, Outbox, OutboxService } from '@app/messaging';
+import { defineEvent, EventDefinition, Outbox, OutboxService } from 'nest-reliable-messaging';
 
 /** A business table for the outbox suites. */
 @Entity({ name: 'orders' })

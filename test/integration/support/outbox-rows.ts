@@ -1,4 +1,4 @@
-import { Client } from 'pg';
+import { TestDatabase } from '../../harness/test-database';
 
 /** An outbox row as the outbox suites inspect it (read with SQL, independently of the library). */
 export interface OutboxRowState {
@@ -15,7 +15,7 @@ export interface OutboxRowState {
 }
 
 interface RawRow {
-  id: string;
+  id: string | number;
   message_id: string;
   destination: string;
   key: string;
@@ -27,15 +27,15 @@ interface RawRow {
   created_at: Date;
 }
 
-/** Every outbox row of the client's schema (its search_path), in id order. */
-export async function readOutboxRows(client: Client): Promise<OutboxRowState[]> {
-  const { rows } = await client.query<RawRow>(
-    `select id::text as id, message_id, destination, key, attempts, last_error, locked_by, locked_until,
+/** Every outbox row of the suite's schema or database, in id order. */
+export async function readOutboxRows(db: TestDatabase): Promise<OutboxRowState[]> {
+  const rows = await db.query<RawRow>(
+    `select id, message_id, destination, ${db.quote('key')}, attempts, last_error, locked_by, locked_until,
             sent_at, created_at
      from messaging_outbox order by id`,
   );
   return rows.map((r) => ({
-    id: r.id,
+    id: String(r.id),
     messageId: r.message_id,
     destination: r.destination,
     key: r.key,

@@ -1,5 +1,5 @@
 import * as amqp from 'amqplib';
-import { WireMessage } from '@app/messaging';
+import { WireMessage } from 'nest-reliable-messaging/testing';
 
 /** Writes wire messages straight onto a RabbitMQ exchange with confirms, as any producer could. */
 export async function publishRaw(connection: amqp.ChannelModel, messages: WireMessage[]): Promise<void> {

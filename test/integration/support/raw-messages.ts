@@ -1,4 +1,5 @@
-import { encodeEnvelope, newMessageId, WireMessage } from '@app/messaging';
+import { encodeEnvelope, WireMessage } from 'nest-reliable-messaging/testing';
+import { newMessageId } from 'nest-reliable-messaging';
 
 /** A well-formed message for an order, as the library's relay would put it on the wire. */
 export function orderMessage(

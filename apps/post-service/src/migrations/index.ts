@@ -1,4 +1,9 @@
+import { ServiceMigrations } from '@app/service-kit';
+import { CreateMysqlPosts1764806400000 } from './create-mysql-posts.migration';
 import { CreatePosts1764633600000 } from './create-posts.migration';
 
-/** post-service's own migrations; the app runs them with the messaging library's at startup. */
-export const PostServiceMigrations = [CreatePosts1764633600000];
+/** post-service's own migrations, per database; the app runs them with the messaging library's at startup. */
+export const PostServiceMigrations: ServiceMigrations = {
+  postgres: [CreatePosts1764633600000],
+  mysql: [CreateMysqlPosts1764806400000],
+};

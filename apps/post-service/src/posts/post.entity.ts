@@ -16,6 +16,6 @@ export class Post {
   @Column({ type: 'text' })
   content!: string;
 
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  @CreateDateColumn({ name: 'created_at' })
   createdAt!: Date;
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { newMessageId, Outbox, OutboxService } from '@app/messaging';
+import { newMessageId, Outbox, OutboxService } from 'nest-reliable-messaging';
 import { PostCreated } from '@app/contracts';
 import { CreatePostDto } from './dto/create-post.dto';
 import { Post } from './post.entity';

@@ -28,10 +28,10 @@ export class Notification {
   eventId!: string;
 
   /** When the post was written: the event's occurrence, recorded in post-service's transaction. */
-  @Column({ name: 'occurred_at', type: 'timestamptz' })
+  @Column({ name: 'occurred_at' })
   occurredAt!: Date;
 
   /** When the subscriber was notified. `notifiedAt - occurredAt` is the commit-to-notification latency. */
-  @Column({ name: 'notified_at', type: 'timestamptz' })
+  @Column({ name: 'notified_at' })
   notifiedAt!: Date;
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { IdempotentHandler, MessageContext, RetryMode, RetryPolicy } from '@app/messaging';
+import { IdempotentHandler, MessageContext, RetryMode, RetryPolicy } from 'nest-reliable-messaging';
 import { PostCreated, PostCreatedEvent } from '@app/contracts';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { Notifier } from './notifier';

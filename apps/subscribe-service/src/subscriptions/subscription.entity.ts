@@ -14,6 +14,6 @@ export class Subscription {
   @Column({ name: 'author_id', type: 'integer' })
   authorId!: number;
 
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  @CreateDateColumn({ name: 'created_at' })
   createdAt!: Date;
 }

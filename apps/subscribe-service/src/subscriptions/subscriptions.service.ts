@@ -40,6 +40,8 @@ export class SubscriptionsService {
   }
 }
 
+/** PostgreSQL's unique_violation, MySQL's and MariaDB's ER_DUP_ENTRY. */
 function isUniqueViolation(error: unknown): boolean {
-  return error instanceof QueryFailedError && (error.driverError as { code?: string }).code === '23505';
+  const code = error instanceof QueryFailedError ? (error.driverError as { code?: string }).code : undefined;
+  return code === '23505' || code === 'ER_DUP_ENTRY';
 }

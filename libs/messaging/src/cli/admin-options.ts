@@ -29,7 +29,7 @@ export const AdminEnv = {
   APPROVER_KEY_PASSPHRASE: 'MESSAGING_APPROVER_KEY_PASSPHRASE',
 } as const;
 
-/** Broker flags every broker command takes. */
+/** Broker flags every broker command of `nest-messaging` takes. */
 export interface BrokerFlags {
   readonly transport?: string;
   readonly amqpUrl?: string;

@@ -1,6 +1,7 @@
+#!/usr/bin/env node
 /**
- * `npm run messaging -- dlq … | approver keygen | topology … | db migrate`: the library's admin CLI. It needs no Nest
- * application and no decorator metadata, so tsx runs it from source.
+ * `nest-messaging dlq … | approver keygen | topology … | db migrate`: the library's admin CLI, the package's
+ * `bin` (`npx nest-messaging …` in an application that installed the package; `npm run messaging -- …` here).
  */
 import { runMessagingCli } from './messaging-cli';
 

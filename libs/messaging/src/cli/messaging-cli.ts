@@ -14,7 +14,7 @@ import { topologyCommand } from './commands/topology.command';
 import { ExitCode } from './exit-codes';
 
 /**
- * The `messaging` program: `dlq list | plan | approve | redrive | history`, `approver keygen`,
+ * The `nest-messaging` program: `dlq list | plan | approve | redrive | history`, `approver keygen`,
  * `topology apply | check`, `db migrate`.
  */
 export function messagingProgram(io: CliIo): Command {
@@ -31,7 +31,7 @@ export function messagingProgram(io: CliIo): Command {
   const approver = new Command('approver')
     .description('approver keys: each approver signs with a key of their own')
     .addCommand(approverKeygenCommand(context));
-  const program = new Command('messaging')
+  const program = new Command('nest-messaging')
     .description('Admin operations of the messaging library')
     .addCommand(dlq)
     .addCommand(approver)

@@ -1,12 +1,12 @@
 import { Logger } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
+import { TimerRegistry } from './timer-registry';
 import { randomBytes } from 'node:crypto';
 
 /** At most this many batches a round, so that one round never holds on for long. */
 const MAX_BATCHES_PER_ROUND = 100;
 
 /**
- * A retention job: on an interval (registered with `@nestjs/schedule`), deletes in batches until fewer than
+ * A retention job: on an interval (registered with the library's `TimerRegistry`), deletes in batches until fewer than
  * a batch is left; one round at a time; a failure is logged and the next round tries again.
  */
 export class ScheduledPurge {
@@ -15,7 +15,7 @@ export class ScheduledPurge {
 
   constructor(
     private readonly what: string,
-    private readonly scheduler: SchedulerRegistry,
+    private readonly scheduler: TimerRegistry,
     private readonly logger: Logger,
     private readonly deleteBatch: (batchSize: number) => Promise<number>,
   ) {

@@ -1,20 +1,14 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { ExternalContextCreator } from '@nestjs/core/helpers/external-context-creator';
-import { ParamsFactory } from '@nestjs/core/helpers/external-context-creator';
-import { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
-import { PARAM_ARGS_METADATA } from '@nestjs/microservices/constants';
-import { RpcParamsFactory } from '@nestjs/microservices/factories/rpc-params-factory';
+import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
+import { ExternalContextCreator } from '@nestjs/core';
+import type { ParamsFactory } from '@nestjs/core/helpers/external-context-creator';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import { DecoratedMethods } from '../common/decorated-methods';
+import { MessagingMetadataAccessor } from '../common/messaging-metadata.accessor';
 import { MessagingConfigurationError } from '../errors/messaging-configuration.error';
-import {
-  IDEMPOTENT_HANDLER_METADATA,
-  MESSAGING_RESOLVED_OPTIONS,
-  MESSAGING_TRANSPORT,
-  RETRY_POLICY_METADATA,
-} from '../messaging.constants';
+import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { unsupportedPolicyReason } from '../retry/policy-support';
-import { RetryPolicyOptions } from '../retry/retry-policy.interface';
 import { resolveRetryPolicy } from '../retry/retry-policy';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { HandlerRegistry } from './handler-registry';
@@ -25,6 +19,11 @@ const GROUP_PATTERN = /^[A-Za-z0-9._-]{1,100}$/;
 /** Group names that would make a work queue look like a dead-letter or retry destination. */
 const AMBIGUOUS_GROUP = /(^|\.)(dlq|retry\.\d+ms)$/;
 
+type RpcParamsFactoryModule = { RpcParamsFactory: new () => ParamsFactory };
+
+/** Without @nestjs/microservices there are no `@Payload()`/`@Ctx()` decorators to resolve. */
+const NO_PARAMS: ParamsFactory = { exchangeKeyForValue: () => null };
+
 /**
  * Discovers `@IdempotentHandler()` methods on every provider and controller at startup and checks them:
  * a bad group name, two handlers for one event in one group, or a retry policy the transport cannot honour
@@ -33,27 +32,21 @@ const AMBIGUOUS_GROUP = /(^|\.)(dlq|retry\.\d+ms)$/;
 @Injectable()
 export class ConsumerExplorer implements OnModuleInit {
   constructor(
-    private readonly discovery: DiscoveryService,
-    private readonly scanner: MetadataScanner,
-    private readonly reflector: Reflector,
+    private readonly methods: DecoratedMethods,
+    private readonly metadata: MessagingMetadataAccessor,
     private readonly contextCreator: ExternalContextCreator,
     private readonly registry: HandlerRegistry,
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
   ) {}
 
+  /** Resolves `@Payload()` and `@Ctx()` with Nest's own factory when `@nestjs/microservices` is there. */
+  private readonly paramsFactory: ParamsFactory = rpcParamsFactory();
+
   onModuleInit(): void {
-    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
-      const instance = wrapper.instance as Record<string, (...args: unknown[]) => unknown> | undefined;
-      if (!instance || typeof instance !== 'object') continue;
-      const prototype = Object.getPrototypeOf(instance) as Record<string, (...args: unknown[]) => unknown>;
-      for (const method of this.scanner.getAllMethodNames(prototype)) {
-        const metadata = this.reflector.get<IdempotentHandlerMetadata | undefined>(
-          IDEMPOTENT_HANDLER_METADATA,
-          prototype[method],
-        );
-        if (metadata) this.register(wrapper, instance, method, metadata);
-      }
+    for (const { wrapper, instance, name, method } of this.methods.all()) {
+      const metadata = this.metadata.idempotentHandler(method);
+      if (metadata) this.register(wrapper, instance, name, metadata);
     }
     if (this.registry.size > 0 && !this.options.deadLetter.keySecret) {
       throw new MessagingConfigurationError(
@@ -87,10 +80,7 @@ export class ConsumerExplorer implements OnModuleInit {
           'in ".dlq" or ".retry.<n>ms" (names of dead-letter and retry destinations).',
       );
     }
-    const declared = this.reflector.get<RetryPolicyOptions | undefined>(
-      RETRY_POLICY_METADATA,
-      instance[method],
-    );
+    const declared = this.metadata.retryPolicy(instance[method]);
     let policy = this.options.retryDefaults[metadata.event.destination];
     if (declared) {
       try {
@@ -111,8 +101,8 @@ export class ConsumerExplorer implements OnModuleInit {
       instance,
       instance[method],
       method,
-      PARAM_ARGS_METADATA,
-      new RpcParamsFactory() as unknown as ParamsFactory,
+      ROUTE_ARGS_METADATA, // what @Payload() and @Ctx() write (Nest's PARAM_ARGS_METADATA)
+      this.paramsFactory,
       undefined,
       undefined,
       // Exception filters off: the pipeline needs the handler's error itself to classify it and decide.
@@ -132,5 +122,17 @@ export class ConsumerExplorer implements OnModuleInit {
         `group '${metadata.group}' already handles ${metadata.event.type} in ${existing.name}; one handler per event and group.`,
       );
     }
+  }
+}
+
+function rpcParamsFactory(): ParamsFactory {
+  try {
+    const factoryPath = '@nestjs/microservices/factories/rpc-params-factory';
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- an optional peer, used when present
+    const { RpcParamsFactory } = require(factoryPath) as RpcParamsFactoryModule;
+    return new RpcParamsFactory();
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'MODULE_NOT_FOUND') return NO_PARAMS;
+    throw error;
   }
 }

@@ -19,6 +19,7 @@ import { HandlerRegistry } from './handler-registry';
 export class MessagingServer extends Server implements CustomTransportStrategy {
   private readonly log = new Logger(MessagingServer.name);
 
+  /** @internal Created by Nest; get it with `app.get(MessagingServer)`. */
   constructor(
     private readonly orchestrator: ConsumerOrchestrator,
     private readonly registry: HandlerRegistry,
@@ -26,6 +27,7 @@ export class MessagingServer extends Server implements CustomTransportStrategy {
     super();
   }
 
+  /** Starts the consumers; Nest calls it from `startAllMicroservices()`. */
   async listen(callback: (...optionalParams: unknown[]) => void): Promise<void> {
     try {
       await this.orchestrator.requestStart();
@@ -36,14 +38,17 @@ export class MessagingServer extends Server implements CustomTransportStrategy {
     }
   }
 
+  /** Stops the consumers (in-flight messages finish and are settled). */
   async close(): Promise<void> {
     await this.orchestrator.stop();
   }
 
+  /** Server events are not emitted: the consumers report through logs, health and metrics. */
   on(): void {
-    // The library's consumers report through logs, health and metrics rather than server events.
+    // nothing to register
   }
 
+  /** The consumer orchestrator behind this server. */
   unwrap<T>(): T {
     return this.orchestrator as T;
   }

@@ -1,7 +1,9 @@
 /** A key secret (`deadLetter.keySecret`, `MESSAGING_KEY_SECRET`) is missing, malformed or too short. */
 export class InvalidKeySecretError extends Error {
   constructor(
+    /** Where the secret came from: an option path or an environment variable. */
     readonly origin: string,
+    /** The fewest random bytes a key secret may have. */
     readonly minBytes: number,
   ) {
     super(

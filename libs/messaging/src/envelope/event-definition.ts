@@ -30,9 +30,13 @@ export type EventPayload<TEvent> = TEvent extends EventDefinition<string, infer 
 
 /** What `defineEvent()` takes. */
 export interface EventDefinitionInput<TType extends string, TSchema extends z.ZodType> {
+  /** The event type, e.g. `PostCreated`: 1-100 letters, digits, `.`, `_` or `-`. */
   type: TType;
+  /** The Kafka topic or RabbitMQ exchange, e.g. `post-create`: same characters; not a broker-reserved name. */
   destination: string;
+  /** A zod schema of the payload (JSON-serialisable); validated on publish and on consume. */
   schema: TSchema;
+  /** The ordering key of a payload (e.g. `(event) => event.authorId`): one key's events stay in order. */
   key: (payload: z.output<TSchema>) => string | number;
 }
 

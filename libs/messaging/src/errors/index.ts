@@ -7,3 +7,4 @@ export * from './messaging-schema-missing.error';
 export * from './no-active-transaction.error';
 export * from './outbox-payload-invalid.error';
 export * from './unroutable-message.error';
+export * from './unsupported-database.error';

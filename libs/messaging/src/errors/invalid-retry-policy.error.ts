@@ -9,9 +9,9 @@ export class InvalidRetryPolicyError extends Error {
   readonly value: unknown;
 
   /**
-   * @param field the offending option's path
-   * @param value the value given
-   * @param allowed what the option accepts, e.g. `"an integer >= 1"`
+   * @param field - the offending option's path
+   * @param value - the value given
+   * @param allowed - what the option accepts, e.g. `"an integer >= 1"`
    */
   constructor(field: string, value: unknown, allowed: string) {
     super(`Invalid retry policy: ${field} is ${show(value)}; expected ${allowed}.`);

@@ -14,10 +14,10 @@ export class MessageHandlingError extends Error {
   readonly code: string;
 
   /**
-   * @param category why the delivery failed
-   * @param code a short machine-readable token
-   * @param message for logs only; default `"<category>: <code>"`
-   * @param options `cause`, the underlying error (kept for logs, never dead-lettered)
+   * @param category - why the delivery failed
+   * @param code - a short machine-readable token
+   * @param message - for logs only; default `"<category>: <code>"`
+   * @param options - `cause`, the underlying error (kept for logs, never dead-lettered)
    */
   constructor(category: FailureCategory, code: string, message?: string, options?: { cause?: unknown }) {
     super(message ?? `${category}: ${code}`, options);

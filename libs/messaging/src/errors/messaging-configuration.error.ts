@@ -1,7 +1,9 @@
 /** The application uses a decorator in a way the library cannot honour. Raised at startup. */
 export class MessagingConfigurationError extends Error {
   constructor(
+    /** The decorator and method, e.g. `@RetryPolicy on OrdersHandler.onOrder`. */
     readonly where: string,
+    /** What is wrong, and how to fix it. */
     readonly problem: string,
   ) {
     super(`${where}: ${problem}`);

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
+import { TimerRegistry } from '../common/timer-registry';
 import { ScheduledPurge } from '../common/scheduled-purge';
 import { HandlerRegistry } from '../consumers/handler-registry';
 import { MESSAGING_RESOLVED_OPTIONS } from '../messaging.constants';
@@ -17,7 +17,7 @@ export class InboxRetention implements OnApplicationBootstrap, OnApplicationShut
   constructor(
     store: InboxStore,
     private readonly registry: HandlerRegistry,
-    scheduler: SchedulerRegistry,
+    scheduler: TimerRegistry,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
   ) {
     const retentionMs = options.consumers.inboxRetentionMs;

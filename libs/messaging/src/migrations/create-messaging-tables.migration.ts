@@ -8,8 +8,10 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * holds a thousand or ten million sent rows.
  */
 export class CreateMessagingTables1764547200000 implements MigrationInterface {
+  /** The migration's name, as TypeORM records it. */
   name = 'CreateMessagingTables1764547200000';
 
+  /** Applies the migration. */
   async up(queryRunner: QueryRunner): Promise<void> {
     const s = schemaPrefix(queryRunner);
     await queryRunner.query(`
@@ -56,6 +58,7 @@ export class CreateMessagingTables1764547200000 implements MigrationInterface {
     );
   }
 
+  /** Reverts it. */
   async down(queryRunner: QueryRunner): Promise<void> {
     const s = schemaPrefix(queryRunner);
     await queryRunner.query(`drop table if exists ${s}messaging_inbox`);

@@ -3,12 +3,14 @@ import { schemaPrefix } from './create-messaging-tables.migration';
 
 /**
  * The redrive ledger, in the admin database (`MESSAGING_ADMIN_DATABASE_URL`): an append-only audit log of
- * every plan, approval, execution and refusal (`messaging dlq history` reads it), and the nonces of executed
+ * every plan, approval, execution and refusal (`nest-messaging dlq history` reads it), and the nonces of executed
  * approvals, which makes each approval work once across processes. Harmless in a service's database.
  */
-export class CreateRedriveLedger1764806400000 implements MigrationInterface {
-  name = 'CreateRedriveLedger1764806400000';
+export class CreateRedriveLedger1764892800000 implements MigrationInterface {
+  /** The migration's name, as TypeORM records it. */
+  name = 'CreateRedriveLedger1764892800000';
 
+  /** Applies the migration. */
   async up(queryRunner: QueryRunner): Promise<void> {
     const s = schemaPrefix(queryRunner);
     await queryRunner.query(`
@@ -54,6 +56,7 @@ export class CreateRedriveLedger1764806400000 implements MigrationInterface {
       )`);
   }
 
+  /** Reverts the migration. */
   async down(queryRunner: QueryRunner): Promise<void> {
     const s = schemaPrefix(queryRunner);
     await queryRunner.query(`drop table if exists ${s}messaging_redrive_nonce`);

@@ -9,12 +9,15 @@ import { schemaPrefix } from './create-messaging-tables.migration';
  * relay throughput rose by about a third. Applies to pages written from then on.
  */
 export class OutboxFillfactor1764633600000 implements MigrationInterface {
+  /** The migration's name, as TypeORM records it. */
   name = 'OutboxFillfactor1764633600000';
 
+  /** Applies the migration. */
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`alter table ${schemaPrefix(queryRunner)}messaging_outbox set (fillfactor = 50)`);
   }
 
+  /** Reverts it. */
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`alter table ${schemaPrefix(queryRunner)}messaging_outbox reset (fillfactor)`);
   }

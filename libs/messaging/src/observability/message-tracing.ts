@@ -1,14 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import {
-  Attributes,
-  context,
-  propagation,
-  ROOT_CONTEXT,
-  Span,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-} from '@opentelemetry/api';
+import type { Attributes, Span } from '@opentelemetry/api';
+import { openTelemetry } from './open-telemetry';
 import { WireMessage } from '../envelope/wire-message';
 import { MessageHeaders } from '../envelope/message-headers';
 import { PublishOutcome } from '../transports/publish-outcome';
@@ -23,18 +15,22 @@ export interface PublishTrace {
  * OpenTelemetry spans with the messaging semantic conventions, through `@opentelemetry/api` only: a PRODUCER
  * span per published message, child of the trace that was active when the outbox row was written (its
  * `traceparent` is stored with the row), and a CONSUMER span around each handler, child of that. Without an
- * SDK registered the API hands out non-recording spans and no-op propagation: next to no cost.
+ * SDK registered the API hands out non-recording spans and no-op propagation: next to no cost. Without
+ * `@opentelemetry/api` installed (an optional peer) there are no spans at all.
  */
 @Injectable()
 export class MessageTracing {
-  private readonly tracer = trace.getTracer('nest-reliable-messaging');
+  private readonly tracer = openTelemetry?.trace.getTracer('nest-reliable-messaging');
 
   /** Starts a publish span per message and puts its context into the message's trace headers. */
   publish(system: 'kafka' | 'rabbitmq', messages: readonly WireMessage[]): PublishTrace {
+    const tracer = this.tracer;
+    if (!openTelemetry || !tracer) return { messages: [...messages], end: () => undefined };
+    const { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } = openTelemetry;
     const spans: Span[] = [];
     const traced = messages.map((message) => {
       const parent = propagation.extract(ROOT_CONTEXT, message.headers);
-      const span = this.tracer.startSpan(
+      const span = tracer.startSpan(
         `publish ${message.destination}`,
         { kind: SpanKind.PRODUCER, attributes: attributes(system, 'publish', message) },
         parent,
@@ -66,6 +62,8 @@ export class MessageTracing {
     extra: Attributes,
     work: () => Promise<T>,
   ): Promise<T> {
+    if (!openTelemetry || !this.tracer) return work();
+    const { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } = openTelemetry;
     const parent = propagation.extract(ROOT_CONTEXT, message.headers);
     const span = this.tracer.startSpan(
       `process ${message.destination}`,

@@ -1,5 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type * as PromClient from 'prom-client';
+import type { Counter, CounterConfiguration, Gauge, GaugeConfiguration, Histogram } from 'prom-client';
+import type { HistogramConfiguration, Registry } from 'prom-client';
+import { requirePeer, tryRequirePeer } from '../common/optional-peer';
 
 /**
  * The library's Prometheus metrics, in a registry of the module's own (several applications in one process,
@@ -9,126 +12,122 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
  */
 @Injectable()
 export class MessagingMetrics {
-  readonly registry = new Registry();
+  /** prom-client, an optional peer: without it every instrument is a no-op and nothing is exported. */
+  private readonly prom = tryRequirePeer<typeof PromClient>('prom-client');
+  private readonly ownRegistry = this.prom ? new this.prom.Registry() : undefined;
+
+  /**
+   * The registry holding the library's metrics (merge it into yours with prom-client's `Registry.merge`).
+   * Needs `prom-client`: without it, reading this throws a `MissingPeerDependencyError`.
+   */
+  get registry(): Registry {
+    return this.ownRegistry ?? requirePeer<never>('prom-client');
+  }
 
   /** Messages the broker confirmed, per destination. */
-  readonly published = new Counter({
+  readonly published = this.counter({
     name: 'messaging_outbox_published_total',
     help: 'Outbox messages the broker confirmed.',
     labelNames: ['destination'],
-    registers: [this.registry],
   });
 
   /** Publishes not confirmed (REJECTED or AMBIGUOUS), per destination and outcome. */
-  readonly publishFailures = new Counter({
+  readonly publishFailures = this.counter({
     name: 'messaging_outbox_publish_failures_total',
     help: 'Outbox messages the broker did not confirm (they stay pending and are retried).',
     labelNames: ['destination', 'outcome'],
-    registers: [this.registry],
   });
 
   /** Time from a batch's publish to the broker's last confirmation. */
-  readonly publishDuration = new Histogram({
+  readonly publishDuration = this.histogram({
     name: 'messaging_outbox_publish_duration_seconds',
     help: 'Time to publish one relay batch and get every confirmation.',
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [this.registry],
   });
 
   /** Time from the outbox row's commit to the broker's confirmation. */
-  readonly commitToPublish = new Histogram({
+  readonly commitToPublish = this.histogram({
     name: 'messaging_outbox_commit_to_publish_seconds',
     help: 'Time from writing an outbox row to the broker confirming it.',
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    registers: [this.registry],
   });
 
   /** Rows per claim. */
-  readonly claimBatchSize = new Histogram({
+  readonly claimBatchSize = this.histogram({
     name: 'messaging_relay_claim_batch_size',
     help: 'Outbox rows claimed per relay round (rounds that found work).',
     buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000],
-    registers: [this.registry],
   });
 
   /** Errors talking to the broker or the database. */
-  readonly brokerErrors = new Counter({
+  readonly brokerErrors = this.counter({
     name: 'messaging_broker_errors_total',
     help: 'Failed broker operations (connect, publish, subscribe, commit).',
     labelNames: ['transport', 'operation'],
-    registers: [this.registry],
   });
 
   /** Deliveries by how they ended: handled, or skipped as a duplicate by the inbox. */
-  readonly consumed = new Counter({
+  readonly consumed = this.counter({
     name: 'messaging_consumer_messages_total',
     help: 'Deliveries handled by @IdempotentHandler methods, by outcome (handled, duplicate, skipped: redriven for another group).',
     labelNames: ['group', 'destination', 'outcome'],
-    registers: [this.registry],
   });
 
   /** Failed attempts, by failure category. */
-  readonly failedAttempts = new Counter({
+  readonly failedAttempts = this.counter({
     name: 'messaging_consumer_failed_attempts_total',
     help: 'Failed delivery attempts, by failure category.',
     labelNames: ['group', 'destination', 'category'],
-    registers: [this.registry],
   });
 
   /** Messages parked in a dead-letter destination. */
-  readonly deadLettered = new Counter({
+  readonly deadLettered = this.counter({
     name: 'messaging_dead_lettered_total',
     help: 'Messages moved to a dead-letter destination (after the copy was confirmed).',
     labelNames: ['group', 'destination', 'category'],
-    registers: [this.registry],
   });
 
   /** Retries scheduled, by how. */
-  readonly retried = new Counter({
+  readonly retried = this.counter({
     name: 'messaging_consumer_retries_total',
     help: 'Retries scheduled, by mode (inline, pause, retry destination).',
     labelNames: ['group', 'destination', 'mode'],
-    registers: [this.registry],
   });
 
   /** Messages moved back from a DLQ by a redrive. */
-  readonly redriven = new Counter({
+  readonly redriven = this.counter({
     name: 'messaging_redriven_total',
     help: 'Messages a redrive republished (confirmed) from a dead-letter destination.',
     labelNames: ['source', 'target'],
-    registers: [this.registry],
   });
 
   /** Time from the message's occurrence (the business commit) to the handler's start. */
-  readonly endToEnd = new Histogram({
+  readonly endToEnd = this.histogram({
     name: 'messaging_consumer_lag_seconds',
     help: 'Time from the event occurring (outbox commit) to its handler starting.',
     labelNames: ['group', 'destination'],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
-    registers: [this.registry],
   });
 
   /** Pending outbox rows and the oldest one's age, per destination (set on scrape). */
-  readonly pending = new Gauge({
+  readonly pending = this.gauge({
     name: 'messaging_outbox_pending',
     help: 'Outbox rows not yet confirmed by the broker.',
     labelNames: ['destination'],
-    registers: [this.registry],
   });
 
-  readonly oldestPendingAge = new Gauge({
+  /** Age of the oldest pending outbox row, seconds, per destination (set on scrape). */
+  readonly oldestPendingAge = this.gauge({
     name: 'messaging_outbox_oldest_pending_age_seconds',
     help: 'Age of the oldest unconfirmed outbox row.',
     labelNames: ['destination'],
-    registers: [this.registry],
   });
 
   /** Estimated rows in the outbox and inbox tables (set on scrape, from PostgreSQL's statistics). */
-  readonly tableRows = new Gauge({
+  readonly tableRows = this.gauge({
     name: 'messaging_table_rows',
     help: 'Estimated rows in the library tables (pg_class.reltuples).',
     labelNames: ['table'],
-    registers: [this.registry],
   });
 
   private readonly refreshers: Array<() => Promise<void>> = [];
@@ -140,12 +139,40 @@ export class MessagingMetrics {
 
   /** The Prometheus text of every metric, gauges refreshed first (a failed refresh keeps the last values). */
   async metrics(): Promise<string> {
+    const registry = this.registry;
     await Promise.allSettled(this.refreshers.map((refresh) => refresh()));
-    return this.registry.metrics();
+    return registry.metrics();
   }
 
   /** The registry's content type, for the HTTP response. */
   get contentType(): string {
     return this.registry.contentType;
   }
+
+  private counter<T extends string>(config: CounterConfiguration<T>): Counter<T> {
+    return this.prom && this.ownRegistry
+      ? new this.prom.Counter({ ...config, registers: [this.ownRegistry] })
+      : (NO_OP as unknown as Counter<T>);
+  }
+
+  private gauge<T extends string>(config: GaugeConfiguration<T>): Gauge<T> {
+    return this.prom && this.ownRegistry
+      ? new this.prom.Gauge({ ...config, registers: [this.ownRegistry] })
+      : (NO_OP as unknown as Gauge<T>);
+  }
+
+  private histogram<T extends string>(config: HistogramConfiguration<T>): Histogram<T> {
+    return this.prom && this.ownRegistry
+      ? new this.prom.Histogram({ ...config, registers: [this.ownRegistry] })
+      : (NO_OP as unknown as Histogram<T>);
+  }
 }
+
+/** Stands in for every instrument when prom-client is not installed: the calls the library makes do nothing. */
+const NO_OP = Object.freeze({
+  inc: () => undefined,
+  set: () => undefined,
+  observe: () => undefined,
+  reset: () => undefined,
+  startTimer: () => () => 0,
+});

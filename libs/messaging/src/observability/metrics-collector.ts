@@ -1,16 +1,13 @@
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { MESSAGING_DATA_SOURCE } from '../messaging.constants';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { OutboxStore } from '../outbox/outbox-store';
 import { MessagingMetrics } from './messaging-metrics';
 
-/** Fills the gauges read from PostgreSQL when metrics are scraped: backlog per destination, table sizes. */
+/** Fills the gauges read from the database when metrics are scraped: backlog per destination, table sizes. */
 @Injectable()
 export class MetricsCollector implements OnModuleInit {
   constructor(
     private readonly metrics: MessagingMetrics,
     private readonly store: OutboxStore,
-    @Inject(MESSAGING_DATA_SOURCE) private readonly dataSource: DataSource,
   ) {}
 
   onModuleInit(): void {
@@ -29,12 +26,8 @@ export class MetricsCollector implements OnModuleInit {
   }
 
   private async refreshTableRows(): Promise<void> {
-    const { outbox, inbox } = this.store.tables;
-    const rows = await this.dataSource.query<Array<{ name: string; estimate: number }>>(
-      `select c.relname as name, greatest(c.reltuples, 0)::float8 as estimate from pg_class c
-       where c.oid in (to_regclass($1), to_regclass($2))`,
-      [outbox, inbox],
-    );
-    for (const row of rows) this.metrics.tableRows.set({ table: row.name }, Number(row.estimate));
+    for (const { table, rows } of await this.store.tableRowEstimates()) {
+      this.metrics.tableRows.set({ table }, rows);
+    }
   }
 }

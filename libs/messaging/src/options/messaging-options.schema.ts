@@ -1,6 +1,12 @@
 import { z } from 'zod';
+import type { MessagingModuleOptions } from '../messaging-options.interface';
+import type { ClassificationRule } from '../retry/error-classifier';
 import { RetryPolicyOptions } from '../retry/retry-policy.interface';
 import { resolveRetryPolicy } from '../retry/retry-policy';
+import { MESSAGING_DEFAULTS } from './messaging-defaults';
+
+const { kafka: KAFKA, rabbitmq: RABBITMQ } = MESSAGING_DEFAULTS.transport;
+const { relay: RELAY, retention: RETENTION, consumers: CONSUMERS } = MESSAGING_DEFAULTS;
 
 const HOST_PORT = /^[^\s:]+:\d{1,5}$/;
 const positiveInt = (what: string) =>
@@ -36,17 +42,17 @@ const kafka = z.strictObject({
       password: z.string().min(1, 'must not be empty'),
     })
     .optional(),
-  ssl: z.boolean().default(false),
+  ssl: z.boolean().default(KAFKA.ssl),
   topics: z
     .strictObject({
-      numPartitions: positiveInt('partitions of created topics').default(3),
-      replicationFactor: positiveInt('replicas of created topics').default(1),
+      numPartitions: positiveInt('partitions of created topics').default(KAFKA.topics.numPartitions),
+      replicationFactor: positiveInt('replicas of created topics').default(KAFKA.topics.replicationFactor),
     })
     .prefault({}),
-  connectionTimeoutMs: positiveInt('ms').default(3_000),
+  connectionTimeoutMs: positiveInt('ms').default(KAFKA.connectionTimeoutMs),
   sessionTimeoutMs: positiveInt('ms')
     .min(6_000, 'must be ≥ 6000 ms (the broker refuses less)')
-    .default(30_000),
+    .default(KAFKA.sessionTimeoutMs),
 });
 
 const kafkaChecked = kafka.refine((k) => k.sasl?.mechanism !== 'plain' || k.ssl, {
@@ -59,8 +65,8 @@ const rabbitmq = z.strictObject({
   url: z
     .string({ error: 'must be an AMQP URL' })
     .regex(/^amqps?:\/\//, 'must start with amqp:// or amqps://'),
-  prefetch: positiveInt('unacknowledged deliveries per consumer').default(32),
-  heartbeatSeconds: positiveInt('s').default(10),
+  prefetch: positiveInt('unacknowledged deliveries per consumer').default(RABBITMQ.prefetch),
+  heartbeatSeconds: positiveInt('s').default(RABBITMQ.heartbeatSeconds),
 });
 
 /** Validates `MessagingModuleOptions` and fills in every default. */
@@ -71,13 +77,13 @@ export const messagingOptionsSchema = z.strictObject({
   }),
   relay: z
     .strictObject({
-      enabled: z.boolean().default(true),
-      batchSize: positiveInt('rows per round trip').max(5_000, 'must be ≤ 5000').default(200),
-      pollIntervalMs: positiveInt('ms').default(10_000),
-      leaseMs: positiveInt('ms').min(1_000, 'must be ≥ 1000 ms').default(30_000),
-      notify: z.boolean().default(false),
-      retryInitialDelayMs: positiveInt('ms').default(200),
-      retryMaxDelayMs: positiveInt('ms').default(5_000),
+      enabled: z.boolean().default(RELAY.enabled),
+      batchSize: positiveInt('rows per round trip').max(5_000, 'must be ≤ 5000').default(RELAY.batchSize),
+      pollIntervalMs: positiveInt('ms').default(RELAY.pollIntervalMs),
+      leaseMs: positiveInt('ms').min(1_000, 'must be ≥ 1000 ms').default(RELAY.leaseMs),
+      notify: z.boolean().default(RELAY.notify),
+      retryInitialDelayMs: positiveInt('ms').default(RELAY.retryInitialDelayMs),
+      retryMaxDelayMs: positiveInt('ms').default(RELAY.retryMaxDelayMs),
     })
     .refine((r) => r.retryMaxDelayMs >= r.retryInitialDelayMs, {
       message: 'retryMaxDelayMs must be ≥ retryInitialDelayMs',
@@ -86,16 +92,16 @@ export const messagingOptionsSchema = z.strictObject({
     .prefault({}),
   retention: z
     .strictObject({
-      sentRetentionMs: z.number().int().nonnegative('must be ≥ 0').default(86_400_000),
-      intervalMs: positiveInt('ms').default(60_000),
-      batchSize: positiveInt('rows per statement').default(1_000),
+      sentRetentionMs: z.number().int().nonnegative('must be ≥ 0').default(RETENTION.sentRetentionMs),
+      intervalMs: positiveInt('ms').default(RETENTION.intervalMs),
+      batchSize: positiveInt('rows per statement').default(RETENTION.batchSize),
     })
     .prefault({}),
   consumers: z
     .strictObject({
-      autoStart: z.boolean().default(true),
-      inboxRetentionMs: positiveInt('ms').default(604_800_000),
-      concurrency: positiveInt('handlers at once').max(256, 'must be ≤ 256').default(4),
+      autoStart: z.boolean().default(CONSUMERS.autoStart),
+      inboxRetentionMs: positiveInt('ms').default(CONSUMERS.inboxRetentionMs),
+      concurrency: positiveInt('handlers at once').max(256, 'must be ≤ 256').default(CONSUMERS.concurrency),
     })
     .prefault({}),
   retryDefaults: z
@@ -116,7 +122,9 @@ export const messagingOptionsSchema = z.strictObject({
       }
     })
     .default({}),
-  classification: z.array(z.custom<object>((v) => typeof v === 'object' && v !== null)).default([]),
+  classification: z
+    .array(z.custom<ClassificationRule>((v) => typeof v === 'object' && v !== null))
+    .default([]),
   deadLetter: z
     .strictObject({
       keySecret: z.string({ error: 'must be a string (base64 of at least 32 random bytes)' }).optional(),
@@ -130,3 +138,8 @@ function validPort(text: string | undefined): boolean {
   const port = Number(text);
   return Number.isInteger(port) && port >= 1 && port <= 65_535;
 }
+
+/** Compile-time check: the documented options interface and what the schema accepts are the same type. */
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+const _interfaceMatchesSchema: Same<MessagingModuleOptions, z.input<typeof messagingOptionsSchema>> = true;
+void _interfaceMatchesSchema;

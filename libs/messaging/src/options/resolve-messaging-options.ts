@@ -32,7 +32,7 @@ export function resolveMessagingOptions(options: MessagingModuleOptions): Resolv
   return {
     ...parsed.data,
     retryDefaults,
-    classification: parsed.data.classification as ClassificationRule[],
+    classification: parsed.data.classification,
     deadLetter: { ...parsed.data.deadLetter, keySecret: keySecretOf(parsed.data.deadLetter.keySecret) },
   };
 }

@@ -1,8 +1,8 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import { DecoratedMethods } from '../common/decorated-methods';
+import { MessagingMetadataAccessor } from '../common/messaging-metadata.accessor';
 import { MessagingConfigurationError } from '../errors/messaging-configuration.error';
-import { OUTBOX_METADATA } from '../messaging.constants';
 import { TransactionHost } from '../transaction/transaction-host';
 import { OutboxOptions } from './outbox.decorator';
 
@@ -14,21 +14,15 @@ type Method = ((...args: unknown[]) => unknown) & { [WRAPPED]?: true };
 @Injectable()
 export class OutboxExplorer implements OnModuleInit {
   constructor(
-    private readonly discovery: DiscoveryService,
-    private readonly scanner: MetadataScanner,
-    private readonly reflector: Reflector,
+    private readonly methods: DecoratedMethods,
+    private readonly metadata: MessagingMetadataAccessor,
     private readonly transactions: TransactionHost,
   ) {}
 
   onModuleInit(): void {
-    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
-      const instance = wrapper.instance as Record<string, Method> | undefined;
-      if (!instance || typeof instance !== 'object') continue;
-      const prototype = Object.getPrototypeOf(instance) as Record<string, Method>;
-      for (const name of this.scanner.getAllMethodNames(prototype)) {
-        const options = this.reflector.get<OutboxOptions | undefined>(OUTBOX_METADATA, prototype[name]);
-        if (options) this.wrap(wrapper, instance, name, options);
-      }
+    for (const { wrapper, instance, name, method } of this.methods.all()) {
+      const options = this.metadata.outbox(method);
+      if (options) this.wrap(wrapper, instance, name, options);
     }
   }
 

@@ -13,28 +13,36 @@ export class OutboxMessageEntity {
   @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
   id!: string;
 
+  /** The message id (UUIDv7 by default), unique. */
   @Index('messaging_outbox_message_id_key', { unique: true })
   @Column({ name: 'message_id', type: 'uuid' })
   messageId!: string;
 
+  /** The Kafka topic or RabbitMQ exchange. */
   @Column({ type: 'varchar', length: 200 })
   destination!: string;
 
+  /** The event type. */
   @Column({ type: 'varchar', length: 200 })
   type!: string;
 
+  /** The ordering key. */
   @Column({ type: 'text' })
   key!: string;
 
+  /** Application headers and the trace context of the writing transaction. */
   @Column({ type: 'jsonb', default: () => "'{}'::jsonb" })
   headers!: Record<string, string>;
 
+  /** The event's payload, as validated by its schema. */
   @Column({ type: 'jsonb' })
   payload!: unknown;
 
+  /** When the event was recorded (the writing transaction's time). */
   @Column({ name: 'occurred_at', type: 'timestamptz' })
   occurredAt!: Date;
 
+  /** When the row was inserted. */
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt!: Date;
 
@@ -46,6 +54,7 @@ export class OutboxMessageEntity {
   @Column({ type: 'integer', default: 0 })
   attempts!: number;
 
+  /** The last publish failure (outcome and error name; never payload data). */
   @Column({ name: 'last_error', type: 'text', nullable: true })
   lastError!: string | null;
 
@@ -53,6 +62,7 @@ export class OutboxMessageEntity {
   @Column({ name: 'locked_by', type: 'text', nullable: true })
   lockedBy!: string | null;
 
+  /** End of the current claim's lease: after it, another relay may take the row over. */
   @Column({ name: 'locked_until', type: 'timestamptz', nullable: true })
   lockedUntil!: Date | null;
 

@@ -43,8 +43,13 @@ export class OutboxNotifyListener implements OnApplicationBootstrap, BeforeAppli
     const client = this.client;
     this.client = undefined;
     if (!client) return;
-    await client.query(`unlisten "${this.store.notifyChannel}"`).catch(() => undefined);
+    await client.query(`unlisten "${this.channel}"`).catch(() => undefined);
     client.release();
+  }
+
+  /** Set on PostgreSQL, the only database `relay.notify` is accepted with (checked at startup). */
+  private get channel(): string {
+    return this.store.notifyChannel ?? '';
   }
 
   private async listen(): Promise<void> {
@@ -53,10 +58,10 @@ export class OutboxNotifyListener implements OnApplicationBootstrap, BeforeAppli
       const pool = (this.dataSource.driver as unknown as { master: Pool }).master;
       const client = await pool.connect();
       client.on('notification', (message: Notification) => {
-        if (message.channel === this.store.notifyChannel) this.relay.wake();
+        if (message.channel === this.channel) this.relay.wake();
       });
       client.on('error', (error: Error) => this.reconnect(client, error));
-      await client.query(`listen "${this.store.notifyChannel}"`);
+      await client.query(`listen "${this.channel}"`);
       this.client = client;
       this.failures = 0;
       this.relay.wake(); // rows may have committed while we were not listening
@@ -76,9 +81,7 @@ export class OutboxNotifyListener implements OnApplicationBootstrap, BeforeAppli
     if (this.stopping) return;
     this.failures += 1;
     const delay = Math.min(30_000, 500 * 2 ** Math.min(this.failures, 6));
-    this.logger.warn(
-      `LISTEN on ${this.store.notifyChannel} failed (${error.message}); retrying in ${delay} ms.`,
-    );
+    this.logger.warn(`LISTEN on ${this.channel} failed (${error.message}); retrying in ${delay} ms.`);
     this.retryTimer = setTimeout(() => void this.listen(), delay);
   }
 }

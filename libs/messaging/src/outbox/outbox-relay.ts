@@ -7,7 +7,7 @@ import {
   Logger,
   OnApplicationBootstrap,
 } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
+import { TimerRegistry } from '../common/timer-registry';
 import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { MessageTracing } from '../observability/message-tracing';
 import { MessagingMetrics } from '../observability/messaging-metrics';
@@ -57,7 +57,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly store: OutboxStore,
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     private readonly wakeup: RelayWakeup,
-    scheduler: SchedulerRegistry,
+    scheduler: TimerRegistry,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
     private readonly metrics: MessagingMetrics,
     private readonly tracing: MessageTracing,

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
+import { TimerRegistry } from '../common/timer-registry';
 import { ScheduledPurge } from '../common/scheduled-purge';
 import { MESSAGING_RESOLVED_OPTIONS } from '../messaging.constants';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
@@ -15,7 +15,7 @@ export class OutboxRetention implements OnApplicationBootstrap, OnApplicationShu
 
   constructor(
     store: OutboxStore,
-    scheduler: SchedulerRegistry,
+    scheduler: TimerRegistry,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
   ) {
     const retentionMs = options.retention.sentRetentionMs;

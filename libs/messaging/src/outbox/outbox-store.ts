@@ -1,242 +1,83 @@
-import { createHash } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, QueryRunner } from 'typeorm';
-import { MESSAGING_DATA_SOURCE } from '../messaging.constants';
-import { messagingTables, MessagingTables } from './messaging-tables';
+import { QueryRunner } from 'typeorm';
+import { MessagingTables } from '../database/messaging-tables';
 import { ClaimedOutboxRow, FailedOutboxRow, NewOutboxRow } from './outbox-row';
 
-interface ClaimedRecord {
-  id: string;
-  message_id: string;
-  destination: string;
-  type: string;
-  key: string;
-  headers: Record<string, string>;
-  payload: string;
-  occurred_at: Date;
-  created_at: Date;
-  attempts: number;
+/** Pending rows of one destination and the age of the oldest. */
+export interface OutboxBacklog {
+  readonly destination: string;
+  readonly pending: number;
+  readonly oldestAgeMs: number;
 }
 
-/** The outbox table, in SQL: every statement the library sends for the outbox is here. */
-@Injectable()
-export class OutboxStore {
-  readonly tables: MessagingTables;
-  /** The LISTEN/NOTIFY channel of this outbox table. */
-  readonly notifyChannel: string;
+/**
+ * The outbox table in one database's SQL: every statement the library sends for the outbox, its purge and
+ * its health and metrics queries. One implementation per database (`database/postgres`, `database/mysql`),
+ * chosen from the DataSource's type at startup; the relay, the services and the jobs only see this.
+ */
+export abstract class OutboxStore {
+  abstract readonly tables: MessagingTables;
+  /**
+   * The channel relays of other instances LISTEN on, where the database has LISTEN/NOTIFY (PostgreSQL);
+   * undefined elsewhere (the `relay.notify` option is then refused at startup).
+   */
+  abstract readonly notifyChannel: string | undefined;
+  /** The migration that creates the tables and the exported list that holds it, for the startup error. */
+  abstract readonly migration: { readonly name: string; readonly list: string };
 
-  constructor(@Inject(MESSAGING_DATA_SOURCE) private readonly dataSource: DataSource) {
-    this.tables = messagingTables(dataSource);
-    this.notifyChannel = notifyChannelName(this.tables.schema ?? 'default');
-  }
+  /** Throws `UnsupportedDatabaseError` when the server cannot run the library's SQL (a version too old). */
+  abstract checkServer(): Promise<void>;
+
+  /** True when the outbox table exists (the migration ran). */
+  abstract tableExists(): Promise<boolean>;
 
   /** Inserts rows in the caller's transaction. */
-  async insert(queryRunner: QueryRunner, rows: readonly NewOutboxRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    const params: unknown[] = [];
-    const values = rows.map((row) => {
-      const at = params.length;
-      params.push(
-        row.messageId,
-        row.destination,
-        row.type,
-        row.key,
-        JSON.stringify(row.headers),
-        row.payloadJson,
-        row.occurredAt,
-      );
-      return `($${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5}::jsonb, $${at + 6}::jsonb, $${at + 7})`;
-    });
-    await queryRunner.query(
-      `insert into ${this.tables.outbox} (message_id, destination, type, key, headers, payload, occurred_at) values ${values.join(', ')}`,
-      params,
-    );
-  }
+  abstract insert(queryRunner: QueryRunner, rows: readonly NewOutboxRow[]): Promise<void>;
 
-  /** Wakes relays listening on `channel` when the caller's transaction commits (NOTIFY is transactional). */
-  async notify(queryRunner: QueryRunner, channel: string): Promise<void> {
-    await queryRunner.query('select pg_notify($1, $2)', [channel, '']);
-  }
+  /** Wakes relays listening on `notifyChannel` when the caller's transaction commits. */
+  abstract notify(queryRunner: QueryRunner): Promise<void>;
 
   /**
-   * Claims up to `limit` rows for `owner` for `leaseMs`, in id order, keeping each key's order:
-   * - `FOR UPDATE SKIP LOCKED` lets instances claim side by side without waiting on each other;
-   * - a row is taken only if every earlier pending row of its key is taken in the same claim, so a key's
-   *   later messages are never published while an earlier one is unpublished (in flight elsewhere, or
-   *   waiting after a failed publish);
-   * - expired leases count as free: a crashed instance's rows are taken over;
-   * - `inFlight`: rows of this owner on the wire right now, which will be confirmed (or their keys dropped
-   *   from this claim by the caller) before this claim is published: they do not hold their keys back.
-   *
-   * The order check finds, per key, the first pending row left out of the claim (`gap`, one probe of the
-   * (destination, key, id) index) and takes the key's rows before it. Checking each picked row against
-   * every earlier row instead cost time quadratic in the backlog: seconds for a few hundred pending rows
-   * on a table without statistics yet, minutes for a few thousand.
+   * Claims up to `limit` rows for `owner` for `leaseMs`, in id order, keeping each key's order: rows locked
+   * by a concurrent claim are skipped, not waited for; a row is taken only if every earlier pending row of
+   * its key is taken in the same claim (or is one of `inFlight`: this owner's rows on the wire right now);
+   * expired leases count as free (a crashed instance's rows are taken over).
    */
-  async claim(
+  abstract claim(
     limit: number,
     owner: string,
     leaseMs: number,
-    inFlight: readonly string[] = [],
-  ): Promise<ClaimedOutboxRow[]> {
-    const t = this.tables.outbox;
-    // TypeORM answers an UPDATE with [rows, rowCount].
-    const [rows] = await this.dataSource.query<[ClaimedRecord[], number]>(
-      `with picked as (
-         select id, destination, key from ${t}
-         where sent_at is null and available_at <= now() and (locked_until is null or locked_until <= now())
-         order by id
-         limit $1
-         for update skip locked
-       ), gaps as materialized (
-         select k.destination, k.key, (
-             select b.id from ${t} b
-             where b.sent_at is null and b.destination = k.destination and b.key = k.key
-               and b.id <> all (k.ids) and b.id <> all ($4::bigint[])
-             order by b.id
-             limit 1
-           ) as gap
-         from (select destination, key, array_agg(id) as ids from picked group by destination, key) k
-       )
-       update ${t} o set locked_by = $2, locked_until = now() + $3 * interval '1 millisecond'
-       from picked p
-       join gaps g on g.destination = p.destination and g.key = p.key
-       where o.id = p.id and (g.gap is null or p.id < g.gap)
-       returning o.id, o.message_id, o.destination, o.type, o.key, o.headers, o.payload::text as payload,
-                 o.occurred_at, o.created_at, o.attempts`,
-      [limit, owner, leaseMs, inFlight],
-    );
-    return rows
-      .map((r) => ({
-        id: String(r.id),
-        messageId: r.message_id,
-        destination: r.destination,
-        type: r.type,
-        key: r.key,
-        headers: r.headers,
-        payloadJson: r.payload,
-        occurredAt: r.occurred_at,
-        createdAt: r.created_at,
-        attempts: r.attempts,
-      }))
-      .sort((a, b) => compareIds(a.id, b.id));
-  }
+    inFlight?: readonly string[],
+  ): Promise<ClaimedOutboxRow[]>;
 
   /** Marks confirmed rows sent and releases them. */
-  async markSent(ids: readonly string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await this.dataSource.query(
-      `update ${this.tables.outbox} set sent_at = now(), locked_by = null, locked_until = null
-       where id = any($1::bigint[])`,
-      [ids],
-    );
-  }
+  abstract markSent(ids: readonly string[]): Promise<void>;
 
   /** Releases rows whose publish failed and holds each back for its retry delay. */
-  async markFailed(rows: readonly FailedOutboxRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    await this.dataSource.query(
-      `update ${this.tables.outbox} o
-       set attempts = o.attempts + 1, last_error = f.error, locked_by = null, locked_until = null,
-           available_at = now() + f.delay * interval '1 millisecond'
-       from unnest($1::bigint[], $2::text[], $3::integer[]) as f(id, error, delay)
-       where o.id = f.id and o.sent_at is null`,
-      [rows.map((r) => r.id), rows.map((r) => r.error), rows.map((r) => Math.round(r.retryInMs))],
-    );
-  }
+  abstract markFailed(rows: readonly FailedOutboxRow[]): Promise<void>;
 
   /** Releases some of `owner`'s rows without counting an attempt (claimed, then held back unpublished). */
-  async releaseRows(ids: readonly string[], owner: string): Promise<void> {
-    if (ids.length === 0) return;
-    await this.dataSource.query(
-      `update ${this.tables.outbox} set locked_by = null, locked_until = null
-       where id = any($1::bigint[]) and locked_by = $2 and sent_at is null`,
-      [ids, owner],
-    );
-  }
+  abstract releaseRows(ids: readonly string[], owner: string): Promise<void>;
 
-  /** Releases every unsent row `owner` holds (shutdown). */
-  async release(owner: string): Promise<number> {
-    const result = await this.dataSource.query<[unknown[], number]>(
-      `update ${this.tables.outbox} set locked_by = null, locked_until = null
-       where locked_by = $1 and sent_at is null`,
-      [owner],
-    );
-    return result[1];
-  }
+  /** Releases every unsent row `owner` holds (shutdown); returns how many. */
+  abstract release(owner: string): Promise<number>;
 
   /**
-   * Deletes up to `batchSize` rows sent more than `olderThanMs` ago. Only one instance at a time does it:
-   * the others skip the round (transaction-scoped advisory lock). Returns the rows deleted.
+   * Deletes up to `batchSize` rows sent more than `olderThanMs` ago, one instance at a time (the others
+   * skip the round). Returns the rows deleted.
    */
-  async purgeSent(olderThanMs: number, batchSize: number): Promise<number> {
-    const t = this.tables.outbox;
-    return this.dataSource.transaction(async (manager) => {
-      const [{ locked }] = await manager.query<Array<{ locked: boolean }>>(
-        'select pg_try_advisory_xact_lock(hashtext($1)) as locked',
-        [`messaging-outbox-retention:${t}`],
-      );
-      if (!locked) return 0;
-      const result = await manager.query<[unknown[], number]>(
-        `delete from ${t} where id in (
-           select id from ${t} where sent_at is not null and sent_at < now() - $1 * interval '1 millisecond'
-           order by sent_at limit $2)`,
-        [olderThanMs, batchSize],
-      );
-      return result[1];
-    });
-  }
+  abstract purgeSent(olderThanMs: number, batchSize: number): Promise<number>;
 
   /** When the first pending row held by a lease or a backoff becomes claimable; undefined when none is held. */
-  async nextHeldRowFreeAt(): Promise<Date | undefined> {
-    const [{ free_at }] = await this.dataSource.query<Array<{ free_at: Date | null }>>(
-      `select min(case when locked_until > now() then locked_until else available_at end) as free_at
-       from ${this.tables.outbox}
-       where sent_at is null and (locked_until > now() or available_at > now())`,
-    );
-    return free_at ?? undefined;
-  }
+  abstract nextHeldRowFreeAt(): Promise<Date | undefined>;
 
   /** Pending rows and the age of the oldest, per destination (health and metrics). */
-  async backlog(): Promise<Array<{ destination: string; pending: number; oldestAgeMs: number }>> {
-    const rows = await this.dataSource.query<
-      Array<{ destination: string; pending: string; oldest_age_ms: string }>
-    >(
-      `select destination, count(*) as pending,
-              coalesce(extract(epoch from now() - min(created_at)) * 1000, 0)::bigint as oldest_age_ms
-       from ${this.tables.outbox} where sent_at is null group by destination`,
-    );
-    return rows.map((r) => ({
-      destination: r.destination,
-      pending: Number(r.pending),
-      oldestAgeMs: Number(r.oldest_age_ms),
-    }));
-  }
+  abstract backlog(): Promise<OutboxBacklog[]>;
 
-  /** True when the outbox table exists (the migration ran). */
-  async tableExists(): Promise<boolean> {
-    const [{ found }] = await this.dataSource.query<Array<{ found: string | null }>>(
-      'select to_regclass($1) as found',
-      [this.tables.outbox],
-    );
-    return found !== null;
-  }
+  /** The database's estimate of the rows in the outbox and inbox tables (metrics), by table name. */
+  abstract tableRowEstimates(): Promise<Array<{ table: string; rows: number }>>;
 }
 
-/** PostgreSQL's longest name (NAMEDATALEN - 1): pg_notify() refuses a longer channel. */
-const MAX_CHANNEL_LENGTH = 63;
-
-/**
- * The channel of a schema's outbox: readable, and at most 63 characters (a schema name may have 63 itself),
- * shortened with a hash of the schema name when it would be longer.
- */
-function notifyChannelName(schema: string): string {
-  const channel = `messaging_outbox_${schema}`.toLowerCase().replace(/[^a-z0-9_]/g, '_');
-  if (channel.length <= MAX_CHANNEL_LENGTH) return channel;
-  const hash = createHash('sha256').update(schema).digest('hex').slice(0, 8);
-  return `${channel.slice(0, MAX_CHANNEL_LENGTH - hash.length - 1)}_${hash}`;
-}
-
-function compareIds(a: string, b: string): number {
+/** Orders bigint ids given as text. */
+export function compareIds(a: string, b: string): number {
   return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }

@@ -26,6 +26,7 @@ export interface AddMessageOptions {
 export class OutboxService {
   private readonly notified = new WeakSet<TransactionScope>();
 
+  /** @internal Created by Nest; inject it. */
   constructor(
     private readonly transactions: TransactionHost,
     private readonly store: OutboxStore,
@@ -73,7 +74,7 @@ export class OutboxService {
     ]);
     if (!this.notified.has(scope)) {
       this.notified.add(scope);
-      if (this.options.relay.notify) await this.store.notify(scope.queryRunner, this.store.notifyChannel);
+      if (this.options.relay.notify) await this.store.notify(scope.queryRunner);
       scope.afterCommit.push(() => this.wakeup.fire());
     }
     return messageId;

@@ -1,7 +1,7 @@
-import { SchedulerRegistry } from '@nestjs/schedule';
+import { TimerRegistry } from '../common/timer-registry';
 
 /**
- * The relay's timers, registered with `@nestjs/schedule`: the safety poll; a retry wake-up that keeps the
+ * The relay's timers, registered with the library's `TimerRegistry`: the safety poll; a retry wake-up that keeps the
  * later due time (so that it finds every row failed so far due); a wake-up when held rows free up that keeps
  * the earlier one.
  */
@@ -13,7 +13,7 @@ export class RelayTimers {
   private heldAt = 0;
 
   constructor(
-    private readonly scheduler: SchedulerRegistry,
+    private readonly scheduler: TimerRegistry,
     suffix: string,
     private readonly wake: () => void,
     private readonly wakeForHeldRows: () => void,

@@ -90,6 +90,32 @@ describe(ErrorClassifier.name, () => {
     });
 
     it.each([
+      ['ER_LOCK_DEADLOCK', TRANSIENT],
+      ['ER_LOCK_WAIT_TIMEOUT', TRANSIENT],
+      ['ER_QUERY_INTERRUPTED', TRANSIENT],
+      ['ER_CON_COUNT_ERROR', TRANSIENT],
+      ['ER_SERVER_SHUTDOWN', TRANSIENT],
+      ['ER_CONNECTION_KILLED', TRANSIENT],
+      ['PROTOCOL_CONNECTION_LOST', TRANSIENT],
+      ['ER_ACCESS_DENIED_ERROR', AUTHENTICATION],
+      ['ER_DBACCESS_DENIED_ERROR', AUTHORIZATION],
+      ['ER_TABLEACCESS_DENIED_ERROR', AUTHORIZATION],
+      ['ER_COLUMNACCESS_DENIED_ERROR', AUTHORIZATION],
+      ['ER_SPECIFIC_ACCESS_DENIED_ERROR', AUTHORIZATION],
+      ['ER_DUP_ENTRY', VALIDATION],
+      ['ER_NO_REFERENCED_ROW_2', VALIDATION],
+      ['ER_ROW_IS_REFERENCED_2', VALIDATION],
+      ['ER_BAD_NULL_ERROR', VALIDATION],
+      ['ER_DATA_TOO_LONG', VALIDATION],
+      ['ER_CHECK_CONSTRAINT_VIOLATED', VALIDATION],
+      ['ER_CONSTRAINT_FAILED', VALIDATION],
+      ['ER_TRUNCATED_WRONG_VALUE_FOR_FIELD', VALIDATION],
+    ])('classifies MySQL/MariaDB %s as %s via code and via driverError.code', (code, category) => {
+      expect(classifier.classify(new CodedError(code))).toEqual({ category, code });
+      expect(classifier.classify(new QueryFailedLikeError({ code }))).toEqual({ category, code });
+    });
+
+    it.each([
       ['ECONNREFUSED', TRANSIENT],
       ['ECONNRESET', TRANSIENT],
       ['ETIMEDOUT', TRANSIENT],

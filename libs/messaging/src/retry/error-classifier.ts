@@ -2,6 +2,7 @@ import { FailureCategory } from '../envelope/failure-category';
 
 /** What the classifier says about an error: a category to decide on and a token for `msg.failure-code`. */
 export interface Classification {
+  /** The category the retry decision is taken on. */
   readonly category: FailureCategory;
   /** Short and machine-readable, `[A-Za-z0-9_.-]{1,64}`; never the error message. */
   readonly code: string;
@@ -32,6 +33,21 @@ const CATEGORY_OF_CODE: ReadonlyMap<string, FailureCategory> = new Map([
   ...codes(FailureCategory.AUTHORIZATION, '42501'),
   // Unique, foreign key, not null, check, invalid text representation: the data, not the moment.
   ...codes(FailureCategory.VALIDATION, '23505', '23503', '23502', '23514', '22P02'),
+  // MySQL and MariaDB (the driver's codes): the same kinds of failure.
+  ...codes(FailureCategory.TRANSIENT, 'ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT', 'ER_QUERY_INTERRUPTED'),
+  ...codes(FailureCategory.TRANSIENT, 'ER_CON_COUNT_ERROR', 'ER_SERVER_SHUTDOWN', 'ER_CONNECTION_KILLED'),
+  ...codes(FailureCategory.TRANSIENT, 'PROTOCOL_CONNECTION_LOST'),
+  ...codes(FailureCategory.AUTHENTICATION, 'ER_ACCESS_DENIED_ERROR'),
+  ...codes(FailureCategory.AUTHORIZATION, 'ER_DBACCESS_DENIED_ERROR', 'ER_TABLEACCESS_DENIED_ERROR'),
+  ...codes(FailureCategory.AUTHORIZATION, 'ER_COLUMNACCESS_DENIED_ERROR', 'ER_SPECIFIC_ACCESS_DENIED_ERROR'),
+  ...codes(FailureCategory.VALIDATION, 'ER_DUP_ENTRY', 'ER_NO_REFERENCED_ROW_2', 'ER_ROW_IS_REFERENCED_2'),
+  ...codes(
+    FailureCategory.VALIDATION,
+    'ER_BAD_NULL_ERROR',
+    'ER_DATA_TOO_LONG',
+    'ER_CHECK_CONSTRAINT_VIOLATED',
+  ),
+  ...codes(FailureCategory.VALIDATION, 'ER_CONSTRAINT_FAILED', 'ER_TRUNCATED_WRONG_VALUE_FOR_FIELD'),
 ]);
 
 const CATEGORIES: readonly unknown[] = Object.values(FailureCategory);
@@ -39,7 +55,8 @@ const CATEGORIES: readonly unknown[] = Object.values(FailureCategory);
 /**
  * Maps a thrown value to a `FailureCategory`, by type and by code, never by message text. User rules
  * first, then: an error carrying its own `category` (`MessageHandlingError`), `retriable: true` (kafkajs)
- * → TRANSIENT, Node network codes, PostgreSQL SQLSTATEs; anything else → UNKNOWN / `UNCLASSIFIED`.
+ * → TRANSIENT, Node network codes, PostgreSQL SQLSTATEs, MySQL/MariaDB error codes; anything else →
+ * UNKNOWN / `UNCLASSIFIED`.
  */
 export class ErrorClassifier {
   /** @param rules tried in order before the built-ins; default none. */

@@ -12,6 +12,7 @@ export enum RetryMode {
   BROKER_DELAYED = 'BROKER_DELAYED',
 }
 
+/** Whether retries must keep a destination's order. */
 export enum RetryOrdering {
   /** An ordered destination is never retried through a path that reorders. */
   PRESERVE = 'PRESERVE',

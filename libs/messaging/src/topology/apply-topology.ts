@@ -29,7 +29,7 @@ export interface TopologyAdminOptions {
 }
 
 /**
- * Declares `topology` as an admin (`messaging topology apply`): destinations, and per group its work queue
+ * Declares `topology` as an admin (`nest-messaging topology apply`): destinations, and per group its work queue
  * (RabbitMQ), retry destinations and dead-letter destination. Idempotent: what exists is left as it is.
  * Then checks that everything is there and throws `MessagingTopologyMissingError` if not.
  */

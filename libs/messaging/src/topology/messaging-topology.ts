@@ -3,7 +3,9 @@ import { destinationNames } from '../dead-letter/destination-names';
 
 /** What one consumer group of one destination needs on the broker besides the destination itself. */
 export interface GroupTopology {
+  /** The consumer group. */
   readonly group: string;
+  /** The destination it consumes. */
   readonly destination: string;
   /** Delay tiers of its retry destinations, ms (empty: no retry destination). */
   readonly retryTiersMs: readonly number[];
@@ -12,10 +14,12 @@ export interface GroupTopology {
 /**
  * The broker objects an application needs: destinations (Kafka topics, RabbitMQ exchanges) and, per consumer
  * group, its work queue (RabbitMQ), retry destinations and dead-letter destination. Declared by an admin
- * (`messaging topology apply --file`), verified by the services at startup.
+ * (`nest-messaging topology apply --file`), verified by the services at startup.
  */
 export interface MessagingTopology {
+  /** Destinations (Kafka topics, RabbitMQ exchanges), e.g. the ones the application publishes to. */
   readonly destinations: readonly string[];
+  /** Consumer groups, each with its destination and retry tiers. */
   readonly groups: readonly GroupTopology[];
 }
 
@@ -34,7 +38,7 @@ const topologySchema = z.strictObject({
     .default([]),
 });
 
-/** Reads a topology written as JSON (`messaging topology apply --file`). Throws a `ZodError` if it is not one. */
+/** Reads a topology written as JSON (`nest-messaging topology apply --file`). Throws a `ZodError` if it is not one. */
 export function parseMessagingTopology(json: unknown): MessagingTopology {
   return topologySchema.parse(json);
 }

@@ -23,8 +23,10 @@ export class TransactionHost implements OnModuleInit {
   private readonly logger = new Logger(TransactionHost.name);
   private readonly storage = new AsyncLocalStorage<TransactionScope>();
 
+  /** @internal Created by Nest; inject it. */
   constructor(@Inject(MESSAGING_DATA_SOURCE) private readonly dataSource: DataSource) {}
 
+  /** @internal Makes the application's repositories of this DataSource join the current transaction. */
   onModuleInit(): void {
     joinDefaultManager(this.dataSource, this.storage);
   }
@@ -69,7 +71,7 @@ export class TransactionHost implements OnModuleInit {
     scope.afterCommit.push(callback);
   }
 
-  /** The current transaction, for library code that must write in it. */
+  /** @internal The current transaction, for library code that must write in it. */
   currentScope(): TransactionScope | undefined {
     return this.storage.getStore();
   }

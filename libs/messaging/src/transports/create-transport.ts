@@ -1,14 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { assertPeerInstalled } from '../common/optional-peer';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
-import { KafkaTransport } from './kafka/kafka-transport';
+import type * as KafkaModule from './kafka/kafka-transport';
 import { MessageTransport } from './message-transport.interface';
-import { RabbitMqTransport } from './rabbitmq/rabbitmq-transport';
+import type * as RabbitModule from './rabbitmq/rabbitmq-transport';
 
-/** Builds the transport the options name. Nothing connects until the first use. */
+/**
+ * Builds the transport the options name. Nothing connects until the first use. Each transport's module,
+ * and the client library it needs (an optional peer dependency), is loaded only when it is chosen.
+ */
 export function createTransport(options: ResolvedMessagingOptions): MessageTransport {
   const { transport, serviceName, consumers } = options;
   if (transport.kind === 'kafka') {
+    assertPeerInstalled('kafkajs');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when Kafka is chosen
+    const { KafkaTransport } = require('./kafka/kafka-transport') as typeof KafkaModule;
     return new KafkaTransport({
       clientId: transport.clientId ?? serviceName,
       brokers: transport.brokers,
@@ -22,6 +29,9 @@ export function createTransport(options: ResolvedMessagingOptions): MessageTrans
       topology: options.topology,
     });
   }
+  assertPeerInstalled('amqplib');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when RabbitMQ is chosen
+  const { RabbitMqTransport } = require('./rabbitmq/rabbitmq-transport') as typeof RabbitModule;
   return new RabbitMqTransport({
     url: transport.url,
     // Shown by RabbitMQ beside each connection: which service, host and process it belongs to.

@@ -32,7 +32,7 @@ export interface MessageTransport {
    */
   ensureDestinations(destinations: readonly string[]): Promise<void>;
 
-  /** Declares everything `topology` names that is missing; idempotent (`messaging topology apply`). */
+  /** Declares everything `topology` names that is missing; idempotent (`nest-messaging topology apply`). */
   declareTopology(topology: MessagingTopology): Promise<void>;
 
   /** What `topology` names that does not exist, described for people; empty when all is there. */

@@ -9,7 +9,11 @@ describe(readServiceEnvironment.name, () => {
       serviceName: 'post-service',
       port: 3000,
       host: undefined,
-      database: { url: 'postgres://postgres@127.0.0.1:5432/post_service', schema: undefined },
+      database: {
+        url: 'postgres://postgres@127.0.0.1:5432/post_service',
+        type: 'postgres',
+        schema: undefined,
+      },
       transport: { kind: 'kafka', brokers: ['127.0.0.1:9092'] },
       relayLeaseMs: undefined,
       topology: 'verify',
@@ -34,7 +38,7 @@ describe(readServiceEnvironment.name, () => {
     expect(config).toMatchObject({
       port: 4000,
       host: '127.0.0.1',
-      database: { url: 'postgresql://app:secret@db:5432/posts', schema: 'e2e_post_1' },
+      database: { url: 'postgresql://app:secret@db:5432/posts', type: 'postgres', schema: 'e2e_post_1' },
       transport: { kind: 'rabbitmq', url: 'amqp://u:p@rabbit:5672/vhost' },
       relayLeaseMs: 5000,
     });
@@ -65,7 +69,7 @@ describe(readServiceEnvironment.name, () => {
           {
             PORT: 'eighty',
             MESSAGING_TRANSPORT: 'pulsar',
-            DATABASE_URL: 'mysql://root:hunter2@db/x',
+            DATABASE_URL: 'redis://root:hunter2@db/x',
             KAFKA_BROKERS: 'nohost',
           },
           defaults,
@@ -83,8 +87,27 @@ describe(readServiceEnvironment.name, () => {
     ]);
     expect(error.message).toContain("PORT='eighty'");
     expect(error.message).toContain("MESSAGING_TRANSPORT='pulsar': must be 'kafka' or 'rabbitmq'");
-    expect(error.message).toContain('mysql://root:***@db/x');
+    expect(error.message).toContain('redis://root:***@db/x');
     expect(error.message).not.toContain('hunter2');
+  });
+
+  it.each([
+    ['mysql://app:secret@db:3306/posts', 'mysql'],
+    ['mariadb://root@127.0.0.1:3306/post_service', 'mariadb'],
+  ])('takes %p as a %p database', (url, type) => {
+    expect(readServiceEnvironment({ DATABASE_URL: url }, defaults).database).toEqual({
+      url,
+      type,
+      schema: undefined,
+    });
+  });
+
+  it('refuses DATABASE_SCHEMA with a MySQL or MariaDB URL, saying where the database goes', () => {
+    expect(() =>
+      readServiceEnvironment({ DATABASE_URL: 'mariadb://root@db/x', DATABASE_SCHEMA: 'e2e' }, defaults),
+    ).toThrow(
+      /DATABASE_SCHEMA='e2e': is for PostgreSQL only: on MySQL and MariaDB name the database in DATABASE_URL/,
+    );
   });
 
   it('refuses a relay lease under one second', () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TopologyMode, TransportOptions } from '@app/messaging';
+import { TopologyMode, TransportOptions } from 'nest-reliable-messaging';
 import { InvalidEnvironmentError } from './invalid-environment.error';
 
 /** What every demo service reads from its environment, validated, with defaults for the local services. */
@@ -11,9 +11,14 @@ export interface ServiceEnvironment {
   /** HTTP interface (`HOST`). Default: every interface. */
   readonly host?: string;
   readonly database: {
-    /** `DATABASE_URL`. Default: the service's own database on the local server. */
+    /**
+     * `DATABASE_URL`: `postgres://…`, or `mysql://…` / `mariadb://…` naming the service's database. Default:
+     * the service's own database on the local PostgreSQL server.
+     */
     readonly url: string;
-    /** `DATABASE_SCHEMA`: keep the service's tables in this schema (it must exist). Default: `public`. */
+    /** TypeORM's type, from the URL's scheme. */
+    readonly type: ServiceDatabaseType;
+    /** `DATABASE_SCHEMA` (PostgreSQL only): keep the service's tables in this schema (it must exist). Default: `public`. */
     readonly schema?: string;
   };
   /**
@@ -33,6 +38,9 @@ export interface ServiceEnvironment {
   /** `MESSAGING_KEY_SECRET`: the key secret of dead-letter copies (required by a service that consumes). */
   readonly keySecret?: string;
 }
+
+/** The databases a service runs on: PostgreSQL, MySQL, MariaDB (TypeORM's type names). */
+export type ServiceDatabaseType = 'postgres' | 'mysql' | 'mariadb';
 
 /** Per-service defaults. */
 export interface ServiceDefaults {
@@ -58,7 +66,7 @@ const schema = (defaults: ServiceDefaults) =>
       HOST: z.string().min(1, 'must not be empty').optional(),
       DATABASE_URL: z
         .string()
-        .regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// URL')
+        .regex(/^(postgres(ql)?|mysql|mariadb):\/\/\S+$/, 'must be a postgres://, mysql:// or mariadb:// URL')
         .default(`${LOCAL_SERVER}/${defaults.database}`),
       DATABASE_SCHEMA: z
         .string()
@@ -107,6 +115,19 @@ const schema = (defaults: ServiceDefaults) =>
       path: ['KAFKA_SASL_MECHANISM'],
     });
 
+/** DATABASE_SCHEMA is PostgreSQL's: MySQL and MariaDB name the database in the URL. */
+const withDatabaseChecks = (defaults: ServiceDefaults) =>
+  schema(defaults).refine((e) => !e.DATABASE_SCHEMA || databaseType(e.DATABASE_URL) === 'postgres', {
+    path: ['DATABASE_SCHEMA'],
+    message: 'is for PostgreSQL only: on MySQL and MariaDB name the database in DATABASE_URL',
+  });
+
+/** TypeORM's type for a database URL of one of the accepted schemes. */
+function databaseType(url: string): ServiceDatabaseType {
+  const scheme = url.slice(0, url.indexOf(':'));
+  return scheme === 'mysql' || scheme === 'mariadb' ? scheme : 'postgres';
+}
+
 /**
  * Reads the service's environment. Empty variables count as unset. Throws `InvalidEnvironmentError` naming
  * every bad variable, so a misconfigured service stops before it connects to anything.
@@ -118,7 +139,7 @@ export function readServiceEnvironment(
   const given = Object.fromEntries(
     Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
   );
-  const parsed = schema(defaults).safeParse(given);
+  const parsed = withDatabaseChecks(defaults).safeParse(given);
   if (!parsed.success) {
     throw new InvalidEnvironmentError(
       defaults.serviceName,
@@ -138,7 +159,7 @@ export function readServiceEnvironment(
     serviceName: defaults.serviceName,
     port: e.PORT,
     host: e.HOST,
-    database: { url: e.DATABASE_URL, schema: e.DATABASE_SCHEMA },
+    database: { url: e.DATABASE_URL, type: databaseType(e.DATABASE_URL), schema: e.DATABASE_SCHEMA },
     transport:
       e.MESSAGING_TRANSPORT === 'kafka'
         ? {

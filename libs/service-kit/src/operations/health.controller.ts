@@ -1,21 +1,13 @@
-import { Controller, Get, Inject } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import { HealthCheck, HealthCheckResult, HealthCheckService } from '@nestjs/terminus';
-import {
-  ConsumerOrchestrator,
-  MESSAGING_TRANSPORT,
-  MessageTransport,
-  MessagingHealthIndicator,
-} from '@app/messaging';
+import { MessagingHealthIndicator, MessagingStatus, MessagingStatusSnapshot } from 'nest-reliable-messaging';
 
 /** The outbox is degraded when its oldest unpublished row is older than this. */
 const OUTBOX_MAX_AGE_MS = 60_000;
 
-/** What `GET /health/live` answers (no error text: that goes to the log). */
-export interface LiveReport {
+/** What `GET /health/live` answers: the process is up, with the library's state (no I/O, no error text). */
+export interface LiveReport extends MessagingStatusSnapshot {
   readonly status: 'ok';
-  readonly transport: { readonly kind: string; readonly connected: boolean };
-  /** Consumer groups whose subscription is running. */
-  readonly consumers: string[];
 }
 
 /**
@@ -27,8 +19,7 @@ export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly messaging: MessagingHealthIndicator,
-    @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
-    private readonly consumers: ConsumerOrchestrator,
+    private readonly status: MessagingStatus,
   ) {}
 
   @Get()
@@ -43,10 +34,8 @@ export class HealthController {
 
   @Get('live')
   live(): LiveReport {
-    return {
-      status: 'ok',
-      transport: { kind: this.transport.kind, connected: this.transport.health().connected },
-      consumers: this.consumers.runningGroups(),
-    };
+    // The transport's last error stays in the log: no raw error text to whoever can reach the port.
+    const { transport, consumers } = this.status.snapshot();
+    return { status: 'ok', transport: { kind: transport.kind, connected: transport.connected }, consumers };
   }
 }

@@ -1,6 +1,6 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
-import { MessagingMetrics } from '@app/messaging';
+import { MessagingMetrics } from 'nest-reliable-messaging';
 
 /** Prometheus metrics of the messaging library (`GET /metrics`). */
 @Controller('metrics')

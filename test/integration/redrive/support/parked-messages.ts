@@ -1,11 +1,12 @@
 import * as amqp from 'amqplib';
-import { FailureCategory, WireMessage } from '@app/messaging';
+import { FailureCategory } from 'nest-reliable-messaging';
 import {
   DeadLetterCopyPolicy,
   deadLetterCopy,
   failureHeaders,
-} from '@app/messaging/dead-letter/failure-copy';
-import { parseKeySecret } from '@app/messaging/dead-letter/key-secret';
+  parseKeySecret,
+  WireMessage,
+} from 'nest-reliable-messaging/testing';
 import { LOCAL_KEY_SECRET } from '../../../../tools/infra/local-secrets';
 import { orderMessage } from '../../support/raw-messages';
 

@@ -1,8 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { MessagingMetrics } from '@app/messaging';
-import { parseKeySecret } from '@app/messaging/dead-letter/key-secret';
+import { MessagingMetrics } from 'nest-reliable-messaging';
 import {
   AdminCredential,
   ApprovedRedrivePlan,
@@ -13,8 +12,8 @@ import {
   RedriveBroker,
   RedrivePlan,
   RedriveService,
-} from '@app/messaging/dead-letter/redrive';
-import { signApproval } from '@app/messaging/dead-letter/redrive/redrive-approval';
+} from 'nest-reliable-messaging/redrive';
+import { parseKeySecret, signApproval } from 'nest-reliable-messaging/testing';
 import { LOCAL_KEY_SECRET } from '../../../../tools/infra/local-secrets';
 import { createTestSchema, TestSchema } from '../../../harness/postgres';
 

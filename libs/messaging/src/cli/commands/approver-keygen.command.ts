@@ -8,7 +8,7 @@ interface KeygenFlags {
   readonly name: string;
 }
 
-/** `messaging approver keygen --name jane.doe`: an approver's Ed25519 key pair. */
+/** `nest-messaging approver keygen --name jane.doe`: an approver's Ed25519 key pair. */
 export function approverKeygenCommand(context: CommandContext): Command {
   return new Command('keygen')
     .description('make an approver key pair: keep the private key, give the public one to the executors')

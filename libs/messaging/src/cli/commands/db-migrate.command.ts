@@ -3,7 +3,7 @@ import { PostgresRedriveLedger } from '../../dead-letter/redrive/ledger/postgres
 import { resolveAdminDatabase } from '../admin-options';
 import { CommandContext } from './command-context';
 
-/** `messaging db migrate`: the library's migrations on the admin database (the redrive ledger's tables). */
+/** `nest-messaging db migrate`: the library's migrations on the admin database (the redrive ledger's tables). */
 export function dbCommand(context: CommandContext): Command {
   const migrate = new Command('migrate')
     .description("run the library's migrations on the admin database (MESSAGING_ADMIN_DATABASE_URL)")

@@ -15,14 +15,14 @@ interface ApproveFlags {
   readonly out?: string;
 }
 
-/** `messaging dlq approve --plan plan.json --key <name>.approver-key.json [--ttl 15m] [--out approval.json]`. */
+/** `nest-messaging dlq approve --plan plan.json --key <name>.approver-key.json [--ttl 15m] [--out approval.json]`. */
 export function approveCommand(context: CommandContext): Command {
   return new Command('approve')
     .description('approve a plan for a limited time, signed with your own approver key (no broker access)')
     .requiredOption('--plan <file>', 'the plan written by "dlq plan --out"')
     .requiredOption(
       '--key <file>',
-      `your private key file (messaging approver keygen); passphrase in ${AdminEnv.APPROVER_KEY_PASSPHRASE}`,
+      `your private key file (nest-messaging approver keygen); passphrase in ${AdminEnv.APPROVER_KEY_PASSPHRASE}`,
     )
     .option('--ttl <duration>', 'how long the approval is valid, e.g. 15m or 1h (at most 24h)', '15m')
     .option('--out <file>', 'where to write the approval (default: <plan file>.approval.json)')
@@ -42,7 +42,7 @@ export function approveCommand(context: CommandContext): Command {
         ...formatPlan(plan, 'approval'),
         '',
         `Approved by ${approval.approver} until ${approval.expiresAt}. Approval written to ${out}.`,
-        `Next, by another admin than the planner: messaging dlq redrive --plan ${flags.plan} --approval ${out}`,
+        `Next, by another admin than the approver: nest-messaging dlq redrive --plan ${flags.plan} --approval ${out}`,
       ]);
     });
 }

@@ -8,7 +8,7 @@ interface HistoryFlags {
   readonly verbose?: boolean;
 }
 
-/** `messaging dlq history [--source <dlq>] [--limit 50] [--verbose]`: the redrive audit log. */
+/** `nest-messaging dlq history [--source <dlq>] [--limit 50] [--verbose]`: the redrive audit log. */
 export function historyCommand(context: CommandContext): Command {
   return new Command('history')
     .description('show the audit log: every plan, approval, redrive and refusal, oldest first')

@@ -3,7 +3,7 @@ import { BrokerFlags } from '../admin-options';
 import { formatList } from '../format/result-format';
 import { CommandContext, withBrokerOptions } from './command-context';
 
-/** `messaging dlq list [--queue <name...>]`: dead-letter destinations and how many messages wait. */
+/** `nest-messaging dlq list [--queue <name...>]`: dead-letter destinations and how many messages wait. */
 export function listCommand(context: CommandContext): Command {
   return withBrokerOptions(new Command('list'))
     .description('show dead-letter destinations and how many messages wait in each')

@@ -11,7 +11,7 @@ interface PlanFlags extends BrokerFlags {
   readonly out?: string;
 }
 
-/** `messaging dlq plan --source X [--target Y] [--limit N] [--out plan.json]`: a dry run. */
+/** `nest-messaging dlq plan --source X [--target Y] [--limit N] [--out plan.json]`: a dry run. */
 export function planCommand(context: CommandContext): Command {
   return withBrokerOptions(new Command('plan'))
     .description('dry run: show what a redrive would move; changes nothing')
@@ -33,7 +33,7 @@ export function planCommand(context: CommandContext): Command {
       if (flags.out) {
         await writeJson(context.io, flags.out, plan);
         context.print([
-          `Plan written to ${flags.out}. Next: messaging dlq approve --plan ${flags.out} --approver <name>`,
+          `Plan written to ${flags.out}. Next: nest-messaging dlq approve --plan ${flags.out} --approver <name>`,
         ]);
       }
     });

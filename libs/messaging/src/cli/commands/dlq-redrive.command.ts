@@ -11,7 +11,7 @@ interface RedriveFlags extends BrokerFlags {
   readonly approval: string;
 }
 
-/** `messaging dlq redrive --plan plan.json --approval approval.json`: moves the approved plan's messages. */
+/** `nest-messaging dlq redrive --plan plan.json --approval approval.json`: moves the approved plan's messages. */
 export function redriveCommand(context: CommandContext): Command {
   return withBrokerOptions(new Command('redrive'))
     .description('move the messages of an approved plan: publish, wait for confirms, then settle')

@@ -11,7 +11,7 @@ interface TopologyFlags extends BrokerFlags {
   readonly replicationFactor: string;
 }
 
-/** `messaging topology apply | check --file topology.json`: declare (as an admin) or check the topology. */
+/** `nest-messaging topology apply | check --file topology.json`: declare (as an admin) or check the topology. */
 export function topologyCommand(context: CommandContext): Command {
   const options = async (flags: TopologyFlags) => {
     const topology = parseMessagingTopology(await readJson(context.io, flags.file));

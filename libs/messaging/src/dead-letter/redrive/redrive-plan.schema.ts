@@ -50,12 +50,12 @@ const approvalSchema = z.object({
   signature: z.string(),
 });
 
-/** Reads a plan written as JSON (e.g. by `messaging dlq plan --out`). Throws a `ZodError` if it is not one. */
+/** Reads a plan written as JSON (e.g. by `nest-messaging dlq plan --out`). Throws a `ZodError` if it is not one. */
 export function parseRedrivePlan(json: unknown): RedrivePlan {
   return planSchema.parse(json);
 }
 
-/** Reads an approval written as JSON (e.g. by `messaging dlq approve --out`). */
+/** Reads an approval written as JSON (e.g. by `nest-messaging dlq approve --out`). */
 export function parseRedriveApproval(json: unknown): RedriveApproval {
   return approvalSchema.parse(json);
 }

@@ -11,7 +11,7 @@ import { amqpHeaders } from './amqp-headers';
 import { declareRabbitTopology } from './rabbit-topology';
 
 /**
- * Consumes a group's queues (declared by `messaging topology apply`, or by the subscriber itself in
+ * Consumes a group's queues (declared by `nest-messaging topology apply`, or by the subscriber itself in
  * `topology: 'declare'` mode; see `declareRabbitTopology`).
  * Messages are acked only after the handler's transaction committed (or a dead-letter / retry copy was
  * confirmed); nothing is ever nacked with requeue. Messages with one key are handled one at a time, in order.

@@ -63,7 +63,7 @@ async function declareGroup(channel: amqp.Channel, group: GroupTopology): Promis
 
 /**
  * What the topology needs that does not exist, checked passively (no permission to configure anything is
- * needed). Bindings cannot be checked over AMQP; `messaging topology apply` declares them.
+ * needed). Bindings cannot be checked over AMQP; `nest-messaging topology apply` declares them.
  */
 export async function missingRabbitTopology(
   model: amqp.ChannelModel,

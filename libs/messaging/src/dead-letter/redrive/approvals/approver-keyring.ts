@@ -15,7 +15,7 @@ const keyringSchema = z.strictObject({
         } catch {
           return false;
         }
-      }, 'must be an Ed25519 public key (SPKI PEM, as `messaging approver keygen` writes it)'),
+      }, 'must be an Ed25519 public key (SPKI PEM, as `nest-messaging approver keygen` writes it)'),
     }),
   ),
 });

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { isApproverName } from './approver-name';
 
 /**
- * An approver's private key file (`messaging approver keygen`): the approver's name and an Ed25519 private
+ * An approver's private key file (`nest-messaging approver keygen`): the approver's name and an Ed25519 private
  * key (PKCS#8 PEM, encrypted when a passphrase was given). Kept by the approver alone, mode 0600.
  */
 export interface ApproverPrivateKeyFile {

@@ -8,7 +8,9 @@ export class ApprovalRequiredError extends RedriveRefusedError {
   readonly guard = 'APPROVAL' as const;
 
   constructor(reason: string) {
-    super(`Redrive refused: ${reason}. Approve the plan first (messaging dlq approve), then redrive it.`);
+    super(
+      `Redrive refused: ${reason}. Approve the plan first (nest-messaging dlq approve), then redrive it.`,
+    );
     this.name = 'ApprovalRequiredError';
   }
 }

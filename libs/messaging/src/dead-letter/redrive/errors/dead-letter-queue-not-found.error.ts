@@ -3,7 +3,7 @@ export class DeadLetterQueueNotFoundError extends Error {
   constructor(readonly source: string) {
     super(
       `No dead-letter destination '${source}'. Its name is '<destination>.<group>.dlq'; ` +
-        `'messaging dlq list' shows the ones there are.`,
+        `'nest-messaging dlq list' shows the ones there are.`,
     );
     this.name = 'DeadLetterQueueNotFoundError';
   }

@@ -13,7 +13,7 @@ export class NotADeadLetterSourceError extends RedriveRefusedError {
   ) {
     super(
       `Redrive refused: '${source}' is not a dead-letter destination (${reason}). Name a ` +
-        "'<destination>.<group>.dlq' (messaging dlq list shows them).",
+        "'<destination>.<group>.dlq' (nest-messaging dlq list shows them).",
     );
     this.name = 'NotADeadLetterSourceError';
   }

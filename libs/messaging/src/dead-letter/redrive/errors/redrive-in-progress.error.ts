@@ -9,7 +9,7 @@ export class RedriveInProgressError extends RedriveRefusedError {
 
   constructor(readonly source: string) {
     super(
-      `Redrive refused: another redrive of ${source} is running. Wait for it to finish (messaging dlq ` +
+      `Redrive refused: another redrive of ${source} is running. Wait for it to finish (nest-messaging dlq ` +
         'history shows it), then plan again.',
     );
     this.name = 'RedriveInProgressError';

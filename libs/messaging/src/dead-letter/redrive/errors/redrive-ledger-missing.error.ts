@@ -1,6 +1,6 @@
 /**
  * The admin database lacks the redrive ledger (the audit log and the used-approval table): run the
- * library's migrations there (`messaging db migrate`, or a service's migrations on that database).
+ * library's migrations there (`nest-messaging db migrate`, or a service's migrations on that database).
  */
 export class RedriveLedgerMissingError extends Error {
   constructor(
@@ -9,7 +9,7 @@ export class RedriveLedgerMissingError extends Error {
   ) {
     super(
       `The admin database has no table ${table}. Run the library's migrations on it (migration ${migration}): ` +
-        '`messaging db migrate` with MESSAGING_ADMIN_DATABASE_URL, or start a service on that database.',
+        '`nest-messaging db migrate` with MESSAGING_ADMIN_DATABASE_URL, or start a service on that database.',
     );
     this.name = 'RedriveLedgerMissingError';
   }

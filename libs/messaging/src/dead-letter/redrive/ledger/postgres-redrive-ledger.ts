@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { MessagingMigrations } from '../../../migrations';
-import { CreateRedriveLedger1764806400000 } from '../../../migrations/create-redrive-ledger.migration';
-import { quoteIdent } from '../../../outbox/messaging-tables';
+import { CreateRedriveLedger1764892800000 } from '../../../migrations/create-redrive-ledger.migration';
+import { quoteIdent } from '../../../database/postgres/postgres-tables';
 import { RedriveInProgressError } from '../errors/redrive-in-progress.error';
 import { RedriveLedgerMissingError } from '../errors/redrive-ledger-missing.error';
 import {
@@ -63,7 +63,7 @@ export class PostgresRedriveLedger implements RedriveLedger {
     return ledger;
   }
 
-  /** Runs the library's migrations on the admin database (`messaging db migrate`). Returns their names. */
+  /** Runs the library's migrations on the admin database (`nest-messaging db migrate`). Returns their names. */
   static async migrate(options: AdminDatabaseOptions): Promise<string[]> {
     const dataSource = await openAdminDatabase(options);
     try {
@@ -167,7 +167,7 @@ export class PostgresRedriveLedger implements RedriveLedger {
         'select to_regclass($1) as found',
         [table],
       );
-      if (!found) throw new RedriveLedgerMissingError(table, CreateRedriveLedger1764806400000.name);
+      if (!found) throw new RedriveLedgerMissingError(table, CreateRedriveLedger1764892800000.name);
     }
   }
 }

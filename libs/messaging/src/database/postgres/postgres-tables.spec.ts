@@ -1,15 +1,15 @@
 import type { DataSource } from 'typeorm';
-import { messagingTables, quoteIdent } from './messaging-tables';
+import { postgresTables, quoteIdent } from './postgres-tables';
 
-/** Only what messagingTables reads of a DataSource. */
+/** Only what postgresTables reads of a DataSource. */
 function dataSource(schema?: string): DataSource {
   return { options: { type: 'postgres', schema } } as unknown as DataSource;
 }
 
-describe('messaging-tables', () => {
-  describe(messagingTables.name, () => {
+describe('postgres-tables', () => {
+  describe(postgresTables.name, () => {
     it('qualifies both tables with the quoted schema of the DataSource', () => {
-      expect(messagingTables(dataSource('messaging'))).toEqual({
+      expect(postgresTables(dataSource('messaging'))).toEqual({
         outbox: '"messaging".messaging_outbox',
         inbox: '"messaging".messaging_inbox',
         schema: 'messaging',
@@ -17,7 +17,7 @@ describe('messaging-tables', () => {
     });
 
     it('leaves the names unqualified without a schema (the search_path decides)', () => {
-      expect(messagingTables(dataSource())).toEqual({
+      expect(postgresTables(dataSource())).toEqual({
         outbox: 'messaging_outbox',
         inbox: 'messaging_inbox',
         schema: undefined,
@@ -25,22 +25,22 @@ describe('messaging-tables', () => {
     });
 
     it('treats an empty schema as none', () => {
-      expect(messagingTables(dataSource(''))).toMatchObject({
+      expect(postgresTables(dataSource(''))).toMatchObject({
         outbox: 'messaging_outbox',
         inbox: 'messaging_inbox',
       });
     });
 
     it('keeps the case of a mixed-case schema by quoting it', () => {
-      expect(messagingTables(dataSource('Blog')).outbox).toBe('"Blog".messaging_outbox');
+      expect(postgresTables(dataSource('Blog')).outbox).toBe('"Blog".messaging_outbox');
     });
 
     it('doubles quotes in the schema name', () => {
-      expect(messagingTables(dataSource('my"schema')).inbox).toBe('"my""schema".messaging_inbox');
+      expect(postgresTables(dataSource('my"schema')).inbox).toBe('"my""schema".messaging_inbox');
     });
 
     it('keeps a schema with a dot as one identifier', () => {
-      expect(messagingTables(dataSource('a.b')).outbox).toBe('"a.b".messaging_outbox');
+      expect(postgresTables(dataSource('a.b')).outbox).toBe('"a.b".messaging_outbox');
     });
   });
 

@@ -1,14 +1,8 @@
 import { DataSource } from 'typeorm';
+import { MessagingTables } from '../messaging-tables';
 
-/** Quoted, schema-qualified names of the library's tables: they live in the DataSource's schema. */
-export interface MessagingTables {
-  readonly outbox: string;
-  readonly inbox: string;
-  /** The schema, or undefined for the search_path. */
-  readonly schema?: string;
-}
-
-export function messagingTables(dataSource: DataSource): MessagingTables {
+/** The tables in the DataSource's schema (`"schema".messaging_outbox`), or on the search_path without one. */
+export function postgresTables(dataSource: DataSource): MessagingTables {
   const schema = (dataSource.options as { schema?: string }).schema;
   const prefix = schema ? `${quoteIdent(schema)}.` : '';
   return { outbox: `${prefix}messaging_outbox`, inbox: `${prefix}messaging_inbox`, schema };

@@ -1,0 +1,139 @@
+/**
+ * Copied into each generated consumer app of the compatibility matrix (`npm run test:compat`) beside the
+ * README's five-minute example, compiled by the app's own toolchain and run with the cell's Node: it drives
+ * the example against the real database and broker and prints one JSON line with what it saw.
+ */
+import { LoggerService, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { MessagingMetrics, MessagingModule } from 'nest-reliable-messaging';
+import { DataSource } from 'typeorm';
+import { AppModule } from './app.module.js';
+import { Invoice } from './shop/invoice.entity.js';
+import { OrdersService } from './shop/orders.service.js';
+import { ReceiptSender } from './shop/receipt-sender.js';
+
+/** Keeps every log line (debug included) so the check can see retries and suppressed duplicates. */
+class RecordingLogger implements LoggerService {
+  readonly lines: string[] = [];
+  log(message: unknown): void {
+    this.record('log', message);
+  }
+  error(message: unknown): void {
+    this.record('error', message);
+  }
+  warn(message: unknown): void {
+    this.record('warn', message);
+  }
+  debug(message: unknown): void {
+    this.record('debug', message);
+  }
+  verbose(message: unknown): void {
+    this.record('verbose', message);
+  }
+  private record(level: string, message: unknown): void {
+    const line = `${level} ${String(message)}`;
+    this.lines.push(line);
+    if (process.env.COMPAT_VERBOSE) process.stderr.write(`${line}\n`);
+  }
+}
+
+async function until(
+  what: string,
+  done: () => boolean | Promise<boolean>,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The same shop on Kafka, for an app that did not install kafkajs: its startup must name the package. */
+@Module({
+  imports: [
+    TypeOrmModule.forRoot({ type: 'postgres', url: process.env.DATABASE_URL }),
+    MessagingModule.forRoot({ serviceName: 'shop', transport: { kind: 'kafka', brokers: ['127.0.0.1:1'] } }),
+  ],
+})
+class KafkaShopModule {}
+
+/** What starting `KafkaShopModule` failed with (`undefined` when it started). */
+async function startupErrorWithoutKafkajs(): Promise<string | undefined> {
+  try {
+    const app = await NestFactory.createApplicationContext(KafkaShopModule, {
+      logger: false,
+      abortOnError: false,
+    });
+    await app.close();
+    return undefined;
+  } catch (error) {
+    return `${(error as Error).name}: ${(error as Error).message}`;
+  }
+}
+
+async function main(): Promise<void> {
+  const logger = new RecordingLogger();
+  const app = await NestFactory.createApplicationContext(AppModule, { logger });
+  try {
+    // The downstream system fails the first call (a connection reset): the retry policy takes it.
+    const receipts = app.get(ReceiptSender);
+    const send = receipts.send.bind(receipts);
+    const receiptsSent: number[] = [];
+    let failures = 0;
+    receipts.send = async (customerId: number, orderId: number) => {
+      if (failures++ === 0) throw Object.assign(new Error('connection reset'), { code: 'ECONNRESET' });
+      await send(customerId, orderId);
+      receiptsSent.push(orderId);
+    };
+
+    const orders = app.get(OrdersService);
+    const first = await orders.place(7, '19.90');
+    await until('the first order billed', () => receiptsSent.includes(first.id));
+    const billedOnAttempt = logger.lines
+      .find((line) => line.includes(`Order ${first.id} billed`))
+      ?.match(/attempt (\d+)/)?.[1];
+
+    // A duplicate delivery, as after a relay crash between publish and mark: the row is published again.
+    const dataSource = app.get(DataSource);
+    await dataSource.query(`update messaging_outbox set sent_at = null where payload->>'orderId' = $1`, [
+      String(first.id),
+    ]);
+    const second = await orders.place(7, '5.00');
+    const duplicates = () => logger.lines.filter((line) => line.includes('duplicate, skipped')).length;
+    await until('the duplicate suppressed', () => receiptsSent.includes(second.id) && duplicates() > 0);
+
+    let duplicateMetric: string | undefined;
+    try {
+      const text = await app.get(MessagingMetrics).metrics();
+      duplicateMetric = text
+        .split('\n')
+        .find((line) => line.startsWith('messaging_consumer_messages_total{') && line.includes('duplicate'));
+    } catch (error) {
+      duplicateMetric = `unavailable: ${(error as Error).name}`;
+    }
+
+    console.log(
+      JSON.stringify({
+        firstOrder: first.id,
+        billedOnAttempt: Number(billedOnAttempt),
+        failedAttempts: failures - receiptsSent.length,
+        receiptsSent,
+        invoices: await dataSource.getRepository(Invoice).count(),
+        duplicatesSuppressed: duplicates(),
+        duplicateMetric,
+        kafkaStartupError: process.env.COMPAT_WITHOUT_KAFKAJS
+          ? await startupErrorWithoutKafkajs()
+          : undefined,
+      }),
+    );
+  } finally {
+    await app.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

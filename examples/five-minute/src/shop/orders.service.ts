@@ -1,0 +1,21 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Outbox, OutboxService } from 'nest-reliable-messaging';
+import { Repository } from 'typeorm';
+import { OrderPlaced } from './order-placed.event.js';
+import { Order } from './order.entity.js';
+
+@Injectable()
+export class OrdersService {
+  constructor(
+    @InjectRepository(Order) private readonly orders: Repository<Order>,
+    private readonly outbox: OutboxService,
+  ) {}
+
+  @Outbox() // one transaction: the order and its event commit together, or neither does
+  async place(customerId: number, total: string): Promise<Order> {
+    const order = await this.orders.save(this.orders.create({ customerId, total }));
+    await this.outbox.add(OrderPlaced, { orderId: order.id, customerId, total });
+    return order; // published right after the commit; a rollback leaves no message
+  }
+}

@@ -1,0 +1,39 @@
+import { DataSource } from 'typeorm';
+import { UnsupportedDatabaseError } from '../errors/unsupported-database.error';
+import { InboxStore } from '../inbox/inbox-store';
+import { OutboxStore } from '../outbox/outbox-store';
+import { MysqlInboxStore } from './mysql/mysql-inbox-store';
+import { MysqlOutboxStore } from './mysql/mysql-outbox-store';
+import { PostgresInboxStore } from './postgres/postgres-inbox-store';
+import { PostgresOutboxStore } from './postgres/postgres-outbox-store';
+
+/** The SQL of one database family: everything the library does differently per database is behind these. */
+export interface MessagingDialect {
+  readonly outboxStore: (dataSource: DataSource) => OutboxStore;
+  readonly inboxStore: (dataSource: DataSource) => InboxStore;
+}
+
+const POSTGRES: MessagingDialect = {
+  outboxStore: (dataSource) => new PostgresOutboxStore(dataSource),
+  inboxStore: (dataSource) => new PostgresInboxStore(dataSource),
+};
+
+const MYSQL: MessagingDialect = {
+  outboxStore: (dataSource) => new MysqlOutboxStore(dataSource),
+  inboxStore: (dataSource) => new MysqlInboxStore(dataSource),
+};
+
+/** TypeORM's `type` → dialect. `mariadb` and `mysql` share TypeORM's driver and our SQL. */
+const DIALECTS: Readonly<Record<string, MessagingDialect>> = {
+  postgres: POSTGRES,
+  mysql: MYSQL,
+  mariadb: MYSQL,
+};
+
+/** The dialect of the DataSource's database; `UnsupportedDatabaseError` naming its type for any other. */
+export function messagingDialect(dataSource: DataSource): MessagingDialect {
+  const type = String(dataSource.options.type);
+  const dialect = Object.hasOwn(DIALECTS, type) ? DIALECTS[type] : undefined;
+  if (!dialect) throw new UnsupportedDatabaseError(type);
+  return dialect;
+}

@@ -1,0 +1,7 @@
+/** Quoted, qualified names of the library's tables: they live in the DataSource's schema (or database). */
+export interface MessagingTables {
+  readonly outbox: string;
+  readonly inbox: string;
+  /** The PostgreSQL schema or MySQL database, or undefined for the connection's default. */
+  readonly schema?: string;
+}

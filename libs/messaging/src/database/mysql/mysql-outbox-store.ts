@@ -1,0 +1,199 @@
+import { DataSource, QueryRunner } from 'typeorm';
+import { UnsupportedDatabaseError } from '../../errors/unsupported-database.error';
+import { CreateMysqlMessagingTables1764806400000 } from '../../migrations/create-mysql-messaging-tables.migration';
+import { ClaimedOutboxRow, FailedOutboxRow, NewOutboxRow } from '../../outbox/outbox-row';
+import { OutboxBacklog, OutboxStore } from '../../outbox/outbox-store';
+import { MessagingTables } from '../messaging-tables';
+import { claimMysqlRows } from './mysql-claim';
+import { mysqlServerProblem } from './mysql-server-version';
+import {
+  affectedRows,
+  idList,
+  inReadCommitted,
+  parseUtc,
+  readCommitted,
+  UTC_ISO,
+  utcDatetime,
+  withConnection,
+} from './mysql-sql';
+import { mysqlTables } from './mysql-tables';
+
+/**
+ * The outbox on MySQL 8.0.4+ and MariaDB 10.6+. What differs from PostgreSQL: a claim is a READ COMMITTED
+ * transaction of three statements (no `UPDATE … RETURNING`), indexes lead with `sent_at` instead of being
+ * partial, times are UTC `datetime(6)` written and read as text, the purge takes a named lock
+ * (`GET_LOCK`), and there is no NOTIFY (other instances' rows reach this relay on its safety poll).
+ */
+export class MysqlOutboxStore extends OutboxStore {
+  readonly tables: MessagingTables;
+  readonly notifyChannel = undefined;
+  readonly migration = {
+    name: CreateMysqlMessagingTables1764806400000.name,
+    list: 'MysqlMessagingMigrations',
+  };
+
+  constructor(private readonly dataSource: DataSource) {
+    super();
+    this.tables = mysqlTables(dataSource);
+  }
+
+  async checkServer(): Promise<void> {
+    const [{ version }] = await this.dataSource.query<Array<{ version: string }>>(
+      'select version() as version',
+    );
+    const problem = mysqlServerProblem(version);
+    if (problem) throw new UnsupportedDatabaseError(this.dataSource.options.type, problem);
+  }
+
+  async tableExists(): Promise<boolean> {
+    const [{ found }] = await this.dataSource.query<Array<{ found: number | string }>>(
+      `select count(*) as found from information_schema.tables
+       where table_schema = database() and table_name = 'messaging_outbox'`,
+    );
+    return Number(found) > 0;
+  }
+
+  async insert(queryRunner: QueryRunner, rows: readonly NewOutboxRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    const params = rows.flatMap((row) => [
+      row.messageId.toLowerCase(), // a uuid column would normalise it; char(36) keeps what it is given
+      row.destination,
+      row.type,
+      row.key,
+      JSON.stringify(row.headers),
+      row.payloadJson,
+      utcDatetime(row.occurredAt),
+    ]);
+    const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, utc_timestamp(6), utc_timestamp(6))').join(', ');
+    await queryRunner.query(
+      `insert into ${this.tables.outbox}
+         (message_id, destination, type, \`key\`, headers, payload, occurred_at, created_at, available_at)
+       values ${values}`,
+      params,
+    );
+  }
+
+  notify(): Promise<void> {
+    return Promise.reject(new Error('MySQL and MariaDB have no NOTIFY: relay.notify is refused at startup.'));
+  }
+
+  claim(
+    limit: number,
+    owner: string,
+    leaseMs: number,
+    inFlight: readonly string[] = [],
+  ): Promise<ClaimedOutboxRow[]> {
+    return inReadCommitted(this.dataSource, (queryRunner) =>
+      claimMysqlRows(queryRunner, this.tables.outbox, { limit, owner, leaseMs, inFlight }),
+    );
+  }
+
+  async markSent(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.dataSource.query(
+      `update ${this.tables.outbox} set sent_at = utc_timestamp(6), locked_by = null, locked_until = null
+       where id in (${idList(ids)})`,
+    );
+  }
+
+  async markFailed(rows: readonly FailedOutboxRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    idList(rows.map((r) => r.id)); // checks them
+    const failed = rows.map((r) => [Number(r.id), r.error, Math.round(r.retryInMs)]);
+    await this.dataSource.query(
+      `update ${this.tables.outbox} o
+       join json_table(?, '$[*]' columns (
+              id bigint path '$[0]',
+              error text character set utf8mb4 path '$[1]',
+              delay_ms bigint path '$[2]')) f on o.id = f.id
+       set o.attempts = o.attempts + 1, o.last_error = f.error, o.locked_by = null, o.locked_until = null,
+           o.available_at = utc_timestamp(6) + interval f.delay_ms * 1000 microsecond
+       where o.sent_at is null`,
+      [JSON.stringify(failed)],
+    );
+  }
+
+  async releaseRows(ids: readonly string[], owner: string): Promise<void> {
+    if (ids.length === 0) return;
+    await this.dataSource.query(
+      `update ${this.tables.outbox} set locked_by = null, locked_until = null
+       where id in (${idList(ids)}) and locked_by = ? and sent_at is null`,
+      [owner],
+    );
+  }
+
+  release(owner: string): Promise<number> {
+    return inReadCommitted(this.dataSource, async (queryRunner) =>
+      affectedRows(
+        await queryRunner.query(
+          `update ${this.tables.outbox} force index (messaging_outbox_pending_idx)
+           set locked_by = null, locked_until = null where sent_at is null and locked_by = ?`,
+          [owner],
+        ),
+      ),
+    );
+  }
+
+  /**
+   * Only one instance at a time: the others skip the round. The named lock (`GET_LOCK`) belongs to the
+   * connection, so it is taken before the transaction and let go after its commit.
+   */
+  purgeSent(olderThanMs: number, batchSize: number): Promise<number> {
+    const lock = "concat('messaging-outbox-purge:', left(sha2(database(), 256), 32))";
+    return withConnection(this.dataSource, async (queryRunner) => {
+      const [{ locked }] = (await queryRunner.query(`select get_lock(${lock}, 0) as locked`)) as Array<{
+        locked: number | string | null;
+      }>;
+      if (Number(locked) !== 1) return 0;
+      try {
+        return await readCommitted(queryRunner, async () =>
+          affectedRows(
+            await queryRunner.query(
+              `delete from ${this.tables.outbox}
+               where sent_at is not null and sent_at < utc_timestamp(6) - interval ? microsecond
+               order by sent_at limit ?`,
+              [Math.round(olderThanMs) * 1000, batchSize],
+            ),
+          ),
+        );
+      } finally {
+        await queryRunner.query(`select release_lock(${lock})`);
+      }
+    });
+  }
+
+  async nextHeldRowFreeAt(): Promise<Date | undefined> {
+    const [{ free_at }] = await this.dataSource.query<Array<{ free_at: string | null }>>(
+      `select date_format(min(case when locked_until > utc_timestamp(6) then locked_until else available_at end),
+                          ${UTC_ISO}) as free_at
+       from ${this.tables.outbox} force index (messaging_outbox_pending_idx)
+       where sent_at is null and (locked_until > utc_timestamp(6) or available_at > utc_timestamp(6))`,
+    );
+    return free_at === null ? undefined : parseUtc(free_at);
+  }
+
+  async backlog(): Promise<OutboxBacklog[]> {
+    const rows = await this.dataSource.query<
+      Array<{ destination: string; pending: string | number; oldest_age_ms: string | number }>
+    >(
+      `select destination, count(*) as pending,
+              timestampdiff(microsecond, min(created_at), utc_timestamp(6)) div 1000 as oldest_age_ms
+       from ${this.tables.outbox} force index (messaging_outbox_pending_idx)
+       where sent_at is null group by destination`,
+    );
+    return rows.map((r) => ({
+      destination: r.destination,
+      pending: Number(r.pending),
+      oldestAgeMs: Math.max(0, Number(r.oldest_age_ms)),
+    }));
+  }
+
+  /** `information_schema.tables.table_rows`: InnoDB's estimate, refreshed by its persistent statistics. */
+  async tableRowEstimates(): Promise<Array<{ table: string; rows: number }>> {
+    const rows = await this.dataSource.query<Array<{ name: string; estimate: string | number | null }>>(
+      `select table_name as name, table_rows as estimate from information_schema.tables
+       where table_schema = database() and table_name in ('messaging_outbox', 'messaging_inbox')`,
+    );
+    return rows.map((row) => ({ table: row.name, rows: Number(row.estimate ?? 0) }));
+  }
+}

@@ -1,0 +1,117 @@
+import { Module, Provider, Type } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { DataSource } from 'typeorm';
+import { DecoratedMethods } from './common/decorated-methods';
+import { MessagingMetadataAccessor } from './common/messaging-metadata.accessor';
+import { isPeerInstalled } from './common/optional-peer';
+import { TimerRegistry } from './common/timer-registry';
+import { ConsumerExplorer } from './consumers/consumer-explorer';
+import { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
+import { DeliveryPipeline } from './consumers/delivery-pipeline';
+import { HandlerRegistry } from './consumers/handler-registry';
+import type * as MessagingServerModule from './consumers/messaging.server';
+import { messagingDialect } from './database/messaging-dialect';
+import { InboxRetention } from './inbox/inbox-retention';
+import { InboxStore } from './inbox/inbox-store';
+import { InboxService } from './inbox/inbox.service';
+import {
+  MESSAGING_DATA_SOURCE,
+  MESSAGING_RESOLVED_OPTIONS,
+  MESSAGING_TRANSPORT,
+} from './messaging.constants';
+import { ConfigurableMessagingModule, MESSAGING_MODULE_OPTIONS } from './messaging.module-definition';
+import { MessagingLifecycle } from './messaging-lifecycle';
+import { MessagingModuleOptions } from './messaging-options.interface';
+import { MessageTracing } from './observability/message-tracing';
+import { MessagingHealthIndicator } from './observability/messaging-health.indicator';
+import { MessagingMetrics } from './observability/messaging-metrics';
+import { MessagingStatus } from './observability/messaging-status';
+import { MetricsCollector } from './observability/metrics-collector';
+import { resolveMessagingOptions, ResolvedMessagingOptions } from './options/resolve-messaging-options';
+import { OutboxExplorer } from './outbox/outbox-explorer';
+import { OutboxNotifyListener } from './outbox/outbox-notify-listener';
+import { OutboxRelay } from './outbox/outbox-relay';
+import { OutboxRetention } from './outbox/outbox-retention';
+import { OutboxStore } from './outbox/outbox-store';
+import { OutboxService } from './outbox/outbox.service';
+import { RelayWakeup } from './outbox/relay-wakeup';
+import { TransactionHost } from './transaction/transaction-host';
+import { createTransport } from './transports/create-transport';
+
+const serverProviders = messagingServer();
+
+/**
+ * Owns what the library runs in an application: the broker transport, the relay, the consumers, the
+ * retention jobs and their shutdown. Imported once, through `MessagingModule.forRoot()`/`forRootAsync()`;
+ * global unless `isGlobal: false`.
+ */
+@Module({
+  imports: [DiscoveryModule],
+  providers: [
+    {
+      provide: MESSAGING_RESOLVED_OPTIONS,
+      useFactory: (options: MessagingModuleOptions) => resolveMessagingOptions(options),
+      inject: [MESSAGING_MODULE_OPTIONS],
+    },
+    {
+      provide: MESSAGING_TRANSPORT,
+      useFactory: (options: ResolvedMessagingOptions) => createTransport(options),
+      inject: [MESSAGING_RESOLVED_OPTIONS],
+    },
+    TimerRegistry,
+    DecoratedMethods,
+    MessagingMetadataAccessor,
+    TransactionHost,
+    // The database's SQL, chosen from the DataSource's type (an unsupported one fails the startup here).
+    {
+      provide: OutboxStore,
+      useFactory: (dataSource: DataSource) => messagingDialect(dataSource).outboxStore(dataSource),
+      inject: [MESSAGING_DATA_SOURCE],
+    },
+    {
+      provide: InboxStore,
+      useFactory: (dataSource: DataSource) => messagingDialect(dataSource).inboxStore(dataSource),
+      inject: [MESSAGING_DATA_SOURCE],
+    },
+    OutboxService,
+    RelayWakeup,
+    OutboxRelay,
+    OutboxExplorer,
+    OutboxRetention,
+    OutboxNotifyListener,
+    MessagingLifecycle,
+    InboxService,
+    InboxRetention,
+    HandlerRegistry,
+    ConsumerExplorer,
+    DeliveryPipeline,
+    ConsumerOrchestrator,
+    MessagingMetrics,
+    MetricsCollector,
+    MessageTracing,
+    MessagingHealthIndicator,
+    MessagingStatus,
+    ...serverProviders,
+  ],
+  exports: [
+    MessagingMetrics,
+    MessagingHealthIndicator,
+    MessagingStatus,
+    OutboxService,
+    TransactionHost,
+    OutboxRelay,
+    ConsumerOrchestrator,
+    ...serverProviders,
+    MESSAGING_TRANSPORT,
+    MESSAGING_RESOLVED_OPTIONS,
+  ],
+})
+export class MessagingCoreModule extends ConfigurableMessagingModule {}
+
+/** `MessagingServer` is provided when `@nestjs/microservices` (an optional peer) is installed. */
+function messagingServer(): Provider[] {
+  if (!isPeerInstalled('@nestjs/microservices')) return [];
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loads @nestjs/microservices
+  const { MessagingServer } = require('./consumers/messaging.server') as typeof MessagingServerModule;
+  return [MessagingServer as Type];
+}

@@ -1,0 +1,39 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ConsumerOrchestrator } from '../consumers/consumer-orchestrator';
+import { MESSAGING_TRANSPORT } from '../messaging.constants';
+import { MessageTransport } from '../transports/message-transport.interface';
+
+/** What `MessagingStatus.snapshot()` reports. */
+export interface MessagingStatusSnapshot {
+  /** The broker connection as the transport last saw it (no I/O). */
+  readonly transport: {
+    readonly kind: 'kafka' | 'rabbitmq';
+    readonly connected: boolean;
+    /** The last connection or publish error, while not connected. */
+    readonly lastError?: string;
+  };
+  /** Consumer groups whose subscription is running. */
+  readonly consumers: string[];
+}
+
+/**
+ * The library's state without I/O, for liveness endpoints and startup scripts: the broker connection as
+ * last seen and the consumer groups running. (Readiness checks that ask the broker and the database are on
+ * `MessagingHealthIndicator`.)
+ */
+@Injectable()
+export class MessagingStatus {
+  /** @internal Created by Nest; inject it. */
+  constructor(
+    @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
+    private readonly consumers: ConsumerOrchestrator,
+  ) {}
+
+  /** The state right now. */
+  snapshot(): MessagingStatusSnapshot {
+    return {
+      transport: { kind: this.transport.kind, ...this.transport.health() },
+      consumers: this.consumers.runningGroups(),
+    };
+  }
+}

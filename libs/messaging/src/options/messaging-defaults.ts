@@ -1,0 +1,26 @@
+/**
+ * Every default of `MessagingModuleOptions`, in the options' own shape: the schema fills them in from here,
+ * and a unit spec holds the "Default …" in each option's documentation to these values.
+ */
+export const MESSAGING_DEFAULTS = {
+  transport: {
+    kafka: {
+      topics: { numPartitions: 3, replicationFactor: 1 },
+      connectionTimeoutMs: 3_000,
+      sessionTimeoutMs: 30_000,
+      ssl: false,
+    },
+    rabbitmq: { prefetch: 32, heartbeatSeconds: 10 },
+  },
+  relay: {
+    enabled: true,
+    batchSize: 200,
+    pollIntervalMs: 10_000,
+    leaseMs: 30_000,
+    notify: false,
+    retryInitialDelayMs: 200,
+    retryMaxDelayMs: 5_000,
+  },
+  retention: { sentRetentionMs: 86_400_000, intervalMs: 60_000, batchSize: 1_000 },
+  consumers: { autoStart: true, inboxRetentionMs: 604_800_000, concurrency: 4 },
+} as const;

@@ -1,0 +1,12 @@
+/**
+ * Admin operations: redrive, moving dead letters back (plan → approve → execute), and declaring the topology
+ * the services only check. The same code the `nest-messaging dlq | topology` CLI runs. It needs admin broker
+ * credentials, which services never hold.
+ *
+ * @packageDocumentation
+ */
+export * from './dead-letter/redrive';
+export { applyTopology, checkTopology } from './topology/apply-topology';
+export type { TopicSettings, TopologyAdminOptions } from './topology/apply-topology';
+export { parseKeySecret } from './dead-letter/key-secret';
+export type { KeySecret } from './dead-letter/key-secret';

@@ -1,3 +1,0 @@
-export * from './apply-topology';
-export * from './messaging-topology';
-export * from './messaging-topology-missing.error';

@@ -1,0 +1,244 @@
+/**
+ * Issue 13's compatibility matrix (`npm run test:compat`): the packed library installed into fresh apps made
+ * by `nest new` (stock templates, `isolatedModules` on) outside the workspace, built with each app's own
+ * toolchain and run on the cell's Node against the real PostgreSQL and broker, with the README's five-minute
+ * example as their code.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { Client } from 'pg';
+import { databaseUrl, ensureDatabase } from '../../tools/demo/databases';
+import { buildLibrary, LIBRARY_DIR } from '../../tools/infra/library-build';
+import { KafkaBroker } from '../../tools/infra/kafka-broker';
+import { LOCAL_KEY_SECRET } from '../../tools/infra/local-secrets';
+import { pinnedKafkaVersion } from '../../tools/infra/kafka-jars';
+import { infraEnv } from '../harness/infra';
+import { startPrivateBroker } from '../harness/kafka';
+import { uniqueName } from '../harness/names';
+import { RabbitVhost } from '../integration/redrive/support/rabbit-vhost';
+import { CompatCell, ConsumerApp } from './support/consumer-app';
+
+const run = promisify(execFile);
+
+/** The five-minute example's topology: OrderPlaced's destination and the billing group (INLINE retries). */
+const TOPOLOGY = {
+  destinations: ['orders'],
+  groups: [{ group: 'billing', destination: 'orders', retryTiersMs: [] }],
+};
+let topologyFile = '';
+
+const CELLS: readonly CompatCell[] = [
+  // The stack most applications run today: Nest 11 (CommonJS), TypeORM 0.3, on Node 20.
+  { name: 'nest11-cjs', node: 20, nest: 11, typeorm: '0.3', transport: 'kafka', extraPeers: ['prom-client'] },
+  // The current major: Nest 12 (ESM only), TypeORM 1, Node 24; no optional peer but the transport's client.
+  { name: 'nest12-esm', node: 24, nest: 12, typeorm: '1', transport: 'rabbitmq', extraPeers: [] },
+  // Node 22 with Nest 12 and TypeORM 0.3, every optional peer installed.
+  {
+    name: 'nest12-node22',
+    node: 22,
+    nest: 12,
+    typeorm: '0.3',
+    transport: 'kafka',
+    extraPeers: ['prom-client', '@opentelemetry/api', '@nestjs/microservices@12'],
+  },
+];
+
+interface Row {
+  readonly cell: string;
+  readonly versions: Record<string, string>;
+  readonly result: Record<string, unknown>;
+}
+
+const rows: Row[] = [];
+let tarball = '';
+let workDir = '';
+
+beforeAll(async () => {
+  await buildLibrary();
+  workDir = mkdtempSync(path.join(os.tmpdir(), 'compat-'));
+  topologyFile = path.join(workDir, 'topology.json');
+  await fs.writeFile(topologyFile, JSON.stringify(TOPOLOGY));
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', workDir], {
+    cwd: LIBRARY_DIR,
+  });
+  tarball = path.join(workDir, (JSON.parse(stdout) as Array<{ filename: string }>)[0].filename);
+}, 120_000);
+
+afterAll(async () => {
+  process.stderr.write(`\n${matrixTable(rows)}\n`);
+  if (workDir) await fs.rm(workDir, { recursive: true, force: true });
+}, 120_000);
+
+describe('the packed library in fresh Nest apps (compatibility matrix)', () => {
+  it.each(CELLS.map((cell) => [cell.name, cell] as const))(
+    '%s: installs, builds with the stock tsconfig, and runs the five-minute example',
+    async (_name, cell) => {
+      const app = await ConsumerApp.generate(cell, workDir);
+      await app.install(tarball);
+      await app.build();
+      const services = await servicesFor(cell);
+      try {
+        const withoutKafkajs =
+          cell.transport !== 'kafka' && !cell.extraPeers.includes('@nestjs/microservices@12');
+        // As an admin would, before the application starts: it only checks the topology.
+        await app.cli(
+          ['topology', 'apply', '--file', topologyFile, ...services.adminArgs],
+          services.adminEnv,
+        );
+        const result = await app.check({
+          ...services.env,
+          ...(withoutKafkajs ? { COMPAT_WITHOUT_KAFKAJS: '1' } : {}),
+        });
+        expect(result).toMatchObject({
+          billedOnAttempt: 2, // the handler failed once and the retry policy ran it again
+          failedAttempts: 1,
+          receiptsSent: [result.firstOrder, (result.firstOrder as number) + 1],
+          invoices: 2,
+        });
+        expect(result.duplicatesSuppressed).toBeGreaterThanOrEqual(1); // the republished message did nothing
+        if (cell.extraPeers.includes('prom-client')) {
+          expect(result.duplicateMetric).toMatch(/outcome="duplicate"\} [1-9]/);
+        } else {
+          expect(result.duplicateMetric).toBe('unavailable: MissingPeerDependencyError');
+        }
+        if (withoutKafkajs) {
+          // An application on RabbitMQ never needs kafkajs; asking it for Kafka says what to install.
+          expect(result.kafkaStartupError).toMatch(
+            /^MissingPeerDependencyError: .*Install it: npm i kafkajs@/,
+          );
+        }
+        const listed = await app.cli(['dlq', 'list', ...services.adminArgs, ...services.listArgs], {
+          ...services.adminEnv,
+          MESSAGING_ADMIN_DATABASE_URL: services.env.DATABASE_URL,
+        });
+        expect(listed).toContain('orders.billing.dlq');
+        rows.push({ cell: cell.name, versions: await versionsOf(app, services.brokerVersion), result });
+      } finally {
+        await services.release();
+      }
+    },
+    20 * 60_000,
+  );
+});
+
+interface CellServices {
+  readonly env: Record<string, string>;
+  readonly adminEnv: Record<string, string>;
+  /** Flags every admin command of the cell takes. */
+  readonly adminArgs: readonly string[];
+  readonly listArgs: readonly string[];
+  readonly brokerVersion: string;
+  release(): Promise<void>;
+}
+
+/** A database of the cell's own, and a private Kafka broker or a RabbitMQ vhost of its own. */
+async function servicesFor(cell: CompatCell): Promise<CellServices> {
+  const database = uniqueName(`compat_${cell.name.replace(/\W/g, '_')}`).toLowerCase();
+  await ensureDatabase(infraEnv().databaseUrl, database);
+  const dropDatabase = () => dropDb(database);
+  const env = {
+    DATABASE_URL: databaseUrl(infraEnv().databaseUrl, database),
+    MESSAGING_KEY_SECRET: LOCAL_KEY_SECRET,
+  };
+  if (cell.transport === 'kafka') {
+    const broker: KafkaBroker = await startPrivateBroker();
+    const brokers = broker.brokers.join(',');
+    return {
+      env: { ...env, KAFKA_BROKERS: brokers },
+      adminEnv: {
+        MESSAGING_ADMIN_KAFKA_BROKERS: brokers,
+        MESSAGING_ADMIN_PRINCIPAL: 'admin',
+        MESSAGING_ADMIN_PASSWORD: 'private-broker-without-sasl',
+      },
+      adminArgs: ['--local-plaintext'], // a private broker on 127.0.0.1 without SASL
+      listArgs: [],
+      brokerVersion: `Kafka ${await pinnedKafkaVersion()}`,
+      release: async () => {
+        await broker.destroy();
+        await dropDatabase();
+      },
+    };
+  }
+  const vhost = await RabbitVhost.create('compat');
+  return {
+    env: { ...env, AMQP_URL: vhost.urlAs(vhost.service) },
+    adminEnv: { MESSAGING_ADMIN_AMQP_URL: vhost.urlAs(vhost.admin) },
+    adminArgs: [],
+    listArgs: ['--queue', 'orders.billing.dlq'],
+    brokerVersion: `RabbitMQ ${await rabbitVersion()}`,
+    release: async () => {
+      await vhost.delete();
+      await dropDatabase();
+    },
+  };
+}
+
+async function versionsOf(app: ConsumerApp, broker: string): Promise<Record<string, string>> {
+  const client = app.cell.transport === 'kafka' ? 'kafkajs' : 'amqplib';
+  return {
+    node: await app.nodeVersion(),
+    module: await app.moduleSystem(),
+    '@nestjs/core': await app.versionOf('@nestjs/core'),
+    '@nestjs/typeorm': await app.versionOf('@nestjs/typeorm'),
+    typeorm: await app.versionOf('typeorm'),
+    typescript: await app.versionOf('typescript'),
+    client: `${client} ${await app.versionOf(client)}`,
+    broker,
+    postgres: await postgresVersion(),
+  };
+}
+
+function matrixTable(done: readonly Row[]): string {
+  const header = [
+    'cell',
+    'node',
+    'module',
+    '@nestjs/core',
+    '@nestjs/typeorm',
+    'typeorm',
+    'typescript',
+    'client',
+    'broker',
+    'postgres',
+  ];
+  const lines = done.map((row) => [row.cell, ...header.slice(1).map((key) => row.versions[key] ?? '')]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
+  const format = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  return [
+    `Compatibility matrix: ${done.length} of ${CELLS.length} cells passed`,
+    format(header),
+    format(widths.map((w) => '-'.repeat(w))),
+    ...lines.map(format),
+  ].join('\n');
+}
+
+async function dropDb(database: string): Promise<void> {
+  const client = new Client({ connectionString: infraEnv().databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`drop database if exists "${database}" with (force)`);
+  } finally {
+    await client.end();
+  }
+}
+
+async function postgresVersion(): Promise<string> {
+  const client = new Client({ connectionString: infraEnv().databaseUrl });
+  await client.connect();
+  try {
+    const {
+      rows: [row],
+    } = await client.query<{ server_version: string }>('show server_version');
+    return row.server_version.split(' ')[0];
+  } finally {
+    await client.end();
+  }
+}
+
+async function rabbitVersion(): Promise<string> {
+  const { stdout } = await run('rabbitmqctl', ['version'], { timeout: 30_000 });
+  return stdout.trim();
+}
