@@ -33,7 +33,7 @@ export function planCommand(context: CommandContext): Command {
       if (flags.out) {
         await writeJson(context.io, flags.out, plan);
         context.print([
-          `Plan written to ${flags.out}. Next: nest-messaging dlq approve --plan ${flags.out} --approver <name>`,
+          `Plan written to ${flags.out}. Next, by an approver: nest-messaging dlq approve --plan ${flags.out} --key <name>.approver-key.json`,
         ]);
       }
     });
