@@ -6,7 +6,7 @@
  * @packageDocumentation
  */
 export * from './dead-letter/redrive';
-export { applyTopology, checkTopology } from './topology/apply-topology';
-export type { TopicSettings, TopologyAdminOptions } from './topology/apply-topology';
+export { applyTopology, checkTopology } from './admin/apply-topology';
+export type { TopicSettings, TopologyAdminOptions } from './admin/apply-topology';
 export { parseKeySecret } from './dead-letter/key-secret';
 export type { KeySecret } from './dead-letter/key-secret';

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { parseMessagingTopology } from '../../topology/messaging-topology';
-import { applyTopology, checkTopology } from '../../topology/apply-topology';
+import { applyTopology, checkTopology } from '../../admin/apply-topology';
 import { BrokerFlags, resolveAdminOptions } from '../admin-options';
 import { readJson } from '../cli-io';
 import { CommandContext, withBrokerOptions } from './command-context';

@@ -9,8 +9,8 @@ import { requireCredential } from '../dead-letter/redrive/redrive-guards';
 import { KafkaTransport } from '../transports/kafka/kafka-transport';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { RabbitMqTransport } from '../transports/rabbitmq/rabbitmq-transport';
-import { MessagingTopology } from './messaging-topology';
-import { MessagingTopologyMissingError } from './messaging-topology-missing.error';
+import { MessagingTopology } from '../topology/messaging-topology';
+import { MessagingTopologyMissingError } from '../topology/messaging-topology-missing.error';
 
 /** How Kafka topics are created by `applyTopology()`. */
 export interface TopicSettings {
