@@ -6,9 +6,10 @@ import {
 } from '../dead-letter/redrive/admin-connection';
 import { adminAmqpUrl } from '../dead-letter/redrive/rabbitmq/rabbit-admin-url';
 import { requireCredential } from '../dead-letter/redrive/redrive-guards';
-import { KafkaTransport } from '../transports/kafka/kafka-transport';
+import { assertPeerInstalled } from '../common/optional-peer';
+import type * as KafkaModule from '../transports/kafka/kafka-transport';
 import { MessageTransport } from '../transports/message-transport.interface';
-import { RabbitMqTransport } from '../transports/rabbitmq/rabbitmq-transport';
+import type * as RabbitModule from '../transports/rabbitmq/rabbitmq-transport';
 import { MessagingTopology } from '../topology/messaging-topology';
 import { MessagingTopologyMissingError } from '../topology/messaging-topology-missing.error';
 
@@ -58,36 +59,50 @@ async function withAdminTransport<T>(
 ): Promise<T> {
   const credential = requireCredential(options.credential);
   checkAdminConnection(options.broker);
-  const { broker } = options;
-  const transport: MessageTransport =
-    broker.kind === 'rabbitmq'
-      ? new RabbitMqTransport({
-          url: adminAmqpUrl(broker.url, credential),
-          connectionName: `messaging-topology@${hostname()}/${process.pid}`,
-          heartbeatSeconds: 10,
-          prefetch: 1,
-          concurrency: 1,
-          topology: 'declare',
-        })
-      : new KafkaTransport({
-          clientId: `messaging-topology-${credential.principal}`,
-          brokers: broker.brokers,
-          sasl: broker.sasl && {
-            mechanism: broker.sasl,
-            username: credential.principal,
-            password: credential.secret,
-          },
-          ssl: broker.ssl,
-          connectionTimeoutMs: 5_000,
-          sessionTimeoutMs: 30_000,
-          numPartitions: options.topics?.numPartitions ?? 3,
-          replicationFactor: options.topics?.replicationFactor ?? 1,
-          concurrency: 1,
-          topology: 'declare',
-        });
+  const transport = adminTransport(options, credential);
   try {
     return await work(transport);
   } finally {
     await transport.close();
   }
+}
+
+/**
+ * The transport of the admin's broker, declaring (never only checking) its topology. Only the chosen
+ * broker's module and client library (an optional peer dependency) are loaded.
+ */
+function adminTransport(options: TopologyAdminOptions, credential: AdminCredential): MessageTransport {
+  const { broker } = options;
+  if (broker.kind === 'rabbitmq') {
+    assertPeerInstalled('amqplib', 'Topology on RabbitMQ');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only for RabbitMQ
+    const { RabbitMqTransport } = require('../transports/rabbitmq/rabbitmq-transport') as typeof RabbitModule;
+    return new RabbitMqTransport({
+      url: adminAmqpUrl(broker.url, credential),
+      connectionName: `messaging-topology@${hostname()}/${process.pid}`,
+      heartbeatSeconds: 10,
+      prefetch: 1,
+      concurrency: 1,
+      topology: 'declare',
+    });
+  }
+  assertPeerInstalled('kafkajs', 'Topology on Kafka');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only for Kafka
+  const { KafkaTransport } = require('../transports/kafka/kafka-transport') as typeof KafkaModule;
+  return new KafkaTransport({
+    clientId: `messaging-topology-${credential.principal}`,
+    brokers: broker.brokers,
+    sasl: broker.sasl && {
+      mechanism: broker.sasl,
+      username: credential.principal,
+      password: credential.secret,
+    },
+    ssl: broker.ssl,
+    connectionTimeoutMs: 5_000,
+    sessionTimeoutMs: 30_000,
+    numPartitions: options.topics?.numPartitions ?? 3,
+    replicationFactor: options.topics?.replicationFactor ?? 1,
+    concurrency: 1,
+    topology: 'declare',
+  });
 }
