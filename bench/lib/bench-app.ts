@@ -10,6 +10,7 @@ import {
   TransportOptions,
 } from 'nest-reliable-messaging';
 import { infraEnv } from '../../tools/infra/env';
+import { LOCAL_KEY_SECRET } from '../../tools/infra/local-secrets';
 import { BenchLogger } from './bench-logger';
 import { TransportKind } from './plan';
 
@@ -53,6 +54,8 @@ export async function createBenchApp(options: BenchAppOptions): Promise<INestApp
         transport: transportOptions(options.transport),
         relay: options.relay,
         consumers: options.consumers,
+        topology: 'declare',
+        deadLetter: { keySecret: LOCAL_KEY_SECRET },
       }),
     ],
     providers: options.providers ?? [],

@@ -13,6 +13,7 @@ import { Client } from 'pg';
 import { databaseUrl, ensureDatabase } from '../../tools/demo/databases';
 import { buildLibrary, LIBRARY_DIR } from '../../tools/infra/library-build';
 import { KafkaBroker } from '../../tools/infra/kafka-broker';
+import { LOCAL_KEY_SECRET } from '../../tools/infra/local-secrets';
 import { pinnedKafkaVersion } from '../../tools/infra/kafka-jars';
 import { infraEnv } from '../harness/infra';
 import { startPrivateBroker } from '../harness/kafka';
@@ -21,6 +22,13 @@ import { RabbitVhost } from '../integration/redrive/support/rabbit-vhost';
 import { CompatCell, ConsumerApp } from './support/consumer-app';
 
 const run = promisify(execFile);
+
+/** The five-minute example's topology: OrderPlaced's destination and the billing group (INLINE retries). */
+const TOPOLOGY = {
+  destinations: ['orders'],
+  groups: [{ group: 'billing', destination: 'orders', retryTiersMs: [] }],
+};
+let topologyFile = '';
 
 const CELLS: readonly CompatCell[] = [
   // The stack most applications run today: Nest 11 (CommonJS), TypeORM 0.3, on Node 20.
@@ -51,6 +59,8 @@ let workDir = '';
 beforeAll(async () => {
   await buildLibrary();
   workDir = mkdtempSync(path.join(os.tmpdir(), 'compat-'));
+  topologyFile = path.join(workDir, 'topology.json');
+  await fs.writeFile(topologyFile, JSON.stringify(TOPOLOGY));
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', workDir], {
     cwd: LIBRARY_DIR,
   });
@@ -73,6 +83,11 @@ describe('the packed library in fresh Nest apps (compatibility matrix)', () => {
       try {
         const withoutKafkajs =
           cell.transport !== 'kafka' && !cell.extraPeers.includes('@nestjs/microservices@12');
+        // As an admin would, before the application starts: it only checks the topology.
+        await app.cli(
+          ['topology', 'apply', '--file', topologyFile, ...services.adminArgs],
+          services.adminEnv,
+        );
         const result = await app.check({
           ...services.env,
           ...(withoutKafkajs ? { COMPAT_WITHOUT_KAFKAJS: '1' } : {}),
@@ -95,7 +110,10 @@ describe('the packed library in fresh Nest apps (compatibility matrix)', () => {
             /^MissingPeerDependencyError: .*Install it: npm i kafkajs@/,
           );
         }
-        const listed = await app.cli(['dlq', 'list', ...services.listArgs], services.adminEnv);
+        const listed = await app.cli(['dlq', 'list', ...services.adminArgs, ...services.listArgs], {
+          ...services.adminEnv,
+          MESSAGING_ADMIN_DATABASE_URL: services.env.DATABASE_URL,
+        });
         expect(listed).toContain('orders.billing.dlq');
         rows.push({ cell: cell.name, versions: await versionsOf(app, services.brokerVersion), result });
       } finally {
@@ -109,6 +127,8 @@ describe('the packed library in fresh Nest apps (compatibility matrix)', () => {
 interface CellServices {
   readonly env: Record<string, string>;
   readonly adminEnv: Record<string, string>;
+  /** Flags every admin command of the cell takes. */
+  readonly adminArgs: readonly string[];
   readonly listArgs: readonly string[];
   readonly brokerVersion: string;
   release(): Promise<void>;
@@ -119,7 +139,10 @@ async function servicesFor(cell: CompatCell): Promise<CellServices> {
   const database = uniqueName(`compat_${cell.name.replace(/\W/g, '_')}`).toLowerCase();
   await ensureDatabase(infraEnv().databaseUrl, database);
   const dropDatabase = () => dropDb(database);
-  const env = { DATABASE_URL: databaseUrl(infraEnv().databaseUrl, database) };
+  const env = {
+    DATABASE_URL: databaseUrl(infraEnv().databaseUrl, database),
+    MESSAGING_KEY_SECRET: LOCAL_KEY_SECRET,
+  };
   if (cell.transport === 'kafka') {
     const broker: KafkaBroker = await startPrivateBroker();
     const brokers = broker.brokers.join(',');
@@ -128,8 +151,9 @@ async function servicesFor(cell: CompatCell): Promise<CellServices> {
       adminEnv: {
         MESSAGING_ADMIN_KAFKA_BROKERS: brokers,
         MESSAGING_ADMIN_PRINCIPAL: 'admin',
-        MESSAGING_ADMIN_TOKEN: 'private-broker-without-sasl',
+        MESSAGING_ADMIN_PASSWORD: 'private-broker-without-sasl',
       },
+      adminArgs: ['--local-plaintext'], // a private broker on 127.0.0.1 without SASL
       listArgs: [],
       brokerVersion: `Kafka ${await pinnedKafkaVersion()}`,
       release: async () => {
@@ -142,6 +166,7 @@ async function servicesFor(cell: CompatCell): Promise<CellServices> {
   return {
     env: { ...env, AMQP_URL: vhost.urlAs(vhost.service) },
     adminEnv: { MESSAGING_ADMIN_AMQP_URL: vhost.urlAs(vhost.admin) },
+    adminArgs: [],
     listArgs: ['--queue', 'orders.billing.dlq'],
     brokerVersion: `RabbitMQ ${await rabbitVersion()}`,
     release: async () => {

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Admin, Kafka, logLevel } from 'kafkajs';
-import { KafkaBroker } from '../../tools/infra/kafka-broker';
+import { KafkaBroker, KafkaBrokerSasl } from '../../tools/infra/kafka-broker';
 import { freePort } from '../../tools/infra/ports';
 import { infraEnv } from './infra';
 
@@ -57,14 +57,16 @@ export { freePort } from '../../tools/infra/ports';
 
 /**
  * A second Kafka broker of a suite's own, on free ports with its own data: the suite may stop, kill and
- * restart it without pulling the shared broker from under the suites running beside it.
+ * restart it without pulling the shared broker from under the suites running beside it. With `sasl`, it
+ * authenticates with SCRAM and authorizes with ACLs (`StandardAuthorizer`).
  */
-export async function startPrivateBroker(): Promise<KafkaBroker> {
+export async function startPrivateBroker(sasl?: KafkaBrokerSasl): Promise<KafkaBroker> {
   const broker = new KafkaBroker({
     port: await freePort(),
     controllerPort: await freePort(),
     stateDir: mkdtempSync(path.join(os.tmpdir(), 'kafka-private-')),
     heap: '384m',
+    sasl,
   });
   try {
     await broker.start();

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { freePort } from '../infra/ports';
 import { BlogClient } from './blog-client';
+import { applyBlogTopology, BLOG_SERVICE_ENV } from './blog-topology';
 import { BuiltServices } from './build-services';
 import { ServiceProcess } from './service-process';
 
@@ -36,11 +37,13 @@ export class BlogStack {
   ) {}
 
   /**
-   * Starts subscribe-service first and waits until its consumer is subscribed (on RabbitMQ its queue is
-   * then bound, so the first posts are routable), then post-service.
+   * Applies the topology as the local admin (`messaging topology apply`), starts subscribe-service and waits
+   * until its consumer is subscribed, then post-service.
    */
   static async start(options: BlogStackOptions): Promise<BlogStack> {
+    await applyBlogTopology(options);
     const common = {
+      ...BLOG_SERVICE_ENV,
       MESSAGING_TRANSPORT: options.transport,
       KAFKA_BROKERS: options.kafkaBrokers.join(','),
       AMQP_URL: options.amqpUrl,

@@ -9,13 +9,15 @@ export interface HttpAnswer {
 
 /**
  * One HTTP request on a connection of its own (no keep-alive pool that would hold the process open after
- * the demo or a test is done). Rejects on a network error or after `timeoutMs`.
+ * the demo or a test is done). A body goes as JSON unless `headers` say otherwise. Rejects on a network
+ * error or after `timeoutMs`.
  */
 export function httpRequest(
   method: string,
   url: string,
   body?: string,
   timeoutMs = 10_000,
+  headers: Record<string, string> = {},
 ): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     const request = http.request(
@@ -26,8 +28,12 @@ export function httpRequest(
         timeout: timeoutMs,
         headers:
           body === undefined
-            ? {}
-            : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+            ? headers
+            : {
+                'content-type': 'application/json',
+                'content-length': Buffer.byteLength(body),
+                ...headers,
+              },
       },
       (response) => {
         const chunks: Buffer[] = [];

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { infraEnv } from '../infra/env';
 import { checkMariadb, checkPostgres, checkRabbit, ensureKafka } from '../infra/services';
 import { buildServices, REPO_ROOT, SERVICES, ServiceName } from './build-services';
+import { applyBlogTopology, BLOG_SERVICE_ENV } from './blog-topology';
 import { mariadbServer, postgresServer } from './databases';
 
 const DATABASES: Record<ServiceName, string> = {
@@ -14,8 +15,9 @@ const DATABASES: Record<ServiceName, string> = {
 /**
  * Gets what the service needs (local Kafka started through the project's scripts, RabbitMQ checked, the
  * service's database created on the local PostgreSQL, or MariaDB with `--database mariadb`, when
- * DATABASE_URL is not set), builds it when the sources changed, and runs it in the foreground with this
- * process's environment (PORT, MESSAGING_TRANSPORT, ...).
+ * DATABASE_URL is not set, the topology applied as the local admin), builds it when the sources changed,
+ * and runs it in the foreground with this process's environment (PORT, MESSAGING_TRANSPORT, ...;
+ * MESSAGING_KEY_SECRET defaults to the local development one).
  */
 async function main(): Promise<number> {
   const [service, ...flags] = process.argv.slice(2) as [ServiceName, ...string[]];
@@ -31,7 +33,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const env = infraEnv();
-  const transport = process.env.MESSAGING_TRANSPORT || 'kafka';
+  const transport = process.env.MESSAGING_TRANSPORT === 'rabbitmq' ? 'rabbitmq' : 'kafka';
   const log = (line: string) => console.log(`[start] ${line}`);
 
   const overrides: NodeJS.ProcessEnv = {};
@@ -47,6 +49,9 @@ async function main(): Promise<number> {
   }
   if (transport === 'kafka') await ensureKafka(env, log);
   if (transport === 'rabbitmq') await checkRabbit(env.amqpUrl);
+  // As an admin would with `messaging topology apply`: the service itself only checks the topology.
+  await applyBlogTopology({ transport, kafkaBrokers: env.kafkaBrokers, amqpUrl: env.amqpUrl });
+  log('Applied the topology (destination, work queue, dead-letter destination) as the local admin.');
 
   const build = await buildServices(path.join(REPO_ROOT, '.demo', 'build'), { reuseFresh: true });
   log(
@@ -57,7 +62,7 @@ async function main(): Promise<number> {
 
   const child = spawn(process.execPath, [build.entry(service)], {
     stdio: 'inherit',
-    env: { ...process.env, ...overrides },
+    env: { ...BLOG_SERVICE_ENV, ...process.env, ...overrides },
   });
   const forward = (signal: NodeJS.Signals) => child.kill(signal);
   process.on('SIGINT', forward);

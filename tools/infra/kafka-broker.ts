@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel, SASLOptions } from 'kafkajs';
 import { cacheRoot, ensureKafkaJars, explainToolFailure, pinnedKafkaVersion } from './kafka-jars';
 
 const run = promisify(execFile);
@@ -23,7 +23,23 @@ export interface KafkaBrokerOptions {
   numPartitions?: number;
   /** Progress lines (downloads, start). Default: silent. */
   log?: (line: string) => void;
+  /**
+   * SASL/SCRAM on the client listener and `StandardAuthorizer` ACLs (nothing is allowed without an ACL).
+   * Default: a PLAINTEXT broker without ACLs.
+   */
+  sasl?: KafkaBrokerSasl;
 }
+
+/** A broker that authenticates with SASL/SCRAM and authorizes with ACLs. */
+export interface KafkaBrokerSasl {
+  /** SCRAM users made when the storage is formatted (SCRAM-SHA-256 and -512): name → password. */
+  readonly users: Readonly<Record<string, string>>;
+  /** Principals allowed everything (besides the broker's own `broker` user), e.g. the cluster admin. */
+  readonly superUsers: readonly string[];
+}
+
+/** The user the broker logs in as to itself (controller and inter-broker listeners): a super user. */
+const BROKER_USER = 'broker';
 
 export interface KafkaBrokerStatus {
   port: number;
@@ -54,6 +70,8 @@ export class KafkaBroker {
   private readonly heap: string;
   private readonly numPartitions: number;
   private readonly log: (line: string) => void;
+  private readonly sasl?: KafkaBrokerSasl;
+  private readonly brokerPassword = randomBytes(12).toString('hex');
 
   constructor(options: KafkaBrokerOptions = {}) {
     this.port = options.port ?? 9092;
@@ -62,6 +80,7 @@ export class KafkaBroker {
     this.heap = options.heap ?? '768m';
     this.numPartitions = options.numPartitions ?? 3;
     this.log = options.log ?? (() => undefined);
+    this.sasl = options.sasl;
   }
 
   /** Bootstrap address list for clients. */
@@ -132,7 +151,7 @@ export class KafkaBroker {
 
   /** True when a Kafka client can talk to a broker on the port. */
   async isAnswering(timeoutMs = 2_000): Promise<boolean> {
-    const admin = quietKafka(this.brokers, timeoutMs).admin();
+    const admin = quietKafka(this.brokers, timeoutMs, 0, this.probeLogin()).admin();
     try {
       await admin.connect();
       await admin.describeCluster();
@@ -163,6 +182,7 @@ export class KafkaBroker {
         clusterId,
         '-c',
         config,
+        ...this.scramUsers().flatMap((user) => ['--add-scram', user]),
       ]);
     } catch (error) {
       throw explainToolFailure('java', error, 'Java 17+ runs the Kafka broker');
@@ -174,11 +194,8 @@ export class KafkaBroker {
       'process.roles=broker,controller',
       'node.id=1',
       `controller.quorum.voters=1@127.0.0.1:${this.controllerPort}`,
-      `listeners=PLAINTEXT://127.0.0.1:${this.port},CONTROLLER://127.0.0.1:${this.controllerPort}`,
-      `advertised.listeners=PLAINTEXT://127.0.0.1:${this.port}`,
       'controller.listener.names=CONTROLLER',
-      'inter.broker.listener.name=PLAINTEXT',
-      'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+      ...(this.sasl ? this.saslProperties() : this.plaintextProperties()),
       `log.dirs=${dataDir}`,
       `num.partitions=${this.numPartitions}`,
       // A single node: every internal topic has one replica, and consumer groups form without delay.
@@ -193,6 +210,58 @@ export class KafkaBroker {
       'delete.topic.enable=true',
     ];
     return `${lines.join('\n')}\n`;
+  }
+
+  private plaintextProperties(): string[] {
+    return [
+      `listeners=PLAINTEXT://127.0.0.1:${this.port},CONTROLLER://127.0.0.1:${this.controllerPort}`,
+      `advertised.listeners=PLAINTEXT://127.0.0.1:${this.port}`,
+      'inter.broker.listener.name=PLAINTEXT',
+      'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+    ];
+  }
+
+  /**
+   * Clients log in with SCRAM on the SASL_PLAINTEXT listener (loopback only, for tests); the broker reaches
+   * its controller with PLAIN on the controller listener (SCRAM needs the metadata the controller serves).
+   * `StandardAuthorizer` refuses whatever no ACL allows.
+   */
+  private saslProperties(): string[] {
+    const sasl = this.sasl as KafkaBrokerSasl;
+    const password = this.brokerPassword;
+    return [
+      `listeners=SASL_PLAINTEXT://127.0.0.1:${this.port},CONTROLLER://127.0.0.1:${this.controllerPort}`,
+      `advertised.listeners=SASL_PLAINTEXT://127.0.0.1:${this.port}`,
+      'inter.broker.listener.name=SASL_PLAINTEXT',
+      'listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT',
+      'sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512',
+      'sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512',
+      // Each enabled mechanism needs a login module; the broker's own credential serves inter-broker calls.
+      `listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=${jaas('scram.ScramLoginModule', password)};`,
+      `listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=${jaas('scram.ScramLoginModule', password)};`,
+      'sasl.mechanism.controller.protocol=PLAIN',
+      'listener.name.controller.sasl.enabled.mechanisms=PLAIN',
+      `listener.name.controller.plain.sasl.jaas.config=${jaas('plain.PlainLoginModule', password)} user_${BROKER_USER}="${password}";`,
+      'authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer',
+      `super.users=${[BROKER_USER, ...sasl.superUsers].map((u) => `User:${u}`).join(';')}`,
+      'allow.everyone.if.no.acl.found=false',
+    ];
+  }
+
+  /** `--add-scram` arguments: the broker's own user and every configured one, with both SCRAM mechanisms. */
+  private scramUsers(): string[] {
+    if (!this.sasl) return [];
+    const users = { ...this.sasl.users, [BROKER_USER]: this.brokerPassword };
+    return Object.entries(users).flatMap(([name, password]) =>
+      ['SCRAM-SHA-256', 'SCRAM-SHA-512'].map((m) => `${m}=[name=${name},password=${password}]`),
+    );
+  }
+
+  /** How the start probes log in: as the broker's own user when the broker wants SASL. */
+  private probeLogin(): SASLOptions | undefined {
+    return this.sasl
+      ? { mechanism: 'scram-sha-512', username: BROKER_USER, password: this.brokerPassword }
+      : undefined;
   }
 
   private async launch(libs: string): Promise<void> {
@@ -248,7 +317,7 @@ export class KafkaBroker {
    * client after a start does not meet "coordinator is loading".
    */
   private async coordinatorReady(): Promise<boolean> {
-    const kafka = quietKafka(this.brokers, 3_000, 5);
+    const kafka = quietKafka(this.brokers, 3_000, 5, this.probeLogin());
     const admin = kafka.admin();
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     try {
@@ -280,15 +349,20 @@ export class KafkaBroker {
   }
 }
 
-function quietKafka(brokers: string[], timeoutMs: number, retries = 0): Kafka {
+function quietKafka(brokers: string[], timeoutMs: number, retries = 0, sasl?: SASLOptions): Kafka {
   return new Kafka({
     clientId: 'kafka-broker-probe',
     brokers,
+    sasl,
     connectionTimeout: timeoutMs,
     requestTimeout: timeoutMs,
     retry: { retries, initialRetryTime: 100, maxRetryTime: 1_000 },
     logLevel: logLevel.NOTHING,
   });
+}
+
+function jaas(module: string, password: string): string {
+  return `org.apache.kafka.common.security.${module} required username="${BROKER_USER}" password="${password}"`;
 }
 
 function isAlive(pid: number): boolean {

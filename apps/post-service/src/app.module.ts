@@ -19,6 +19,7 @@ export class AppModule {
           serviceName: config.serviceName,
           transport: config.transport,
           relay: config.relayLeaseMs ? { leaseMs: config.relayLeaseMs } : {},
+          topology: config.topology,
         }),
         PostsModule,
         OperationsModule,

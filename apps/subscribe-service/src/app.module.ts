@@ -20,7 +20,12 @@ export class AppModule {
           serviceTypeOrmOptions(config.database, [Subscription, Notification], SubscribeServiceMigrations),
         ),
         // Consumers start at bootstrap; a broker that is down then is retried in the background.
-        MessagingModule.forRoot({ serviceName: config.serviceName, transport: config.transport }),
+        MessagingModule.forRoot({
+          serviceName: config.serviceName,
+          transport: config.transport,
+          topology: config.topology,
+          deadLetter: { keySecret: config.keySecret },
+        }),
         SubscriptionsModule,
         NotificationsModule,
         OperationsModule,

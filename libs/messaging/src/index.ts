@@ -15,12 +15,15 @@ export { MessagingModule } from './messaging.module';
 export type { MessagingModuleAsyncOptions, MessagingModuleRootOptions } from './messaging.module-definition';
 export type {
   ConsumerOptions,
+  DeadLetterOptions,
+  KafkaSaslOptions,
   KafkaTransportOptions,
   MessagingModuleExtras,
   MessagingModuleOptions,
   OutboxRetentionOptions,
   RabbitMqTransportOptions,
   RelayOptions,
+  TopologyMode,
   TransportOptions,
 } from './messaging-options.interface';
 
@@ -55,12 +58,18 @@ export { MessagingMetrics } from './observability/messaging-metrics';
 export { MessagingStatus } from './observability/messaging-status';
 export type { MessagingStatusSnapshot } from './observability/messaging-status';
 
+// Topology: declared by an admin (`nest-messaging topology apply`), checked by the services
+export { parseMessagingTopology } from './topology/messaging-topology';
+export type { GroupTopology, MessagingTopology } from './topology/messaging-topology';
+export { MessagingTopologyMissingError } from './topology/messaging-topology-missing.error';
+
 // Tables
 export {
   CreateMessagingAttempts1764720000000,
   CreateMessagingTables1764547200000,
   CreateMysqlMessagingAttempts1764892800000,
   CreateMysqlMessagingTables1764806400000,
+  CreateRedriveLedger1764892800000,
   MessagingMigrations,
   MysqlMessagingMigrations,
   OutboxFillfactor1764633600000,
@@ -76,6 +85,7 @@ export const MessagingEntities = [OutboxMessageEntity, InboxRecordEntity];
 
 // Errors
 export { InvalidEventDefinitionError } from './errors/invalid-event-definition.error';
+export { InvalidKeySecretError } from './dead-letter/invalid-key-secret.error';
 export { InvalidMessagingOptionsError } from './errors/invalid-messaging-options.error';
 export type { OptionIssue } from './errors/invalid-messaging-options.error';
 export { InvalidRetryPolicyError } from './errors/invalid-retry-policy.error';

@@ -1,12 +1,26 @@
 import { ClassificationRule } from './retry/error-classifier';
 import { RetryPolicyOptions } from './retry/retry-policy.interface';
 
+/** A SASL login to Kafka: the service's own principal, never an admin's. */
+export interface KafkaSaslOptions {
+  /** `scram-sha-256`, `scram-sha-512`, or `plain` (refused without `ssl`: it sends the password as is). */
+  mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512';
+  /** The service's principal. */
+  username: string;
+  /** Its password, from the environment or a secret store. */
+  password: string;
+}
+
 /** Kafka through kafkajs. */
 export interface KafkaTransportOptions {
   /** Selects Kafka. */
   kind: 'kafka';
   /** Bootstrap brokers, e.g. `['127.0.0.1:9092']`. Required. */
   brokers: string[];
+  /** SASL login. Default: none (a PLAINTEXT listener). */
+  sasl?: KafkaSaslOptions;
+  /** Connect with TLS. Default false; required with SASL `plain`. */
+  ssl?: boolean;
   /** Client id. Default: `serviceName`. */
   clientId?: string;
   /** Topics the library creates when missing (destinations of handled events, retry and DLQ topics). */
@@ -81,6 +95,28 @@ export interface ConsumerOptions {
   concurrency?: number;
 }
 
+/** What a dead-letter copy keeps (issue 15: the DLQ is kept longer and read by more people). */
+export interface DeadLetterOptions {
+  /**
+   * The deployment's key secret, base64 of at least 32 random bytes (`openssl rand -base64 32`), from the
+   * environment or a secret store. A dead-letter copy's key becomes its HMAC pseudonym under this secret, and
+   * the real key travels sealed with it, so that a redrive holding the same secret (`MESSAGING_KEY_SECRET`)
+   * puts the message back on its own key's partition. Required when the application has consumers.
+   */
+  keySecret?: string;
+  /** Header names a dead-letter copy keeps besides the library's own (an allowlist). Default: none. */
+  carryHeaders?: string[];
+}
+
+/**
+ * Who declares the broker topology: `verify` (default, production-safe) only checks at startup that every
+ * destination, work queue, retry destination and dead-letter destination exists, and stops with an error
+ * naming what is missing (declare them with `nest-messaging topology apply`, as an admin); `declare` creates
+ * them, which needs broker rights that also let a service delete or re-declare its own dead-letter
+ * destination: for local development and tests only.
+ */
+export type TopologyMode = 'declare' | 'verify';
+
 /** What `MessagingModule.forRoot()` takes. */
 export interface MessagingModuleOptions {
   /** Names this service: the broker client id, relay instance ids, logs. Required. */
@@ -97,6 +133,10 @@ export interface MessagingModuleOptions {
   retryDefaults?: Record<string, RetryPolicyOptions>;
   /** Extra error classification rules, checked before the built-in ones. */
   classification?: ClassificationRule[];
+  /** What dead-letter copies keep. `keySecret` is required when the application has consumers. */
+  deadLetter?: DeadLetterOptions;
+  /** Who declares the broker topology. Default `verify`: run `nest-messaging topology apply` first. */
+  topology?: TopologyMode;
 }
 
 /** Module extras: fixed when the module is defined, also with `forRootAsync`. */

@@ -1,7 +1,12 @@
 /**
- * Redrive: moving dead letters back, as an admin operation (plan → approve → execute). The same service the
- * `nest-messaging dlq` CLI runs. It needs admin broker credentials, which services never hold.
+ * Admin operations: redrive, moving dead letters back (plan → approve → execute), and declaring the topology
+ * the services only check. The same code the `nest-messaging dlq | topology` CLI runs. It needs admin broker
+ * credentials, which services never hold.
  *
  * @packageDocumentation
  */
 export * from './dead-letter/redrive';
+export { applyTopology, checkTopology } from './admin/apply-topology';
+export type { TopicSettings, TopologyAdminOptions } from './admin/apply-topology';
+export { parseKeySecret } from './dead-letter/key-secret';
+export type { KeySecret } from './dead-letter/key-secret';

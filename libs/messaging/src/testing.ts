@@ -16,6 +16,9 @@ export type { MessageEnvelope } from './envelope/message-envelope';
 export type { WireMessage } from './envelope/wire-message';
 export { destinationNames } from './dead-letter/destination-names';
 export { deadLetterCopy, failureHeaders, FAILURE_HEADER_NAMES } from './dead-letter/failure-copy';
+export type { DeadLetterCopyPolicy } from './dead-letter/failure-copy';
+export { parseKeySecret } from './dead-letter/key-secret';
+export type { KeySecret } from './dead-letter/key-secret';
 
 // Transports
 export type { MessageTransport, TransportHealth } from './transports/message-transport.interface';
@@ -36,5 +39,6 @@ export { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
 
 // Redrive internals and the CLI
 export { sealPlan } from './dead-letter/redrive/redrive-plan';
+export { signApproval } from './dead-letter/redrive/redrive-approval';
 export type { CliIo } from './cli/cli-io';
 export { runMessagingCli } from './cli/messaging-cli';

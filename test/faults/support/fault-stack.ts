@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { BlogClient } from '../../../tools/demo/blog-client';
 import { SUBSCRIBE_GROUP } from '../../../tools/demo/blog-stack';
+import { applyBlogTopology, BLOG_SERVICE_ENV } from '../../../tools/demo/blog-topology';
 import { BuiltServices, ServiceName } from '../../../tools/demo/build-services';
 import { ServiceProcess } from '../../../tools/demo/service-process';
 import { freePort } from '../../../tools/infra/ports';
@@ -43,6 +44,7 @@ export async function serviceProcess(spec: ServiceSpec): Promise<ServiceProcess>
     port,
     logFile: path.join(spec.logDir, `${spec.name}.log`),
     env: {
+      ...BLOG_SERVICE_ENV,
       MESSAGING_TRANSPORT: spec.transport,
       KAFKA_BROKERS: spec.kafkaBrokers.join(','),
       AMQP_URL: spec.amqpUrl,
@@ -88,6 +90,7 @@ export class FaultStack {
       ]);
       const broker = await startPrivateBrokerFor(transport);
       cleanups.push(() => broker.destroy());
+      await applyBlogTopology({ transport, kafkaBrokers: broker.kafkaBrokers, amqpUrl: broker.amqpUrl });
       const common = {
         transport,
         kafkaBrokers: broker.kafkaBrokers,

@@ -141,7 +141,7 @@ describe('Kafka consumer: bad messages and rebalancing', () => {
     for (const record of parked) {
       expect(record.headers['msg.origin-destination']).toBe(topic);
       expect(record.headers['msg.retry-attempt']).toBe('1');
-      expect(record.key).toMatch(/^sha256:[0-9a-f]{32}$/);
+      expect(record.key).toMatch(/^hmac:[0-9a-f]{32}$/);
     }
     expect(parked[0].value).toBe('{not json');
   });

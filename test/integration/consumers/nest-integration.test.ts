@@ -24,6 +24,7 @@ import {
 } from 'nest-reliable-messaging';
 import { MessagingServer } from 'nest-reliable-messaging/microservices';
 import { eventually } from '../../harness/eventually';
+import { LOCAL_KEY_SECRET } from '../../../tools/infra/local-secrets';
 import { infraEnv } from '../../harness/infra';
 import { KafkaTopics, testKafka } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
@@ -131,6 +132,8 @@ describe('Consumers in Nest: MessagingServer, @EventPattern, interceptors, pipes
           transport: { kind: 'kafka', brokers: infraEnv().kafkaBrokers },
           relay: { enabled: false },
           consumers: { autoStart: false },
+          topology: 'declare',
+          deadLetter: { keySecret: LOCAL_KEY_SECRET },
         }),
       ],
       controllers: [OrdersController],

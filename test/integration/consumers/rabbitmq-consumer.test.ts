@@ -98,7 +98,7 @@ describe('RabbitMQ consumer with the inbox', () => {
       'VALIDATION/SCHEMA_MISMATCH',
     ]);
     expect(parked[0].content.toString()).toBe('not json at all');
-    expect(String(parked[0].properties.headers?.['msg.key'])).toMatch(/^sha256:/);
+    expect(String(parked[0].properties.headers?.['msg.key'])).toMatch(/^hmac:[0-9a-f]{32}$/);
   });
 
   it('applies two concurrent deliveries of one message once', async () => {

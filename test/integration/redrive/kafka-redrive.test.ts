@@ -11,6 +11,7 @@ import {
 import { eventually } from '../../harness/eventually';
 import { KafkaTopics, testKafka } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
+import { infraEnv } from '../../harness/infra';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { committedTotal, RawKafkaProducer } from '../support/kafka-wire';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
@@ -19,11 +20,12 @@ import { orderPlaced } from '../support/orders.fixture';
 import { orderMessage } from '../support/raw-messages';
 import { TopicReader } from '../support/topic-reader';
 import { parkedOrder } from './support/parked-messages';
+import { RedriveFixture } from './support/redrive-fixture';
 
 /**
  * Redrive on Kafka: a consumer group parks failed messages in its DLQ topic; a dry run changes nothing; the
  * redrive republishes them to the destination topic, the group applies each once and a group that had
- * handled them skips them through its inbox; the group `<dlq>.redrive` marks what was moved.
+ * handled them skips them (they name the failing group); the group `<dlq>.redrive` marks what was moved.
  */
 describe('Redrive on Kafka', () => {
   const kafka = testKafka();
@@ -35,22 +37,24 @@ describe('Redrive on Kafka', () => {
   /** Consumer groups the suite made (the apps' and the redrive groups), deleted after. */
   const groups: string[] = [];
   const apps: TestingModule[] = [];
-  const redrive = new RedriveService({
-    broker: { kind: 'kafka', brokers: ['127.0.0.1:9092'] },
-    credential: { principal: 'redrive-admin', secret: 'test-secret' },
-    metrics,
-  });
-  const approve = (plan: RedrivePlan) =>
-    redrive.approve(plan, redrive.issueApproval(plan, { approver: 'jane' }));
+  let fixture: RedriveFixture;
+  let redrive: RedriveService;
+  const approve = (plan: RedrivePlan) => fixture.approve(redrive, plan);
 
   beforeAll(async () => {
     schema = await createTestSchema('redrive_kafka');
+    fixture = await RedriveFixture.create('redrive_kafka');
+    redrive = fixture.service(
+      { kind: 'kafka', brokers: infraEnv().kafkaBrokers, allowPlaintextLocal: true },
+      { principal: 'redrive-admin', secret: 'test-secret' },
+      { metrics },
+    );
     await admin.connect();
   });
 
   afterAll(async () => {
     await Promise.all(apps.map((app) => app.close()));
-    await redrive.close();
+    await fixture.close();
     await raw.stop();
     await admin.deleteGroups(groups).catch(() => undefined);
     await admin.disconnect();
@@ -119,7 +123,7 @@ describe('Redrive on Kafka', () => {
     expect((await redrive.plan({ source: dlq })).messages).toEqual(plan.messages);
 
     probe.alwaysFail.clear();
-    const result = await redrive.execute(approve(plan));
+    const result = await redrive.execute(await approve(plan));
     expect(result).toMatchObject({ redriven: 4, leftInSource: 0 });
     const planned = plan.messages.map((m) => m.messageId).sort();
     await eventually(async () =>
@@ -127,7 +131,7 @@ describe('Redrive on Kafka', () => {
     );
     expect((await handled(failing)).map((h) => h.attempt)).toEqual([1, 1, 1, 1]);
     expect(await inboxSize(failing)).toBe(4);
-    // The healthy group got the copies too, and its inbox skipped them.
+    // The healthy group got the copies too, and skipped them: they name the failing group.
     const reader = await new TopicReader(topic, kafka).start();
     const records = await reader.waitFor(8);
     await reader.stop();
@@ -167,7 +171,7 @@ describe('Redrive on Kafka', () => {
       );
       expect(offsets).toEqual(offsets.map((_, i) => i));
     }
-    const result = await redrive.execute(approve(plan));
+    const result = await redrive.execute(await approve(plan));
     expect(result.redriven).toBe(100);
     expect(await counted()).toBe(before + 100);
     expect((await admin.fetchTopicOffsets(target)).reduce((s, p) => s + Number(p.high), 0)).toBe(100);
@@ -195,7 +199,7 @@ describe('Redrive on Kafka', () => {
     await setMaxBytes(64); // the target refuses every copy: MESSAGE_TOO_LARGE
 
     const plan = await redrive.plan({ source: dlq });
-    const result = await redrive.execute(approve(plan));
+    const result = await redrive.execute(await approve(plan));
     expect(result).toMatchObject({ redriven: 0, leftInSource: 3 });
     expect(result.messages.map((m) => m.status)).toEqual(['NOT_CONFIRMED', 'NOT_ATTEMPTED', 'NOT_ATTEMPTED']);
     expect(result.messages[0].error).toMatch(/^REJECTED: /);
@@ -206,7 +210,7 @@ describe('Redrive on Kafka', () => {
     await setMaxBytes(1_048_576);
     const again = await redrive.plan({ source: dlq });
     expect(again.messages.map((m) => m.messageId)).toEqual(plan.messages.map((m) => m.messageId));
-    expect(await redrive.execute(approve(again))).toMatchObject({ redriven: 3, leftInSource: 0 });
+    expect(await redrive.execute(await approve(again))).toMatchObject({ redriven: 3, leftInSource: 0 });
     expect(await committed(`${dlq}.redrive`, dlq)).toBe('3');
   });
 
@@ -222,10 +226,10 @@ describe('Redrive on Kafka', () => {
 
     const first = await redrive.plan({ source: dlq, limit: 2 });
     const second = await redrive.plan({ source: dlq, limit: 2 });
-    expect(await redrive.execute(approve(second))).toMatchObject({ redriven: 2 });
+    expect(await redrive.execute(await approve(second))).toMatchObject({ redriven: 2 });
     expect(await highWatermarks(target)).toBe('2');
 
-    await expect(redrive.execute(approve(first))).rejects.toThrow(RedrivePlanStaleError);
+    await expect(redrive.execute(await approve(first))).rejects.toThrow(RedrivePlanStaleError);
     expect(await highWatermarks(target)).toBe('2');
     expect(await committed(`${dlq}.redrive`, dlq)).toBe('2');
   });

@@ -1,5 +1,6 @@
 import { TestingModule } from '@nestjs/testing';
 import * as amqp from 'amqplib';
+import { applyTopology } from 'nest-reliable-messaging/redrive';
 import {
   AdminCredentialRefusedError,
   MissingAdminCredentialError,
@@ -15,6 +16,7 @@ import { orderMessage } from '../support/raw-messages';
 import { publishRaw } from '../support/rabbit-wire';
 import { depthOf } from './support/parked-messages';
 import { RabbitVhost } from './support/rabbit-vhost';
+import { RedriveFixture } from './support/redrive-fixture';
 
 /**
  * The services connect as a least-privilege user that may not read dead-letter queues; only the admin user
@@ -32,20 +34,25 @@ describe('Redrive on RabbitMQ with a least-privilege service user', () => {
   let app: TestingModule | undefined;
   let asService: amqp.ChannelModel;
   let asAdmin: amqp.ChannelModel;
-  const services: RedriveService[] = [];
+  let fixture: RedriveFixture;
 
   function redrive(user: { name: string; password: string } | undefined): RedriveService {
-    const service = new RedriveService({
-      broker: { kind: 'rabbitmq', url: vhost.url },
-      credential: user && { principal: user.name, secret: user.password },
-    });
-    services.push(service);
-    return service;
+    return fixture.service(
+      { kind: 'rabbitmq', url: vhost.url },
+      user && { principal: user.name, secret: user.password },
+    );
   }
 
   beforeAll(async () => {
     vhost = await RabbitVhost.create('redrive_lp');
     schema = await createTestSchema('redrive_lp');
+    fixture = await RedriveFixture.create('redrive_lp');
+    // The admin declares the topology; the service, which may configure nothing, only checks it.
+    const credential = { principal: vhost.admin.name, secret: vhost.admin.password };
+    await applyTopology(
+      { broker: { kind: 'rabbitmq', url: vhost.url }, credential },
+      { destinations: [destination], groups: [{ group, destination, retryTiersMs: [] }] },
+    );
     app = await createMessagingApp({
       schema: schema.name,
       transport: rabbitTransport(vhost.urlAs(vhost.service)),
@@ -54,14 +61,14 @@ describe('Redrive on RabbitMQ with a least-privilege service user', () => {
         { provide: ConsumerProbe, useValue: probe },
         ordersConsumer(orderPlaced(destination), group),
       ],
-      messaging: { relay: { enabled: false } },
+      messaging: { relay: { enabled: false }, topology: 'verify' },
     });
     asService = await amqp.connect(vhost.urlAs(vhost.service));
     asAdmin = await amqp.connect(vhost.urlAs(vhost.admin));
   });
 
   afterAll(async () => {
-    await Promise.all(services.map((s) => s.close()));
+    await fixture?.close();
     await app?.close();
     await asService?.close().catch(() => undefined);
     await asAdmin?.close().catch(() => undefined);
@@ -113,7 +120,7 @@ describe('Redrive on RabbitMQ with a least-privilege service user', () => {
       Array(3).fill('TRANSIENT/1'),
     );
 
-    const result = await admin.execute(admin.approve(plan, admin.issueApproval(plan, { approver: 'jane' })));
+    const result = await admin.execute(await fixture.approve(admin, plan));
     expect(result).toMatchObject({ redriven: 3, leftInSource: 0 });
 
     const planned = plan.messages.map((m) => m.messageId).sort();

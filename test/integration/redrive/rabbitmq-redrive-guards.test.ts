@@ -15,8 +15,15 @@ import {
 import { sealPlan } from 'nest-reliable-messaging/testing';
 import { uniqueName } from '../../harness/names';
 import { drainQueue } from '../support/rabbit-wire';
-import { declareGroupQueues, depthOf, parkedOrder, sendToQueues } from './support/parked-messages';
+import {
+  declareGroupQueues,
+  depthOf,
+  LOCAL_DEAD_LETTER_POLICY,
+  parkedOrder,
+  sendToQueues,
+} from './support/parked-messages';
 import { RabbitVhost } from './support/rabbit-vhost';
+import { RedriveFixture } from './support/redrive-fixture';
 
 /** Every redrive guard on a real RabbitMQ, in a vhost of the suite's own, as its admin user. */
 describe('Redrive guards on RabbitMQ', () => {
@@ -24,17 +31,14 @@ describe('Redrive guards on RabbitMQ', () => {
   let connection: amqp.ChannelModel;
   const metrics = new MessagingMetrics();
   let clock = () => new Date();
-  const services: RedriveService[] = [];
+  let fixture: RedriveFixture;
 
   function redrive(now: () => Date = () => clock()): RedriveService {
-    const service = new RedriveService({
-      broker: { kind: 'rabbitmq', url: vhost.url },
-      credential: { principal: vhost.admin.name, secret: vhost.admin.password },
-      metrics,
-      clock: now,
-    });
-    services.push(service);
-    return service;
+    return fixture.service(
+      { kind: 'rabbitmq', url: vhost.url },
+      { principal: vhost.admin.name, secret: vhost.admin.password },
+      { metrics, clock: now },
+    );
   }
 
   /** A group's queues with `count` parked messages in its DLQ. */
@@ -48,17 +52,18 @@ describe('Redrive guards on RabbitMQ', () => {
     return { workQueue, dlq: `${workQueue}.dlq`, messages };
   }
 
-  const approve = (service: RedriveService, plan: RedrivePlan): ApprovedRedrivePlan =>
-    service.approve(plan, service.issueApproval(plan, { approver: 'jane' }));
+  const approve = (service: RedriveService, plan: RedrivePlan): Promise<ApprovedRedrivePlan> =>
+    fixture.approve(service, plan);
   const counted = async () => (await metrics.redriven.get()).values.reduce((sum, v) => sum + v.value, 0);
 
   beforeAll(async () => {
+    fixture = await RedriveFixture.create('redrive_guards');
     vhost = await RabbitVhost.create('redrive_guards');
     connection = await amqp.connect(vhost.urlAs(vhost.admin));
   });
 
   afterAll(async () => {
-    await Promise.all(services.map((s) => s.close()));
+    await fixture?.close();
     await connection?.close().catch(() => undefined);
     await vhost?.delete();
   });
@@ -81,16 +86,16 @@ describe('Redrive guards on RabbitMQ', () => {
     const { dlq } = await parked(2);
     const service = redrive();
     const plan = await service.plan({ source: dlq });
-    expect(() => service.approve(plan, undefined)).toThrow(ApprovalRequiredError);
+    await expect(service.approve(plan, undefined)).rejects.toThrow(ApprovalRequiredError);
     await expect(service.execute(plan as unknown as ApprovedRedrivePlan)).rejects.toThrow(
       ApprovalRequiredError,
     );
 
-    const anHourAgo = () => new Date(Date.now() - 3_600_000);
-    const stale = redrive(anHourAgo).issueApproval(plan, { approver: 'jane', ttlMs: 15 * 60_000 });
-    expect(() => service.approve(plan, stale)).toThrow(ApprovalExpiredError);
+    const anHourAgo = new Date(Date.now() - 3_600_000);
+    const stale = fixture.approval(plan, 'jane', { at: anHourAgo, ttlMs: 15 * 60_000 });
+    await expect(service.approve(plan, stale)).rejects.toThrow(ApprovalExpiredError);
 
-    const approved = approve(service, plan);
+    const approved = await approve(service, plan);
     clock = () => new Date(Date.now() + 16 * 60_000); // the approval expires before it is run
     try {
       await expect(service.execute(approved)).rejects.toThrow(ApprovalExpiredError);
@@ -118,7 +123,9 @@ describe('Redrive guards on RabbitMQ', () => {
       ...content,
       messages: [...plan.messages, { ...plan.messages[0], position: { kind: 'queue', index: 100 } }],
     });
-    expect(() => service.issueApproval(oversized, { approver: 'jane' })).toThrow(RedriveBatchTooLargeError);
+    await expect(service.approve(oversized, fixture.approval(oversized))).rejects.toThrow(
+      RedriveBatchTooLargeError,
+    );
     expect(await depthOf(connection, dlq)).toBe(101);
   });
 
@@ -127,7 +134,7 @@ describe('Redrive guards on RabbitMQ', () => {
     const before = await counted();
     const service = redrive();
     const plan = await service.plan({ source: dlq });
-    const result = await service.execute(approve(service, plan));
+    const result = await service.execute(await approve(service, plan));
     expect(result.messages.map((m) => m.status)).toEqual(['REDRIVEN', 'REDRIVEN', 'REDRIVEN']);
     expect(await depthOf(connection, dlq)).toBe(0);
     expect(await counted()).toBe(before + 3);
@@ -139,24 +146,29 @@ describe('Redrive guards on RabbitMQ', () => {
       expect(headers['msg.id']).toBe(messages[i].headers['msg.id']);
       expect(headers[RedriveHeaders.REDRIVE_ID]).toBe(result.redriveId);
       expect(headers[RedriveHeaders.REDRIVE_ID]).not.toBe(headers['msg.id']);
+      // The real key is back (defect 7): the work queue's keyed lanes and the handler see it, not a hash.
+      expect(headers['msg.key']).toBe(`c${i % 3}`);
+      expect(headers).not.toHaveProperty(['msg.sealed-key']);
       expect(Object.keys(headers).filter((h) => /failure|retry|origin/.test(h))).toEqual([]);
     }
   });
 
   it('leaves a message whose republish is not confirmed in the DLQ', async () => {
     const { dlq, workQueue } = await parked(2);
-    const full = `${workQueue}.full`;
     const channel = await connection.createChannel();
-    await channel.assertQueue(full, { arguments: { 'x-max-length': 0, 'x-overflow': 'reject-publish' } });
+    await channel.deleteQueue(workQueue); // the work queue now refuses every message
+    await channel.assertQueue(workQueue, {
+      arguments: { 'x-max-length': 0, 'x-overflow': 'reject-publish' },
+    });
     await channel.close();
     const before = await counted();
     const service = redrive();
-    const plan = await service.plan({ source: dlq, target: full });
-    const result = await service.execute(approve(service, plan));
+    const plan = await service.plan({ source: dlq });
+    const result = await service.execute(await approve(service, plan));
     expect(result).toMatchObject({ redriven: 0, leftInSource: 2 });
     expect(result.messages.map((m) => m.status)).toEqual(['NOT_CONFIRMED', 'NOT_CONFIRMED']);
     expect(await depthOf(connection, dlq)).toBe(2);
-    expect((await service.plan({ source: dlq, target: full })).messages).toEqual(plan.messages);
+    expect((await service.plan({ source: dlq })).messages).toEqual(plan.messages);
     expect(await counted()).toBe(before);
   });
 
@@ -168,7 +180,7 @@ describe('Redrive guards on RabbitMQ', () => {
     const taken = await channel.get(dlq, { noAck: true }); // someone else took the head meanwhile
     await channel.close();
     expect(taken).not.toBe(false);
-    await expect(service.execute(approve(service, plan))).rejects.toThrow(RedrivePlanStaleError);
+    await expect(service.execute(await approve(service, plan))).rejects.toThrow(RedrivePlanStaleError);
     expect(await depthOf(connection, dlq)).toBe(1);
   });
 
@@ -176,7 +188,7 @@ describe('Redrive guards on RabbitMQ', () => {
     const { dlq, workQueue } = await parked(1);
     const service = redrive();
     const plan = await service.plan({ source: dlq });
-    const first = await service.execute(approve(service, plan));
+    const first = await service.execute(await approve(service, plan));
     // The consumer fails again and parks it once more, with the library's own dead-letter copy.
     const [again] = await drainQueue(connection, workQueue);
     const headers = Object.fromEntries(
@@ -187,17 +199,17 @@ describe('Redrive guards on RabbitMQ', () => {
       {
         category: FailureCategory.TRANSIENT,
         code: 'AGAIN',
-        originDestination: 'x',
+        originDestination: workQueue.slice(0, -'.billing'.length),
         attempt: 1,
         now: new Date(),
       },
       headers,
     );
-    await sendToQueues(connection, [deadLetterCopy(wire, dlq, failure)]);
+    await sendToQueues(connection, [deadLetterCopy(wire, dlq, failure, LOCAL_DEAD_LETTER_POLICY)]);
 
     const replan = await service.plan({ source: dlq });
     expect(replan.messages[0]).toMatchObject({ redriveCount: 1, previousRedriveIds: [first.redriveId] });
-    const second = await service.execute(approve(service, replan));
+    const second = await service.execute(await approve(service, replan));
     expect(second.redriveId).not.toBe(first.redriveId);
     const [twice] = await drainQueue(connection, workQueue);
     expect(twice.properties.headers).toMatchObject({

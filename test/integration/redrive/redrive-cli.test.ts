@@ -7,12 +7,14 @@ import { runMessagingCli } from 'nest-reliable-messaging/testing';
 import { uniqueName } from '../../harness/names';
 import { declareGroupQueues, depthOf, parkedOrder, sendToQueues } from './support/parked-messages';
 import { RabbitVhost } from './support/rabbit-vhost';
+import { RedriveFixture } from './support/redrive-fixture';
 
 /** `messaging dlq list | plan | approve | redrive` in-process against RabbitMQ, with its exit codes. */
 describe('messaging dlq (CLI) on RabbitMQ', () => {
   let vhost: RabbitVhost;
   let connection: amqp.ChannelModel;
   let folder: string;
+  let fixture: RedriveFixture;
   const destination = uniqueName('cli_orders');
   const workQueue = `${destination}.billing`;
   const dlq = `${workQueue}.dlq`;
@@ -22,7 +24,7 @@ describe('messaging dlq (CLI) on RabbitMQ', () => {
     let out = '';
     let err = '';
     const io: CliIo = {
-      env: options.env ?? { MESSAGING_ADMIN_AMQP_URL: vhost.urlAs(vhost.admin) },
+      env: { ...fixture.cliEnv, ...(options.env ?? { MESSAGING_ADMIN_AMQP_URL: vhost.urlAs(vhost.admin) }) },
       out: (text) => void (out += text),
       err: (text) => void (err += text),
       cwd: folder,
@@ -33,6 +35,7 @@ describe('messaging dlq (CLI) on RabbitMQ', () => {
   }
 
   beforeAll(async () => {
+    fixture = await RedriveFixture.create('redrive_cli');
     vhost = await RabbitVhost.create('redrive_cli');
     connection = await amqp.connect(vhost.urlAs(vhost.admin));
     folder = mkdtempSync(path.join(os.tmpdir(), 'redrive-cli-'));
@@ -44,6 +47,7 @@ describe('messaging dlq (CLI) on RabbitMQ', () => {
   });
 
   afterAll(async () => {
+    await fixture?.close();
     await connection?.close().catch(() => undefined);
     await vhost?.delete();
     rmSync(folder, { recursive: true, force: true });
@@ -75,16 +79,8 @@ describe('messaging dlq (CLI) on RabbitMQ', () => {
     expect(plan.out).toContain(`Dry run on rabbitmq: ${dlq} -> ${workQueue}`);
     expect(plan.out).toContain('2 of 2 waiting message(s) would be redriven. Nothing was changed.');
 
-    const approve = await cli([
-      'dlq',
-      'approve',
-      '--plan',
-      'plan.json',
-      '--approver',
-      'jane',
-      '--ttl',
-      '10m',
-    ]);
+    const key = path.join(fixture.folder, 'jane.key.json');
+    const approve = await cli(['dlq', 'approve', '--plan', 'plan.json', '--key', key, '--ttl', '10m']);
     expect(approve.code).toBe(0);
     expect(approve.out).toContain('Approval written to plan.approval.json');
     const approval = JSON.parse(readFileSync(path.join(folder, 'plan.approval.json'), 'utf8')) as {
@@ -105,7 +101,30 @@ describe('messaging dlq (CLI) on RabbitMQ', () => {
     expect(await depthOf(connection, workQueue)).toBe(2);
 
     const again = await cli(args);
-    expect(again.code).toBe(2); // the DLQ no longer holds the planned messages
-    expect(again.err).toContain('out of date');
+    expect(again.code).toBe(2); // the approval was used
+    expect(again.err).toContain('already executed');
+
+    // Everything above is in the audit log, and `dlq history` shows it.
+    const history = await cli(['dlq', 'history', '--source', dlq]);
+    expect(history.code).toBe(0);
+    const rows = history.out.split('\n').slice(1).filter(Boolean);
+    expect(
+      rows.map((row) =>
+        row
+          .split(/\s{2,}/)
+          .slice(1, 3)
+          .concat(row.split(/\s{2,}/).at(-1) ?? ''),
+      ),
+    ).toEqual([
+      ['REFUSE', '(no credential)', 'ADMIN_CREDENTIAL'],
+      ['REFUSE', vhost.service.name, 'ADMIN_CREDENTIAL'],
+      ['REFUSE', vhost.admin.name, 'BATCH_LIMIT'],
+      ['REFUSE', vhost.admin.name, 'SAME_SOURCE_AND_TARGET'],
+      ['PLAN', vhost.admin.name, 'PLANNED'],
+      ['APPROVE', 'jane', 'APPROVED'],
+      ['REFUSE', vhost.admin.name, 'APPROVAL_EXPIRED'],
+      ['EXECUTE', vhost.admin.name, 'REDRIVEN'],
+      ['REFUSE', vhost.admin.name, 'APPROVAL_USED'],
+    ]);
   });
 });

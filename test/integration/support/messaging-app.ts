@@ -10,8 +10,10 @@ import {
   TransportOptions,
 } from 'nest-reliable-messaging';
 import { OutboxRelay, RelayRoundResult } from 'nest-reliable-messaging/testing';
+import { LOCAL_KEY_SECRET } from '../../../tools/infra/local-secrets';
 import { infraEnv } from '../../harness/infra';
 import { TestDatabase } from '../../harness/test-database';
+import { closeFailedApp } from './close-failed-app';
 
 /** A Nest application context with TypeORM in the suite's schema (or database) and the messaging module. */
 export interface MessagingAppOptions {
@@ -42,6 +44,9 @@ export async function createMessagingApp(options: MessagingAppOptions): Promise<
       TypeOrmModule.forFeature(entities),
       MessagingModule.forRoot({
         serviceName: 'test-service',
+        // The suites test the library, not topology administration: the app declares what it needs.
+        topology: 'declare',
+        deadLetter: { keySecret: LOCAL_KEY_SECRET },
         ...options.messaging,
         transport: options.transport,
       }),
@@ -50,7 +55,12 @@ export async function createMessagingApp(options: MessagingAppOptions): Promise<
     providers: options.providers ?? [],
   }).compile();
   options.beforeInit?.(moduleRef);
-  await moduleRef.init();
+  try {
+    await moduleRef.init();
+  } catch (error) {
+    await closeFailedApp(moduleRef); // an app that failed to start leaves nothing running
+    throw error;
+  }
   return moduleRef;
 }
 

@@ -3,6 +3,7 @@ import { Test, TestingModule } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { TestDatabase } from '../../harness/test-database';
+import { closeFailedApp } from './close-failed-app';
 import { testConnectionOptions } from './messaging-app';
 
 @Module({})
@@ -37,7 +38,7 @@ export async function startMessagingModule(
   try {
     await moduleRef.init();
   } catch (error) {
-    await moduleRef.close().catch(() => undefined);
+    await closeFailedApp(moduleRef);
     throw error;
   }
   return moduleRef;

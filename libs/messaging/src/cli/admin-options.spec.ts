@@ -1,5 +1,14 @@
-import { resolveAdminOptions } from './admin-options';
+import { resolveAdminDatabase, resolveAdminOptions } from './admin-options';
 import { CliUsageError } from './cli-usage.error';
+
+const message = (run: () => unknown): string => {
+  try {
+    run();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('no error thrown');
+};
 
 describe(resolveAdminOptions.name, () => {
   it('takes the RabbitMQ admin user from the admin URL', () => {
@@ -10,8 +19,8 @@ describe(resolveAdminOptions.name, () => {
     });
   });
 
-  it('prefers the principal flag and the token variable to the URL user', () => {
-    const env = { MESSAGING_ADMIN_AMQP_URL: 'amqp://a:b@rabbit/', MESSAGING_ADMIN_TOKEN: 't' };
+  it('prefers the principal flag and the password variable to the URL user', () => {
+    const env = { MESSAGING_ADMIN_AMQP_URL: 'amqp://a:b@rabbit/', MESSAGING_ADMIN_PASSWORD: 't' };
     expect(resolveAdminOptions({ principal: 'ops' }, env).credential).toEqual({
       principal: 'ops',
       secret: 't',
@@ -24,18 +33,61 @@ describe(resolveAdminOptions.name, () => {
     expect(() => resolveAdminOptions({}, { AMQP_URL: 'amqp://guest:guest@rabbit/' })).toThrow(CliUsageError);
   });
 
-  it('reads Kafka brokers, SASL and TLS', () => {
+  it('refuses --amqp-url carrying a password: secrets come from the environment only', () => {
+    const flags = { amqpUrl: 'amqp://ops:S3cr3t@rabbit:5672/' };
+    expect(message(() => resolveAdminOptions(flags, {}))).toMatch(/must not carry a password/);
+    expect(message(() => resolveAdminOptions(flags, {}))).not.toContain('S3cr3t');
+    expect(
+      resolveAdminOptions({ amqpUrl: 'amqp://rabbit:5672/' }, { MESSAGING_ADMIN_PASSWORD: 'p' }),
+    ).toEqual({
+      broker: { kind: 'rabbitmq', url: 'amqp://rabbit:5672/' },
+      credential: undefined,
+    });
+  });
+
+  it('never echoes an unparsable URL', () => {
+    const env = { MESSAGING_ADMIN_AMQP_URL: 'amqp://ops:S3cr3t@[rabbit' };
+    const text = message(() => resolveAdminOptions({}, env));
+    expect(text).toContain('MESSAGING_ADMIN_AMQP_URL');
+    expect(text).not.toContain('S3cr3t');
+    expect(message(() => resolveAdminOptions({ amqpUrl: 'amqp://o:S3cr3t@[x' }, {}))).not.toContain('S3cr3t');
+  });
+
+  it('reads Kafka brokers, SASL, TLS and the local-plaintext flag', () => {
     const env = {
       MESSAGING_ADMIN_KAFKA_BROKERS: 'k1:9092, k2:9092',
       MESSAGING_ADMIN_KAFKA_SASL: 'scram-sha-512',
       MESSAGING_ADMIN_KAFKA_SSL: 'true',
       MESSAGING_ADMIN_PRINCIPAL: 'redrive-admin',
-      MESSAGING_ADMIN_TOKEN: 'secret',
+      MESSAGING_ADMIN_PASSWORD: 'secret',
     };
     expect(resolveAdminOptions({}, env)).toEqual({
-      broker: { kind: 'kafka', brokers: ['k1:9092', 'k2:9092'], sasl: 'scram-sha-512', ssl: true },
+      broker: {
+        kind: 'kafka',
+        brokers: ['k1:9092', 'k2:9092'],
+        sasl: 'scram-sha-512',
+        ssl: true,
+        allowPlaintextLocal: false,
+      },
       credential: { principal: 'redrive-admin', secret: 'secret' },
     });
+    expect(resolveAdminOptions({ localPlaintext: true }, env).broker).toMatchObject({
+      allowPlaintextLocal: true,
+    });
     expect(() => resolveAdminOptions({ kafkaSasl: 'gssapi' }, env)).toThrow(/Unknown SASL mechanism/);
+  });
+});
+
+describe(resolveAdminDatabase.name, () => {
+  it('requires the admin database, and never shows its URL', () => {
+    expect(() => resolveAdminDatabase({})).toThrow(/MESSAGING_ADMIN_DATABASE_URL/);
+    const text = message(() => resolveAdminDatabase({ MESSAGING_ADMIN_DATABASE_URL: 'mysql://u:S3cr3t@h' }));
+    expect(text).not.toContain('S3cr3t');
+    expect(
+      resolveAdminDatabase({
+        MESSAGING_ADMIN_DATABASE_URL: 'postgres://ops@db/admin',
+        MESSAGING_ADMIN_DATABASE_SCHEMA: 'ops',
+      }),
+    ).toEqual({ url: 'postgres://ops@db/admin', schema: 'ops' });
   });
 });

@@ -1,47 +1,67 @@
 import { AdminCredential, KafkaRedriveBroker, RedriveBroker } from '../dead-letter/redrive/admin-connection';
+import { AdminDatabaseOptions } from '../dead-letter/redrive/ledger/postgres-redrive-ledger';
 import { CliUsageError } from './cli-usage.error';
 
 /**
  * Environment variables of the admin CLI. Deliberately not the application's (`AMQP_URL`, `KAFKA_BROKERS`):
- * the CLI never falls back to the runtime's credential.
+ * the CLI never falls back to the runtime's credential. Secrets come from here only, never from flags
+ * (a flag shows in `ps` and in shell history).
  */
 export const AdminEnv = {
   TRANSPORT: 'MESSAGING_ADMIN_TRANSPORT',
   /** The broker, and optionally the admin user: `amqp://admin:secret@host:5672/vhost`. */
   AMQP_URL: 'MESSAGING_ADMIN_AMQP_URL',
   KAFKA_BROKERS: 'MESSAGING_ADMIN_KAFKA_BROKERS',
-  /** `plain`, `scram-sha-256` or `scram-sha-512`; unset: no SASL. */
+  /** `scram-sha-256`, `scram-sha-512`, or `plain` (with TLS only). */
   KAFKA_SASL: 'MESSAGING_ADMIN_KAFKA_SASL',
   KAFKA_SSL: 'MESSAGING_ADMIN_KAFKA_SSL',
   PRINCIPAL: 'MESSAGING_ADMIN_PRINCIPAL',
-  /** The admin secret; only from the environment (a flag would show in `ps` and shell history). */
-  TOKEN: 'MESSAGING_ADMIN_TOKEN',
+  /** The admin password. */
+  PASSWORD: 'MESSAGING_ADMIN_PASSWORD',
+  /** The admin database: audit log, used approvals, exclusive holds. */
+  DATABASE_URL: 'MESSAGING_ADMIN_DATABASE_URL',
+  DATABASE_SCHEMA: 'MESSAGING_ADMIN_DATABASE_SCHEMA',
+  /** The approver keyring file (JSON) the executor trusts. */
+  APPROVERS: 'MESSAGING_ADMIN_APPROVERS',
+  /** The services' key secret: restores real keys on redrive. */
+  KEY_SECRET: 'MESSAGING_KEY_SECRET',
+  /** Opens an approver's encrypted private key. */
+  APPROVER_KEY_PASSPHRASE: 'MESSAGING_APPROVER_KEY_PASSPHRASE',
 } as const;
 
-/** Broker flags every `nest-messaging dlq` command takes. */
+/** Broker flags every broker command of `nest-messaging` takes. */
 export interface BrokerFlags {
   readonly transport?: string;
   readonly amqpUrl?: string;
   readonly kafkaBrokers?: string;
   readonly kafkaSasl?: string;
   readonly kafkaSsl?: boolean;
+  /** Allow a Kafka broker without SASL on this machine. */
+  readonly localPlaintext?: boolean;
   readonly principal?: string;
 }
+
+type Env = Readonly<Record<string, string | undefined>>;
 
 const SASL = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
 
 /** The broker and admin credential from flags, then the environment. The credential may be missing. */
 export function resolveAdminOptions(
   flags: BrokerFlags,
-  env: Readonly<Record<string, string | undefined>>,
+  env: Env,
 ): { broker: RedriveBroker; credential: AdminCredential | undefined } {
+  if (flags.amqpUrl !== undefined && parseUrl(flags.amqpUrl, '--amqp-url').password) {
+    throw new CliUsageError(
+      `--amqp-url must not carry a password: give it in ${AdminEnv.PASSWORD} (or in ${AdminEnv.AMQP_URL}).`,
+    );
+  }
   const amqpUrl = flags.amqpUrl ?? env[AdminEnv.AMQP_URL];
   const kafkaBrokers = flags.kafkaBrokers ?? env[AdminEnv.KAFKA_BROKERS];
   const transport =
     flags.transport ?? env[AdminEnv.TRANSPORT] ?? (amqpUrl ? 'rabbitmq' : kafkaBrokers ? 'kafka' : '');
-  const fromUrl = transport === 'rabbitmq' && amqpUrl ? userOf(amqpUrl) : {};
+  const fromUrl = transport === 'rabbitmq' && amqpUrl ? userOf(parseUrl(amqpUrl, AdminEnv.AMQP_URL)) : {};
   const principal = flags.principal ?? env[AdminEnv.PRINCIPAL] ?? fromUrl.principal;
-  const secret = env[AdminEnv.TOKEN] ?? fromUrl.secret;
+  const secret = env[AdminEnv.PASSWORD] ?? fromUrl.secret;
   const credential = principal && secret ? { principal, secret } : undefined;
   if (transport === 'rabbitmq') {
     if (!amqpUrl) throw new CliUsageError(`Give the RabbitMQ URL: --amqp-url or ${AdminEnv.AMQP_URL}.`);
@@ -62,27 +82,48 @@ export function resolveAdminOptions(
   );
 }
 
-function kafkaBroker(
-  brokers: string[],
-  flags: BrokerFlags,
-  env: Readonly<Record<string, string | undefined>>,
-): KafkaRedriveBroker {
-  const sasl = flags.kafkaSasl ?? env[AdminEnv.KAFKA_SASL];
-  if (sasl !== undefined && !SASL.includes(sasl as (typeof SASL)[number])) {
-    throw new CliUsageError(`Unknown SASL mechanism '${sasl}'; use one of ${SASL.join(', ')}.`);
+/** The admin database from the environment; refuses to go on without one (the audit log lives there). */
+export function resolveAdminDatabase(env: Env): AdminDatabaseOptions {
+  const url = env[AdminEnv.DATABASE_URL];
+  if (!url) {
+    throw new CliUsageError(
+      `Give the admin database in ${AdminEnv.DATABASE_URL} (postgres://…): the audit log, the used ` +
+        `approvals and the exclusive holds live there (schema: ${AdminEnv.DATABASE_SCHEMA}).`,
+    );
   }
-  const ssl = flags.kafkaSsl ?? env[AdminEnv.KAFKA_SSL] === 'true';
-  return { kind: 'kafka', brokers, sasl: sasl as KafkaRedriveBroker['sasl'], ssl };
+  if (!/^postgres(ql)?:\/\//.test(url)) {
+    throw new CliUsageError(`${AdminEnv.DATABASE_URL} must be a postgres:// URL (its value is not shown).`);
+  }
+  return { url, schema: env[AdminEnv.DATABASE_SCHEMA] || undefined };
 }
 
-function userOf(url: string): { principal?: string; secret?: string } {
-  try {
-    const parsed = new URL(url);
-    return {
-      principal: parsed.username ? decodeURIComponent(parsed.username) : undefined,
-      secret: parsed.password ? decodeURIComponent(parsed.password) : undefined,
-    };
-  } catch {
-    throw new CliUsageError(`'${url}' is not a URL.`);
+function kafkaBroker(brokers: string[], flags: BrokerFlags, env: Env): KafkaRedriveBroker {
+  const sasl = flags.kafkaSasl ?? env[AdminEnv.KAFKA_SASL];
+  if (sasl !== undefined && !SASL.includes(sasl as (typeof SASL)[number])) {
+    throw new CliUsageError(`Unknown SASL mechanism; use one of ${SASL.join(', ')}.`);
   }
+  const ssl = flags.kafkaSsl ?? env[AdminEnv.KAFKA_SSL] === 'true';
+  return {
+    kind: 'kafka',
+    brokers,
+    sasl: sasl as KafkaRedriveBroker['sasl'],
+    ssl,
+    allowPlaintextLocal: flags.localPlaintext === true,
+  };
+}
+
+/** Parses a URL; an unparsable one is named by where it came from, never echoed (it may hold a password). */
+function parseUrl(url: string, origin: string): URL {
+  try {
+    return new URL(url);
+  } catch {
+    throw new CliUsageError(`The URL in ${origin} is not a valid URL (its value is not shown).`);
+  }
+}
+
+function userOf(parsed: URL): { principal?: string; secret?: string } {
+  return {
+    principal: parsed.username ? decodeURIComponent(parsed.username) : undefined,
+    secret: parsed.password ? decodeURIComponent(parsed.password) : undefined,
+  };
 }

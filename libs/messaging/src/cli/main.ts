@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * `nest-messaging dlq list | plan | approve | redrive`: the library's admin CLI, the package's `bin`
- * (`npx nest-messaging …` in an application that installed the package; `npm run messaging -- …` here).
+ * `nest-messaging dlq … | approver keygen | topology … | db migrate`: the library's admin CLI, the package's
+ * `bin` (`npx nest-messaging …` in an application that installed the package; `npm run messaging -- …` here).
  */
 import { runMessagingCli } from './messaging-cli';
 

@@ -2,25 +2,41 @@ import { Command, CommanderError } from 'commander';
 import { ZodError } from 'zod';
 import { RedriveRefusedError } from '../dead-letter/redrive/errors/redrive-refused.error';
 import { CliIo, processIo } from './cli-io';
-import { approveCommand } from './commands/dlq-approve.command';
+import { approverKeygenCommand } from './commands/approver-keygen.command';
 import { commandContext } from './commands/command-context';
+import { dbCommand } from './commands/db-migrate.command';
+import { approveCommand } from './commands/dlq-approve.command';
+import { historyCommand } from './commands/dlq-history.command';
 import { listCommand } from './commands/dlq-list.command';
 import { planCommand } from './commands/dlq-plan.command';
 import { redriveCommand } from './commands/dlq-redrive.command';
+import { topologyCommand } from './commands/topology.command';
 import { ExitCode } from './exit-codes';
 
-/** The `nest-messaging` program: `nest-messaging dlq list | plan | approve | redrive`. */
+/**
+ * The `nest-messaging` program: `dlq list | plan | approve | redrive | history`, `approver keygen`,
+ * `topology apply | check`, `db migrate`.
+ */
 export function messagingProgram(io: CliIo): Command {
   const context = commandContext(io);
   const dlq = new Command('dlq')
-    .description('dead-letter destinations: list them, plan a redrive (dry run), approve it, run it')
+    .description(
+      'dead-letter destinations: list them, plan a redrive (dry run), approve it, run it, audit it',
+    )
     .addCommand(listCommand(context))
     .addCommand(planCommand(context))
     .addCommand(approveCommand(context))
-    .addCommand(redriveCommand(context));
+    .addCommand(redriveCommand(context))
+    .addCommand(historyCommand(context));
+  const approver = new Command('approver')
+    .description('approver keys: each approver signs with a key of their own')
+    .addCommand(approverKeygenCommand(context));
   const program = new Command('nest-messaging')
     .description('Admin operations of the messaging library')
-    .addCommand(dlq);
+    .addCommand(dlq)
+    .addCommand(approver)
+    .addCommand(topologyCommand(context))
+    .addCommand(dbCommand(context));
   throwInsteadOfExit(program, io);
   return program;
 }
@@ -54,7 +70,7 @@ export async function runMessagingCli(argv: readonly string[], io: CliIo = proce
 
 function describe(error: unknown): string {
   if (error instanceof ZodError) {
-    return `the file is not a plan or approval written by this CLI (${error.issues.map((i) => i.path.join('.')).join(', ')}).`;
+    return `the file is not one this CLI wrote or reads (${error.issues.map((i) => i.path.join('.')).join(', ')}).`;
   }
   return error instanceof Error ? error.message : String(error);
 }

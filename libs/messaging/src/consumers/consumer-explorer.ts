@@ -16,6 +16,8 @@ import { IdempotentHandlerMetadata } from './idempotent-handler.decorator';
 import { MessageContext } from './message-context';
 
 const GROUP_PATTERN = /^[A-Za-z0-9._-]{1,100}$/;
+/** Group names that would make a work queue look like a dead-letter or retry destination. */
+const AMBIGUOUS_GROUP = /(^|\.)(dlq|retry\.\d+ms)$/;
 
 type RpcParamsFactoryModule = { RpcParamsFactory: new () => ParamsFactory };
 
@@ -46,6 +48,15 @@ export class ConsumerExplorer implements OnModuleInit {
     for (const { wrapper, instance, name, method } of this.methods.all()) {
       const metadata = this.metadata.idempotentHandler(method);
       if (metadata) this.register(wrapper, instance, name, metadata);
+    }
+    if (this.registry.size > 0 && !this.options.deadLetter.keySecret) {
+      throw new MessagingConfigurationError(
+        'MessagingModule options',
+        'deadLetter.keySecret is required when the application has consumers: a dead-letter copy keeps ' +
+          'a keyed pseudonym of the message key and the key sealed under it. Generate one with ' +
+          '`openssl rand -base64 32`, give it to every service and to the redrive CLI ' +
+          '(MESSAGING_KEY_SECRET), from the environment or a secret store.',
+      );
     }
   }
 
@@ -79,10 +90,11 @@ export class ConsumerExplorer implements OnModuleInit {
         'the provider is request-scoped; handlers must be singletons.',
       );
     }
-    if (!GROUP_PATTERN.test(metadata.group)) {
+    if (!GROUP_PATTERN.test(metadata.group) || AMBIGUOUS_GROUP.test(metadata.group)) {
       throw new MessagingConfigurationError(
         where,
-        `group '${metadata.group}' must be 1-100 letters, digits, ".", "_" or "-".`,
+        `group '${metadata.group}' must be 1-100 letters, digits, ".", "_" or "-", and must not end ` +
+          'in ".dlq" or ".retry.<n>ms" (names of dead-letter and retry destinations).',
       );
     }
     const declared = this.metadata.retryPolicy(instance[method]);

@@ -10,6 +10,7 @@ import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { computeRetryDelay, RECONNECT_BACKOFF } from '../retry/backoff';
+import { MessagingTopologyMissingError } from '../topology/messaging-topology-missing.error';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { ConsumerHandle, Subscription } from '../transports/subscription.interface';
 import { DeliveryPipeline } from './delivery-pipeline';
@@ -19,7 +20,8 @@ import { groupRetryTiers } from './retry-tiers';
 /**
  * Starts a subscription per consumer group at application bootstrap (or when `MessagingServer` listens)
  * and stops them before shutdown: stop fetching, finish in-flight handlers, commit, disconnect. A broker
- * that is down at startup does not stop the application: subscribing is retried in the background.
+ * that is down at startup does not stop the application: subscribing is retried in the background. A
+ * broker that answers that the topology is missing (`topology: 'verify'`) stops it, naming what is missing.
  */
 @Injectable()
 export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -65,7 +67,12 @@ export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeAppli
     this.started = true;
     this.stopping = false;
     this.pipeline.resume();
-    await Promise.all(this.registry.groupNames().map((group) => this.subscribe(group, 1)));
+    try {
+      await Promise.all(this.registry.groupNames().map((group) => this.subscribe(group, 1)));
+    } catch (error) {
+      await this.stop(); // what did subscribe stops again: the application does not start
+      throw error;
+    }
     this.startListeners.splice(0).forEach((listener) => listener());
   }
 
@@ -100,6 +107,8 @@ export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeAppli
       this.handles.set(group, handle);
       if (attempt > 1) this.logger.log(`Consumer group ${group} subscribed after ${attempt} attempts.`);
     } catch (error) {
+      // The broker answered that the topology is missing: a startup error, not an outage to wait out.
+      if (error instanceof MessagingTopologyMissingError && attempt === 1) throw error;
       this.metrics.brokerErrors.inc({ transport: this.transport.kind, operation: 'subscribe' });
       const delay = computeRetryDelay(RECONNECT_BACKOFF, attempt, Math.random);
       this.logger.warn(

@@ -136,6 +136,7 @@ class Harness {
       serviceName: 'unit',
       transport: { kind: 'kafka', brokers: ['127.0.0.1:9092'] },
       retryDefaults: options.retryDefaults,
+      deadLetter: { keySecret: Buffer.alloc(32, 7).toString('base64') },
     });
     this.registry.add({
       group: GROUP,
@@ -152,7 +153,7 @@ class Harness {
     this.pipeline = new DeliveryPipeline(
       this.registry,
       inbox,
-      new FailureSettler(transport, metrics, systemClock),
+      new FailureSettler(transport, metrics, systemClock, resolved),
       transport,
       resolved,
       metrics,

@@ -4,6 +4,7 @@ import { withoutFailureHeaders } from '../dead-letter/failure-copy';
 import { decodeEnvelope } from '../envelope/envelope-codec';
 import { FailureCategory } from '../envelope/failure-category';
 import { MessageEnvelope } from '../envelope/message-envelope';
+import { isRedriveForAnotherGroup } from '../dead-letter/redrive-target-group';
 import { MessageHeaders } from '../envelope/message-headers';
 import { InboxDelivery, InboxService } from '../inbox/inbox.service';
 import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
@@ -63,6 +64,11 @@ export class DeliveryPipeline {
   }
 
   async handle(group: string, received: Delivery, transportControl: DeliveryControl): Promise<Settlement> {
+    if (isRedriveForAnotherGroup(received.wire.headers, group)) {
+      // A redrive brings a message back to the one group that failed it; the others had it already.
+      this.metrics.consumed.inc({ group, destination: received.wire.destination, outcome: 'skipped' });
+      return ACK;
+    }
     const delivery = trustedDelivery(received);
     const control: DeliveryControl = {
       keepAlive: () => transportControl.keepAlive(),

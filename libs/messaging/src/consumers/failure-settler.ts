@@ -1,12 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { destinationNames } from '../dead-letter/destination-names';
-import { failureHeaders } from '../dead-letter/failure-copy';
+import { DeadLetterCopyPolicy, failureHeaders } from '../dead-letter/failure-copy';
 import { publishUntilConfirmed } from '../dead-letter/publish-until-confirmed';
 import { MessageHeaders } from '../envelope/message-headers';
 import { WireMessage } from '../envelope/wire-message';
-import { MESSAGING_CLOCK, MESSAGING_TRANSPORT } from '../messaging.constants';
+import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { MessagingMetrics } from '../observability/messaging-metrics';
+import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { Delivery, DeliveryControl, Settlement } from '../transports/subscription.interface';
 import { failureLogLine } from './delivery-description';
@@ -36,6 +37,7 @@ export class FailureSettler {
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     private readonly metrics: MessagingMetrics,
     @Inject(MESSAGING_CLOCK) private readonly clock: Clock,
+    @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
   ) {}
 
   async settle(failed: FailedDelivery, decision: SettleDecision): Promise<Settlement> {
@@ -62,6 +64,7 @@ export class FailureSettler {
         group,
         delivery,
         failureHeaders: headers,
+        deadLetterPolicy: () => this.deadLetterPolicy(),
         publishConfirmed: (copy) => this.publishConfirmed(copy, control),
       },
       decision,
@@ -76,6 +79,13 @@ export class FailureSettler {
       });
     }
     return settlement;
+  }
+
+  private deadLetterPolicy(): DeadLetterCopyPolicy {
+    const { keySecret, carryHeaders } = this.options.deadLetter;
+    // The consumer explorer refuses to start an application with consumers and no key secret.
+    if (!keySecret) throw new Error('deadLetter.keySecret is missing');
+    return { keySecret, carryHeaders };
   }
 
   /**

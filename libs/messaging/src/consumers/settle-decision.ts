@@ -1,5 +1,5 @@
 import { destinationNames } from '../dead-letter/destination-names';
-import { deadLetterCopy, retryCopy } from '../dead-letter/failure-copy';
+import { DeadLetterCopyPolicy, deadLetterCopy, retryCopy } from '../dead-letter/failure-copy';
 import { FailureCategory } from '../envelope/failure-category';
 import { WireMessage } from '../envelope/wire-message';
 import { RetryDecision } from '../retry/retry-decision';
@@ -23,6 +23,8 @@ export interface SettleContext {
   readonly delivery: Delivery;
   /** The failure headers a copy gets. */
   readonly failureHeaders: Record<string, string>;
+  /** What a dead-letter copy keeps (allowlisted headers, the key's keyed pseudonym, the sealed key). */
+  readonly deadLetterPolicy: () => DeadLetterCopyPolicy;
   /** Publishes a copy; true once the broker confirmed it, false when the consumer stopped first. */
   readonly publishConfirmed: (copy: WireMessage) => Promise<boolean>;
 }
@@ -37,10 +39,15 @@ const SETTLE: {
     decision: Extract<SettleDecision, { kind: K }>,
   ) => Promise<Settlement>;
 } = {
-  DEAD_LETTER: ({ group, delivery: { wire }, failureHeaders, publishConfirmed }) =>
+  DEAD_LETTER: ({ group, delivery: { wire }, failureHeaders, deadLetterPolicy, publishConfirmed }) =>
     copyThenAck(
       publishConfirmed,
-      deadLetterCopy(wire, destinationNames.deadLetter(wire.destination, group), failureHeaders),
+      deadLetterCopy(
+        wire,
+        destinationNames.deadLetter(wire.destination, group),
+        failureHeaders,
+        deadLetterPolicy(),
+      ),
     ),
   RETRY_DESTINATION: ({ group, delivery: { wire }, failureHeaders, publishConfirmed }, decision) =>
     copyThenAck(

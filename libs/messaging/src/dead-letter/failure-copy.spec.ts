@@ -1,8 +1,16 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { FailureCategory } from '../envelope/failure-category';
 import { MessageHeaders } from '../envelope/message-headers';
 import { WireMessage } from '../envelope/wire-message';
-import { deadLetterCopy, failureHeaders, FailureFacts, pseudonymousKey, retryCopy } from './failure-copy';
+import {
+  deadLetterCopy,
+  DeadLetterCopyPolicy,
+  failureHeaders,
+  FailureFacts,
+  retryCopy,
+} from './failure-copy';
+import { keyPseudonym, unsealKey } from './key-pseudonym';
+import { parseKeySecret } from './key-secret';
 
 const FIRST_FAILURE = new Date('2025-01-01T00:00:00.000Z');
 const NOW = new Date('2025-01-01T00:05:00.000Z');
@@ -109,74 +117,105 @@ describe('failure-copy', () => {
 
   describe(deadLetterCopy.name, () => {
     const failure = failureHeaders(FACTS, STALE_FAILURE_HEADERS);
+    const keySecret = parseKeySecret(randomBytes(32).toString('base64'), 'test');
+    const policy: DeadLetterCopyPolicy = { keySecret, carryHeaders: ['X-Tenant'] };
+    const copyOf = (message: WireMessage, extra = policy, fresh = failure) =>
+      deadLetterCopy(message, 'dlq', fresh, extra);
+    /** The copy's headers without the sealed key, which is random per copy. */
+    const headersOf = (copy: WireMessage) => {
+      const { 'msg.sealed-key': _sealed, ...rest } = copy.headers;
+      return rest;
+    };
 
     it('keeps the body and the envelope headers, adds the failure headers and targets the DLQ', () => {
       const original = source();
-      const copy = deadLetterCopy(original, 'post-create.subscribers.dlq', failure);
+      const copy = deadLetterCopy(original, 'post-create.subscribers.dlq', failure, policy);
       expect(copy.destination).toBe('post-create.subscribers.dlq');
       expect(copy.body).toBe(original.body);
-      expect(copy.headers).toEqual({ ...ENVELOPE_HEADERS, ...failure });
+      expect(headersOf(copy)).toEqual({ ...ENVELOPE_HEADERS, ...failure });
     });
 
     it('keeps msg.id and msg.type', () => {
-      const copy = deadLetterCopy(source(), 'dlq', failure);
+      const copy = copyOf(source());
       expect(copy.headers['msg.id']).toBe(ENVELOPE_HEADERS['msg.id']);
       expect(copy.headers['msg.type']).toBe('PostCreated');
     });
 
-    it('strips headers that may hold secrets', () => {
-      const copy = deadLetterCopy(source({ ...ENVELOPE_HEADERS, ...SECRET_HEADERS }), 'dlq', failure);
-      for (const name of Object.keys(SECRET_HEADERS)) expect(copy.headers).not.toHaveProperty([name]);
-      expect(copy.headers).toEqual({ ...ENVELOPE_HEADERS, ...failure });
+    it('carries only allowlisted headers: names no denylist foresees are dropped too', () => {
+      const unforeseen = {
+        'x-auth': 'Bearer 1',
+        'x-csrf': 'c-1',
+        passphrase: 'p',
+        dsn: 'postgres://u:p@h/db',
+      };
+      const copy = copyOf(source({ ...ENVELOPE_HEADERS, ...SECRET_HEADERS, ...unforeseen }));
+      for (const name of [...Object.keys(SECRET_HEADERS), ...Object.keys(unforeseen)]) {
+        expect(copy.headers).not.toHaveProperty([name]);
+      }
+      expect(headersOf(copy)).toEqual({ ...ENVELOPE_HEADERS, ...failure });
+    });
+
+    it('carries a user header only when the policy names it', () => {
+      const without = copyOf(source(), { keySecret, carryHeaders: [] });
+      expect(without.headers).not.toHaveProperty(['x-tenant']);
+      expect(copyOf(source()).headers['x-tenant']).toBe('acme');
     });
 
     it('replaces stale failure headers and drops msg.retry-due-at', () => {
       const fresh = failureHeaders({ ...FACTS, attempt: 3 }, STALE_FAILURE_HEADERS);
-      const copy = deadLetterCopy(source({ ...ENVELOPE_HEADERS, ...STALE_FAILURE_HEADERS }), 'dlq', fresh);
-      expect(copy.headers).toEqual({ ...ENVELOPE_HEADERS, ...fresh });
+      const copy = copyOf(source({ ...ENVELOPE_HEADERS, ...STALE_FAILURE_HEADERS }), policy, fresh);
+      expect(headersOf(copy)).toEqual({ ...ENVELOPE_HEADERS, ...fresh });
       expect(copy.headers).not.toHaveProperty(['msg.retry-due-at']);
       expect(copy.headers['msg.retry-attempt']).toBe('3');
       expect(copy.headers['msg.first-failure-at']).toBe(FIRST_FAILURE.toISOString());
     });
 
     it('drops stale failure headers even when the new failure headers are empty', () => {
-      const copy = deadLetterCopy(source({ ...ENVELOPE_HEADERS, ...STALE_FAILURE_HEADERS }), 'dlq', {});
-      expect(copy.headers).toEqual(ENVELOPE_HEADERS);
+      const copy = copyOf(source({ ...ENVELOPE_HEADERS, ...STALE_FAILURE_HEADERS }), policy, {});
+      expect(headersOf(copy)).toEqual(ENVELOPE_HEADERS);
     });
 
-    it('replaces the key with sha256:<first 32 hex digits of its SHA-256>', () => {
-      const copy = deadLetterCopy(source(ENVELOPE_HEADERS, 'author-42'), 'dlq', failure);
-      expect(copy.key).toMatch(/^sha256:[0-9a-f]{32}$/);
-      expect(copy.key).toBe(`sha256:${sha256Hex('author-42').slice(0, 32)}`);
+    it('replaces the key by its keyed pseudonym, which enumerating SHA-256 of candidates does not find', () => {
+      const copy = copyOf(source(ENVELOPE_HEADERS, '4711'));
+      expect(copy.key).toBe(keyPseudonym('4711', keySecret));
+      const candidates = Array.from({ length: 10_000 }, (_, i) => String(i));
+      const hashes = new Set(candidates.map((c) => `sha256:${sha256Hex(c).slice(0, 32)}`));
+      expect(hashes.has(copy.key as string)).toBe(false);
+    });
+
+    it('seals the real key so that only the key secret opens it', () => {
+      const copy = copyOf(source(ENVELOPE_HEADERS, 'author-42'));
+      const sealed = copy.headers['msg.sealed-key'];
+      expect(unsealKey(sealed, copy.key as string, keySecret)).toBe('author-42');
+      const other = parseKeySecret(randomBytes(32).toString('base64'), 'other');
+      expect(unsealKey(sealed, copy.key as string, other)).toBeUndefined();
     });
 
     it('drops the msg.key header, which would carry the real key (RabbitMQ)', () => {
       const headers = { ...ENVELOPE_HEADERS, 'msg.key': 'author-42' };
-      const copy = deadLetterCopy(source(headers, 'author-42'), 'dlq', failure);
+      const copy = copyOf(source(headers, 'author-42'));
       expect(copy.headers).not.toHaveProperty(['msg.key']);
       expect(JSON.stringify(copy)).not.toContain('author-42');
     });
 
-    it('keeps a null key null', () => {
-      expect(deadLetterCopy(source(ENVELOPE_HEADERS, null), 'dlq', failure).key).toBeNull();
+    it('keeps a null key null, without a sealed key', () => {
+      const copy = copyOf(source(ENVELOPE_HEADERS, null));
+      expect(copy.key).toBeNull();
+      expect(copy.headers).not.toHaveProperty(['msg.sealed-key']);
     });
 
     it('does not change the source message', () => {
       const headers = { ...ENVELOPE_HEADERS, ...SECRET_HEADERS, ...STALE_FAILURE_HEADERS };
       const original = source({ ...headers });
-      deadLetterCopy(original, 'dlq', failure);
+      copyOf(original);
       expect(original.headers).toEqual(headers);
       expect(original.key).toBe('42');
     });
 
-    it('carries no header beyond the envelope headers and the six failure headers', () => {
-      const copy = deadLetterCopy(
-        source({ ...ENVELOPE_HEADERS, ...SECRET_HEADERS, ...STALE_FAILURE_HEADERS }),
-        'dlq',
-        failure,
-      );
+    it('carries no header beyond the allowlisted ones, the six failure headers and the sealed key', () => {
+      const copy = copyOf(source({ ...ENVELOPE_HEADERS, ...SECRET_HEADERS, ...STALE_FAILURE_HEADERS }));
       expect(Object.keys(copy.headers).sort()).toEqual(
-        [...Object.keys(ENVELOPE_HEADERS), ...SIX_FAILURE_HEADERS].sort(),
+        [...Object.keys(ENVELOPE_HEADERS), ...SIX_FAILURE_HEADERS, 'msg.sealed-key'].sort(),
       );
     });
   });
@@ -220,26 +259,6 @@ describe('failure-copy', () => {
       const copy = retryCopy(source(), 'retry', failure, DUE_AT);
       const added = Object.keys(copy.headers).filter((name) => !(name in ENVELOPE_HEADERS));
       expect(added.sort()).toEqual([...SIX_FAILURE_HEADERS, 'msg.retry-due-at'].sort());
-    });
-  });
-
-  describe(pseudonymousKey.name, () => {
-    it('is sha256: and 32 lower-case hex digits', () => {
-      expect(pseudonymousKey('42')).toMatch(/^sha256:[0-9a-f]{32}$/);
-      expect(pseudonymousKey('')).toBe(`sha256:${sha256Hex('').slice(0, 32)}`);
-    });
-
-    it('is stable for the same key', () => {
-      expect(pseudonymousKey('author-42')).toBe(pseudonymousKey('author-42'));
-    });
-
-    it('differs for different keys', () => {
-      const keys = ['42', '43', 'author-42', 'Author-42', ' 42', '', 'ü'];
-      expect(new Set(keys.map(pseudonymousKey)).size).toBe(keys.length);
-    });
-
-    it('does not contain the key', () => {
-      expect(pseudonymousKey('author-42')).not.toContain('author-42');
     });
   });
 });

@@ -1,11 +1,9 @@
-import { createHash } from 'node:crypto';
 import { FailureCategory } from '../envelope/failure-category';
 import { MessageHeaders } from '../envelope/message-headers';
 import { WireMessage } from '../envelope/wire-message';
-
-/** Header names whose values may be credentials: never copied to a dead-letter destination. */
-const SECRET_HEADER =
-  /authorization|cookie|token|secret|passw|(api|private|access|signing)[-_.]?key|credential|session|signature|jwt|bearer/i;
+import { carriedHeaders } from './carried-headers';
+import { keyPseudonym, sealKey } from './key-pseudonym';
+import { KeySecret } from './key-secret';
 
 /** The headers a failure adds (the six of spec §3, and a retry copy's due time). */
 export const FAILURE_HEADER_NAMES: readonly string[] = [
@@ -44,22 +42,34 @@ export function failureHeaders(
   };
 }
 
+/** What a dead-letter copy may keep besides the body and the failure headers. */
+export interface DeadLetterCopyPolicy {
+  /** The deployment's key secret: the key becomes its HMAC pseudonym, and is sealed for a redrive. */
+  readonly keySecret: KeySecret;
+  /** Header names carried besides the library's own (compared without case). Default: none. */
+  readonly carryHeaders: readonly string[];
+}
+
 /**
- * The copy of a message for its dead-letter destination: the original body and message id, the envelope
- * headers minus any that may hold secrets, the failure headers, and the key replaced by its SHA-256 (the DLQ
- * is kept longer and read by more people than the original; a hashed key still groups one key's messages).
+ * The copy of a message for its dead-letter destination (the DLQ is kept longer and read by more people than
+ * the original): the original body and message id, only allowlisted headers, the failure headers, and the key
+ * replaced by its keyed pseudonym, which still groups one key's messages. The real key travels sealed
+ * (`msg.sealed-key`), so that only a redrive holding the key secret can restore it.
  */
 export function deadLetterCopy(
   source: WireMessage,
   destination: string,
   failure: Record<string, string>,
+  policy: DeadLetterCopyPolicy,
 ): WireMessage {
-  return {
-    destination,
-    key: source.key === null ? null : pseudonymousKey(source.key),
-    headers: { ...carriedHeaders(source.headers), ...failure },
-    body: source.body,
-  };
+  const headers: Record<string, string> = { ...carriedHeaders(source.headers, policy.carryHeaders) };
+  for (const name of FAILURE_HEADER_NAMES) delete headers[name];
+  let key: string | null = null;
+  if (source.key !== null) {
+    key = keyPseudonym(source.key, policy.keySecret);
+    headers[MessageHeaders.SEALED_KEY] = sealKey(source.key, key, policy.keySecret);
+  }
+  return { destination, key, headers: { ...headers, ...failure }, body: source.body };
 }
 
 /** The copy of a message for a retry destination: everything kept, plus the failure headers and the due time. */
@@ -79,19 +89,6 @@ export function retryCopy(
     },
     body: source.body,
   };
-}
-
-/** A stable stand-in for a key, so that a DLQ does not hold real keys. */
-export function pseudonymousKey(key: string): string {
-  return `sha256:${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
-}
-
-function carriedHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
-  const kept: Record<string, string> = {};
-  for (const [name, value] of Object.entries(withoutFailureHeaders(headers))) {
-    if (!SECRET_HEADER.test(name) && name !== MessageHeaders.KEY) kept[name] = value;
-  }
-  return kept;
 }
 
 /** The headers without any of `FAILURE_HEADER_NAMES`. */

@@ -27,14 +27,19 @@ function thrownBy(fn: () => unknown): unknown {
 
 describe('event-definition', () => {
   describe(defineEvent.name, () => {
-    it.each(['.', '..', '__consumer_offsets', 'amq.topic'])(
-      'refuses the broker-reserved destination %s',
-      (destination) => {
-        expect(() => defineEvent({ type: 'T', destination, schema: z.object({}), key: () => 'k' })).toThrow(
-          InvalidEventDefinitionError,
-        );
-      },
-    );
+    it.each([
+      '.',
+      '..',
+      '__consumer_offsets',
+      'amq.topic',
+      '_schemas',
+      'orders.billing.dlq',
+      'orders.x.retry.1000ms',
+    ])('refuses the broker-reserved destination %s', (destination) => {
+      expect(() => defineEvent({ type: 'T', destination, schema: z.object({}), key: () => 'k' })).toThrow(
+        InvalidEventDefinitionError,
+      );
+    });
 
     it('returns the type, destination and schema it was given', () => {
       const PostCreated = defineEvent(input());

@@ -4,8 +4,11 @@ import { InvalidEventDefinitionError } from '../errors/invalid-event-definition.
 /** A destination name that is valid as a Kafka topic and as a RabbitMQ exchange. */
 const DESTINATION_PATTERN = /^[A-Za-z0-9._-]{1,200}$/;
 const TYPE_PATTERN = /^[A-Za-z][A-Za-z0-9._-]{0,199}$/;
-/** Names the brokers keep for themselves: `.`/`..` (Kafka), `__*` (Kafka internals), `amq.*` (RabbitMQ). */
-const RESERVED_DESTINATION = /^(\.{1,2}|__.*|amq\..*)$/;
+/**
+ * Names the brokers keep for themselves (`.`/`..`, `__*` and `_schemas` on Kafka, `amq.*` on RabbitMQ), and
+ * names of the library's own dead-letter and retry destinations (`*.dlq`, `*.retry.<n>ms`).
+ */
+const RESERVED_DESTINATION = /^(\.{1,2}|__.*|_schemas|amq\..*)$|(^|\.)(dlq|retry\.\d+ms)$/;
 
 /**
  * An event the application publishes or consumes: its type name, where it goes, how it is keyed and the

@@ -29,6 +29,14 @@ export const MessageHeaders = {
   RETRY_DUE_AT: 'msg.retry-due-at',
   /** Set by a redrive; distinct from the message id so that redrive loops can be seen. */
   REDRIVE_ID: 'msg.redrive-id',
+  /** How many times the message was redriven. */
+  REDRIVE_COUNT: 'msg.redrive-count',
+  /** Earlier redrive ids, oldest first, comma-separated. */
+  REDRIVE_HISTORY: 'msg.redrive-history',
+  /** Set by a redrive: the consumer group it is meant for; other groups of the destination skip it. */
+  REDRIVE_GROUP: 'msg.redrive-group',
+  /** In a dead-letter copy: the real key, sealed under the deployment's key secret (see `KeySecret`). */
+  SEALED_KEY: 'msg.sealed-key',
 } as const;
 
 /** The content type of every body the library writes. */

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { MESSAGING_DATA_SOURCE, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { OutboxStore } from '../outbox/outbox-store';
@@ -25,9 +25,14 @@ export type MessagingHealthResult<Key extends string = string> = Record<
  *   ]);
  * }
  * ```
+ *
+ * A failed check says what is down in a fixed phrase; the error itself (hosts, ports, driver messages) goes to
+ * the log, never to whoever can reach the health endpoint.
  */
 @Injectable()
 export class MessagingHealthIndicator {
+  private readonly logger = new Logger(MessagingHealthIndicator.name);
+
   /** @internal Created by Nest; inject it. */
   constructor(
     private readonly store: OutboxStore,
@@ -43,7 +48,8 @@ export class MessagingHealthIndicator {
       await this.dataSource.query('select 1');
       return result(key, 'up');
     } catch (error) {
-      return result(key, 'down', { error: (error as Error).message });
+      this.logger.warn(`Health: the database did not answer: ${(error as Error).message}`);
+      return result(key, 'down', { error: 'the database did not answer' });
     }
   }
 
@@ -52,9 +58,9 @@ export class MessagingHealthIndicator {
     key: Key = 'broker' as Key,
   ): Promise<MessagingHealthResult<Key>> {
     const health = await this.transport.checkHealth();
-    return health.connected
-      ? result(key, 'up', { transport: this.transport.kind })
-      : result(key, 'down', { transport: this.transport.kind, error: health.lastError ?? 'not connected' });
+    if (health.connected) return result(key, 'up', { transport: this.transport.kind });
+    this.logger.warn(`Health: the broker did not answer: ${health.lastError ?? 'not connected'}`);
+    return result(key, 'down', { transport: this.transport.kind, error: 'the broker did not answer' });
   }
 
   /**
@@ -74,7 +80,8 @@ export class MessagingHealthIndicator {
         ? result(key, 'down', { ...details, degraded: true })
         : result(key, 'up', details);
     } catch (error) {
-      return result(key, 'down', { error: (error as Error).message });
+      this.logger.warn(`Health: reading the outbox backlog failed: ${(error as Error).message}`);
+      return result(key, 'down', { error: 'reading the outbox backlog failed' });
     }
   }
 }

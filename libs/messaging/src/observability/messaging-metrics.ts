@@ -69,7 +69,7 @@ export class MessagingMetrics {
   /** Deliveries by how they ended: handled, or skipped as a duplicate by the inbox. */
   readonly consumed = this.counter({
     name: 'messaging_consumer_messages_total',
-    help: 'Deliveries handled by @IdempotentHandler methods, by outcome (handled, duplicate).',
+    help: 'Deliveries handled by @IdempotentHandler methods, by outcome (handled, duplicate, skipped: redriven for another group).',
     labelNames: ['group', 'destination', 'outcome'],
   });
 

@@ -8,6 +8,7 @@ export const MESSAGING_DEFAULTS = {
       topics: { numPartitions: 3, replicationFactor: 1 },
       connectionTimeoutMs: 3_000,
       sessionTimeoutMs: 30_000,
+      ssl: false,
     },
     rabbitmq: { prefetch: 32, heartbeatSeconds: 10 },
   },

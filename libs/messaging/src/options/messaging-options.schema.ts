@@ -33,6 +33,16 @@ const kafka = z.strictObject({
     )
     .min(1, 'must name at least one broker (host:port)'),
   clientId: name.optional(),
+  sasl: z
+    .strictObject({
+      mechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512'], {
+        error: "must be 'plain', 'scram-sha-256' or 'scram-sha-512'",
+      }),
+      username: z.string().min(1, 'must not be empty'),
+      password: z.string().min(1, 'must not be empty'),
+    })
+    .optional(),
+  ssl: z.boolean().default(KAFKA.ssl),
   topics: z
     .strictObject({
       numPartitions: positiveInt('partitions of created topics').default(KAFKA.topics.numPartitions),
@@ -43,6 +53,11 @@ const kafka = z.strictObject({
   sessionTimeoutMs: positiveInt('ms')
     .min(6_000, 'must be ≥ 6000 ms (the broker refuses less)')
     .default(KAFKA.sessionTimeoutMs),
+});
+
+const kafkaChecked = kafka.refine((k) => k.sasl?.mechanism !== 'plain' || k.ssl, {
+  message: 'SASL plain sends the password as is: it needs ssl: true (or use scram-sha-512)',
+  path: ['sasl', 'mechanism'],
 });
 
 const rabbitmq = z.strictObject({
@@ -57,7 +72,7 @@ const rabbitmq = z.strictObject({
 /** Validates `MessagingModuleOptions` and fills in every default. */
 export const messagingOptionsSchema = z.strictObject({
   serviceName: name,
-  transport: z.discriminatedUnion('kind', [kafka, rabbitmq], {
+  transport: z.discriminatedUnion('kind', [kafkaChecked, rabbitmq], {
     error: "must be { kind: 'kafka', brokers } or { kind: 'rabbitmq', url }",
   }),
   relay: z
@@ -110,6 +125,13 @@ export const messagingOptionsSchema = z.strictObject({
   classification: z
     .array(z.custom<ClassificationRule>((v) => typeof v === 'object' && v !== null))
     .default([]),
+  deadLetter: z
+    .strictObject({
+      keySecret: z.string({ error: 'must be a string (base64 of at least 32 random bytes)' }).optional(),
+      carryHeaders: z.array(z.string().min(1, 'must not be empty')).default([]),
+    })
+    .prefault({}),
+  topology: z.enum(['declare', 'verify'], { error: "must be 'declare' or 'verify'" }).default('verify'),
 });
 
 function validPort(text: string | undefined): boolean {

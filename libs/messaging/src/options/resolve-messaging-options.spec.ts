@@ -52,12 +52,15 @@ describe('resolve-messaging-options', () => {
             topics: { numPartitions: 3, replicationFactor: 1 },
             connectionTimeoutMs: 3_000,
             sessionTimeoutMs: 30_000,
+            ssl: false,
           },
           relay: DEFAULT_RELAY,
           retention: DEFAULT_RETENTION,
           consumers: DEFAULT_CONSUMERS,
           retryDefaults: new Map(),
           classification: [],
+          deadLetter: { carryHeaders: [], keySecret: undefined },
+          topology: 'verify',
         });
       });
 
@@ -75,6 +78,8 @@ describe('resolve-messaging-options', () => {
           consumers: DEFAULT_CONSUMERS,
           retryDefaults: new Map(),
           classification: [],
+          deadLetter: { carryHeaders: [], keySecret: undefined },
+          topology: 'verify',
         });
       });
 
@@ -100,6 +105,8 @@ describe('resolve-messaging-options', () => {
             topics: { numPartitions: 12, replicationFactor: 3 },
             connectionTimeoutMs: 1_000,
             sessionTimeoutMs: 6_000,
+            sasl: { mechanism: 'scram-sha-512', username: 'post-service', password: 'p' },
+            ssl: true,
           },
           relay: {
             enabled: false,
@@ -112,12 +119,33 @@ describe('resolve-messaging-options', () => {
           },
           retention: { sentRetentionMs: 0, intervalMs: 5, batchSize: 7 },
           consumers: { autoStart: false, inboxRetentionMs: 1, concurrency: 256 },
+          deadLetter: { carryHeaders: ['x-tenant'] },
+          topology: 'declare',
         };
         expect(resolveMessagingOptions(options)).toEqual({
           ...options,
           retryDefaults: new Map(),
           classification: [],
+          deadLetter: { carryHeaders: ['x-tenant'], keySecret: undefined },
         });
+      });
+
+      it('parses the key secret, and refuses a short one without showing it', () => {
+        const secret = Buffer.alloc(32, 7).toString('base64');
+        const resolved = resolveMessagingOptions({ ...KAFKA, deadLetter: { keySecret: secret } });
+        expect(resolved.deadLetter.keySecret?.pseudonymKey).toHaveLength(32);
+        const issues = issuesOf({ ...KAFKA, deadLetter: { keySecret: 'hunter2' } });
+        expect(issues.map((i) => i.path)).toEqual(['deadLetter.keySecret']);
+        expect(issues[0].message).not.toContain('hunter2');
+      });
+
+      it('refuses SASL plain without TLS, which would send the password as is', () => {
+        const sasl = { mechanism: 'plain' as const, username: 'svc', password: 'p' };
+        expect(pathsOf({ ...KAFKA, transport: { ...KAFKA.transport, sasl } })).toEqual([
+          'transport.sasl.mechanism',
+        ]);
+        const overTls = { ...KAFKA, transport: { ...KAFKA.transport, sasl, ssl: true } };
+        expect(resolveMessagingOptions(overTls).transport).toMatchObject({ sasl, ssl: true });
       });
 
       it('accepts amqps:// URLs and keeps RabbitMQ settings', () => {

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { InvalidKeySecretError } from '../dead-letter/invalid-key-secret.error';
+import { KeySecret, parseKeySecret } from '../dead-letter/key-secret';
 import { InvalidMessagingOptionsError, OptionIssue } from '../errors/invalid-messaging-options.error';
 import { MessagingModuleOptions } from '../messaging-options.interface';
 import { ClassificationRule } from '../retry/error-classifier';
@@ -9,10 +11,15 @@ import { messagingOptionsSchema } from './messaging-options.schema';
 type Parsed = z.output<typeof messagingOptionsSchema>;
 
 /** Options after validation, with every default filled in. */
-export type ResolvedMessagingOptions = Omit<Parsed, 'retryDefaults' | 'classification'> & {
+export type ResolvedMessagingOptions = Omit<Parsed, 'retryDefaults' | 'classification' | 'deadLetter'> & {
   /** A map, so that a destination named `constructor` (a valid name) finds no built-in function. */
   readonly retryDefaults: ReadonlyMap<string, ResolvedRetryPolicy>;
   readonly classification: readonly ClassificationRule[];
+  readonly deadLetter: {
+    /** Undefined when not given: the consumer explorer refuses to start consumers without it. */
+    readonly keySecret?: KeySecret;
+    readonly carryHeaders: readonly string[];
+  };
 };
 
 /** Validates the module options at startup; an error names every bad option. */
@@ -27,7 +34,18 @@ export function resolveMessagingOptions(options: MessagingModuleOptions): Resolv
     ...parsed.data,
     retryDefaults,
     classification: parsed.data.classification,
+    deadLetter: { ...parsed.data.deadLetter, keySecret: keySecretOf(parsed.data.deadLetter.keySecret) },
   };
+}
+
+function keySecretOf(text: string | undefined): KeySecret | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parseKeySecret(text, 'deadLetter.keySecret');
+  } catch (error) {
+    if (!(error instanceof InvalidKeySecretError)) throw error;
+    throw new InvalidMessagingOptionsError([{ path: 'deadLetter.keySecret', message: error.message }]);
+  }
 }
 
 /** One issue per bad option; an unknown key is named by its own path (`relay.foo`), not its parent's. */

@@ -21,11 +21,14 @@ export function createTransport(options: ResolvedMessagingOptions, clock: Clock)
       {
         clientId: transport.clientId ?? serviceName,
         brokers: transport.brokers,
+        sasl: transport.sasl,
+        ssl: transport.ssl,
         connectionTimeoutMs: transport.connectionTimeoutMs,
         sessionTimeoutMs: transport.sessionTimeoutMs,
         numPartitions: transport.topics.numPartitions,
         replicationFactor: transport.topics.replicationFactor,
         concurrency: consumers.concurrency,
+        topology: options.topology,
       },
       clock,
     );
@@ -41,6 +44,7 @@ export function createTransport(options: ResolvedMessagingOptions, clock: Clock)
       heartbeatSeconds: transport.heartbeatSeconds,
       prefetch: transport.prefetch,
       concurrency: consumers.concurrency,
+      topology: options.topology,
     },
     clock,
   );

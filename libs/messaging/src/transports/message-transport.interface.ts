@@ -1,4 +1,5 @@
 import { WireMessage } from '../envelope/wire-message';
+import { MessagingTopology } from '../topology/messaging-topology';
 import { PublishOutcome } from './publish-outcome';
 import { TransportCapabilities } from './transport-capabilities';
 import { ConsumerHandle, Subscription } from './subscription.interface';
@@ -31,8 +32,17 @@ export interface MessageTransport {
   /** Starts consuming; resolves once the subscription is set up (topics, queues, bindings). */
   subscribe(subscription: Subscription): Promise<ConsumerHandle>;
 
-  /** Makes sure destinations exist (Kafka topics, RabbitMQ exchanges). */
+  /**
+   * Makes sure destinations exist (Kafka topics, RabbitMQ exchanges): declares them in `topology: 'declare'`
+   * mode, checks them in `verify` mode (throws `MessagingTopologyMissingError`).
+   */
   ensureDestinations(destinations: readonly string[]): Promise<void>;
+
+  /** Declares everything `topology` names that is missing; idempotent (`nest-messaging topology apply`). */
+  declareTopology(topology: MessagingTopology): Promise<void>;
+
+  /** What `topology` names that does not exist, described for people; empty when all is there. */
+  missingTopology(topology: MessagingTopology): Promise<string[]>;
 
   /** What the transport last saw, without I/O. */
   health(): TransportHealth;

@@ -1,4 +1,5 @@
 import { WireMessage } from '../envelope/wire-message';
+import { MessagingTopology } from '../topology/messaging-topology';
 
 /** Where a delivery came from, for the handler's context and for logs. */
 export interface DeliveryOrigin {
@@ -62,4 +63,16 @@ export interface Subscription {
 export interface ConsumerHandle {
   /** Stops fetching, waits for in-flight deliveries, commits what is done and disconnects. */
   stop(): Promise<void>;
+}
+
+/** What a subscription needs on the broker: its destinations, and per destination the group's queues. */
+export function topologyOf(subscription: Subscription): MessagingTopology {
+  return {
+    destinations: subscription.destinations,
+    groups: subscription.destinations.map((destination) => ({
+      group: subscription.group,
+      destination,
+      retryTiersMs: subscription.retryTiers[destination] ?? [],
+    })),
+  };
 }

@@ -1,5 +1,5 @@
 import { InvalidEnvironmentError } from './invalid-environment.error';
-import { readServiceEnvironment, ServiceDefaults } from './service-environment';
+import { maskPassword, readServiceEnvironment, ServiceDefaults } from './service-environment';
 
 describe(readServiceEnvironment.name, () => {
   const defaults: ServiceDefaults = { serviceName: 'post-service', port: 3000, database: 'post_service' };
@@ -16,6 +16,8 @@ describe(readServiceEnvironment.name, () => {
       },
       transport: { kind: 'kafka', brokers: ['127.0.0.1:9092'] },
       relayLeaseMs: undefined,
+      topology: 'verify',
+      keySecret: undefined,
     });
   });
 
@@ -111,6 +113,47 @@ describe(readServiceEnvironment.name, () => {
   it('refuses a relay lease under one second', () => {
     expect(() => readServiceEnvironment({ RELAY_LEASE_MS: '10' }, defaults)).toThrow(
       /RELAY_LEASE_MS='10': must be at least 1000/,
+    );
+  });
+});
+
+describe(maskPassword.name, () => {
+  it.each([
+    ['amqp://ops:secret@rabbit:5672/vhost', 'amqp://ops:***@rabbit:5672/vhost'],
+    ['amqp://ops:p@ss@rabbit:5672', 'amqp://ops:***@rabbit:5672'],
+    ['amqp://ops:p/ss@w@rabbit:5672/v', 'amqp://ops:***@rabbit:5672/v'],
+    ['postgres://postgres@127.0.0.1:5432/db', 'postgres://postgres@127.0.0.1:5432/db'],
+    ['amqp://rabbit:5672', 'amqp://rabbit:5672'],
+  ])('masks %s as %s', (url, masked) => {
+    expect(maskPassword(url)).toBe(masked);
+  });
+});
+
+describe('Kafka SASL from the environment', () => {
+  const defaults: ServiceDefaults = {
+    serviceName: 'subscribe-service',
+    port: 3001,
+    database: 'subscribe_service',
+  };
+
+  it('logs in as the service’s own principal', () => {
+    const env = {
+      KAFKA_SASL_MECHANISM: 'scram-sha-512',
+      KAFKA_USERNAME: 'subscribe-service',
+      KAFKA_PASSWORD: 'pw',
+      KAFKA_SSL: 'true',
+    };
+    expect(readServiceEnvironment(env, defaults).transport).toEqual({
+      kind: 'kafka',
+      brokers: ['127.0.0.1:9092'],
+      sasl: { mechanism: 'scram-sha-512', username: 'subscribe-service', password: 'pw' },
+      ssl: true,
+    });
+  });
+
+  it('wants a user and a password with a mechanism', () => {
+    expect(() => readServiceEnvironment({ KAFKA_SASL_MECHANISM: 'scram-sha-512' }, defaults)).toThrow(
+      /KAFKA_SASL_MECHANISM/,
     );
   });
 });

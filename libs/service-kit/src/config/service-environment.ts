@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TransportOptions } from 'nest-reliable-messaging';
+import { TopologyMode, TransportOptions } from 'nest-reliable-messaging';
 import { InvalidEnvironmentError } from './invalid-environment.error';
 
 /** What every demo service reads from its environment, validated, with defaults for the local services. */
@@ -23,11 +23,20 @@ export interface ServiceEnvironment {
   };
   /**
    * `MESSAGING_TRANSPORT` (kafka | rabbitmq) with `KAFKA_BROKERS` (and `KAFKA_SESSION_TIMEOUT_MS`, how soon
-   * a consumer group hands a vanished member's partitions on; the library's default when unset) or `AMQP_URL`.
+   * a consumer group hands a vanished member's partitions on; the library's default when unset; the service's
+   * own SASL login in `KAFKA_SASL_MECHANISM`, `KAFKA_USERNAME`, `KAFKA_PASSWORD`, TLS with `KAFKA_SSL=true`)
+   * or `AMQP_URL`.
    */
   readonly transport: TransportOptions;
   /** `RELAY_LEASE_MS`: how long a relay claim is held before another process may take it over. */
   readonly relayLeaseMs?: number;
+  /**
+   * `MESSAGING_TOPOLOGY`: `verify` (default: the broker objects are declared by `messaging topology apply`,
+   * the service only checks them) or `declare` (the service declares them: local development only).
+   */
+  readonly topology: TopologyMode;
+  /** `MESSAGING_KEY_SECRET`: the key secret of dead-letter copies (required by a service that consumes). */
+  readonly keySecret?: string;
 }
 
 /** The databases a service runs on: PostgreSQL, MySQL, MariaDB (TypeORM's type names). */
@@ -46,48 +55,65 @@ const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 const BROKER = /^[^\s:,]+:\d{1,5}$/;
 
 const schema = (defaults: ServiceDefaults) =>
-  z.object({
-    PORT: z.coerce
-      .number({ error: 'must be a port number' })
-      .int('must be a whole number')
-      .min(1, 'must be between 1 and 65535')
-      .max(65_535, 'must be between 1 and 65535')
-      .default(defaults.port),
-    HOST: z.string().min(1, 'must not be empty').optional(),
-    DATABASE_URL: z
-      .string()
-      .regex(/^(postgres(ql)?|mysql|mariadb):\/\/\S+$/, 'must be a postgres://, mysql:// or mariadb:// URL')
-      .default(`${LOCAL_SERVER}/${defaults.database}`),
-    DATABASE_SCHEMA: z
-      .string()
-      .regex(IDENTIFIER, 'must be a lower-case SQL identifier (letters, digits, _)')
-      .optional(),
-    MESSAGING_TRANSPORT: z
-      .enum(['kafka', 'rabbitmq'], { error: "must be 'kafka' or 'rabbitmq'" })
-      .default('kafka'),
-    KAFKA_BROKERS: z
-      .string()
-      .default('127.0.0.1:9092')
-      .transform((list) => list.split(',').map((b) => b.trim()))
-      .refine(
-        (brokers) => brokers.every((b) => BROKER.test(b)),
-        'must be a comma-separated list of host:port',
-      ),
-    AMQP_URL: z
-      .string()
-      .regex(/^amqps?:\/\/\S+$/, 'must be an amqp:// or amqps:// URL')
-      .default('amqp://guest:guest@127.0.0.1:5672'),
-    KAFKA_SESSION_TIMEOUT_MS: z.coerce
-      .number({ error: 'must be a number of milliseconds' })
-      .int('must be a whole number of milliseconds')
-      .min(6_000, 'must be at least 6000 (the broker refuses less)')
-      .optional(),
-    RELAY_LEASE_MS: z.coerce
-      .number({ error: 'must be a number of milliseconds' })
-      .int('must be a whole number of milliseconds')
-      .min(1_000, 'must be at least 1000')
-      .optional(),
-  });
+  z
+    .object({
+      PORT: z.coerce
+        .number({ error: 'must be a port number' })
+        .int('must be a whole number')
+        .min(1, 'must be between 1 and 65535')
+        .max(65_535, 'must be between 1 and 65535')
+        .default(defaults.port),
+      HOST: z.string().min(1, 'must not be empty').optional(),
+      DATABASE_URL: z
+        .string()
+        .regex(/^(postgres(ql)?|mysql|mariadb):\/\/\S+$/, 'must be a postgres://, mysql:// or mariadb:// URL')
+        .default(`${LOCAL_SERVER}/${defaults.database}`),
+      DATABASE_SCHEMA: z
+        .string()
+        .regex(IDENTIFIER, 'must be a lower-case SQL identifier (letters, digits, _)')
+        .optional(),
+      MESSAGING_TRANSPORT: z
+        .enum(['kafka', 'rabbitmq'], { error: "must be 'kafka' or 'rabbitmq'" })
+        .default('kafka'),
+      KAFKA_BROKERS: z
+        .string()
+        .default('127.0.0.1:9092')
+        .transform((list) => list.split(',').map((b) => b.trim()))
+        .refine(
+          (brokers) => brokers.every((b) => BROKER.test(b)),
+          'must be a comma-separated list of host:port',
+        ),
+      AMQP_URL: z
+        .string()
+        .regex(/^amqps?:\/\/\S+$/, 'must be an amqp:// or amqps:// URL')
+        .default('amqp://guest:guest@127.0.0.1:5672'),
+      KAFKA_SASL_MECHANISM: z
+        .enum(['plain', 'scram-sha-256', 'scram-sha-512'], {
+          error: "must be 'scram-sha-256', 'scram-sha-512' or 'plain'",
+        })
+        .optional(),
+      KAFKA_USERNAME: z.string().optional(),
+      KAFKA_PASSWORD: z.string().optional(),
+      KAFKA_SSL: z.enum(['true', 'false'], { error: "must be 'true' or 'false'" }).default('false'),
+      KAFKA_SESSION_TIMEOUT_MS: z.coerce
+        .number({ error: 'must be a number of milliseconds' })
+        .int('must be a whole number of milliseconds')
+        .min(6_000, 'must be at least 6000 (the broker refuses less)')
+        .optional(),
+      MESSAGING_TOPOLOGY: z
+        .enum(['declare', 'verify'], { error: "must be 'declare' or 'verify'" })
+        .default('verify'),
+      MESSAGING_KEY_SECRET: z.string().optional(),
+      RELAY_LEASE_MS: z.coerce
+        .number({ error: 'must be a number of milliseconds' })
+        .int('must be a whole number of milliseconds')
+        .min(1_000, 'must be at least 1000')
+        .optional(),
+    })
+    .refine((e) => !e.KAFKA_SASL_MECHANISM || (e.KAFKA_USERNAME && e.KAFKA_PASSWORD), {
+      message: 'needs KAFKA_USERNAME and KAFKA_PASSWORD',
+      path: ['KAFKA_SASL_MECHANISM'],
+    });
 
 /** DATABASE_SCHEMA is PostgreSQL's: MySQL and MariaDB name the database in the URL. */
 const withDatabaseChecks = (defaults: ServiceDefaults) =>
@@ -140,13 +166,34 @@ export function readServiceEnvironment(
             kind: 'kafka',
             brokers: e.KAFKA_BROKERS,
             ...(e.KAFKA_SESSION_TIMEOUT_MS ? { sessionTimeoutMs: e.KAFKA_SESSION_TIMEOUT_MS } : {}),
+            ...(e.KAFKA_SASL_MECHANISM
+              ? {
+                  sasl: {
+                    mechanism: e.KAFKA_SASL_MECHANISM,
+                    username: e.KAFKA_USERNAME as string,
+                    password: e.KAFKA_PASSWORD as string,
+                  },
+                }
+              : {}),
+            ...(e.KAFKA_SSL === 'true' ? { ssl: true } : {}),
           }
         : { kind: 'rabbitmq', url: e.AMQP_URL },
     relayLeaseMs: e.RELAY_LEASE_MS,
+    topology: e.MESSAGING_TOPOLOGY,
+    keySecret: e.MESSAGING_KEY_SECRET,
   };
 }
 
-/** `scheme://user:secret@host` → `scheme://user:***@host`. */
+/**
+ * `scheme://user:secret@host` → `scheme://user:***@host`. The user info runs to the last `@`, since a
+ * password may hold `@` (or `/`, when not encoded); a URL it cannot tell apart is masked whole.
+ */
 export function maskPassword(url: string): string {
-  return url.replace(/\/\/([^:/@]+):([^@]+)@/, '//$1:***@');
+  const start = url.indexOf('://');
+  const at = url.lastIndexOf('@');
+  if (start < 0 || at < start) return url;
+  const userInfo = url.slice(start + 3, at);
+  const colon = userInfo.indexOf(':');
+  if (colon < 0) return url;
+  return `${url.slice(0, start + 3)}${userInfo.slice(0, colon)}:***${url.slice(at)}`;
 }

@@ -5,7 +5,7 @@ import { MessagingHealthIndicator, MessagingStatus, MessagingStatusSnapshot } fr
 /** The outbox is degraded when its oldest unpublished row is older than this. */
 const OUTBOX_MAX_AGE_MS = 60_000;
 
-/** What `GET /health/live` answers: the process is up, with the library's state (no I/O). */
+/** What `GET /health/live` answers: the process is up, with the library's state (no I/O, no error text). */
 export interface LiveReport extends MessagingStatusSnapshot {
   readonly status: 'ok';
 }
@@ -34,6 +34,8 @@ export class HealthController {
 
   @Get('live')
   live(): LiveReport {
-    return { status: 'ok', ...this.status.snapshot() };
+    // The transport's last error stays in the log: no raw error text to whoever can reach the port.
+    const { transport, consumers } = this.status.snapshot();
+    return { status: 'ok', transport: { kind: transport.kind, connected: transport.connected }, consumers };
   }
 }

@@ -1,8 +1,20 @@
 import * as amqp from 'amqplib';
 import { FailureCategory } from 'nest-reliable-messaging';
-import { WireMessage } from 'nest-reliable-messaging/testing';
-import { deadLetterCopy, failureHeaders } from 'nest-reliable-messaging/testing';
+import {
+  DeadLetterCopyPolicy,
+  deadLetterCopy,
+  failureHeaders,
+  parseKeySecret,
+  WireMessage,
+} from 'nest-reliable-messaging/testing';
+import { LOCAL_KEY_SECRET } from '../../../../tools/infra/local-secrets';
 import { orderMessage } from '../../support/raw-messages';
+
+/** Dead-letter copies as the test apps make them (the local key secret, no extra headers). */
+export const LOCAL_DEAD_LETTER_POLICY: DeadLetterCopyPolicy = {
+  keySecret: parseKeySecret(LOCAL_KEY_SECRET, 'LOCAL_KEY_SECRET'),
+  carryHeaders: [],
+};
 
 /**
  * The copy a consumer of `destination` in `group` parks after order `seq` failed once with a TRANSIENT
@@ -25,7 +37,7 @@ export function parkedOrder(
     },
     original.headers,
   );
-  return deadLetterCopy(original, `${destination}.${group}.dlq`, failure);
+  return deadLetterCopy(original, `${destination}.${group}.dlq`, failure, LOCAL_DEAD_LETTER_POLICY);
 }
 
 /** Declares the group's work queue and dead-letter queue, as the RabbitMQ subscriber does. */

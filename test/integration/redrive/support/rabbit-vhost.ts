@@ -6,8 +6,17 @@ import { uniqueName } from '../../../harness/names';
 
 const run = promisify(execFile);
 
-/** What the services' user may read: every queue but dead-letter queues (`<destination>.<group>.dlq`). */
-export const SERVICE_READ_PERMISSION = '^(?!.*\\.dlq$).*';
+/**
+ * The services' permissions, as the README's recipe grants them (`rabbitmqctl set_permissions`):
+ * - configure nothing: a service declares, deletes and re-declares nothing (`messaging topology apply`
+ *   declares the topology as the admin; the services only check it, passively);
+ * - write to the default exchange (dead-letter and retry copies go straight to their queues) and to the
+ *   destination exchanges (here: the names without a dot; queue names always have one), never to a queue,
+ *   so that no service can unbind a queue either;
+ * - read every queue but dead-letter queues (`<destination>.<group>.dlq`): consume the work queue, never get,
+ *   consume or purge a DLQ.
+ */
+export const SERVICE_PERMISSIONS = ['^$', '^(amq\\.default|[^.]+)$', '^(?!.*\\.dlq$).*'] as const;
 
 /** A RabbitMQ user of a test vhost. */
 export interface VhostUser {
@@ -17,8 +26,8 @@ export interface VhostUser {
 
 /**
  * A virtual host of one suite's own on the shared node, with two users made by `rabbitmqctl`: a service
- * user (configure and write everything, read everything but `.dlq` queues: what the applications run as)
- * and an admin user (everything: what the redrive CLI runs as). `delete()` removes the vhost and users.
+ * user (`SERVICE_PERMISSIONS`: what the applications run as) and an admin user (everything: what
+ * `messaging topology apply` and the redrive CLI run as). `delete()` removes the vhost and users.
  */
 export class RabbitVhost {
   private constructor(
@@ -34,7 +43,7 @@ export class RabbitVhost {
     try {
       await ctl('add_vhost', name);
       await ctl('add_user', vhost.service.name, vhost.service.password);
-      await ctl('set_permissions', '-p', name, vhost.service.name, '.*', '.*', SERVICE_READ_PERMISSION);
+      await ctl('set_permissions', '-p', name, vhost.service.name, ...SERVICE_PERMISSIONS);
       await ctl('add_user', vhost.admin.name, vhost.admin.password);
       await ctl('set_permissions', '-p', name, vhost.admin.name, '.*', '.*', '.*');
     } catch (error) {

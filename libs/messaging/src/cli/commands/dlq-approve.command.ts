@@ -1,31 +1,40 @@
 import { Command } from 'commander';
+import { readApproverSigner } from '../../dead-letter/redrive/approvals/approver-keys';
+import { issueApproval } from '../../dead-letter/redrive/issue-approval';
 import { parseRedrivePlan } from '../../dead-letter/redrive/redrive-plan.schema';
-import { BrokerFlags } from '../admin-options';
+import { AdminEnv } from '../admin-options';
 import { readJson, writeJson } from '../cli-io';
 import { parseDuration } from '../duration';
 import { formatPlan } from '../format/plan-format';
-import { CommandContext, withBrokerOptions } from './command-context';
+import { CommandContext } from './command-context';
 
-interface ApproveFlags extends BrokerFlags {
+interface ApproveFlags {
   readonly plan: string;
-  readonly approver: string;
+  readonly key: string;
   readonly ttl: string;
   readonly out?: string;
 }
 
-/** `nest-messaging dlq approve --plan plan.json --approver NAME [--ttl 15m] [--out approval.json]`. */
+/** `nest-messaging dlq approve --plan plan.json --key <name>.approver-key.json [--ttl 15m] [--out approval.json]`. */
 export function approveCommand(context: CommandContext): Command {
-  return withBrokerOptions(new Command('approve'))
-    .description('approve a plan for a limited time (signed with the admin credential)')
+  return new Command('approve')
+    .description('approve a plan for a limited time, signed with your own approver key (no broker access)')
     .requiredOption('--plan <file>', 'the plan written by "dlq plan --out"')
-    .requiredOption('--approver <name>', 'who approves')
+    .requiredOption(
+      '--key <file>',
+      `your private key file (nest-messaging approver keygen); passphrase in ${AdminEnv.APPROVER_KEY_PASSPHRASE}`,
+    )
     .option('--ttl <duration>', 'how long the approval is valid, e.g. 15m or 1h (at most 24h)', '15m')
     .option('--out <file>', 'where to write the approval (default: <plan file>.approval.json)')
     .action(async (flags: ApproveFlags) => {
       const plan = parseRedrivePlan(await readJson(context.io, flags.plan));
+      const signer = readApproverSigner(
+        await readJson(context.io, flags.key),
+        context.io.env[AdminEnv.APPROVER_KEY_PASSPHRASE],
+      );
       const ttlMs = parseDuration(flags.ttl);
-      const approval = await context.withService(flags, async (service) =>
-        service.issueApproval(plan, { approver: flags.approver, ttlMs }),
+      const approval = await context.withLedger((ledger) =>
+        issueApproval(plan, signer, { ledger, ttlMs, now: context.io.now?.() }),
       );
       const out = flags.out ?? `${flags.plan.replace(/\.json$/, '')}.approval.json`;
       await writeJson(context.io, out, approval);
@@ -33,7 +42,7 @@ export function approveCommand(context: CommandContext): Command {
         ...formatPlan(plan, 'approval'),
         '',
         `Approved by ${approval.approver} until ${approval.expiresAt}. Approval written to ${out}.`,
-        `Next: nest-messaging dlq redrive --plan ${flags.plan} --approval ${out}`,
+        `Next, by another admin than the approver: nest-messaging dlq redrive --plan ${flags.plan} --approval ${out}`,
       ]);
     });
 }

@@ -18,20 +18,22 @@ export function planCommand(context: CommandContext): Command {
     .requiredOption('--source <dlq>', 'the dead-letter destination, <destination>.<group>.dlq')
     .option(
       '--target <name>',
-      'where to move them (default: RabbitMQ the work queue, Kafka the origin topic)',
+      'only as a check: the target is derived (RabbitMQ the work queue, Kafka the origin topic)',
     )
     .option('--limit <n>', 'at most this many messages (default and maximum 100)')
     .option('--out <file>', 'write the plan to this file, for approve and redrive')
     .action(async (flags: PlanFlags) => {
       const limit = flags.limit === undefined ? undefined : Number(flags.limit);
-      const plan = await context.withService(flags, (service) =>
-        service.plan({ source: flags.source, target: flags.target, limit }),
+      const plan = await context.withService(
+        flags,
+        (service) => service.plan({ source: flags.source, target: flags.target, limit }),
+        { source: flags.source },
       );
       context.print(formatPlan(plan));
       if (flags.out) {
         await writeJson(context.io, flags.out, plan);
         context.print([
-          `Plan written to ${flags.out}. Next: nest-messaging dlq approve --plan ${flags.out} --approver <name>`,
+          `Plan written to ${flags.out}. Next, by an approver: nest-messaging dlq approve --plan ${flags.out} --key <name>.approver-key.json`,
         ]);
       }
     });

@@ -20,8 +20,10 @@ export function redriveCommand(context: CommandContext): Command {
     .action(async (flags: RedriveFlags) => {
       const plan = parseRedrivePlan(await readJson(context.io, flags.plan));
       const approval = parseRedriveApproval(await readJson(context.io, flags.approval));
-      const result = await context.withService(flags, (service) =>
-        service.execute(service.approve(plan, approval)),
+      const result = await context.withService(
+        flags,
+        async (service) => service.execute(await service.approve(plan, approval)),
+        { source: plan.source },
       );
       context.print(formatResult(result));
       if (result.leftInSource > 0) {

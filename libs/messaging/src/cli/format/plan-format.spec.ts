@@ -1,4 +1,5 @@
 import { PlannedMessage, sealPlan } from '../../dead-letter/redrive/redrive-plan';
+import { hasUnprintable } from '../../common/printable';
 import { formatPlan, positionText } from './plan-format';
 
 const message: PlannedMessage = {
@@ -17,10 +18,12 @@ const message: PlannedMessage = {
 
 const plan = (messages: PlannedMessage[]) =>
   sealPlan({
-    version: 1,
+    version: 2,
     transport: 'kafka',
+    plannedBy: 'ops-alice',
     source: 'orders.billing.dlq',
     target: 'orders',
+    group: 'billing',
     createdAt: '2026-01-01T10:00:00.000Z',
     depth: 5,
     messages,
@@ -29,7 +32,9 @@ const plan = (messages: PlannedMessage[]) =>
 describe(formatPlan.name, () => {
   it('says what would move where, message by message, and that nothing changed', () => {
     const text = formatPlan(plan([message])).join('\n');
-    expect(text).toContain('Dry run on kafka: orders.billing.dlq -> orders');
+    expect(text).toContain(
+      'Dry run on kafka: orders.billing.dlq -> orders (group billing), planned by ops-alice',
+    );
     expect(text).toContain('1 of 5 waiting message(s) would be redriven. Nothing was changed.');
     expect(text).toMatch(
       /p1@42\s+0190a1b2-0000-7000-8000-000000000001\s+OrderPlaced\s+VALIDATION\/SCHEMA_MISMATCH\s+1\s+-/,
@@ -42,6 +47,22 @@ describe(formatPlan.name, () => {
     const text = formatPlan(plan([looping])).join('\n');
     expect(text).toContain('Warning: 1 message(s) were redriven before and failed again (a redrive loop?)');
     expect(text).toContain('Earlier redrive ids: r-1, r-2.');
+  });
+
+  it('escapes control characters that come from the DLQ: nothing can rewrite the approver’s terminal', () => {
+    const hostile = {
+      ...message,
+      messageId: 'id\u001b]0;pwned\u0007',
+      type: 'Evil\u001b[2J',
+      failureCode: 'C\r\nOK',
+      previousRedriveIds: ['r-1\u001b[1A'],
+      redriveCount: 1,
+    };
+    const text = formatPlan(plan([hostile])).join('\n');
+    expect([...text].filter((c) => c !== '\n' && hasUnprintable(c))).toEqual([]);
+    expect(text).toContain('Evil\\u{1b}[2J');
+    expect(text).toContain('C\\u{d}\\u{a}OK');
+    expect(text).toContain('r-1\\u{1b}[1A');
   });
 
   it('shows a queue position as #index', () => {

@@ -1,4 +1,5 @@
 import { MessagePosition, RedrivePlan } from '../../dead-letter/redrive/redrive-plan';
+import { printable } from '../../common/printable';
 import { table } from './table';
 
 /** A position as people read it: `#0` in a queue, `p2@17` in a Kafka partition. */
@@ -8,7 +9,10 @@ export function positionText(position: MessagePosition): string {
 
 /** A plan, for people: what would move where, and any message that was redriven before. */
 export function formatPlan(plan: RedrivePlan, stage: 'dry run' | 'approval' = 'dry run'): string[] {
-  const route = `${plan.transport}: ${plan.source} -> ${plan.target || '(no target)'}`;
+  const group = plan.group ? ` (group ${plan.group})` : '';
+  const route = printable(
+    `${plan.transport}: ${plan.source} -> ${plan.target || '(no target)'}${group}, planned by ${plan.plannedBy}`,
+  );
   const lines =
     stage === 'dry run'
       ? [
@@ -31,7 +35,7 @@ export function formatPlan(plan: RedrivePlan, stage: 'dry run' | 'approval' = 'd
     lines.push(
       '',
       `Warning: ${looping.length} message(s) were redriven before and failed again (a redrive loop?). ` +
-        `Earlier redrive ids: ${[...new Set(looping.flatMap((m) => m.previousRedriveIds))].join(', ')}.`,
+        `Earlier redrive ids: ${printable([...new Set(looping.flatMap((m) => m.previousRedriveIds))].join(', '))}.`,
     );
   }
   lines.push('', `Plan hash: ${plan.hash}`);

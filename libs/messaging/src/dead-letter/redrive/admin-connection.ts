@@ -1,12 +1,14 @@
+import { InsecureAdminConnectionError } from './errors/insecure-admin-connection.error';
+
 /**
  * The admin identity a redrive runs as. The application runtime never holds it: with RabbitMQ it is a user
  * allowed to read dead-letter queues (the services' users are not); with Kafka, the admin principal the
- * broker's ACLs let read `*.dlq` topics. Its secret also signs approvals.
+ * broker's ACLs let read `*.dlq` topics. It signs nothing: approvals are signed by approvers' own keys.
  */
 export interface AdminCredential {
-  /** The admin user or principal name. */
+  /** The admin user or principal name: the executor of a redrive, who may not approve it. */
   readonly principal: string;
-  /** Its password or token. Never logged, never written to a plan or an approval. */
+  /** Its password. Never logged, never written to a plan, an approval or the audit log. */
   readonly secret: string;
 }
 
@@ -23,13 +25,41 @@ export interface KafkaRedriveBroker {
   /** Bootstrap brokers, e.g. `['127.0.0.1:9092']`. */
   readonly brokers: readonly string[];
   /**
-   * SASL mechanism the credential logs in with. Default: none (a PLAINTEXT broker without ACLs, as in local
-   * development: then only the presence of the credential is checked, and it signs approvals).
+   * SASL mechanism the credential logs in with. Required, unless `allowPlaintextLocal` (a broker without
+   * SASL on this machine); `plain` only with `ssl`.
    */
   readonly sasl?: 'plain' | 'scram-sha-256' | 'scram-sha-512';
   /** Use TLS. Default false. */
   readonly ssl?: boolean;
+  /**
+   * Allow a broker without SASL, on a loopback address only (local development, where nothing checks the
+   * credential). Default false: an admin command without SASL is refused.
+   */
+  readonly allowPlaintextLocal?: boolean;
 }
 
 /** The broker a `RedriveService` works on. */
 export type RedriveBroker = RabbitMqRedriveBroker | KafkaRedriveBroker;
+
+const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\]|::1):\d+$/;
+
+/**
+ * Refuses an admin connection that would expose or not use its credential: Kafka without SASL (unless
+ * `allowPlaintextLocal`, and then only to loopback brokers), or SASL `plain` without TLS.
+ */
+export function checkAdminConnection(broker: RedriveBroker): void {
+  if (broker.kind !== 'kafka') return;
+  if (broker.sasl === 'plain' && !broker.ssl) {
+    throw new InsecureAdminConnectionError('SASL plain would send the password in clear text without TLS');
+  }
+  if (broker.sasl) return;
+  if (!broker.allowPlaintextLocal) {
+    throw new InsecureAdminConnectionError('no SASL mechanism is configured');
+  }
+  const remote = broker.brokers.filter((b) => !LOOPBACK.test(b));
+  if (remote.length > 0) {
+    throw new InsecureAdminConnectionError(
+      `--local-plaintext allows brokers on this machine only, not ${remote.join(', ')}`,
+    );
+  }
+}

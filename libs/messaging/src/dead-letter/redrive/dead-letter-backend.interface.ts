@@ -19,8 +19,6 @@ export interface DeadLetterBackend {
   list(names: readonly string[]): Promise<DeadLetterQueueInfo[]>;
   /** Up to `limit` messages from the head of `source`, in the order a redrive would move them. */
   peek(source: string, limit: number): Promise<DeadLetterPeek>;
-  /** The target a redrive of `source` goes to by default, if one can be told. */
-  defaultTarget(source: string, records: readonly DeadLetterRecord[]): string | undefined;
   /** Throws `RedriveTargetNotFoundError` when `target` does not exist. */
   checkTarget(source: string, target: string): Promise<void>;
   /**

@@ -1,18 +1,27 @@
+import { createHmac, generateKeyPairSync } from 'node:crypto';
+import { ApproverKeyring } from './approvals/approver-keyring';
+import { generateApproverKeys, readApproverSigner } from './approvals/approver-keys';
 import { ApprovalExpiredError } from './errors/approval-expired.error';
 import { ApprovalMismatchError } from './errors/approval-mismatch.error';
 import { signApproval, verifyApproval } from './redrive-approval';
 import { RedrivePlan, sealPlan } from './redrive-plan';
 
-const credential = { principal: 'redrive-admin', secret: 's3cret' };
 const t0 = new Date('2026-01-01T10:00:00.000Z');
 const minutes = (n: number) => new Date(t0.getTime() + n * 60_000);
 
-function plan(target = 'orders.billing'): RedrivePlan {
+const jane = generateApproverKeys('jane.doe');
+const bob = generateApproverKeys('bob');
+const janeSigner = readApproverSigner(jane.privateKeyFile);
+const keyring = ApproverKeyring.parse({ version: 1, approvers: [jane.publicKey, bob.publicKey] });
+
+function plan(target = 'orders.billing', plannedBy = 'ops-alice'): RedrivePlan {
   return sealPlan({
-    version: 1,
+    version: 2,
     transport: 'rabbitmq',
+    plannedBy,
     source: 'orders.billing.dlq',
     target,
+    group: 'billing',
     createdAt: t0.toISOString(),
     depth: 1,
     messages: [],
@@ -31,60 +40,84 @@ function mismatch(run: () => void): string {
 
 describe('redrive approval', () => {
   describe(signApproval.name, () => {
-    it('names the plan, the approver and a validity of 15 minutes by default', () => {
-      const approval = signApproval(plan(), { approver: ' jane ' }, credential, t0);
+    it('names the plan, the approver, a fresh nonce and a validity of 15 minutes by default', () => {
+      const approval = signApproval(plan(), janeSigner, {}, t0);
       expect(approval).toMatchObject({
+        version: 2,
         planHash: plan().hash,
-        approver: 'jane',
-        signedBy: 'redrive-admin',
+        approver: 'jane.doe',
         approvedAt: t0.toISOString(),
         expiresAt: minutes(15).toISOString(),
       });
-      expect(approval.signature).toMatch(/^[0-9a-f]{64}$/);
+      expect(approval.nonce).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      expect(signApproval(plan(), janeSigner, {}, t0).nonce).not.toBe(approval.nonce);
+      expect(Buffer.from(approval.signature, 'base64')).toHaveLength(64);
     });
 
-    it('refuses no approver, an edited plan, and a validity that is not positive or longer than a day', () => {
-      expect(mismatch(() => signApproval(plan(), { approver: ' ' }, credential, t0))).toBe('NO_APPROVER');
-      expect(mismatch(() => signApproval({ ...plan(), depth: 7 }, { approver: 'j' }, credential, t0))).toBe(
-        'PLAN_EDITED',
+    it('refuses the planner as approver, an edited plan, and a validity that is not positive or over a day', () => {
+      expect(mismatch(() => signApproval(plan('orders.billing', 'Jane.Doe'), janeSigner, {}, t0))).toBe(
+        'SELF_APPROVAL',
       );
+      expect(mismatch(() => signApproval({ ...plan(), depth: 7 }, janeSigner, {}, t0))).toBe('PLAN_EDITED');
       for (const ttlMs of [0, -1, 24 * 3_600_000 + 1, Number.NaN]) {
-        expect(mismatch(() => signApproval(plan(), { approver: 'j', ttlMs }, credential, t0))).toBe(
-          'INVALID_VALIDITY',
-        );
+        expect(mismatch(() => signApproval(plan(), janeSigner, { ttlMs }, t0))).toBe('INVALID_VALIDITY');
       }
+    });
+
+    it('refuses an approver name with control characters', () => {
+      const sneaky = { ...janeSigner, approver: 'jane\u001b[2K.doe' };
+      expect(mismatch(() => signApproval(plan(), sneaky, {}, t0))).toBe('BAD_NAME');
     });
   });
 
   describe(verifyApproval.name, () => {
-    const approval = signApproval(plan(), { approver: 'jane', ttlMs: 10 * 60_000 }, credential, t0);
+    const approval = signApproval(plan(), janeSigner, { ttlMs: 10 * 60_000 }, t0);
+    const check = (a = approval, p = plan(), executor = 'ops-carol', now = t0) =>
+      verifyApproval(p, a, keyring, executor, now);
 
-    it('accepts the approval of this plan while it is valid', () => {
-      expect(() => verifyApproval(plan(), approval, credential, minutes(9))).not.toThrow();
+    it('accepts the approval of this plan by a keyring approver while it is valid', () => {
+      expect(() => check(approval, plan(), 'ops-carol', minutes(9))).not.toThrow();
     });
 
     it('refuses it once it expired, and before it began (beyond a minute of clock skew)', () => {
-      expect(() => verifyApproval(plan(), approval, credential, minutes(10))).toThrow(ApprovalExpiredError);
-      expect(() => verifyApproval(plan(), approval, credential, minutes(-2))).toThrow(ApprovalExpiredError);
-      expect(() => verifyApproval(plan(), approval, credential, minutes(-0.5))).not.toThrow();
+      expect(() => check(approval, plan(), 'ops-carol', minutes(10))).toThrow(ApprovalExpiredError);
+      expect(() => check(approval, plan(), 'ops-carol', minutes(-2))).toThrow(ApprovalExpiredError);
+      expect(() => check(approval, plan(), 'ops-carol', minutes(-0.5))).not.toThrow();
     });
 
     it('refuses it for another plan or an edited plan', () => {
-      expect(mismatch(() => verifyApproval(plan('other'), approval, credential, t0))).toBe('OTHER_PLAN');
-      const edited = { ...plan(), target: 'elsewhere' };
-      expect(mismatch(() => verifyApproval(edited, approval, credential, t0))).toBe('PLAN_EDITED');
+      expect(mismatch(() => check(approval, plan('other')))).toBe('OTHER_PLAN');
+      expect(mismatch(() => check(approval, { ...plan(), target: 'elsewhere' }))).toBe('PLAN_EDITED');
     });
 
-    it('refuses an approval signed with another secret or changed after signing', () => {
-      const other = { ...credential, secret: 'other' };
-      expect(mismatch(() => verifyApproval(plan(), approval, other, t0))).toBe('BAD_SIGNATURE');
+    it('proves the approver: another name, another key, or a changed field does not verify', () => {
+      expect(mismatch(() => check({ ...approval, approver: 'bob' }))).toBe('BAD_SIGNATURE');
+      expect(mismatch(() => check({ ...approval, approver: 'mallory' }))).toBe('UNKNOWN_APPROVER');
       const stretched = { ...approval, expiresAt: minutes(600).toISOString() };
-      expect(mismatch(() => verifyApproval(plan(), stretched, credential, t0))).toBe('BAD_SIGNATURE');
-      const renamed = { ...approval, approver: 'mallory' };
-      expect(mismatch(() => verifyApproval(plan(), renamed, credential, t0))).toBe('BAD_SIGNATURE');
-      expect(mismatch(() => verifyApproval(plan(), { ...approval, approver: '' }, credential, t0))).toBe(
-        'NO_APPROVER',
+      expect(mismatch(() => check(stretched))).toBe('BAD_SIGNATURE');
+      expect(mismatch(() => check({ ...approval, nonce: 'AAAAAAAAAAAAAAAAAAAAAA' }))).toBe('BAD_SIGNATURE');
+      // A key pair of one's own, under a name the keyring knows: refused.
+      const impostor = { approver: 'jane.doe', key: generateKeyPairSync('ed25519').privateKey };
+      expect(mismatch(() => check(signApproval(plan(), impostor, {}, t0)))).toBe('BAD_SIGNATURE');
+      expect(mismatch(() => check({ ...approval, approver: '' }))).toBe('BAD_NAME');
+    });
+
+    it('enforces four eyes: the approver neither made the plan nor runs it', () => {
+      expect(mismatch(() => check(approval, plan(), 'JANE.DOE'))).toBe('SELF_APPROVAL');
+      const byPlanner = signApproval(plan('orders.billing', 'bob'), janeSigner, {}, t0);
+      expect(() => check(byPlanner, plan('orders.billing', 'bob'))).not.toThrow();
+      const bobApproves = signApproval(plan(), readApproverSigner(bob.privateKeyFile), {}, t0);
+      expect(mismatch(() => check(bobApproves, plan(), 'bob'))).toBe('SELF_APPROVAL');
+    });
+
+    it('holds nothing a broker password could be guessed from: the signature is not an HMAC of the fields', () => {
+      const fields = [approval.planHash, approval.approver, approval.approvedAt, approval.expiresAt].join(
+        '\n',
       );
+      for (const guess of ['hunter2', 'password', 'guest', 'x']) {
+        expect(createHmac('sha256', guess).update(fields).digest('hex')).not.toBe(approval.signature);
+      }
+      expect(JSON.stringify(approval)).not.toMatch(/signedBy|secret/);
     });
   });
 });

@@ -1,76 +1,93 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { AdminCredential } from './admin-connection';
+import { randomBytes, sign, verify } from 'node:crypto';
+import { ApproverKeyring } from './approvals/approver-keyring';
+import { ApproverSigner } from './approvals/approver-keys';
+import { isApproverName, samePerson } from './approvals/approver-name';
+import { canonicalJson } from './canonical-json';
 import { ApprovalExpiredError } from './errors/approval-expired.error';
 import { ApprovalMismatchError } from './errors/approval-mismatch.error';
 import { RedriveLimits } from './redrive-limits';
 import { isPlanIntact, RedrivePlan } from './redrive-plan';
 
 /**
- * A person's approval of one plan, valid until `expiresAt`. Signed with the admin credential's secret, so
- * that only an admin can issue one and nobody can stretch its validity or point it at another plan.
+ * A person's approval of one plan, valid until `expiresAt`, signed with the approver's own Ed25519 key: the
+ * signature proves who approved (an executor trusts only the keys in its `ApproverKeyring`), and nothing in
+ * it depends on a broker password. It works once: executing it records its nonce.
  */
 export interface RedriveApproval {
-  readonly version: 1;
+  readonly version: 2;
   /** The hash of the approved plan. */
   readonly planHash: string;
-  /** Who approved. */
+  /** Who approved: a name in the executors' approver keyring. */
   readonly approver: string;
-  /** The admin principal whose secret signed the approval. */
-  readonly signedBy: string;
+  /** 128 random bits, base64url: recorded when the approval is executed, so that it runs once. */
+  readonly nonce: string;
   readonly approvedAt: string;
   readonly expiresAt: string;
-  /** HMAC-SHA256 over the fields above, hex. */
+  /** Ed25519 signature, base64, of the canonical JSON of the fields above. */
   readonly signature: string;
 }
 
-/** What `issueApproval()` needs besides the plan. */
+/** What `signApproval()` needs besides the plan and the signer. */
 export interface ApprovalGrant {
-  /** The approver's name, e.g. `jane.doe`. Required. */
-  readonly approver: string;
   /** Validity, ms. Default 15 minutes; at most 24 hours. */
   readonly ttlMs?: number;
 }
 
-/** Signs an approval of `plan` for `grant.approver`, valid from `now` for `grant.ttlMs`. */
+const PURPOSE = 'nest-reliable-messaging/redrive-approval';
+
+/**
+ * Signs an approval of `plan` by `signer`, valid from `now` for `grant.ttlMs`. Refuses an approver who
+ * made the plan (four eyes: the planner, the approver and the executor are three different people).
+ */
 export function signApproval(
   plan: RedrivePlan,
+  signer: ApproverSigner,
   grant: ApprovalGrant,
-  credential: AdminCredential,
   now: Date,
 ): RedriveApproval {
-  const approver = grant.approver.trim();
-  if (!approver) throw new ApprovalMismatchError('NO_APPROVER');
+  if (!isApproverName(signer.approver)) throw new ApprovalMismatchError('BAD_NAME');
   if (!isPlanIntact(plan)) throw new ApprovalMismatchError('PLAN_EDITED');
+  if (samePerson(signer.approver, plan.plannedBy)) throw new ApprovalMismatchError('SELF_APPROVAL');
   const ttlMs = grant.ttlMs ?? RedriveLimits.DEFAULT_APPROVAL_TTL_MS;
   if (!Number.isFinite(ttlMs) || ttlMs <= 0 || ttlMs > RedriveLimits.MAX_APPROVAL_TTL_MS) {
     throw new ApprovalMismatchError('INVALID_VALIDITY');
   }
   const unsigned = {
-    version: 1 as const,
+    version: 2 as const,
     planHash: plan.hash,
-    approver,
-    signedBy: credential.principal,
+    approver: signer.approver,
+    nonce: randomBytes(16).toString('base64url'),
     approvedAt: now.toISOString(),
     expiresAt: new Date(now.getTime() + ttlMs).toISOString(),
   };
-  return { ...unsigned, signature: mac(unsigned, credential.secret) };
+  const signature = sign(null, signedBytes(unsigned), signer.key).toString('base64');
+  return { ...unsigned, signature };
 }
 
 /**
- * Checks that `approval` approves exactly this plan, names an approver, was signed with this credential and
- * is valid at `now`. Throws the guard's error otherwise.
+ * Checks that `approval` approves exactly this plan, was signed by the key the keyring holds for its
+ * approver, is valid at `now`, and that its approver neither made the plan nor runs it (`executor`).
+ * Throws the guard's error otherwise.
  */
 export function verifyApproval(
   plan: RedrivePlan,
   approval: RedriveApproval,
-  credential: AdminCredential,
+  keyring: ApproverKeyring,
+  executor: string,
   now: Date,
 ): void {
   if (!isPlanIntact(plan)) throw new ApprovalMismatchError('PLAN_EDITED');
   if (approval.planHash !== plan.hash) throw new ApprovalMismatchError('OTHER_PLAN');
-  if (!approval.approver?.trim()) throw new ApprovalMismatchError('NO_APPROVER');
-  if (!sameMac(mac(approval, credential.secret), approval.signature)) {
-    throw new ApprovalMismatchError('BAD_SIGNATURE');
+  if (!isApproverName(approval.approver)) throw new ApprovalMismatchError('BAD_NAME');
+  const key = keyring.publicKeyOf(approval.approver);
+  if (!key) throw new ApprovalMismatchError('UNKNOWN_APPROVER');
+  const { signature, ...unsigned } = approval;
+  const valid =
+    typeof signature === 'string' &&
+    verify(null, signedBytes(unsigned), key, Buffer.from(signature, 'base64'));
+  if (!valid) throw new ApprovalMismatchError('BAD_SIGNATURE');
+  if (samePerson(approval.approver, plan.plannedBy) || samePerson(approval.approver, executor)) {
+    throw new ApprovalMismatchError('SELF_APPROVAL');
   }
   const from = Date.parse(approval.approvedAt);
   const until = Date.parse(approval.expiresAt);
@@ -83,21 +100,7 @@ export function verifyApproval(
   }
 }
 
-function mac(approval: Omit<RedriveApproval, 'signature'>, secret: string): string {
-  const text = [
-    'redrive-approval',
-    approval.version,
-    approval.planHash,
-    approval.approver,
-    approval.signedBy,
-    approval.approvedAt,
-    approval.expiresAt,
-  ].join('\n');
-  return createHmac('sha256', secret).update(text).digest('hex');
-}
-
-function sameMac(expected: string, given: string): boolean {
-  const a = Buffer.from(expected, 'hex');
-  const b = Buffer.from(typeof given === 'string' ? given : '', 'hex');
-  return a.length === b.length && timingSafeEqual(a, b);
+/** What is signed: the approval's fields as canonical JSON, with the purpose, so no other JSON passes. */
+function signedBytes(unsigned: Omit<RedriveApproval, 'signature'>): Buffer {
+  return Buffer.from(canonicalJson({ purpose: PURPOSE, ...unsigned }), 'utf8');
 }

@@ -1,12 +1,15 @@
 import { AdminCredential } from './admin-connection';
+import { isPrintableName } from './approvals/approver-name';
 import { MissingAdminCredentialError } from './errors/missing-admin-credential.error';
 import { RedriveBatchTooLargeError } from './errors/redrive-batch-too-large.error';
 import { SameSourceAndTargetError } from './errors/same-source-and-target.error';
 import { RedriveLimits } from './redrive-limits';
 
-/** The credential, if it names a principal and a secret; refuses otherwise. */
+/** The credential, if it names a principal (printable) and a secret; refuses otherwise. */
 export function requireCredential(credential: AdminCredential | undefined): AdminCredential {
-  if (!credential?.principal?.trim() || !credential.secret) throw new MissingAdminCredentialError();
+  if (!credential?.principal?.trim() || !credential.secret || !isPrintableName(credential.principal)) {
+    throw new MissingAdminCredentialError();
+  }
   return credential;
 }
 

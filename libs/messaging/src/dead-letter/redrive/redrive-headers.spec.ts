@@ -19,24 +19,28 @@ const parked: WireMessage = {
   body: Buffer.from('{"orderId":1}'),
 };
 
+const to = { target: 'x', group: 'billing', key: null };
+
 describe('redrive headers', () => {
   describe(redriveCopy.name, () => {
-    it('keeps body, message id, key and other headers, drops the failure headers, adds the redrive id', () => {
-      const copy = redriveCopy(parked, 'orders.billing', 'r-1');
+    it('keeps body, message id and other headers under the restored key, drops failure headers and the seal', () => {
+      const sealed = { ...parked, headers: { ...parked.headers, [MessageHeaders.SEALED_KEY]: 'sealed' } };
+      const copy = redriveCopy(sealed, { target: 'orders.billing', group: 'billing', key: 'c-7' }, 'r-1');
       expect(copy.destination).toBe('orders.billing');
       expect(copy.body).toBe(parked.body);
-      expect(copy.key).toBe('sha256:0123');
+      expect(copy.key).toBe('c-7');
       expect(copy.headers).toEqual({
         [MessageHeaders.ID]: '0190a1b2-0000-7000-8000-000000000001',
         [MessageHeaders.TYPE]: 'OrderPlaced',
         traceparent: '00-abc-def-01',
         [RedriveHeaders.REDRIVE_ID]: 'r-1',
         [RedriveHeaders.REDRIVE_COUNT]: '1',
+        [RedriveHeaders.REDRIVE_GROUP]: 'billing',
       });
     });
 
     it('keeps earlier redrive ids visible and counts every redrive', () => {
-      const again = redriveCopy({ ...parked, headers: redriveCopy(parked, 'x', 'r-1').headers }, 'x', 'r-2');
+      const again = redriveCopy({ ...parked, headers: redriveCopy(parked, to, 'r-1').headers }, to, 'r-2');
       expect(again.headers[RedriveHeaders.REDRIVE_ID]).toBe('r-2');
       expect(again.headers[RedriveHeaders.REDRIVE_HISTORY]).toBe('r-1');
       expect(redriveIdsOf(again.headers)).toEqual(['r-1', 'r-2']);
@@ -45,7 +49,7 @@ describe('redrive headers', () => {
 
     it('keeps the last ten ids while the count goes on', () => {
       let headers = parked.headers;
-      for (let i = 1; i <= 12; i++) headers = redriveCopy({ ...parked, headers }, 'x', `r-${i}`).headers;
+      for (let i = 1; i <= 12; i++) headers = redriveCopy({ ...parked, headers }, to, `r-${i}`).headers;
       expect(redriveIdsOf(headers)).toEqual([
         'r-3',
         'r-4',

@@ -10,9 +10,11 @@ import { WireMessage } from '../../envelope/wire-message';
 export const RedriveHeaders = {
   REDRIVE_ID: MessageHeaders.REDRIVE_ID,
   /** How many times the message was redriven. */
-  REDRIVE_COUNT: 'msg.redrive-count',
+  REDRIVE_COUNT: MessageHeaders.REDRIVE_COUNT,
   /** Earlier redrive ids, oldest first, comma-separated, at most `HISTORY_SIZE - 1`. */
-  REDRIVE_HISTORY: 'msg.redrive-history',
+  REDRIVE_HISTORY: MessageHeaders.REDRIVE_HISTORY,
+  /** The consumer group the redrive is for: the other groups of the destination skip the message. */
+  REDRIVE_GROUP: MessageHeaders.REDRIVE_GROUP,
 } as const;
 
 const HISTORY_SIZE = 10;
@@ -32,19 +34,25 @@ export function redriveCountOf(headers: Readonly<Record<string, string>>): numbe
 }
 
 /**
- * The message a redrive publishes: the dead-letter copy's body, message id and key (still the pseudonymous
- * one: the DLQ never held the real key), without the failure headers, with a new redrive id.
+ * The message a redrive publishes: the dead-letter copy's body and message id under its real key (restored
+ * by the caller), without the failure headers and the sealed key, with a new redrive id and the group it is
+ * for (the only group that handles it again).
  */
-export function redriveCopy(parked: WireMessage, target: string, redriveId: string): WireMessage {
+export function redriveCopy(
+  parked: WireMessage,
+  to: { readonly target: string; readonly group: string; readonly key: string | null },
+  redriveId: string,
+): WireMessage {
   const headers: Record<string, string> = {};
   // Without the failure headers: a redriven message starts its attempts afresh.
   for (const [name, value] of Object.entries(parked.headers)) {
-    if (!FAILURE_HEADER_NAMES.includes(name)) headers[name] = value;
+    if (!FAILURE_HEADER_NAMES.includes(name) && name !== MessageHeaders.SEALED_KEY) headers[name] = value;
   }
   const earlier = redriveIdsOf(parked.headers).slice(-(HISTORY_SIZE - 1));
   if (earlier.length > 0) headers[RedriveHeaders.REDRIVE_HISTORY] = earlier.join(',');
   else delete headers[RedriveHeaders.REDRIVE_HISTORY];
   headers[RedriveHeaders.REDRIVE_COUNT] = String(redriveCountOf(parked.headers) + 1);
   headers[RedriveHeaders.REDRIVE_ID] = redriveId;
-  return { destination: target, key: parked.key, headers, body: parked.body };
+  headers[RedriveHeaders.REDRIVE_GROUP] = to.group;
+  return { destination: to.target, key: to.key, headers, body: parked.body };
 }

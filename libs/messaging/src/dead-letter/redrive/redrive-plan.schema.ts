@@ -28,10 +28,12 @@ const plannedMessageSchema = z.object({
 });
 
 const planSchema = z.object({
-  version: z.literal(1),
+  version: z.literal(2),
   transport: z.enum(['kafka', 'rabbitmq']),
+  plannedBy: z.string().min(1),
   source: z.string().min(1),
   target: z.string(),
+  group: z.string(),
   createdAt: z.string(),
   depth: z.number().int().nonnegative(),
   messages: z.array(plannedMessageSchema),
@@ -39,10 +41,10 @@ const planSchema = z.object({
 });
 
 const approvalSchema = z.object({
-  version: z.literal(1),
+  version: z.literal(2),
   planHash: z.string(),
   approver: z.string(),
-  signedBy: z.string(),
+  nonce: z.string().regex(/^[A-Za-z0-9_-]{22}$/),
   approvedAt: z.string(),
   expiresAt: z.string(),
   signature: z.string(),

@@ -1,10 +1,12 @@
 import { isPlanIntact, planHash, sealPlan, UnsealedRedrivePlan } from './redrive-plan';
 
 const content: UnsealedRedrivePlan = {
-  version: 1,
+  version: 2,
   transport: 'kafka',
+  plannedBy: 'ops-alice',
   source: 'orders.billing.dlq',
   target: 'orders',
+  group: 'billing',
   createdAt: '2026-01-01T10:00:00.000Z',
   depth: 1,
   messages: [

@@ -33,12 +33,19 @@ export interface PlannedMessage {
  * file, read back, shown to the approver); `hash` covers everything else in it, so a changed plan is seen.
  */
 export interface RedrivePlan {
-  readonly version: 1;
+  readonly version: 2;
   readonly transport: 'kafka' | 'rabbitmq';
+  /** The admin principal who made the plan: may not approve it (four eyes). */
+  readonly plannedBy: string;
   /** The dead-letter destination (Kafka topic or RabbitMQ queue). */
   readonly source: string;
-  /** Where the messages go (Kafka topic; RabbitMQ queue, by default the group's work queue). */
+  /**
+   * Where the messages go, derived from the source's name and checked against every message's
+   * `msg.origin-destination`: Kafka, the destination topic; RabbitMQ, the group's work queue.
+   */
   readonly target: string;
+  /** The consumer group that failed the messages: the only one that gets them again. */
+  readonly group: string;
   readonly createdAt: string;
   /** Messages waiting in the source when planned (RabbitMQ: ready; Kafka: not yet redriven). */
   readonly depth: number;

@@ -1,20 +1,63 @@
+import { ApproverKeyring } from './approvals/approver-keyring';
+import { generateApproverKeys, readApproverSigner } from './approvals/approver-keys';
 import { ApprovedRedrivePlan } from './approved-redrive-plan';
+import { ApprovalAlreadyUsedError } from './errors/approval-already-used.error';
 import { ApprovalExpiredError } from './errors/approval-expired.error';
 import { ApprovalMismatchError } from './errors/approval-mismatch.error';
 import { ApprovalRequiredError } from './errors/approval-required.error';
+import { InsecureAdminConnectionError } from './errors/insecure-admin-connection.error';
 import { MissingAdminCredentialError } from './errors/missing-admin-credential.error';
+import { NotADeadLetterSourceError } from './errors/not-a-dead-letter-source.error';
 import { RedriveBatchTooLargeError } from './errors/redrive-batch-too-large.error';
+import { RedriveInProgressError } from './errors/redrive-in-progress.error';
+import { RedriveTargetRefusedError } from './errors/redrive-target-refused.error';
 import { SameSourceAndTargetError } from './errors/same-source-and-target.error';
+import { ApprovalUse, RedriveAuditEntry, RedriveLedger } from './ledger/redrive-ledger.interface';
+import { RedriveApproval, signApproval } from './redrive-approval';
 import { PlannedMessage, RedrivePlan, sealPlan } from './redrive-plan';
 import { RedriveService } from './redrive.service';
 
 const t0 = new Date('2026-01-01T10:00:00.000Z');
+const jane = generateApproverKeys('jane');
+const approvers = ApproverKeyring.parse({ version: 1, approvers: [jane.publicKey] });
+const janeSigner = readApproverSigner(jane.privateKeyFile);
+
+/** The ledger's contract in memory: one process only, for these specs. */
+class FakeLedger implements RedriveLedger {
+  readonly entries: RedriveAuditEntry[] = [];
+  readonly used = new Map<string, ApprovalUse>();
+  readonly held = new Set<string>();
+  async record(entry: RedriveAuditEntry) {
+    this.entries.push(entry);
+  }
+  async claimApproval(use: ApprovalUse) {
+    const earlier = this.used.get(use.nonce);
+    if (earlier) return { claimed: false as const, usedBy: earlier.executedBy };
+    this.used.set(use.nonce, use);
+    return { claimed: true as const };
+  }
+  async withExclusiveHold<T>(_t: string, source: string, work: () => Promise<T>) {
+    if (this.held.has(source)) throw new RedriveInProgressError(source);
+    this.held.add(source);
+    try {
+      return await work();
+    } finally {
+      this.held.delete(source);
+    }
+  }
+  async history() {
+    return [];
+  }
+  async close() {}
+}
 
 /** Never connects: every case here is decided before the broker is reached (nothing listens on port 1). */
-function service(now: () => Date = () => t0) {
+function service(now: () => Date = () => t0, ledger: RedriveLedger = new FakeLedger(), principal = 'carol') {
   return new RedriveService({
     broker: { kind: 'rabbitmq', url: 'amqp://127.0.0.1:1' },
-    credential: { principal: 'redrive-admin', secret: 's3cret' },
+    credential: { principal, secret: 's3cret' },
+    approvers,
+    ledger,
     clock: now,
   });
 }
@@ -37,60 +80,102 @@ function message(index: number): PlannedMessage {
 
 function plan(count = 0, target = 'orders.billing'): RedrivePlan {
   return sealPlan({
-    version: 1,
+    version: 2,
     transport: 'rabbitmq',
+    plannedBy: 'alice',
     source: 'orders.billing.dlq',
     target,
+    group: 'billing',
     createdAt: t0.toISOString(),
     depth: count,
     messages: Array.from({ length: count }, (_, i) => message(i)),
   });
 }
 
+const approvalOf = (p: RedrivePlan, ttlMs?: number): RedriveApproval =>
+  signApproval(p, janeSigner, { ttlMs }, t0);
+
 describe(RedriveService.name, () => {
   describe('constructor', () => {
-    it('refuses to work without an admin credential', () => {
-      expect(
-        () =>
-          new RedriveService({ broker: { kind: 'kafka', brokers: ['127.0.0.1:1'] }, credential: undefined }),
-      ).toThrow(MissingAdminCredentialError);
+    it('refuses to work without an admin credential, or with a principal holding control characters', () => {
+      const ledger = new FakeLedger();
+      const build = (credential?: { principal: string; secret: string }) =>
+        new RedriveService({ broker: { kind: 'rabbitmq', url: 'amqp://127.0.0.1:1' }, credential, ledger });
+      expect(() => build(undefined)).toThrow(MissingAdminCredentialError);
+      expect(() => build({ principal: 'ops\u001b[2K', secret: 'x' })).toThrow(MissingAdminCredentialError);
+    });
+
+    it('refuses Kafka without SASL unless explicitly local, SASL plain without TLS, and local-only remote brokers', () => {
+      const build = (broker: object) =>
+        new RedriveService({
+          broker: { kind: 'kafka', brokers: ['127.0.0.1:9092'], ...broker },
+          credential: { principal: 'ops', secret: 'x' },
+          ledger: new FakeLedger(),
+        });
+      expect(() => build({})).toThrow(InsecureAdminConnectionError);
+      expect(() => build({ sasl: 'plain' })).toThrow(InsecureAdminConnectionError);
+      expect(() => build({ allowPlaintextLocal: true, brokers: ['kafka.prod:9092'] })).toThrow(
+        InsecureAdminConnectionError,
+      );
+      expect(() => build({ allowPlaintextLocal: true })).not.toThrow();
+      expect(() => build({ sasl: 'plain', ssl: true, brokers: ['kafka.prod:9093'] })).not.toThrow();
+      expect(() => build({ sasl: 'scram-sha-512', brokers: ['kafka.prod:9092'] })).not.toThrow();
     });
   });
 
   describe('plan', () => {
-    it('refuses 101 messages and a target equal to the source before reading anything', async () => {
-      await expect(service().plan({ source: 'a.g.dlq', limit: 101 })).rejects.toThrow(
+    it('refuses 101 messages, a target equal to the source, a forbidden target and a source that is no DLQ', async () => {
+      const ledger = new FakeLedger();
+      await expect(service(undefined, ledger).plan({ source: 'a.g.dlq', limit: 101 })).rejects.toThrow(
         RedriveBatchTooLargeError,
       );
       await expect(service().plan({ source: 'a.g.dlq', target: 'a.g.dlq' })).rejects.toThrow(
         SameSourceAndTargetError,
       );
+      for (const target of ['__consumer_offsets', 'amq.topic', 'a.g.retry.1000ms', 'b.h.dlq', '_schemas']) {
+        await expect(service().plan({ source: 'a.g.dlq', target })).rejects.toThrow(
+          RedriveTargetRefusedError,
+        );
+      }
+      await expect(service().plan({ source: 'a.g' })).rejects.toThrow(NotADeadLetterSourceError);
+      expect(ledger.entries).toMatchObject([{ action: 'REFUSE', outcome: 'BATCH_LIMIT', actor: 'carol' }]);
     });
   });
 
   describe('approve', () => {
-    it('returns an approved plan for a valid approval', () => {
-      const redrive = service();
-      const approved = redrive.approve(plan(1), redrive.issueApproval(plan(1), { approver: 'jane' }));
+    it('returns an approved plan for a valid approval', async () => {
+      const approved = await service().approve(plan(1), approvalOf(plan(1)));
       expect(approved.plan).toEqual(plan(1));
       expect(approved.approval.approver).toBe('jane');
     });
 
-    it('refuses a plan without approval, with an expired one, or with one of another plan', () => {
+    it('refuses a plan without approval, with an expired one, or with one of another plan, and records it', async () => {
       const later = new Date(t0.getTime() + 16 * 60_000);
-      const approval = service().issueApproval(plan(1), { approver: 'jane' });
-      expect(() => service().approve(plan(1), undefined)).toThrow(ApprovalRequiredError);
-      expect(() => service(() => later).approve(plan(1), approval)).toThrow(ApprovalExpiredError);
-      expect(() => service().approve(plan(2), approval)).toThrow(ApprovalMismatchError);
+      const ledger = new FakeLedger();
+      await expect(service(undefined, ledger).approve(plan(1), undefined)).rejects.toThrow(
+        ApprovalRequiredError,
+      );
+      await expect(service(() => later).approve(plan(1), approvalOf(plan(1)))).rejects.toThrow(
+        ApprovalExpiredError,
+      );
+      await expect(service().approve(plan(2), approvalOf(plan(1)))).rejects.toThrow(ApprovalMismatchError);
+      expect(ledger.entries).toMatchObject([
+        { action: 'REFUSE', outcome: 'APPROVAL', source: 'orders.billing.dlq' },
+      ]);
     });
 
-    it('refuses a plan of 101 messages and one whose target is its source', () => {
-      expect(() => service().issueApproval(plan(101), { approver: 'jane' })).toThrow(
+    it('refuses the approver as executor (four eyes)', async () => {
+      await expect(
+        service(undefined, new FakeLedger(), 'jane').approve(plan(1), approvalOf(plan(1))),
+      ).rejects.toMatchObject({ mismatch: 'SELF_APPROVAL' });
+    });
+
+    it('refuses a plan of 101 messages and one whose target is its source', async () => {
+      await expect(service().approve(plan(101), approvalOf(plan(101)))).rejects.toThrow(
         RedriveBatchTooLargeError,
       );
-      expect(() => service().issueApproval(plan(1, 'orders.billing.dlq'), { approver: 'jane' })).toThrow(
-        SameSourceAndTargetError,
-      );
+      const looping = plan(1, 'orders.billing.dlq');
+      await expect(service().approve(looping, approvalOf(looping))).rejects.toThrow(SameSourceAndTargetError);
     });
   });
 
@@ -101,31 +186,50 @@ describe(RedriveService.name, () => {
     });
 
     it('refuses a forged approved plan and one approved by another service', async () => {
-      const forged = { plan: plan(1), approval: {} } as unknown as ApprovedRedrivePlan;
+      const forged = { plan: plan(1), approval: approvalOf(plan(1)) } as unknown as ApprovedRedrivePlan;
       await expect(service().execute(forged)).rejects.toThrow(ApprovalRequiredError);
-      const other = service();
-      const approved = other.approve(plan(1), other.issueApproval(plan(1), { approver: 'jane' }));
+      const approved = await service().approve(plan(1), approvalOf(plan(1)));
       await expect(service().execute(approved)).rejects.toThrow(ApprovalRequiredError);
     });
 
     it('re-checks the expiry at execution', async () => {
       let now = t0;
       const redrive = service(() => now);
-      const approved = redrive.approve(
-        plan(1),
-        redrive.issueApproval(plan(1), { approver: 'jane', ttlMs: 1_000 }),
-      );
+      const approved = await redrive.approve(plan(1), approvalOf(plan(1), 1_000));
       now = new Date(t0.getTime() + 1_000);
       await expect(redrive.execute(approved)).rejects.toThrow(ApprovalExpiredError);
     });
 
-    it('runs an approved plan once: an empty one moves nothing, a second run is refused', async () => {
-      const redrive = service();
-      const approved = redrive.approve(plan(0), redrive.issueApproval(plan(0), { approver: 'jane' }));
-      const result = await redrive.execute(approved);
+    it('runs an approval once, across services sharing a ledger, and records the execution', async () => {
+      const ledger = new FakeLedger();
+      const approval = approvalOf(plan(0));
+      const first = service(undefined, ledger);
+      const result = await first.execute(await first.approve(plan(0), approval));
       expect(result).toMatchObject({ redriven: 0, leftInSource: 0, messages: [] });
       expect(result.redriveId).toMatch(/^[0-9a-f-]{36}$/);
-      await expect(redrive.execute(approved)).rejects.toThrow(ApprovalRequiredError);
+      const second = service(undefined, ledger);
+      await expect(second.execute(await second.approve(plan(0), approval))).rejects.toThrow(
+        ApprovalAlreadyUsedError,
+      );
+      expect(ledger.entries.map((e) => `${e.action}:${e.outcome}`)).toEqual([
+        'EXECUTE:REDRIVEN',
+        'REFUSE:APPROVAL_USED',
+      ]);
+      expect(ledger.entries[0]).toMatchObject({
+        approver: 'jane',
+        actor: 'carol',
+        redriveId: result.redriveId,
+      });
+    });
+
+    it('refuses while another redrive holds the source', async () => {
+      const ledger = new FakeLedger();
+      ledger.held.add('orders.billing.dlq');
+      const redrive = service(undefined, ledger);
+      await expect(redrive.execute(await redrive.approve(plan(0), approvalOf(plan(0))))).rejects.toThrow(
+        RedriveInProgressError,
+      );
+      expect(ledger.used.size).toBe(0); // the approval is still unused
     });
   });
 });

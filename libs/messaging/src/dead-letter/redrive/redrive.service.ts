@@ -1,26 +1,39 @@
 import { v7 as uuidv7 } from 'uuid';
 import { MessagingMetrics } from '../../observability/messaging-metrics';
-import { AdminCredential, RedriveBroker } from './admin-connection';
+import { KeySecret } from '../key-secret';
+import { AdminCredential, checkAdminConnection, RedriveBroker } from './admin-connection';
 import { ApprovedRedrivePlan, brandApproved } from './approved-redrive-plan';
+import { ApproverKeyring } from './approvals/approver-keyring';
 import { DeadLetterBackend } from './dead-letter-backend.interface';
 import { createDeadLetterBackend } from './dead-letter-backends';
 import { describeRecord } from './dead-letter-record';
+import { ApprovalAlreadyUsedError } from './errors/approval-already-used.error';
 import { ApprovalRequiredError } from './errors/approval-required.error';
 import { RedrivePlanStaleError } from './errors/redrive-plan-stale.error';
-import { RedriveTargetNotFoundError } from './errors/redrive-target-not-found.error';
-import { ApprovalGrant, RedriveApproval, signApproval, verifyApproval } from './redrive-approval';
+import { RedriveRefusedError } from './errors/redrive-refused.error';
+import { RedriveTargetRefusedError } from './errors/redrive-target-refused.error';
+import { RedriveAuditEntry, RedriveLedger } from './ledger/redrive-ledger.interface';
+import { RedriveApproval, verifyApproval } from './redrive-approval';
 import { checkBatchSize, checkDistinctTarget, checkPlannedCount, requireCredential } from './redrive-guards';
 import { redriveCopy } from './redrive-headers';
 import { RedriveLimits } from './redrive-limits';
 import { RedrivePlan, sealPlan } from './redrive-plan';
-import { DeadLetterQueueInfo, MessageRedriveOutcome, RedriveResult } from './redrive-result';
+import { DeadLetterQueueInfo, RedriveResult } from './redrive-result';
+import { checkTarget, redriveRoute } from './redrive-route';
+import { restoreKey } from './restore-key';
 
 /** What a `RedriveService` is built with. */
 export interface RedriveServiceOptions {
-  /** The broker, reached as the admin. */
+  /** The broker, reached as the admin (Kafka: with SASL, see `checkAdminConnection`). */
   readonly broker: RedriveBroker;
   /** The admin credential; without one every operation is refused (`MissingAdminCredentialError`). */
   readonly credential: AdminCredential | undefined;
+  /** The approvers whose approvals `approve()` accepts. Default: nobody (plan and list only). */
+  readonly approvers?: ApproverKeyring;
+  /** The admin database: audit log, used approvals, exclusive holds (`PostgresRedriveLedger`). */
+  readonly ledger: RedriveLedger;
+  /** The services' key secret, which restores each message's real key. Required for messages with a key. */
+  readonly keySecret?: KeySecret;
   /** Where to count redriven messages (`messaging_redriven_total`). Default: not counted. */
   readonly metrics?: Pick<MessagingMetrics, 'redriven'>;
   /** The clock approvals are checked against. Default: the system clock. */
@@ -31,17 +44,22 @@ export interface RedriveServiceOptions {
 export interface RedrivePlanRequest {
   /** The dead-letter destination, `<destination>.<group>.dlq`. */
   readonly source: string;
-  /** Where to move the messages. Default: RabbitMQ, the group's work queue; Kafka, their origin topic. */
+  /**
+   * Where to move the messages: derived from the source (Kafka, the destination topic; RabbitMQ, the
+   * group's work queue). When given, it must be that one (`RedriveTargetRefusedError` otherwise).
+   */
   readonly target?: string;
   /** At most this many messages, from the head. Default and maximum 100. */
   readonly limit?: number;
 }
 
 /**
- * Redrive, an admin operation (spec §3): `plan()` is a dry run that changes nothing; `issueApproval()` lets
- * an approver sign a plan for a limited time; `approve()` checks plan and approval and is the only source
- * of an `ApprovedRedrivePlan`; `execute()` moves exactly the planned messages, publish → confirm → settle.
- * Plain class, no Nest DI: the CLI builds one; the application runtime never holds its credential.
+ * Redrive, an admin operation (spec §3): `plan()` is a dry run that changes nothing; an approver signs a
+ * plan with their own key (`signApproval`); `approve()` checks plan and approval and is the only source of an
+ * `ApprovedRedrivePlan`; `execute()` moves exactly the planned messages, publish → confirm → settle, once
+ * per approval and never beside another redrive of the same DLQ. Every plan, execution and refusal goes to
+ * the ledger's audit log. Plain class, no Nest DI: the CLI builds one; the application runtime never holds
+ * its credential.
  */
 export class RedriveService {
   private readonly credential: AdminCredential;
@@ -51,6 +69,7 @@ export class RedriveService {
 
   constructor(private readonly options: RedriveServiceOptions) {
     this.credential = requireCredential(options.credential);
+    checkAdminConnection(options.broker);
     this.clock = options.clock ?? (() => new Date());
   }
 
@@ -61,87 +80,185 @@ export class RedriveService {
 
   /** A dry run: reads up to `limit` messages from the head of the source, settles nothing, publishes nothing. */
   async plan(request: RedrivePlanRequest): Promise<RedrivePlan> {
-    const limit = request.limit ?? RedriveLimits.MAX_BATCH;
-    checkBatchSize(limit);
-    if (request.target !== undefined) checkDistinctTarget(request.source, request.target);
-    const backend = this.backend();
-    const { records, depth } = await backend.peek(request.source, limit);
-    const target = request.target ?? backend.defaultTarget(request.source, records);
-    if (target === undefined && records.length > 0)
-      throw new RedriveTargetNotFoundError(request.source, undefined);
-    if (target !== undefined) {
-      checkDistinctTarget(request.source, target);
-      await backend.checkTarget(request.source, target);
-    }
-    return sealPlan({
-      version: 1,
-      transport: backend.kind,
-      source: request.source,
-      target: target ?? '',
-      createdAt: this.clock().toISOString(),
-      depth,
-      messages: records.map(describeRecord),
+    return this.audited({ action: 'PLAN', source: request.source, target: request.target }, async () => {
+      const limit = request.limit ?? RedriveLimits.MAX_BATCH;
+      checkBatchSize(limit);
+      if (request.target !== undefined) {
+        checkDistinctTarget(request.source, request.target);
+        checkTarget(request.source, request.target);
+      }
+      const backend = this.backend();
+      redriveRoute(backend.kind, request.source, []); // the source's name, before anything is read
+      const { records, depth } = await backend.peek(request.source, limit);
+      const route = redriveRoute(backend.kind, request.source, records);
+      if (route && request.target !== undefined && request.target !== route.target) {
+        throw new RedriveTargetRefusedError(
+          request.source,
+          request.target,
+          `its messages go back to '${route.target}' only`,
+        );
+      }
+      if (route) await backend.checkTarget(request.source, route.target);
+      records.forEach((record) => restoreKey(record.wire, this.options.keySecret));
+      const plan = sealPlan({
+        version: 2,
+        transport: backend.kind,
+        plannedBy: this.credential.principal,
+        source: request.source,
+        target: route?.target ?? '',
+        group: route?.group ?? '',
+        createdAt: this.clock().toISOString(),
+        depth,
+        messages: records.map(describeRecord),
+      });
+      await this.options.ledger.record({
+        ...this.entry('PLAN', plan),
+        outcome: 'PLANNED',
+        detail: `${plan.messages.length} of ${depth} waiting`,
+      });
+      return plan;
     });
   }
 
-  /** Signs an approval of `plan` by `grant.approver`, valid for `grant.ttlMs` (default 15 minutes). */
-  issueApproval(plan: RedrivePlan, grant: ApprovalGrant): RedriveApproval {
-    this.checkPlan(plan);
-    return signApproval(plan, grant, this.credential, this.clock());
-  }
-
-  /** Checks that `approval` approves this very plan, now; the only way to get an `ApprovedRedrivePlan`. */
-  approve(plan: RedrivePlan, approval: RedriveApproval | undefined): ApprovedRedrivePlan {
-    if (!approval) throw new ApprovalRequiredError('the plan has no approval');
-    this.checkPlan(plan);
-    verifyApproval(plan, approval, this.credential, this.clock());
-    const approvedPlan = brandApproved(plan, approval);
-    this.approved.add(approvedPlan);
-    return approvedPlan;
+  /**
+   * Checks that `approval` approves this very plan, now, by an approver of the keyring who is neither the
+   * planner nor this executor; the only way to get an `ApprovedRedrivePlan`.
+   */
+  async approve(plan: RedrivePlan, approval: RedriveApproval | undefined): Promise<ApprovedRedrivePlan> {
+    return this.audited(this.entry('EXECUTE', plan, approval), async () => {
+      if (!approval) throw new ApprovalRequiredError('the plan has no approval');
+      this.checkPlan(plan);
+      this.verify(plan, approval);
+      const approvedPlan = brandApproved(plan, approval);
+      this.approved.add(approvedPlan);
+      return approvedPlan;
+    });
   }
 
   /**
-   * Moves the planned messages to the target, each with a new `msg.redrive-id` and without failure headers,
-   * and settles in the source only those the target confirmed. Each approved plan runs at most once.
+   * Moves the planned messages back to the target under their real keys, each with a new `msg.redrive-id`,
+   * the group it is for, and without failure headers; settles in the source only those the target
+   * confirmed. Holds the source exclusively (across processes) from before reading it to the last settle,
+   * and records the approval as used first: an approval runs once.
    */
   async execute(approvedPlan: ApprovedRedrivePlan): Promise<RedriveResult> {
     if (!this.approved.has(approvedPlan)) {
-      throw new ApprovalRequiredError('this plan was not approved by this RedriveService, or already ran');
+      return this.audited({ action: 'EXECUTE' }, () => {
+        throw new ApprovalRequiredError('this plan was not approved by this RedriveService, or already ran');
+      });
     }
     this.approved.delete(approvedPlan);
     const { plan, approval } = approvedPlan;
-    this.checkPlan(plan);
-    verifyApproval(plan, approval, this.credential, this.clock());
     const redriveId = uuidv7();
-    const messages = plan.messages.length === 0 ? [] : await this.move(plan, redriveId);
-    const redriven = messages.filter((m) => m.status === 'REDRIVEN').length;
-    if (redriven > 0)
-      this.options.metrics?.redriven.inc({ source: plan.source, target: plan.target }, redriven);
-    const { source, target } = plan;
-    return { redriveId, source, target, redriven, leftInSource: messages.length - redriven, messages };
+    const base = { ...this.entry('EXECUTE', plan, approval), redriveId };
+    return this.audited(base, async () => {
+      this.checkPlan(plan);
+      this.verify(plan, approval);
+      const { ledger } = this.options;
+      const messages = await ledger.withExclusiveHold(plan.transport, plan.source, async () => {
+        const use = await ledger.claimApproval({
+          nonce: approval.nonce,
+          planHash: plan.hash,
+          approver: approval.approver,
+          redriveId,
+          executedBy: this.credential.principal,
+        });
+        if (!use.claimed) throw new ApprovalAlreadyUsedError(approval.approver, use.usedBy);
+        return plan.messages.length === 0 ? [] : this.move(plan, redriveId);
+      });
+      const redriven = messages.filter((m) => m.status === 'REDRIVEN').length;
+      if (redriven > 0)
+        this.options.metrics?.redriven.inc({ source: plan.source, target: plan.target }, redriven);
+      const result: RedriveResult = {
+        redriveId,
+        source: plan.source,
+        target: plan.target,
+        redriven,
+        leftInSource: messages.length - redriven,
+        messages,
+      };
+      await ledger.record({
+        ...base,
+        messageIds: messages.filter((m) => m.status === 'REDRIVEN').map((m) => m.messageId),
+        outcome: result.leftInSource === 0 ? 'REDRIVEN' : 'INCOMPLETE',
+        detail: `${redriven} redriven, ${result.leftInSource} left in the source`,
+      });
+      return result;
+    });
   }
 
-  /** Closes the broker connections. */
+  /** Closes the broker connections (not the ledger, which the caller owns). */
   async close(): Promise<void> {
     const backend = this.backendInstance;
     this.backendInstance = undefined;
     await backend?.close();
   }
 
-  private async move(plan: RedrivePlan, redriveId: string): Promise<MessageRedriveOutcome[]> {
+  private async move(plan: RedrivePlan, redriveId: string) {
     const backend = this.backend();
     await backend.checkTarget(plan.source, plan.target);
-    return backend.move(plan, (record) => redriveCopy(record.wire, plan.target, redriveId));
+    const to = { target: plan.target, group: plan.group };
+    return backend.move(plan, (record) =>
+      redriveCopy(record.wire, { ...to, key: restoreKey(record.wire, this.options.keySecret) }, redriveId),
+    );
+  }
+
+  private verify(plan: RedrivePlan, approval: RedriveApproval): void {
+    const approvers = this.options.approvers ?? ApproverKeyring.empty();
+    verifyApproval(plan, approval, approvers, this.credential.principal, this.clock());
   }
 
   private checkPlan(plan: RedrivePlan): void {
     checkPlannedCount(plan.messages.length);
-    if (plan.messages.length > 0) checkDistinctTarget(plan.source, plan.target);
+    if (plan.messages.length > 0) {
+      checkDistinctTarget(plan.source, plan.target);
+      checkTarget(plan.source, plan.target);
+    }
     if (plan.transport !== this.options.broker.kind) {
       throw new RedrivePlanStaleError(
         plan.source,
         `the plan was made on ${plan.transport}, not ${this.options.broker.kind}`,
       );
+    }
+  }
+
+  /** The audit fields of an operation on `plan`. */
+  private entry(
+    action: RedriveAuditEntry['action'],
+    plan: RedrivePlan,
+    approval?: RedriveApproval,
+  ): Omit<RedriveAuditEntry, 'outcome'> {
+    return {
+      action,
+      actor: this.credential.principal,
+      transport: this.options.broker.kind,
+      source: plan.source,
+      target: plan.target || undefined,
+      planHash: plan.hash,
+      approver: approval?.approver,
+      messageIds: plan.messages.map((m) => m.messageId),
+    };
+  }
+
+  /** Runs `work`; a refusal is recorded in the audit log before it is rethrown. */
+  private async audited<T>(
+    base: Omit<RedriveAuditEntry, 'outcome' | 'actor' | 'transport'> & Partial<RedriveAuditEntry>,
+    work: () => Promise<T> | never,
+  ): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof RedriveRefusedError) {
+        await this.options.ledger.record({
+          actor: this.credential.principal,
+          transport: this.options.broker.kind,
+          ...base,
+          action: 'REFUSE',
+          outcome: error.guard,
+          detail: `${base.action}: ${error.message}`,
+        });
+      }
+      throw error;
     }
   }
 

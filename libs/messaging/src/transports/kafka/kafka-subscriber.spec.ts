@@ -75,8 +75,6 @@ async function startSubscriber(settle: (delivery: Delivery) => Promise<Settlemen
     log: new Logger('test'),
     clock: systemClock,
     outage: new OutageLog(new Logger('test'), 'Kafka', systemClock),
-    ensureDestinations: async () => undefined,
-    ensureCopyDestinations: async () => undefined,
   };
   const deliveries: Delivery[] = [];
   const subscription: Subscription = {

@@ -10,7 +10,10 @@ import { kafkaDelivery } from './kafka-delivery';
 import { OffsetTracker } from './offset-tracker';
 import { RetryTopicHolds } from './retry-topic-holds';
 
-/** What the Kafka transport lends a subscriber: its client, topic creation, logger and clock. */
+/**
+ * What the Kafka transport lends a subscriber: its client, logger and clock. (Topics are the transport's:
+ * it declares or verifies the subscription's topology before the subscriber starts.)
+ */
 export interface KafkaSubscriberHost {
   readonly kafka: Kafka;
   readonly sessionTimeoutMs: number;
@@ -18,9 +21,6 @@ export interface KafkaSubscriberHost {
   readonly clock: Clock;
   /** Where connection failures go; told when the consumer works again. */
   readonly outage: OutageLog;
-  ensureDestinations(destinations: readonly string[]): Promise<void>;
-  /** Creates a source's dead-letter and retry topics with room for the headers a copy adds. */
-  ensureCopyDestinations(source: string, copies: readonly string[]): Promise<void>;
 }
 
 /** How often a batch whose handlers still run heartbeats. */
@@ -61,23 +61,17 @@ export class KafkaSubscriber {
     this.holds = new RetryTopicHolds(host.clock);
   }
 
+  /** Starts consuming; the transport has declared or checked the topology first. */
   async start(): Promise<void> {
     const { group, destinations, retryTiers } = this.subscription;
     const topics: string[] = [];
-    await this.host.ensureDestinations(destinations);
     for (const destination of destinations) {
       topics.push(destination);
-      const retryTopics = (retryTiers[destination] ?? []).map((tier) => {
+      for (const tier of retryTiers[destination] ?? []) {
         const retryTopic = destinationNames.retry(destination, group, tier);
         this.retryTopics.set(retryTopic, { destination, tierMs: tier });
-        return retryTopic;
-      });
-      topics.push(...retryTopics);
-      // Dead-letter and retry copies are a little larger than their source message: room for them.
-      await this.host.ensureCopyDestinations(destination, [
-        ...retryTopics,
-        destinationNames.deadLetter(destination, group),
-      ]);
+        topics.push(retryTopic);
+      }
     }
     await this.run(topics);
   }

@@ -2,25 +2,35 @@ import { Logger } from '@nestjs/common';
 import { Admin, ConfigResourceTypes, Kafka, logLevel, Producer } from 'kafkajs';
 import { Clock, systemClock } from '../../common/clock';
 import { WireMessage } from '../../envelope/wire-message';
+import { KafkaSaslOptions, TopologyMode } from '../../messaging-options.interface';
+import { copyDestinationsOf, destinationsOf, MessagingTopology } from '../../topology/messaging-topology';
+import { MessagingTopologyMissingError } from '../../topology/messaging-topology-missing.error';
 import { MessageTransport, TransportHealth } from '../message-transport.interface';
 import { PublishOutcome } from '../publish-outcome';
-import { ConsumerHandle, Subscription } from '../subscription.interface';
+import { ConsumerHandle, Subscription, topologyOf } from '../subscription.interface';
 import { TransportCapabilities } from '../transport-capabilities';
 import { LazyKafkaClient, reliableProducer, sendConfirmed } from './kafka-clients';
 import { OutageLog } from '../outage-log';
 import { kafkaLogCreator } from './kafka-logger';
+import { kafkaSasl } from './kafka-sasl';
 import { KafkaSubscriber } from './kafka-subscriber';
 
 /** Settings the Kafka transport runs with (validated module options). */
 export interface KafkaTransportSettings {
   readonly clientId: string;
   readonly brokers: readonly string[];
+  /** SASL login (the service's own principal). Default: none. */
+  readonly sasl?: KafkaSaslOptions;
+  /** TLS. Default false. */
+  readonly ssl?: boolean;
   readonly connectionTimeoutMs: number;
   readonly sessionTimeoutMs: number;
   readonly numPartitions: number;
   readonly replicationFactor: number;
   /** Deliveries handled at once by a consumer (partitions in parallel). */
   readonly concurrency: number;
+  /** Create missing topics, or only check that they exist (the default). */
+  readonly topology: TopologyMode;
 }
 
 /** The topic setting that bounds a record batch (Kafka's default 1 MiB + 12 bytes, from the broker). */
@@ -43,6 +53,8 @@ export class KafkaTransport implements MessageTransport {
   private readonly kafka: Kafka;
   private readonly producer: LazyKafkaClient<Producer>;
   private readonly admin: LazyKafkaClient<Admin>;
+  /** The health check's own admin client, kept between checks: a check must not open a client each time. */
+  private readonly healthAdmin: LazyKafkaClient<Admin>;
   private readonly knownTopics = new Set<string>();
   private readonly subscribers = new Set<KafkaSubscriber>();
   private connected = false;
@@ -58,6 +70,8 @@ export class KafkaTransport implements MessageTransport {
     this.kafka = new Kafka({
       clientId: settings.clientId,
       brokers: [...settings.brokers],
+      ssl: settings.ssl ?? false,
+      sasl: kafkaSasl(settings.sasl),
       connectionTimeout: settings.connectionTimeoutMs,
       requestTimeout: 10_000,
       retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 2_000 },
@@ -66,6 +80,18 @@ export class KafkaTransport implements MessageTransport {
     });
     this.producer = new LazyKafkaClient(() => reliableProducer(this.kafka));
     this.admin = new LazyKafkaClient(() => this.kafka.admin());
+    // Without retries and with short timeouts: a health check must answer quickly, also when Kafka is down.
+    const healthKafka = new Kafka({
+      clientId: `${settings.clientId}-health`,
+      brokers: [...settings.brokers],
+      ssl: settings.ssl ?? false,
+      sasl: kafkaSasl(settings.sasl),
+      connectionTimeout: 1_000,
+      requestTimeout: 2_000,
+      retry: { retries: 0 },
+      logLevel: logLevel.NOTHING,
+    });
+    this.healthAdmin = new LazyKafkaClient(() => healthKafka.admin());
   }
 
   /** The raw kafkajs client: an escape hatch. */
@@ -119,7 +145,29 @@ export class KafkaTransport implements MessageTransport {
   }
 
   async ensureDestinations(destinations: readonly string[]): Promise<void> {
-    await this.createMissingTopics(destinations, async () => []);
+    await this.prepareTopology({ destinations, groups: [] });
+  }
+
+  async declareTopology(topology: MessagingTopology): Promise<void> {
+    await this.createMissingTopics(destinationsOf(topology), async () => []);
+    for (const group of topology.groups) {
+      await this.ensureCopyDestinations(group.destination, copyDestinationsOf(group));
+    }
+  }
+
+  async missingTopology(topology: MessagingTopology): Promise<string[]> {
+    const needed = [...destinationsOf(topology), ...topology.groups.flatMap(copyDestinationsOf)];
+    if (needed.every((t) => this.knownTopics.has(t))) return [];
+    const existing = new Set(await (await this.admin.get()).listTopics());
+    needed.filter((t) => existing.has(t)).forEach((t) => this.knownTopics.add(t));
+    return needed.filter((t) => !existing.has(t)).map((t) => `topic '${t}'`);
+  }
+
+  /** Declares the topology (`declare` mode), or checks it and throws `MessagingTopologyMissingError`. */
+  async prepareTopology(topology: MessagingTopology): Promise<void> {
+    if (this.settings.topology === 'declare') return this.declareTopology(topology);
+    const missing = await this.missingTopology(topology);
+    if (missing.length > 0) throw new MessagingTopologyMissingError(this.kind, missing, topology);
   }
 
   /**
@@ -165,6 +213,7 @@ export class KafkaTransport implements MessageTransport {
   }
 
   async subscribe(subscription: Subscription): Promise<ConsumerHandle> {
+    await this.prepareTopology(topologyOf(subscription));
     const subscriber = new KafkaSubscriber(
       {
         kafka: this.kafka,
@@ -172,8 +221,6 @@ export class KafkaTransport implements MessageTransport {
         log: this.logger,
         clock: this.clock,
         outage: this.outage,
-        ensureDestinations: (destinations) => this.ensureDestinations(destinations),
-        ensureCopyDestinations: (source, copies) => this.ensureCopyDestinations(source, copies),
       },
       subscription,
     );
@@ -192,23 +239,12 @@ export class KafkaTransport implements MessageTransport {
   }
 
   async checkHealth(): Promise<TransportHealth> {
-    // A client of its own, without retries: a health check must answer quickly, also when Kafka is down.
-    const admin = new Kafka({
-      clientId: `${this.settings.clientId}-health`,
-      brokers: [...this.settings.brokers],
-      connectionTimeout: 1_000,
-      requestTimeout: 2_000,
-      retry: { retries: 0 },
-      logLevel: logLevel.NOTHING,
-    }).admin();
     try {
-      await admin.connect();
-      await admin.describeCluster();
+      await (await this.healthAdmin.get()).describeCluster();
       return { connected: true };
     } catch (error) {
+      await this.healthAdmin.reset(); // the next check connects afresh
       return { connected: false, lastError: asError(error).message };
-    } finally {
-      await admin.disconnect().catch(() => undefined);
     }
   }
 
@@ -217,6 +253,7 @@ export class KafkaTransport implements MessageTransport {
     this.subscribers.clear();
     await this.producer.reset();
     await this.admin.reset();
+    await this.healthAdmin.reset();
   }
 
   private markDown(error: unknown): void {

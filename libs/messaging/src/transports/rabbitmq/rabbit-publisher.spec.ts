@@ -35,7 +35,7 @@ function publisherOver(channel: FakeConfirmChannel): RabbitPublisher {
   const connection = {
     get: async () => ({ createConfirmChannel: async () => channel }),
   } as unknown as RabbitConnection;
-  return new RabbitPublisher(connection, 'unit');
+  return new RabbitPublisher(connection, 'unit', 'declare');
 }
 
 /** A copy of an undecodable message: it had no message id, so neither has the copy. */

@@ -4,6 +4,7 @@ import * as amqp from 'amqplib';
 import { MessageHeaders } from '../../envelope/message-headers';
 import { WireMessage } from '../../envelope/wire-message';
 import { UnroutableMessageError } from '../../errors/unroutable-message.error';
+import { TopologyMode } from '../../messaging-options.interface';
 import { CONFIRMED, outcomesWithin, PublishOutcome } from '../publish-outcome';
 import { RabbitConnection } from './rabbit-connection';
 import { RabbitTopology } from './rabbit-topology';
@@ -22,6 +23,7 @@ export class RabbitPublisher {
   constructor(
     private readonly connection: RabbitConnection,
     private readonly appId: string,
+    private readonly topologyMode: TopologyMode,
   ) {}
 
   /**
@@ -101,7 +103,7 @@ export class RabbitPublisher {
         returned: new Set<string>(),
         closed: false,
         drained: Promise.resolve(),
-        topology: new RabbitTopology(channel),
+        topology: new RabbitTopology(channel, this.topologyMode),
       };
       channel.on('return', (message: amqp.Message) => {
         const { correlationId } = message.properties as { correlationId?: unknown };

@@ -85,7 +85,7 @@ async function startSubscriber(settle: (delivery: Delivery) => Settlement) {
     },
   };
   const subscriber = new RabbitSubscriber(
-    { connection, prefetch: 8, log: new Logger('test'), clock: systemClock },
+    { connection, prefetch: 8, log: new Logger('test'), clock: systemClock, topology: 'declare' },
     subscription,
   );
   await subscriber.start();

@@ -3,13 +3,15 @@ import * as amqp from 'amqplib';
 import { CancelTimer, Clock } from '../../common/clock';
 import { destinationNames } from '../../dead-letter/destination-names';
 import { MessageHeaders } from '../../envelope/message-headers';
+import { TopologyMode } from '../../messaging-options.interface';
 import { computeRetryDelay } from '../../retry/backoff';
 import { BackoffOptions } from '../../retry/retry-policy.interface';
 import { KeyedLanes } from '../keyed-lanes';
 import { OutageLog } from '../outage-log';
-import { Delivery, DeliveryControl, Settlement, Subscription } from '../subscription.interface';
+import { Delivery, DeliveryControl, Settlement, Subscription, topologyOf } from '../subscription.interface';
 import { amqpHeaders } from './amqp-headers';
 import { RabbitConnection } from './rabbit-connection';
+import { declareRabbitTopology } from './rabbit-topology';
 
 /** What the RabbitMQ transport lends a subscriber: its connection, prefetch, logger and clock. */
 export interface RabbitSubscriberHost {
@@ -17,6 +19,8 @@ export interface RabbitSubscriberHost {
   readonly prefetch: number;
   readonly log: Logger;
   readonly clock: Clock;
+  /** `declare`: (re)declare the subscription's topology on each channel; `verify`: the transport checked it. */
+  readonly topology: TopologyMode;
 }
 
 /** Subscribing again after the channel or connection dropped: 500 ms, ×2, at most 10 s, full jitter. */
@@ -27,10 +31,8 @@ export const RESUBSCRIBE_BACKOFF: Readonly<Required<BackoffOptions>> = Object.fr
 });
 
 /**
- * Consumes a group's queues. The library declares the topology: per destination a durable topic exchange,
- * the group's work queue bound to it with `#`, a dead-letter queue, and one retry queue per delay tier whose
- * `x-message-ttl` dead-letters back to the work queue (one queue per delay: TTLs expire at the head).
- * It only applies settlements (the pipeline publishes any copy first): ACK acks, DROP nacks without requeue
+ * Consumes a group's queues (declared by `nest-messaging topology apply`, or by the subscriber itself in
+ * `topology: 'declare'` mode; see `declareRabbitTopology`). It only applies settlements (the pipeline publishes any copy first): ACK acks, DROP nacks without requeue
  * (never with: that is a hot loop), LEAVE leaves the message unacked until the channel closes and the
  * broker delivers it again. Messages with one key are handled one at a time, in order.
  */
@@ -85,23 +87,11 @@ export class RabbitSubscriber {
       if (!this.stopping) this.scheduleReconnect();
     });
     await channel.prefetch(this.host.prefetch);
+    if (this.host.topology === 'declare') await declareRabbitTopology(channel, topologyOf(this.subscription));
     for (const destination of destinations) {
       const workQueue = destinationNames.workQueue(destination, group);
-      await channel.assertExchange(destination, 'topic', { durable: true });
-      await channel.assertQueue(workQueue, { durable: true });
-      await channel.bindQueue(workQueue, destination, '#');
-      await channel.assertQueue(destinationNames.deadLetter(destination, group), { durable: true });
       for (const tier of retryTiers[destination] ?? []) {
-        const retryQueue = destinationNames.retry(destination, group, tier);
-        this.retryQueues.set(retryQueue, tier);
-        await channel.assertQueue(retryQueue, {
-          durable: true,
-          arguments: {
-            'x-message-ttl': tier,
-            'x-dead-letter-exchange': '',
-            'x-dead-letter-routing-key': workQueue,
-          },
-        });
+        this.retryQueues.set(destinationNames.retry(destination, group, tier), tier);
       }
       this.origins.set(workQueue, destination);
     }

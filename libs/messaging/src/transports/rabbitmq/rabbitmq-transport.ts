@@ -1,13 +1,17 @@
 import { Logger } from '@nestjs/common';
 import { Clock, systemClock } from '../../common/clock';
 import { WireMessage } from '../../envelope/wire-message';
+import { TopologyMode } from '../../messaging-options.interface';
+import { MessagingTopology } from '../../topology/messaging-topology';
+import { MessagingTopologyMissingError } from '../../topology/messaging-topology-missing.error';
 import { MessageTransport, TransportHealth } from '../message-transport.interface';
 import { PublishOutcome } from '../publish-outcome';
-import { ConsumerHandle, Subscription } from '../subscription.interface';
+import { ConsumerHandle, Subscription, topologyOf } from '../subscription.interface';
 import { TransportCapabilities } from '../transport-capabilities';
 import { RabbitConnection } from './rabbit-connection';
 import { RabbitPublisher } from './rabbit-publisher';
 import { RabbitSubscriber } from './rabbit-subscriber';
+import { declareRabbitTopology, missingRabbitTopology } from './rabbit-topology';
 
 /** Settings the RabbitMQ transport runs with (validated module options). */
 export interface RabbitMqTransportSettings {
@@ -16,6 +20,8 @@ export interface RabbitMqTransportSettings {
   readonly heartbeatSeconds: number;
   readonly prefetch: number;
   readonly concurrency: number;
+  /** Declare exchanges and queues, or only check that they exist (the default). */
+  readonly topology: TopologyMode;
 }
 
 /**
@@ -40,7 +46,7 @@ export class RabbitMqTransport implements MessageTransport {
     private readonly clock: Clock = systemClock,
   ) {
     this.connection = new RabbitConnection(settings.url, settings.heartbeatSeconds, settings.connectionName);
-    this.publisher = new RabbitPublisher(this.connection, settings.connectionName);
+    this.publisher = new RabbitPublisher(this.connection, settings.connectionName, settings.topology);
   }
 
   async publish(messages: readonly WireMessage[]): Promise<PublishOutcome[]> {
@@ -57,18 +63,41 @@ export class RabbitMqTransport implements MessageTransport {
   }
 
   async ensureDestinations(destinations: readonly string[]): Promise<void> {
+    await this.prepareTopology({ destinations, groups: [] });
+  }
+
+  async declareTopology(topology: MessagingTopology): Promise<void> {
     const model = await this.connection.get();
     const channel = await model.createChannel();
+    channel.on('error', () => undefined);
     try {
-      for (const name of destinations) await channel.assertExchange(name, 'topic', { durable: true });
+      await declareRabbitTopology(channel, topology);
     } finally {
       await channel.close().catch(() => undefined);
     }
   }
 
+  async missingTopology(topology: MessagingTopology): Promise<string[]> {
+    return missingRabbitTopology(await this.connection.get(), topology);
+  }
+
+  /** Declares the topology (`declare` mode), or checks it and throws `MessagingTopologyMissingError`. */
+  async prepareTopology(topology: MessagingTopology): Promise<void> {
+    if (this.settings.topology === 'declare') return this.declareTopology(topology);
+    const missing = await this.missingTopology(topology);
+    if (missing.length > 0) throw new MessagingTopologyMissingError(this.kind, missing, topology);
+  }
+
   async subscribe(subscription: Subscription): Promise<ConsumerHandle> {
+    await this.prepareTopology(topologyOf(subscription));
     const subscriber = new RabbitSubscriber(
-      { connection: this.connection, prefetch: this.settings.prefetch, log: this.log, clock: this.clock },
+      {
+        connection: this.connection,
+        prefetch: this.settings.prefetch,
+        log: this.log,
+        clock: this.clock,
+        topology: this.settings.topology,
+      },
       subscription,
     );
     this.subscribers.add(subscriber);

@@ -7,7 +7,7 @@ export class MissingAdminCredentialError extends RedriveRefusedError {
   constructor() {
     super(
       'Redrive needs an admin credential, which the application runtime does not hold: give the admin ' +
-        'principal and secret (MESSAGING_ADMIN_PRINCIPAL and MESSAGING_ADMIN_TOKEN, or the admin user in ' +
+        'principal and password (MESSAGING_ADMIN_PRINCIPAL and MESSAGING_ADMIN_PASSWORD, or the admin user in ' +
         'MESSAGING_ADMIN_AMQP_URL).',
     );
     this.name = 'MissingAdminCredentialError';

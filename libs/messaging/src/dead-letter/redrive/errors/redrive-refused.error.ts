@@ -1,11 +1,16 @@
 /** Which guard refused a redrive (spec §3, Redrive). */
 export type RedriveGuard =
   | 'ADMIN_CREDENTIAL'
+  | 'INSECURE_CONNECTION'
   | 'APPROVAL'
   | 'APPROVAL_EXPIRED'
   | 'APPROVAL_MISMATCH'
+  | 'APPROVAL_USED'
   | 'BATCH_LIMIT'
+  | 'SOURCE'
+  | 'TARGET'
   | 'SAME_SOURCE_AND_TARGET'
+  | 'IN_PROGRESS'
   | 'STALE_PLAN';
 
 /**

@@ -18,6 +18,13 @@ export async function asKafkaAdmin<T>(
     return await run();
   } catch (error) {
     if (isRefusal(error)) throw new AdminCredentialRefusedError(principal, operation, { cause: error });
+    // kafkajs swallows FindCoordinator's GROUP_AUTHORIZATION_FAILED and reports no coordinator at all.
+    if ((error as { name?: unknown } | null)?.name === 'KafkaJSGroupCoordinatorNotFound') {
+      const why =
+        'no coordinator answered for its consumer group: the principal may not use the group (or, ' +
+        'if the cluster is just starting, try again)';
+      throw new AdminCredentialRefusedError(principal, `${operation}; ${why}`, { cause: error });
+    }
     throw error;
   }
 }

@@ -1,5 +1,4 @@
 import { Admin, Kafka } from 'kafkajs';
-import { MessageHeaders } from '../../../envelope/message-headers';
 import { WireMessage } from '../../../envelope/wire-message';
 import { AdminCredential, KafkaRedriveBroker } from '../admin-connection';
 import { DeadLetterBackend, DeadLetterPeek } from '../dead-letter-backend.interface';
@@ -21,8 +20,8 @@ import { pendingRanges, recordsIn } from './partition-ranges';
 /**
  * Redrive on Kafka, as the admin principal. A dead-letter topic is a log: what was redriven is marked by the
  * offsets the group `<dlq>.redrive` committed, and a plan reads from there without committing anything.
- * The default target is the destination topic the messages failed in (`msg.origin-destination`): every
- * group of that topic receives them again, and the inbox makes that harmless for groups that had them.
+ * The target is the destination topic the messages failed in; a redriven copy names its group
+ * (`msg.redrive-group`), and the other groups of the topic skip it.
  */
 export class KafkaDeadLetters implements DeadLetterBackend {
   readonly kind = 'kafka' as const;
@@ -70,13 +69,6 @@ export class KafkaDeadLetters implements DeadLetterBackend {
       const records = firstByTime(lists, limit, (item) => item.at).map((item) => item.record);
       return { depth: recordsIn(ranges), records };
     });
-  }
-
-  /** The one destination the messages name as their origin, if they agree on one. */
-  defaultTarget(_source: string, records: readonly DeadLetterRecord[]): string | undefined {
-    const origins = new Set(records.map((r) => r.wire.headers[MessageHeaders.ORIGIN_DESTINATION]));
-    const [origin] = origins;
-    return origins.size === 1 && origin ? origin : undefined;
   }
 
   async checkTarget(source: string, target: string): Promise<void> {

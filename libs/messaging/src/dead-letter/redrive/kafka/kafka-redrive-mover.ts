@@ -6,13 +6,15 @@ import { DeadLetterRecord } from '../dead-letter-record';
 import { PlannedMessage, RedrivePlan } from '../redrive-plan';
 import { MessageRedriveOutcome } from '../redrive-result';
 import { offsetOf, partitionRuns, readPlanned } from './kafka-planned-records';
+import { forwardOnly } from './forward-only';
 import { redriveGroupOf } from './partition-ranges';
 
 /**
  * Moves a plan's records: checks the partitions still start where the plan does and hold the planned records,
  * publishes each copy and waits for acks=all, partition by partition in offset order, stopping a partition at
  * its first unconfirmed copy (its offset, and all after it, stay in the DLQ), then commits the redrive group's
- * offset past the last confirmed record of each partition.
+ * offset past the last confirmed record of each partition, never behind what the group had committed. The
+ * caller holds the DLQ exclusively (the ledger) from before the re-read to the commit.
  */
 export class KafkaRedriveMover {
   private readonly producer: LazyKafkaClient<Producer>;
@@ -55,10 +57,13 @@ export class KafkaRedriveMover {
         }
       }
     }
-    const partitions = [...new Map(settle.map((s) => [s.partition, s])).values()]; // the last per partition
-    if (partitions.length > 0) {
+    const last = [...new Map(settle.map((s) => [s.partition, s])).values()]; // the last per partition
+    if (last.length > 0) {
       try {
-        await admin.setOffsets({ groupId: redriveGroupOf(plan.source), topic: plan.source, partitions });
+        const partitions = await forwardOnly(admin, plan.source, last);
+        if (partitions.length > 0) {
+          await admin.setOffsets({ groupId: redriveGroupOf(plan.source), topic: plan.source, partitions });
+        }
       } catch (error) {
         for (const [message, outcome] of outcomes) {
           if (outcome.status === 'REDRIVEN') {

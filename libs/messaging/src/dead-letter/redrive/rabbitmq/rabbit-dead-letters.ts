@@ -14,13 +14,11 @@ import { asAdmin, NOT_FOUND, replyCode } from './rabbit-access';
 import { adminAmqpUrl } from './rabbit-admin-url';
 import { rabbitRecord } from './rabbit-records';
 
-const DLQ_SUFFIX = '.dlq';
-
 /**
  * Redrive on RabbitMQ, as the admin user. Reading is `basic.get` without ack on a channel that is then
- * closed, so the broker puts every message back where it was. Targets are queues, reached through the
- * default exchange with `mandatory` and publisher confirms; the default target of `<destination>.<group>.dlq`
- * is the group's work queue `<destination>.<group>`, so only the group that failed gets the messages again.
+ * closed, so the broker puts every message back where it was. The target is the group's work queue
+ * `<destination>.<group>` (only the group that failed gets the messages again), reached through the default
+ * exchange with `mandatory` and publisher confirms.
  */
 export class RabbitDeadLetters implements DeadLetterBackend {
   readonly kind = 'rabbitmq' as const;
@@ -36,6 +34,7 @@ export class RabbitDeadLetters implements DeadLetterBackend {
       heartbeatSeconds: 10,
       prefetch: 1,
       concurrency: 1,
+      topology: 'verify', // a redrive never creates anything
     });
   }
 
@@ -63,10 +62,6 @@ export class RabbitDeadLetters implements DeadLetterBackend {
       const messages = await getMessages(channel, source, Math.min(limit, depth));
       return { depth, records: messages.map((m, i) => rabbitRecord(source, m, i)) };
     }); // closing the channel returns every message, unacked, to its place
-  }
-
-  defaultTarget(source: string): string | undefined {
-    return source.endsWith(DLQ_SUFFIX) ? source.slice(0, -DLQ_SUFFIX.length) : undefined;
   }
 
   async checkTarget(source: string, target: string): Promise<void> {

@@ -1,0 +1,10 @@
+#!/bin/sh
+# One-shot, as the admin: the services' RabbitMQ users, with the README's recipe (management API).
+# configure nothing; write only the default exchange (dead-letter copies) or the exchange they publish to;
+# read every queue but dead-letter queues.
+set -eu
+api() { curl -fsS -u "ops_admin:${OPS_ADMIN_PASSWORD}" -H 'content-type: application/json' -X PUT "http://rabbitmq:15672/api/$1" -d "$2"; }
+api users/post_service "{\"password\":\"${POST_SERVICE_PASSWORD}\",\"tags\":\"\"}"
+api users/subscribe_service "{\"password\":\"${SUBSCRIBE_SERVICE_PASSWORD}\",\"tags\":\"\"}"
+api permissions/%2F/post_service '{"configure":"^$","write":"^post-create$","read":"^$"}'
+api permissions/%2F/subscribe_service '{"configure":"^$","write":"^amq\\.default$","read":"^(?!.*\\.dlq$).*"}'

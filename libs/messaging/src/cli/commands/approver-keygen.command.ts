@@ -1,0 +1,29 @@
+import { Command } from 'commander';
+import { generateApproverKeys } from '../../dead-letter/redrive/approvals/approver-keys';
+import { AdminEnv } from '../admin-options';
+import { writeJson } from '../cli-io';
+import { CommandContext, writePrivateFile } from './command-context';
+
+interface KeygenFlags {
+  readonly name: string;
+}
+
+/** `nest-messaging approver keygen --name jane.doe`: an approver's Ed25519 key pair. */
+export function approverKeygenCommand(context: CommandContext): Command {
+  return new Command('keygen')
+    .description('make an approver key pair: keep the private key, give the public one to the executors')
+    .requiredOption('--name <approver>', 'the approver’s name, e.g. jane.doe (letters, digits, . _ @ -)')
+    .action(async (flags: KeygenFlags) => {
+      const passphrase = context.io.env[AdminEnv.APPROVER_KEY_PASSPHRASE];
+      const { privateKeyFile, publicKey } = generateApproverKeys(flags.name, passphrase);
+      const privateFile = `${flags.name}.approver-key.json`;
+      const publicFile = `${flags.name}.approver-public.json`;
+      await writePrivateFile(context.io, privateFile, `${JSON.stringify(privateKeyFile, null, 2)}\n`);
+      await writeJson(context.io, publicFile, publicKey);
+      context.print([
+        `Private key written to ${privateFile} (mode 0600${passphrase ? ', encrypted' : ''}): keep it to yourself.`,
+        `Public key written to ${publicFile}: add it to the executors' approver keyring`,
+        `(${AdminEnv.APPROVERS}: { "version": 1, "approvers": [ <entries like this one> ] }).`,
+      ]);
+    });
+}

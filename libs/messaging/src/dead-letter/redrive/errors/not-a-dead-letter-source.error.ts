@@ -1,0 +1,20 @@
+import { RedriveRefusedError } from './redrive-refused.error';
+
+/**
+ * The source is not a dead-letter destination (its name is not `<destination>.<group>.dlq`, or it holds
+ * messages that are not dead-letter copies): a redrive never drains a live destination.
+ */
+export class NotADeadLetterSourceError extends RedriveRefusedError {
+  readonly guard = 'SOURCE' as const;
+
+  constructor(
+    readonly source: string,
+    readonly reason: string,
+  ) {
+    super(
+      `Redrive refused: '${source}' is not a dead-letter destination (${reason}). Name a ` +
+        "'<destination>.<group>.dlq' (nest-messaging dlq list shows them).",
+    );
+    this.name = 'NotADeadLetterSourceError';
+  }
+}

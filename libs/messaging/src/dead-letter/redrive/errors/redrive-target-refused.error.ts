@@ -1,0 +1,23 @@
+import { RedriveRefusedError } from './redrive-refused.error';
+
+/**
+ * The target is not the one the source derives: a redrive only goes back where the messages failed
+ * (`<destination>.<group>.dlq` → `<destination>` on Kafka, the work queue `<destination>.<group>` on
+ * RabbitMQ), checked against each message's `msg.origin-destination`, and never into a dead-letter or retry
+ * destination or a broker-internal one.
+ */
+export class RedriveTargetRefusedError extends RedriveRefusedError {
+  readonly guard = 'TARGET' as const;
+
+  constructor(
+    readonly source: string,
+    readonly target: string,
+    readonly reason: string,
+  ) {
+    super(
+      `Redrive refused: ${source} cannot be redriven to '${target}' (${reason}). Leave the target out: it ` +
+        'is derived from the source.',
+    );
+    this.name = 'RedriveTargetRefusedError';
+  }
+}

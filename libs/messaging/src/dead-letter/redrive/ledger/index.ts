@@ -1,0 +1,2 @@
+export * from './postgres-redrive-ledger';
+export * from './redrive-ledger.interface';

@@ -1,0 +1,186 @@
+import { DataSource } from 'typeorm';
+import { MessagingMigrations } from '../../../migrations';
+import { CreateRedriveLedger1764892800000 } from '../../../migrations/create-redrive-ledger.migration';
+import { quoteIdent } from '../../../database/postgres/postgres-tables';
+import { RedriveInProgressError } from '../errors/redrive-in-progress.error';
+import { RedriveLedgerMissingError } from '../errors/redrive-ledger-missing.error';
+import {
+  ApprovalUse,
+  RecordedRedriveAuditEntry,
+  RedriveAuditEntry,
+  RedriveLedger,
+} from './redrive-ledger.interface';
+
+/** Where the admin database is. */
+export interface AdminDatabaseOptions {
+  /** `postgres://` URL of the admin database (`MESSAGING_ADMIN_DATABASE_URL`). */
+  readonly url: string;
+  /** Schema of the ledger's tables. Default: the search_path (`public`). */
+  readonly schema?: string;
+}
+
+interface AuditRow {
+  id: string;
+  at: Date;
+  action: RedriveAuditEntry['action'];
+  actor: string;
+  transport: RedriveAuditEntry['transport'];
+  source: string | null;
+  target: string | null;
+  plan_hash: string | null;
+  approver: string | null;
+  redrive_id: string | null;
+  message_ids: (string | null)[];
+  outcome: string;
+  detail: string | null;
+}
+
+/**
+ * The redrive ledger in PostgreSQL, in tables the library's migrations create (`CreateRedriveLedger…`).
+ * The exclusive hold is a session advisory lock on a connection of its own, so a process that dies lets go.
+ */
+export class PostgresRedriveLedger implements RedriveLedger {
+  private readonly audit: string;
+  private readonly nonces: string;
+
+  private constructor(private readonly dataSource: DataSource) {
+    const schema = (dataSource.options as { schema?: string }).schema;
+    const prefix = schema ? `${quoteIdent(schema)}.` : '';
+    this.audit = `${prefix}messaging_redrive_audit`;
+    this.nonces = `${prefix}messaging_redrive_nonce`;
+  }
+
+  /** Connects to the admin database; throws `RedriveLedgerMissingError` when its tables are missing. */
+  static async connect(options: AdminDatabaseOptions): Promise<PostgresRedriveLedger> {
+    const dataSource = await openAdminDatabase(options);
+    const ledger = new PostgresRedriveLedger(dataSource);
+    try {
+      await ledger.checkTables();
+    } catch (error) {
+      await dataSource.destroy();
+      throw error;
+    }
+    return ledger;
+  }
+
+  /** Runs the library's migrations on the admin database (`nest-messaging db migrate`). Returns their names. */
+  static async migrate(options: AdminDatabaseOptions): Promise<string[]> {
+    const dataSource = await openAdminDatabase(options);
+    try {
+      return (await dataSource.runMigrations({ transaction: 'each' })).map((m) => m.name);
+    } finally {
+      await dataSource.destroy();
+    }
+  }
+
+  async record(entry: RedriveAuditEntry): Promise<void> {
+    await this.dataSource.query(
+      `insert into ${this.audit} (action, actor, transport, source, target, plan_hash, approver, redrive_id,
+         message_ids, outcome, detail)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11)`,
+      [
+        entry.action,
+        entry.actor,
+        entry.transport,
+        entry.source ?? null,
+        entry.target ?? null,
+        entry.planHash ?? null,
+        entry.approver ?? null,
+        entry.redriveId ?? null,
+        JSON.stringify(entry.messageIds ?? []),
+        entry.outcome,
+        entry.detail ?? null,
+      ],
+    );
+  }
+
+  async claimApproval(use: ApprovalUse): Promise<{ claimed: true } | { claimed: false; usedBy: string }> {
+    const inserted = await this.dataSource.query<unknown[]>(
+      `insert into ${this.nonces} (nonce, plan_hash, approver, redrive_id, executed_by)
+       values ($1, $2, $3, $4, $5) on conflict (nonce) do nothing returning nonce`,
+      [use.nonce, use.planHash, use.approver, use.redriveId, use.executedBy],
+    );
+    if (inserted.length === 1) return { claimed: true };
+    const [earlier] = await this.dataSource.query<Array<{ executed_by: string; used_at: Date }>>(
+      `select executed_by, used_at from ${this.nonces} where nonce = $1`,
+      [use.nonce],
+    );
+    return { claimed: false, usedBy: `${earlier.executed_by} at ${earlier.used_at.toISOString()}` };
+  }
+
+  async withExclusiveHold<T>(
+    transport: 'kafka' | 'rabbitmq',
+    source: string,
+    work: () => Promise<T>,
+  ): Promise<T> {
+    const lock = `nest-reliable-messaging:redrive:${transport}:${source}`;
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      const [{ held }] = (await runner.query('select pg_try_advisory_lock(hashtextextended($1, 0)) as held', [
+        lock,
+      ])) as Array<{ held: boolean }>;
+      if (!held) throw new RedriveInProgressError(source);
+      try {
+        return await work();
+      } finally {
+        await runner
+          .query('select pg_advisory_unlock(hashtextextended($1, 0))', [lock])
+          .catch(() => undefined);
+      }
+    } finally {
+      await runner.release();
+    }
+  }
+
+  async history(filter: { source?: string; limit: number }): Promise<RecordedRedriveAuditEntry[]> {
+    const rows = await this.dataSource.query<AuditRow[]>(
+      `select * from (
+         select * from ${this.audit} where $1::text is null or source = $1 order by id desc limit $2
+       ) latest order by id`,
+      [filter.source ?? null, filter.limit],
+    );
+    return rows.map((row) => ({
+      id: String(row.id),
+      at: row.at,
+      action: row.action,
+      actor: row.actor,
+      transport: row.transport,
+      source: row.source ?? undefined,
+      target: row.target ?? undefined,
+      planHash: row.plan_hash ?? undefined,
+      approver: row.approver ?? undefined,
+      redriveId: row.redrive_id ?? undefined,
+      messageIds: row.message_ids,
+      outcome: row.outcome,
+      detail: row.detail ?? undefined,
+    }));
+  }
+
+  async close(): Promise<void> {
+    await this.dataSource.destroy();
+  }
+
+  private async checkTables(): Promise<void> {
+    for (const table of [this.audit, this.nonces]) {
+      const [{ found }] = await this.dataSource.query<Array<{ found: string | null }>>(
+        'select to_regclass($1) as found',
+        [table],
+      );
+      if (!found) throw new RedriveLedgerMissingError(table, CreateRedriveLedger1764892800000.name);
+    }
+  }
+}
+
+async function openAdminDatabase(options: AdminDatabaseOptions): Promise<DataSource> {
+  const dataSource = new DataSource({
+    type: 'postgres',
+    url: options.url,
+    schema: options.schema,
+    migrations: MessagingMigrations,
+    logging: false,
+    extra: { max: 3 },
+  });
+  await dataSource.initialize();
+  return dataSource;
+}

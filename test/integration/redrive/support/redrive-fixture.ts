@@ -1,0 +1,118 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { MessagingMetrics } from 'nest-reliable-messaging';
+import {
+  AdminCredential,
+  ApprovedRedrivePlan,
+  ApproverKeyring,
+  generateApproverKeys,
+  PostgresRedriveLedger,
+  readApproverSigner,
+  RedriveBroker,
+  RedrivePlan,
+  RedriveService,
+} from 'nest-reliable-messaging/redrive';
+import { parseKeySecret, signApproval } from 'nest-reliable-messaging/testing';
+import { LOCAL_KEY_SECRET } from '../../../../tools/infra/local-secrets';
+import { createTestSchema, TestSchema } from '../../../harness/postgres';
+
+/** Approvers the fixture's keyring trusts. */
+export const APPROVERS = ['jane', 'bob'] as const;
+export type Approver = (typeof APPROVERS)[number];
+
+/**
+ * What a redrive suite needs besides a broker: an admin database (a schema of its own, the library's
+ * migrations run, the ledger), approver key pairs and the keyring that trusts them, and `RedriveService`s
+ * built like the CLI builds one. Also the same, as files and environment, for the CLI.
+ */
+export class RedriveFixture {
+  readonly keys = Object.fromEntries(APPROVERS.map((name) => [name, generateApproverKeys(name)])) as Record<
+    Approver,
+    ReturnType<typeof generateApproverKeys>
+  >;
+  readonly approvers = ApproverKeyring.parse({
+    version: 1,
+    approvers: APPROVERS.map((name) => this.keys[name].publicKey),
+  });
+  readonly folder = mkdtempSync(path.join(os.tmpdir(), 'redrive-'));
+  private readonly services: RedriveService[] = [];
+
+  private constructor(
+    readonly schema: TestSchema,
+    readonly ledger: PostgresRedriveLedger,
+  ) {
+    writeFileSync(
+      path.join(this.folder, 'approvers.json'),
+      JSON.stringify({ version: 1, approvers: APPROVERS.map((name) => this.keys[name].publicKey) }),
+    );
+    for (const name of APPROVERS) {
+      writeFileSync(
+        path.join(this.folder, `${name}.key.json`),
+        JSON.stringify(this.keys[name].privateKeyFile),
+      );
+    }
+  }
+
+  static async create(prefix: string): Promise<RedriveFixture> {
+    const schema = await createTestSchema(`${prefix}_admin`);
+    const database = { url: schema.databaseUrl, schema: schema.name };
+    await PostgresRedriveLedger.migrate(database);
+    return new RedriveFixture(schema, await PostgresRedriveLedger.connect(database));
+  }
+
+  /** A service as the CLI builds one: ledger, keyring, the local key secret. */
+  service(
+    broker: RedriveBroker,
+    credential: AdminCredential | undefined,
+    extra: { metrics?: MessagingMetrics; clock?: () => Date } = {},
+  ): RedriveService {
+    const service = new RedriveService({
+      broker,
+      credential,
+      ledger: this.ledger,
+      approvers: this.approvers,
+      keySecret: parseKeySecret(LOCAL_KEY_SECRET, 'LOCAL_KEY_SECRET'),
+      ...extra,
+    });
+    this.services.push(service);
+    return service;
+  }
+
+  /** `approver` signs `plan` now (or at `at`). */
+  approval(plan: RedrivePlan, approver: Approver = 'jane', options: { at?: Date; ttlMs?: number } = {}) {
+    const signer = readApproverSigner(this.keys[approver].privateKeyFile);
+    return signApproval(plan, signer, { ttlMs: options.ttlMs }, options.at ?? new Date());
+  }
+
+  /** `approver` approves `plan` and `service` checks it. */
+  approve(
+    service: RedriveService,
+    plan: RedrivePlan,
+    approver: Approver = 'jane',
+  ): Promise<ApprovedRedrivePlan> {
+    return service.approve(plan, this.approval(plan, approver));
+  }
+
+  /** The CLI's environment for the admin database, the keyring and the key secret. */
+  get cliEnv(): Record<string, string> {
+    return {
+      MESSAGING_ADMIN_DATABASE_URL: this.schema.databaseUrl,
+      MESSAGING_ADMIN_DATABASE_SCHEMA: this.schema.name,
+      MESSAGING_ADMIN_APPROVERS: path.join(this.folder, 'approvers.json'),
+      MESSAGING_KEY_SECRET: LOCAL_KEY_SECRET,
+    };
+  }
+
+  /** The audit log. */
+  history(source?: string) {
+    return this.ledger.history({ source, limit: 1_000 });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.services.map((s) => s.close()));
+    await this.ledger.close();
+    await this.schema.drop();
+    rmSync(this.folder, { recursive: true, force: true });
+  }
+}
