@@ -25,7 +25,9 @@ export interface TopicSettings {
 export interface TopologyAdminOptions {
   /** The broker, reached as an admin allowed to create topics, exchanges and queues. */
   readonly broker: RedriveBroker;
+  /** The admin credential; without one both functions throw `MissingAdminCredentialError`. */
   readonly credential: AdminCredential | undefined;
+  /** Partitions and replicas of the topics it creates (Kafka only; RabbitMQ ignores it). */
   readonly topics?: TopicSettings;
 }
 

@@ -12,7 +12,9 @@ const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
  * secret can put it back. Services that dead-letter and the redrive CLI share it; nothing else does.
  */
 export interface KeySecret {
+  /** 32-byte HMAC-SHA256 key of the key's pseudonym (`hmac:…`), derived from the secret with HKDF. */
   readonly pseudonymKey: Buffer;
+  /** 32-byte AES-256-GCM key that seals the real key in `msg.sealed-key`, derived from the secret with HKDF. */
   readonly sealKey: Buffer;
 }
 

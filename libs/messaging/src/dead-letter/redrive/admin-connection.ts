@@ -14,6 +14,7 @@ export interface AdminCredential {
 
 /** Where the RabbitMQ broker is. The URL's user and password, if any, are replaced by the admin credential. */
 export interface RabbitMqRedriveBroker {
+  /** Tells a RabbitMQ broker from a Kafka one. */
   readonly kind: 'rabbitmq';
   /** AMQP URL with the virtual host, e.g. `amqp://127.0.0.1:5672/orders`. */
   readonly url: string;
@@ -21,6 +22,7 @@ export interface RabbitMqRedriveBroker {
 
 /** Where the Kafka cluster is and how the admin principal logs in. */
 export interface KafkaRedriveBroker {
+  /** Tells a Kafka cluster from a RabbitMQ broker. */
   readonly kind: 'kafka';
   /** Bootstrap brokers, e.g. `['127.0.0.1:9092']`. */
   readonly brokers: readonly string[];

@@ -10,8 +10,11 @@ declare const approved: unique symbol;
  * and a forged object is refused at run time (the service remembers the ones it issued).
  */
 export interface ApprovedRedrivePlan {
+  /** Compile-time brand only (absent at run time): no object literal passes for an approved plan. */
   readonly [approved]: true;
+  /** The plan, exactly as it was approved. */
   readonly plan: RedrivePlan;
+  /** The approval that was verified against `plan`. */
   readonly approval: RedriveApproval;
 }
 

@@ -14,6 +14,7 @@ import { isPlanIntact, RedrivePlan } from './redrive-plan';
  * it depends on a broker password. It works once: executing it records its nonce.
  */
 export interface RedriveApproval {
+  /** Version of the approval format: 2. */
   readonly version: 2;
   /** The hash of the approved plan. */
   readonly planHash: string;
@@ -21,7 +22,12 @@ export interface RedriveApproval {
   readonly approver: string;
   /** 128 random bits, base64url: recorded when the approval is executed, so that it runs once. */
   readonly nonce: string;
+  /**
+   * When it was signed, ISO 8601, on the approver's clock. Valid from then, or up to
+   * `RedriveLimits.CLOCK_SKEW_MS` before on the executor's clock.
+   */
   readonly approvedAt: string;
+  /** When its validity ends, ISO 8601: `approvedAt` plus the grant's `ttlMs` (at most 24 hours). */
   readonly expiresAt: string;
   /** Ed25519 signature, base64, of the canonical JSON of the fields above. */
   readonly signature: string;

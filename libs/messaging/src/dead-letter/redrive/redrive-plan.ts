@@ -10,15 +10,21 @@ export type MessagePosition =
 
 /** One message a plan would move, described from its reserved headers only (never its payload). */
 export interface PlannedMessage {
+  /** Where it sits in the dead-letter destination. */
   readonly position: MessagePosition;
   /** `msg.id`, kept by the redrive (null when the message had none: it failed decoding). */
   readonly messageId: string | null;
+  /** `msg.type`, the event type (null when absent). */
   readonly type: string | null;
+  /** `msg.failure-category`, e.g. `TRANSIENT` (null when absent). */
   readonly failureCategory: string | null;
+  /** `msg.failure-code`, e.g. `SCHEMA_MISMATCH` (null when absent). */
   readonly failureCode: string | null;
   /** `msg.retry-attempt`: deliveries that failed before the message was parked. */
   readonly attempts: number | null;
+  /** `msg.origin-destination`: the topic or exchange it came from (null when absent). */
   readonly originDestination: string | null;
+  /** `msg.last-failure-at`: when its last delivery failed, ISO 8601 (null when absent). */
   readonly lastFailureAt: string | null;
   /** Redrives this message went through before (`msg.redrive-count`): above 0, a redrive loop to look at. */
   readonly redriveCount: number;
@@ -33,7 +39,9 @@ export interface PlannedMessage {
  * file, read back, shown to the approver); `hash` covers everything else in it, so a changed plan is seen.
  */
 export interface RedrivePlan {
+  /** Version of the plan format: 2. */
   readonly version: 2;
+  /** The broker it was made on; approving or executing it on another throws `RedrivePlanStaleError`. */
   readonly transport: 'kafka' | 'rabbitmq';
   /** The admin principal who made the plan: may not approve it (four eyes). */
   readonly plannedBy: string;
@@ -46,6 +54,7 @@ export interface RedrivePlan {
   readonly target: string;
   /** The consumer group that failed the messages: the only one that gets them again. */
   readonly group: string;
+  /** When it was made, ISO 8601, on the planning service's clock. */
   readonly createdAt: string;
   /** Messages waiting in the source when planned (RabbitMQ: ready; Kafka: not yet redriven). */
   readonly depth: number;

@@ -2,6 +2,7 @@ import { MessagePosition } from './redrive-plan';
 
 /** A dead-letter destination and how many messages wait in it. */
 export interface DeadLetterQueueInfo {
+  /** The dead-letter destination's name (Kafka topic or RabbitMQ queue). */
   readonly name: string;
   /** False when a named RabbitMQ queue does not exist. */
   readonly exists: boolean;
@@ -23,8 +24,11 @@ export type RedriveStatus = 'REDRIVEN' | 'NOT_CONFIRMED' | 'NOT_ATTEMPTED' | 'NO
 
 /** One message's outcome. */
 export interface MessageRedriveOutcome {
+  /** Where it was in the source, as planned. */
   readonly position: MessagePosition;
+  /** Its `msg.id` (null when it has none). */
   readonly messageId: string | null;
+  /** What became of it. */
   readonly status: RedriveStatus;
   /** Why it was not redriven (the broker's answer). */
   readonly error?: string;
@@ -34,11 +38,14 @@ export interface MessageRedriveOutcome {
 export interface RedriveResult {
   /** The id written to every copy's `msg.redrive-id`. */
   readonly redriveId: string;
+  /** The dead-letter destination read (the plan's `source`). */
   readonly source: string;
+  /** Where the messages were published (the plan's `target`). */
   readonly target: string;
   /** Messages moved (confirmed by the target, settled in the source). */
   readonly redriven: number;
   /** Planned messages still in the source. */
   readonly leftInSource: number;
+  /** Each planned message's outcome, in the plan's order. */
   readonly messages: readonly MessageRedriveOutcome[];
 }

@@ -7,20 +7,27 @@ import { isApproverName } from './approver-name';
  * key (PKCS#8 PEM, encrypted when a passphrase was given). Kept by the approver alone, mode 0600.
  */
 export interface ApproverPrivateKeyFile {
+  /** Version of the file format: 1. */
   readonly version: 1;
+  /** The approver's name: letters, digits, `.`, `_`, `@` or `-`. */
   readonly approver: string;
+  /** The Ed25519 private key, PKCS#8 PEM; encrypted (AES-256-CBC) when a passphrase was given. */
   readonly privateKey: string;
 }
 
 /** An entry of the executors' keyring: an approver's name and Ed25519 public key (SPKI PEM). */
 export interface ApproverPublicKey {
+  /** The approver's name, as in the private key file. */
   readonly approver: string;
+  /** The Ed25519 public key, SPKI PEM. */
   readonly publicKey: string;
 }
 
 /** An approver who can sign: the name and the private key. */
 export interface ApproverSigner {
+  /** The approver's name, written into the approvals it signs. */
   readonly approver: string;
+  /** The approver's Ed25519 private key, decrypted. */
   readonly key: KeyObject;
 }
 

@@ -5,15 +5,14 @@ import { RedriveRefusedError } from './redrive-refused.error';
  * application's least-privilege user, which may not read dead-letter queues) or the login failed.
  */
 export class AdminCredentialRefusedError extends RedriveRefusedError {
+  /** The guard that refused: always `ADMIN_CREDENTIAL`. */
   readonly guard = 'ADMIN_CREDENTIAL' as const;
 
-  /**
-   * @param principal the user the broker refused
-   * @param operation what was refused, e.g. `read redrive.orders.billing.dlq`
-   * @param options `cause`, the broker's error
-   */
+  /** @param options - `cause`, the broker's error */
   constructor(
+    /** The user or principal the broker refused. */
     readonly principal: string,
+    /** What was refused, e.g. `read redrive.orders.billing.dlq`. */
     readonly operation: string,
     options?: { cause?: unknown },
   ) {

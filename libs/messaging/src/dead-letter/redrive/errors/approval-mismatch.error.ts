@@ -25,9 +25,13 @@ const EXPLANATIONS: Record<ApprovalMismatch, string> = {
 
 /** The approval does not approve this plan. Approve the plan you mean to run, unchanged. */
 export class ApprovalMismatchError extends RedriveRefusedError {
+  /** The guard that refused: always `APPROVAL_MISMATCH`. */
   readonly guard = 'APPROVAL_MISMATCH' as const;
 
-  constructor(readonly mismatch: ApprovalMismatch) {
+  constructor(
+    /** Why the approval does not approve the plan. */
+    readonly mismatch: ApprovalMismatch,
+  ) {
     super(`Redrive refused: ${EXPLANATIONS[mismatch]}. Approve the plan you mean to run, unchanged.`);
     this.name = 'ApprovalMismatchError';
   }

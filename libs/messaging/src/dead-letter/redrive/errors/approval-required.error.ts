@@ -5,6 +5,7 @@ import { RedriveRefusedError } from './redrive-refused.error';
  * object, or an approved plan already executed). Approve the plan with `approve(plan, approval)` first.
  */
 export class ApprovalRequiredError extends RedriveRefusedError {
+  /** The guard that refused: always `APPROVAL`. */
   readonly guard = 'APPROVAL' as const;
 
   constructor(reason: string) {

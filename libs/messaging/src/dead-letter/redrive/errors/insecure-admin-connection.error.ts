@@ -7,9 +7,13 @@ import { RedriveRefusedError } from './redrive-refused.error';
  * the explicit `--local-plaintext` flag.
  */
 export class InsecureAdminConnectionError extends RedriveRefusedError {
+  /** The guard that refused: always `INSECURE_CONNECTION`. */
   readonly guard = 'INSECURE_CONNECTION' as const;
 
-  constructor(readonly reason: string) {
+  constructor(
+    /** What is insecure, e.g. `no SASL mechanism is configured`. */
+    readonly reason: string,
+  ) {
     super(
       `Refused to connect to Kafka as the admin: ${reason}. Use SASL (MESSAGING_ADMIN_KAFKA_SASL=` +
         'scram-sha-512, or plain together with MESSAGING_ADMIN_KAFKA_SSL=true); --local-plaintext allows a ' +

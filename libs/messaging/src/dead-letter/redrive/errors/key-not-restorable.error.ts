@@ -5,8 +5,11 @@
  */
 export class KeyNotRestorableError extends Error {
   constructor(
+    /** The dead-letter destination the message was read from. */
     readonly source: string,
+    /** The message's `msg.id`; null when it has none. */
     readonly messageId: string | null,
+    /** Why the key cannot be restored (no key secret, another secret, no sealed key). */
     readonly reason: string,
   ) {
     super(

@@ -2,6 +2,7 @@ import { RedriveRefusedError } from './redrive-refused.error';
 
 /** No admin credential was given: redrive, planning included, needs one the application runtime does not hold. */
 export class MissingAdminCredentialError extends RedriveRefusedError {
+  /** The guard that refused: always `ADMIN_CREDENTIAL`. */
   readonly guard = 'ADMIN_CREDENTIAL' as const;
 
   constructor() {

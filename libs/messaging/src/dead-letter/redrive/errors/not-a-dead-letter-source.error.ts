@@ -5,10 +5,13 @@ import { RedriveRefusedError } from './redrive-refused.error';
  * messages that are not dead-letter copies): a redrive never drains a live destination.
  */
 export class NotADeadLetterSourceError extends RedriveRefusedError {
+  /** The guard that refused: always `SOURCE`. */
   readonly guard = 'SOURCE' as const;
 
   constructor(
+    /** The destination that was named as the source. */
     readonly source: string,
+    /** Why it is not a dead-letter destination. */
     readonly reason: string,
   ) {
     super(

@@ -5,9 +5,13 @@ import { RedriveRefusedError } from './redrive-refused.error';
  * two redrives of one DLQ would publish its messages twice. Wait for it to finish, then plan again.
  */
 export class RedriveInProgressError extends RedriveRefusedError {
+  /** The guard that refused: always `IN_PROGRESS`. */
   readonly guard = 'IN_PROGRESS' as const;
 
-  constructor(readonly source: string) {
+  constructor(
+    /** The dead-letter destination another redrive holds. */
+    readonly source: string,
+  ) {
     super(
       `Redrive refused: another redrive of ${source} is running. Wait for it to finish (nest-messaging dlq ` +
         'history shows it), then plan again.',

@@ -4,7 +4,9 @@
  */
 export class RedriveLedgerMissingError extends Error {
   constructor(
+    /** The missing table, e.g. `messaging_redrive_audit` (schema-qualified when a schema is set). */
     readonly table: string,
+    /** The name of the library migration that creates it. */
     readonly migration: string,
   ) {
     super(

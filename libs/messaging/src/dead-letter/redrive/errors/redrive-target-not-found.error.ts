@@ -4,7 +4,9 @@
  */
 export class RedriveTargetNotFoundError extends Error {
   constructor(
+    /** The dead-letter destination to redrive. */
     readonly source: string,
+    /** The target that does not exist; undefined when none was given and none could be derived. */
     readonly target: string | undefined,
   ) {
     super(

@@ -7,11 +7,15 @@ import { RedriveRefusedError } from './redrive-refused.error';
  * destination or a broker-internal one.
  */
 export class RedriveTargetRefusedError extends RedriveRefusedError {
+  /** The guard that refused: always `TARGET`. */
   readonly guard = 'TARGET' as const;
 
   constructor(
+    /** The dead-letter destination to redrive. */
     readonly source: string,
+    /** The target that was refused (the origins, comma-separated, when the messages name several). */
     readonly target: string,
+    /** Why, e.g. `a dead-letter, retry or broker-internal destination is never a target`. */
     readonly reason: string,
   ) {
     super(

@@ -73,6 +73,7 @@ export class PostgresRedriveLedger implements RedriveLedger {
     }
   }
 
+  /** Appends an entry to `messaging_redrive_audit`. */
   async record(entry: RedriveAuditEntry): Promise<void> {
     await this.dataSource.query(
       `insert into ${this.audit} (action, actor, transport, source, target, plan_hash, approver, redrive_id,
@@ -94,6 +95,10 @@ export class PostgresRedriveLedger implements RedriveLedger {
     );
   }
 
+  /**
+   * Inserts the approval's nonce into `messaging_redrive_nonce`; when it is there already, inserts nothing
+   * and resolves `claimed: false` with who used it and when.
+   */
   async claimApproval(use: ApprovalUse): Promise<{ claimed: true } | { claimed: false; usedBy: string }> {
     const inserted = await this.dataSource.query<unknown[]>(
       `insert into ${this.nonces} (nonce, plan_hash, approver, redrive_id, executed_by)
@@ -108,6 +113,10 @@ export class PostgresRedriveLedger implements RedriveLedger {
     return { claimed: false, usedBy: `${earlier.executed_by} at ${earlier.used_at.toISOString()}` };
   }
 
+  /**
+   * Runs `work` holding a session advisory lock on `transport` and `source`, on a connection of its own;
+   * throws `RedriveInProgressError` at once when another session holds it.
+   */
   async withExclusiveHold<T>(
     transport: 'kafka' | 'rabbitmq',
     source: string,
@@ -133,6 +142,7 @@ export class PostgresRedriveLedger implements RedriveLedger {
     }
   }
 
+  /** The latest `limit` audit entries, newest last; of one source when `source` is given. */
   async history(filter: { source?: string; limit: number }): Promise<RecordedRedriveAuditEntry[]> {
     const rows = await this.dataSource.query<AuditRow[]>(
       `select * from (
@@ -157,6 +167,7 @@ export class PostgresRedriveLedger implements RedriveLedger {
     }));
   }
 
+  /** Closes the connections to the admin database. */
   async close(): Promise<void> {
     await this.dataSource.destroy();
   }

@@ -3,14 +3,21 @@ export type RedriveAuditAction = 'PLAN' | 'APPROVE' | 'EXECUTE' | 'REFUSE';
 
 /** One entry of the redrive audit log: who did what, when, from where to where, with which messages. */
 export interface RedriveAuditEntry {
+  /** What was done: planned, approved, executed, or refused. */
   readonly action: RedriveAuditAction;
   /** The admin principal (plan, execute, most refusals) or the approver (approve). */
   readonly actor: string;
+  /** The broker the operation ran on. */
   readonly transport: 'kafka' | 'rabbitmq';
+  /** The dead-letter destination; undefined when the operation named none. */
   readonly source?: string;
+  /** The redrive target; undefined when none was given or derived (e.g. a plan of an empty DLQ). */
   readonly target?: string;
+  /** The plan's `hash`; undefined for an operation without a plan. */
   readonly planHash?: string;
+  /** Who approved (approve, execute and their refusals); undefined when no approval was involved. */
   readonly approver?: string;
+  /** The redrive's id, as in the copies' `msg.redrive-id`; set for an execution (or its refusal) only. */
   readonly redriveId?: string;
   /** The planned or moved messages' ids (null for a message without one). */
   readonly messageIds?: readonly (string | null)[];
@@ -22,16 +29,23 @@ export interface RedriveAuditEntry {
 
 /** An entry as stored. */
 export interface RecordedRedriveAuditEntry extends RedriveAuditEntry {
+  /** Its id in the audit log, increasing with each entry (a bigint, as a decimal string). */
   readonly id: string;
+  /** When it was recorded, on the admin database's clock. */
   readonly at: Date;
 }
 
 /** The use of an approval, recorded when it is executed. */
 export interface ApprovalUse {
+  /** The approval's nonce: recorded once, so the approval runs once. */
   readonly nonce: string;
+  /** The hash of the plan executed. */
   readonly planHash: string;
+  /** Who signed the approval. */
   readonly approver: string;
+  /** The id of the redrive that uses it. */
   readonly redriveId: string;
+  /** The admin principal who executes it. */
   readonly executedBy: string;
 }
 
@@ -55,5 +69,6 @@ export interface RedriveLedger {
   withExclusiveHold<T>(transport: 'kafka' | 'rabbitmq', source: string, work: () => Promise<T>): Promise<T>;
   /** The latest entries, newest last; of one source when given. */
   history(filter: { readonly source?: string; readonly limit: number }): Promise<RecordedRedriveAuditEntry[]>;
+  /** Releases the ledger's connections; the ledger is not used after. */
   close(): Promise<void>;
 }
