@@ -3,20 +3,9 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from '../../../tools/demo/build-services';
-import { nestCli, nodeBinary } from './tool-cache';
+import { nestCli, nodeBinary, npmCli } from '../../../tools/infra/tool-cache';
 
 const run = promisify(execFile);
-
-/** The machine's npm (it comes with its Node.js), run by each cell's own Node binary. */
-const NPM_CLI = path.join(
-  path.dirname(process.execPath),
-  '..',
-  'lib',
-  'node_modules',
-  'npm',
-  'bin',
-  'npm-cli.js',
-);
 
 /** The README's five-minute example (and the check that drives it), copied into every generated app. */
 export const EXAMPLE_SRC = path.join(REPO_ROOT, 'examples', 'five-minute', 'src');
@@ -122,7 +111,7 @@ export class ConsumerApp {
   }
 
   private async npm(args: readonly string[]): Promise<void> {
-    await this.exec(this.node, [NPM_CLI, ...args], {}, 600_000);
+    await this.exec(this.node, [npmCli(), ...args], {}, 600_000);
   }
 
   private async exec(

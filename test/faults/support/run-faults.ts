@@ -8,8 +8,7 @@
  *
  * Anything else goes to jest, e.g. `--testPathPatterns kafka` for one transport.
  */
-import { spawn } from 'node:child_process';
-import * as path from 'node:path';
+import { runJest } from '../../../tools/test/run-jest';
 
 function main(): void {
   const args = process.argv.slice(2);
@@ -28,9 +27,7 @@ function main(): void {
     else jestArgs.push(arg);
   }
   if (env.FAULTS_SOAK === '1' || env.FAULTS_SOAK === 'true') jestArgs.push('--testPathPatterns', 'fault-run');
-  const jest = path.join(path.dirname(require.resolve('jest/package.json')), 'bin', 'jest.js');
-  const child = spawn(process.execPath, [jest, ...jestArgs], { stdio: 'inherit', env });
-  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+  void runJest(jestArgs, env).then((code) => process.exit(code));
 }
 
 main();

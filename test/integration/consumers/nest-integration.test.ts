@@ -69,7 +69,7 @@ class OrdersController {
   constructor(private readonly seen: Seen) {}
 
   // On a controller, Nest resolves enhancers given as instances (or global ones); see the README.
-  @EventPattern(topic)
+  @EventPattern<string>(topic) // a plain pattern (Nest 12 also types patterns by an events map)
   @IdempotentHandler(OrderPlaced, { group })
   @UseInterceptors(new CountingInterceptor(seen))
   async onOrderPlaced(

