@@ -160,7 +160,7 @@ export class RedriveService {
         messages: records.map(describeRecord),
       });
       await this.options.ledger.record({
-        ...this.entry('PLAN', plan),
+        ...this.entry('PLAN', plan, undefined, actor),
         outcome: 'PLANNED',
         detail: `${plan.messages.length} of ${depth} waiting`,
       });
