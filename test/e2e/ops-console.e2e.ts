@@ -129,7 +129,7 @@ describe('The operations console in a browser (RabbitMQ, services as processes)'
       content: 'parked, then redriven',
     });
     expect(created.status).toBe(201);
-    postId = created.body.id;
+    postId = created.body!.id;
 
     const alice = await signedIn('alice');
     await eventually(async () => (await dlqDepth(alice)) === 1, 60_000, 500);

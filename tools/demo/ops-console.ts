@@ -1,10 +1,11 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { generateApproverKeys } from 'nest-reliable-messaging/redrive';
+import { generateApproverKeys, PostgresRedriveLedger } from 'nest-reliable-messaging/redrive';
 import { hashPassword } from '../../apps/ops-console/src/auth/password-hash';
 import { freePort } from '../infra/ports';
 import { LOCAL_KEY_SECRET } from '../infra/local-secrets';
 import { BuiltServices } from './build-services';
+import { postgresServer } from './databases';
 import { ServiceProcess } from './service-process';
 
 /** A console user of the demo and the tests, with the password they sign in with. */
@@ -90,4 +91,25 @@ export async function startOpsConsole(
   });
   await console.start();
   return console;
+}
+
+/** The dead-letter queue of the demo's consumer group (`<destination>.<group>.dlq`). */
+export const DEMO_DLQ = 'post-create.subscribe-service.dlq';
+
+/** The admin database of local development: `messaging_admin` on the local PostgreSQL, migrated. */
+export async function localAdminDatabase(postgresUrl: string): Promise<{ url: string; created: boolean }> {
+  const server = postgresServer(postgresUrl);
+  await server.check();
+  const created = await server.ensure('messaging_admin');
+  const url = server.serviceUrl('messaging_admin');
+  await PostgresRedriveLedger.migrate({ url });
+  return { url, created };
+}
+
+/** The lines that tell where the console is and who may sign in (demo users, local development only). */
+export function consoleBanner(url: string): string[] {
+  return [
+    `Operations console: ${url}`,
+    `  Demo users (local only): ${DEMO_CONSOLE_USERS.map((u) => `${u.name}/${u.password} (${u.roles.join('+')})`).join(', ')}`,
+  ];
 }
