@@ -10,7 +10,8 @@ import { eventually } from '../harness/eventually';
 import { createTestSchema, TestSchema } from '../harness/postgres';
 import { launchChromium } from './support/browser';
 import { e2eBuild } from './support/e2e-build';
-import { PrivateStack, startPrivateStack } from './support/private-stack';
+import { RabbitVhost } from '../integration/redrive/support/rabbit-vhost';
+import { BlogStack } from '../../tools/demo/blog-stack';
 
 const DLQ = 'post-create.subscribe-service.dlq';
 const POISON = 'console e2e: blocked by a trigger';
@@ -20,13 +21,17 @@ type UserName = (typeof DEMO_CONSOLE_USERS)[number]['name'];
 const SHOTS = path.join(REPO_ROOT, '.demo', 'e2e', 'console-screenshots');
 
 /**
- * The operations console in headless Chromium, against the services as processes on a private RabbitMQ
- * node: a post's notification fails into the DLQ; an operator plans its redrive; an approver approves; the
+ * The operations console in headless Chromium, against the services as processes in a RabbitMQ vhost of the
+ * suite's own, where the services run as a least-privilege user (no DLQ reads) and only the console holds
+ * the admin user: a post's notification fails into the DLQ; an operator plans its redrive; an approver approves; the
  * operator executes; the handler applies it once; the audit log shows each step. Viewers, CSRF-less posts,
  * self-approval and a stale plan are refused.
  */
 describe('The operations console in a browser (RabbitMQ, services as processes)', () => {
-  let privateStack: PrivateStack | undefined;
+  let vhost: RabbitVhost | undefined;
+  let stack: BlogStack | undefined;
+  let subscribeDb: TestSchema | undefined;
+  let schemas: TestSchema[] = [];
   let adminDb: TestSchema | undefined;
   let opsConsole: ServiceProcess | undefined;
   let browser: Browser | undefined;
@@ -39,16 +44,31 @@ describe('The operations console in a browser (RabbitMQ, services as processes)'
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    [privateStack, adminDb, browser] = await Promise.all([
-      startPrivateStack('rabbitmq', { schemaPrefix: 'e2e_console', logDir, env: {} }),
+    let postDb: TestSchema;
+    [vhost, postDb, subscribeDb, adminDb, browser] = await Promise.all([
+      RabbitVhost.create('e2e_console'),
+      createTestSchema('e2e_console_post'),
+      createTestSchema('e2e_console_subscribe'),
       createTestSchema('e2e_console_admin'),
       launchChromium(),
     ]);
+    schemas = [postDb, subscribeDb, adminDb];
     await PostgresRedriveLedger.migrate({ url: adminDb.databaseUrl, schema: adminDb.name });
-    const { stack, broker } = privateStack;
+    stack = await BlogStack.start({
+      transport: 'rabbitmq',
+      kafkaBrokers: [],
+      amqpUrl: vhost.urlAs(vhost.service),
+      topologyAmqpUrl: vhost.urlAs(vhost.admin),
+      databases: {
+        post: { url: postDb.databaseUrl, schema: postDb.name },
+        subscribe: { url: subscribeDb.databaseUrl, schema: subscribeDb.name },
+      },
+      build: e2eBuild(),
+      logDir,
+    });
     opsConsole = await startOpsConsole(e2eBuild(), {
       transport: 'rabbitmq',
-      amqpUrl: broker.amqpUrl,
+      amqpUrl: vhost.urlAs(vhost.admin),
       kafkaBrokers: [],
       adminDatabase: { url: adminDb.databaseUrl, schema: adminDb.name },
       metrics: [
@@ -64,8 +84,9 @@ describe('The operations console in a browser (RabbitMQ, services as processes)'
   afterAll(async () => {
     await browser?.close();
     await opsConsole?.stop();
-    await privateStack?.stop();
-    await adminDb?.drop();
+    await stack?.stop();
+    await vhost?.delete();
+    await Promise.all(schemas.map((schema) => schema.drop()));
     process.stdout.write(`\nops console e2e: logs in ${logDir}, screenshots in ${SHOTS}\n`);
   });
 
@@ -103,7 +124,7 @@ describe('The operations console in a browser (RabbitMQ, services as processes)'
   }
 
   const notificationsOfPost = async () => {
-    const rows = await privateStack!.subscribeDb.query<{ n: number }>(
+    const rows = await subscribeDb!.query<{ n: number }>(
       'select count(*)::int as n from notifications where subscriber_id = $1 and post_id = $2',
       [subscriberId, postId],
     );
@@ -111,19 +132,19 @@ describe('The operations console in a browser (RabbitMQ, services as processes)'
   };
 
   it('shows a message that failed into the DLQ, with payload for an operator only', async () => {
-    const { stack, subscribeDb } = privateStack!;
+    const [blog, db] = [stack!, subscribeDb!];
     // The cause: a trigger refuses this post's notifications (as a downstream outage would).
-    await subscribeDb.query(`
+    await db.query(`
       create function refuse_poison() returns trigger language plpgsql as $$
       begin
         if new.title = '${POISON}' then raise exception 'notification store refuses this post'; end if;
         return new;
       end $$`);
-    await subscribeDb.query(
+    await db.query(
       'create trigger refuse_poison before insert on notifications for each row execute function refuse_poison()',
     );
-    expect((await stack.client.subscribe(subscriberId, authorId)).status).toBe(201);
-    const created = await stack.client.createPost({
+    expect((await blog.client.subscribe(subscriberId, authorId)).status).toBe(201);
+    const created = await blog.client.createPost({
       authorId,
       title: POISON,
       content: 'parked, then redriven',
@@ -135,7 +156,7 @@ describe('The operations console in a browser (RabbitMQ, services as processes)'
     await eventually(async () => (await dlqDepth(alice)) === 1, 60_000, 500);
     await shot(alice, 'dead-letter-queues');
     // The cause is fixed before the redrive, as the runbook says.
-    await subscribeDb.query('drop trigger refuse_poison on notifications');
+    await db.query('drop trigger refuse_poison on notifications');
 
     await alice.goto(base);
     await expect(alice.getByRole('heading', { name: 'Outbox, per destination' }).count()).resolves.toBe(1);
@@ -245,15 +266,15 @@ describe('The operations console in a browser (RabbitMQ, services as processes)'
   });
 
   it('refuses self-approval and a stale plan, with a clear message', async () => {
-    const { stack, subscribeDb } = privateStack!;
+    const [blog, db] = [stack!, subscribeDb!];
     // Park another message: the trigger again, a second post.
-    await subscribeDb.query(
+    await db.query(
       'create trigger refuse_poison before insert on notifications for each row execute function refuse_poison()',
     );
-    expect((await stack.client.createPost({ authorId, title: POISON, content: 'second' })).status).toBe(201);
+    expect((await blog.client.createPost({ authorId, title: POISON, content: 'second' })).status).toBe(201);
     const olga = await signedIn('olga');
     await eventually(async () => (await dlqDepth(olga)) === 1, 60_000, 500);
-    await subscribeDb.query('drop trigger refuse_poison on notifications');
+    await db.query('drop trigger refuse_poison on notifications');
 
     const plan = async (page: Page) => {
       await page.goto(`${base}/dead-letters/${DLQ}`);
