@@ -2,6 +2,7 @@ import { RecordedRedriveAuditEntry } from '../../dead-letter/redrive/ledger/redr
 import { ServiceFigures } from '../console-metrics';
 import { DeadLetterQueueInfo } from '../../dead-letter/redrive/redrive-result';
 import { html, Html } from './html';
+import { queuesTable } from './dead-letter-views';
 import { notice, page, PageContext } from './layout';
 
 /** The sign-in form. */
@@ -137,23 +138,7 @@ export function overviewPage(
       </table>
       <h2 id="dlqs">Dead-letter queues</h2>
       ${queueError ? notice('error', `The broker could not be read: ${queueError}`) : ''}
-      <table aria-labelledby="dlqs">
-        <thead>
-          <tr>
-            <th scope="col">Dead-letter queue</th>
-            <th scope="col" class="num">Waiting</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${queues.map(
-            (q) =>
-              html`<tr>
-                <td><a href="${context.base}/dead-letters/${encodeURIComponent(q.name)}">${q.name}</a></td>
-                <td class="num">${q.exists ? q.depth : 'missing'}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
+      ${queuesTable(context, queues, html`aria-labelledby="dlqs"`)}
       <p class="muted">
         Counters are since each service started; "published / min" needs two readings a minute apart.
       </p>`,

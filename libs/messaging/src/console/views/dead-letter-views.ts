@@ -1,6 +1,6 @@
 import { InspectedDeadLetter } from '../../dead-letter/redrive/redrive.service';
 import { DeadLetterQueueInfo } from '../../dead-letter/redrive/redrive-result';
-import { csrfField, page, PageContext } from './layout';
+import { csrfField, headRow, page, PageContext } from './layout';
 import { html, Html } from './html';
 
 /** The filters of the dead-letter view. */
@@ -30,25 +30,25 @@ export function deadLetterQueuesPage(context: PageContext, queues: readonly Dead
   return page(
     context,
     'Dead letters',
-    html`<table aria-label="Dead-letter queues">
-      <thead>
-        <tr>
-          <th scope="col">Dead-letter queue</th>
-          <th scope="col" class="num">Waiting</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${queues.map(
-          (q) =>
-            html`<tr>
-              <td><a href="${context.base}/dead-letters/${encodeURIComponent(q.name)}">${q.name}</a></td>
-              <td class="num">${q.exists ? q.depth : 'missing'}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>`,
+    queuesTable(context, queues, html`aria-label="Dead-letter queues"`),
     '/dead-letters',
   );
+}
+
+/** The dead-letter queues with their depths, each linking to its messages. */
+export function queuesTable(context: PageContext, queues: readonly DeadLetterQueueInfo[], label: Html): Html {
+  return html`<table ${label}>
+    ${headRow(['Dead-letter queue', '#Waiting'])}
+    <tbody>
+      ${queues.map(
+        (q) =>
+          html`<tr>
+            <td><a href="${context.base}/dead-letters/${encodeURIComponent(q.name)}">${q.name}</a></td>
+            <td class="num">${q.exists ? q.depth : 'missing'}</td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
 }
 
 /** One dead-letter queue's messages (the first 100, from the head), filtered; the form that plans a redrive. */
@@ -62,32 +62,27 @@ export function deadLetterQueuePage(
 ): string {
   const shown = letters.filter((l) => matchesFilter(l, filter, now));
   const queuePath = `${context.base}/dead-letters/${encodeURIComponent(queue)}`;
-  const options = (pick: (l: InspectedDeadLetter) => string | null, selected?: string): Html[] =>
-    [...new Set(letters.map(pick).filter((v): v is string => v !== null))]
-      .sort()
-      .map((v) => html`<option${v === selected ? html` selected` : ''}>${v}</option>`);
+  const select = (
+    id: string,
+    label: string,
+    pick: (l: InspectedDeadLetter) => string | null,
+    selected?: string,
+  ) =>
+    html`<label for="${id}"
+      >${label}<select id="${id}" name="${id}">
+        <option value="">any</option>
+        ${[...new Set(letters.map(pick).filter((v): v is string => v !== null))]
+          .sort()
+          .map((v) => html`<option${v === selected ? html` selected` : ''}>${v}</option>`)}
+      </select></label
+    >`;
   return page(
     context,
     `Dead letters: ${queue}`,
     html`<form method="get" class="inline" action="${queuePath}" aria-label="Filter">
-        <label for="category"
-          >Category<select id="category" name="category">
-            <option value="">any</option>
-            ${options((l) => l.message.failureCategory, filter.category)}
-          </select></label
-        >
-        <label for="code"
-          >Code<select id="code" name="code">
-            <option value="">any</option>
-            ${options((l) => l.message.failureCode, filter.code)}
-          </select></label
-        >
-        <label for="type"
-          >Type<select id="type" name="type">
-            <option value="">any</option>
-            ${options((l) => l.message.type, filter.type)}
-          </select></label
-        >
+        ${select('category', 'Category', (l) => l.message.failureCategory, filter.category)}
+        ${select('code', 'Code', (l) => l.message.failureCode, filter.code)}
+        ${select('type', 'Type', (l) => l.message.type, filter.type)}
         <label for="older"
           >Last failure at least (minutes ago)<input
             id="older"
@@ -100,18 +95,7 @@ export function deadLetterQueuePage(
       </form>
       <p>${shown.length} of the ${letters.length} message(s) at the head of the queue match.</p>
       <table aria-label="Dead letters">
-        <thead>
-          <tr>
-            <th scope="col" class="num">Position</th>
-            <th scope="col">Message id</th>
-            <th scope="col">Type</th>
-            <th scope="col">Failure</th>
-            <th scope="col" class="num">Attempts</th>
-            <th scope="col">First failure</th>
-            <th scope="col">Last failure</th>
-            <th scope="col" class="num">Redrives</th>
-          </tr>
-        </thead>
+        ${headRow(['#Position', 'Message id', 'Type', 'Failure', '#Attempts', 'First failure', 'Last failure', '#Redrives'])}
         <tbody>
           ${shown.map((l) => {
             const m = l.message;

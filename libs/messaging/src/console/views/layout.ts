@@ -72,3 +72,12 @@ export function csrfField(context: PageContext): Html {
 export function notice(kind: 'error' | 'ok', text: string | Html): Html {
   return html`<p class="notice ${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${text}</p>`;
 }
+
+/** A table's header row: each column's label, `#` in front for a numeric (right-aligned) one. */
+export function headRow(columns: readonly string[]): Html {
+  return html`<thead>
+    <tr>
+      ${columns.map((c) => (c.startsWith('#') ? html`<th scope="col" class="num">${c.slice(1)}</th>` : html`<th scope="col">${c}</th>`))}
+    </tr>
+  </thead>`;
+}

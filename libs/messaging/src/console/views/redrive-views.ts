@@ -1,7 +1,7 @@
 import { ConsolePlan } from '../console-plans';
 import { positionOf } from './dead-letter-views';
 import { html, Html } from './html';
-import { csrfField, notice, page, PageContext } from './layout';
+import { csrfField, headRow, notice, page, PageContext } from './layout';
 
 /** What the signed-in user may do with a plan now. */
 export interface PlanActions {
@@ -93,17 +93,7 @@ export function redrivePlanPage(
       </dl>
       <h2 id="messages">Messages (dry run: nothing was changed)</h2>
       <table aria-labelledby="messages">
-        <thead>
-          <tr>
-            <th scope="col" class="num">Position</th>
-            <th scope="col">Message id</th>
-            <th scope="col">Type</th>
-            <th scope="col">Failure</th>
-            <th scope="col" class="num">Attempts</th>
-            <th scope="col" class="num">Redrives</th>
-            ${result ? html`<th scope="col">Fate</th>` : ''}
-          </tr>
-        </thead>
+        ${headRow(['#Position', 'Message id', 'Type', 'Failure', '#Attempts', '#Redrives', ...(result ? ['Fate'] : [])])}
         <tbody>
           ${plan.messages.map((m, i) => {
             const fate = result?.messages[i];
