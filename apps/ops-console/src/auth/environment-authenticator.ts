@@ -9,7 +9,9 @@ const usersSchema = z
     z.strictObject({
       name: z.string().regex(/^[A-Za-z0-9._@-]{1,64}$/, 'letters, digits, ".", "_", "@" or "-", at most 64'),
       roles: z.array(z.enum(ROLES)).min(1),
-      passwordHash: z.string().refine(isPasswordHash, 'a scrypt hash (npm run console:hash-password)'),
+      passwordHash: z
+        .string()
+        .refine(isPasswordHash, 'a scrypt hash (node dist/apps/ops-console/main.js hash-password)'),
     }),
   )
   .min(1);
