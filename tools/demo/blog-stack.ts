@@ -17,6 +17,8 @@ export interface BlogStackOptions {
   readonly transport: 'kafka' | 'rabbitmq';
   readonly kafkaBrokers: readonly string[];
   readonly amqpUrl: string;
+  /** The RabbitMQ URL `messaging topology apply` runs with (an admin user). Default: `amqpUrl`. */
+  readonly topologyAmqpUrl?: string;
   readonly databases: { readonly post: ServiceDatabase; readonly subscribe: ServiceDatabase };
   readonly build: BuiltServices;
   /** Each service's log goes to `<logDir>/<service>.log`. */
@@ -41,7 +43,7 @@ export class BlogStack {
    * until its consumer is subscribed, then post-service.
    */
   static async start(options: BlogStackOptions): Promise<BlogStack> {
-    await applyBlogTopology(options);
+    await applyBlogTopology({ ...options, amqpUrl: options.topologyAmqpUrl ?? options.amqpUrl });
     const common = {
       ...BLOG_SERVICE_ENV,
       MESSAGING_TRANSPORT: options.transport,

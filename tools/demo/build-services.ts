@@ -13,13 +13,15 @@ export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 /** The demo services, by their folder under `apps/`. */
 export const SERVICES = ['post-service', 'subscribe-service'] as const;
 export type ServiceName = (typeof SERVICES)[number];
+/** The apps the build compiles: the services and the operations console. */
+export type AppName = ServiceName | 'ops-console';
 
 /** Compiled services, ready for `node <entry>`. */
 export interface BuiltServices {
   readonly outDir: string;
   /** Wall time of the build, ms; 0 when the previous build was still fresh. */
   readonly elapsedMs: number;
-  entry(service: ServiceName): string;
+  entry(app: AppName): string;
 }
 
 /** Options of `buildServices()`. */

@@ -2,9 +2,16 @@
 import * as path from 'node:path';
 import { BlogStack } from './blog-stack';
 import { checkDelivery, createAudience, readNotifications } from './blog-scenario';
-import { buildServices, REPO_ROOT } from './build-services';
+import { buildServices, BuiltServices, REPO_ROOT } from './build-services';
 import { DEMO_USAGE, DemoOptions, parseDemoOptions } from './demo-options';
-import { MissingInfrastructureError, prepareInfrastructure, RegisterCleanup } from './demo-infrastructure';
+import {
+  DemoInfrastructure,
+  MissingInfrastructureError,
+  prepareInfrastructure,
+  RegisterCleanup,
+} from './demo-infrastructure';
+import { infraEnv } from '../infra/env';
+import { consoleBanner, DEMO_DLQ, localAdminDatabase, startOpsConsole } from './ops-console';
 import { normalScenario, outageScenario } from './demo-scenarios';
 import { failureReasons, printSummary } from './demo-summary';
 import { seconds } from './format';
@@ -114,6 +121,7 @@ async function runDemo(options: DemoOptions, out: Progress, register: RegisterCl
     `  subscribe-service ${stack.subscribe.url} (pid ${stack.subscribe.pid}), consumer group subscribed`,
   );
   out.line(`  Logs: ${path.relative(process.cwd(), logDir) || logDir}/`);
+  await startDemoConsole(options, infra, stack, build, logDir, out, register);
 
   const audience = await createAudience(stack.client, options.subscribers);
   out.line(
@@ -157,6 +165,40 @@ async function runDemo(options: DemoOptions, out: Progress, register: RegisterCl
       : c.red(c.bold(`FAIL: ${failureReasons(final, requestsOk).join('; ')}.`)),
   );
   return passed ? 0 : 1;
+}
+
+/** The ops console beside the services (its admin database on the local PostgreSQL); optional for the demo. */
+async function startDemoConsole(
+  options: DemoOptions,
+  infra: DemoInfrastructure,
+  stack: BlogStack,
+  build: BuiltServices,
+  logDir: string,
+  out: Progress,
+  register: RegisterCleanup,
+): Promise<void> {
+  try {
+    const admin = await localAdminDatabase(infraEnv().databaseUrl);
+    const opsConsole = await startOpsConsole(build, {
+      transport: options.transport,
+      amqpUrl: infra.amqpUrl,
+      kafkaBrokers: infra.kafkaBrokers,
+      adminDatabase: { url: admin.url },
+      metrics: [
+        { name: 'post-service', url: `${stack.post.url}/metrics` },
+        { name: 'subscribe-service', url: `${stack.subscribe.url}/metrics` },
+      ],
+      deadLetterQueues: [DEMO_DLQ],
+      dir: logDir,
+    });
+    register('stop the ops console', () => opsConsole.stop());
+    consoleBanner(`${opsConsole.url}/console`).forEach((line) => out.line(`  ${line}`));
+    out.line(
+      '  (while the demo runs; `npm run start:console` keeps one running beside start:post/start:subscribe)',
+    );
+  } catch (error) {
+    out.line(`  Operations console not started: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 function timestamp(): string {

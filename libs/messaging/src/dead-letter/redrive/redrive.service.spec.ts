@@ -170,6 +170,21 @@ describe(RedriveService.name, () => {
       ).rejects.toMatchObject({ mismatch: 'SELF_APPROVAL' });
     });
 
+    it('takes the executor a front end names (a console user), and still refuses its credential as approver', async () => {
+      const ledger = new FakeLedger();
+      await expect(
+        service(undefined, ledger).approve(plan(1), approvalOf(plan(1)), 'jane'),
+      ).rejects.toMatchObject({
+        mismatch: 'SELF_APPROVAL',
+      });
+      expect(ledger.entries).toMatchObject([{ action: 'REFUSE', actor: 'jane' }]);
+      const viaJanesCredential = service(undefined, new FakeLedger(), 'jane');
+      await expect(viaJanesCredential.approve(plan(1), approvalOf(plan(1)), 'dave')).rejects.toMatchObject({
+        mismatch: 'SELF_APPROVAL',
+      });
+      await expect(service().approve(plan(1), approvalOf(plan(1)), 'dave')).resolves.toBeDefined();
+    });
+
     it('refuses a plan of 101 messages and one whose target is its source', async () => {
       await expect(service().approve(plan(101), approvalOf(plan(101)))).rejects.toThrow(
         RedriveBatchTooLargeError,

@@ -6,7 +6,10 @@ import { ApprovedRedrivePlan, brandApproved } from './approved-redrive-plan';
 import { ApproverKeyring } from './approvals/approver-keyring';
 import { DeadLetterBackend } from './dead-letter-backend.interface';
 import { createDeadLetterBackend } from './dead-letter-backends';
+import { MessageHeaders } from '../../envelope/message-headers';
 import { describeRecord } from './dead-letter-record';
+import { samePerson } from './approvals/approver-name';
+import { ApprovalMismatchError } from './errors/approval-mismatch.error';
 import { ApprovalAlreadyUsedError } from './errors/approval-already-used.error';
 import { ApprovalRequiredError } from './errors/approval-required.error';
 import { RedrivePlanStaleError } from './errors/redrive-plan-stale.error';
@@ -17,7 +20,7 @@ import { RedriveApproval, verifyApproval } from './redrive-approval';
 import { checkBatchSize, checkDistinctTarget, checkPlannedCount, requireCredential } from './redrive-guards';
 import { redriveCopy } from './redrive-headers';
 import { RedriveLimits } from './redrive-limits';
-import { RedrivePlan, sealPlan } from './redrive-plan';
+import { PlannedMessage, RedrivePlan, sealPlan } from './redrive-plan';
 import { DeadLetterQueueInfo, RedriveResult } from './redrive-result';
 import { checkTarget, redriveRoute } from './redrive-route';
 import { restoreKey } from './restore-key';
@@ -51,6 +54,23 @@ export interface RedrivePlanRequest {
   readonly target?: string;
   /** At most this many messages, from the head. Default and maximum 100. */
   readonly limit?: number;
+  /**
+   * The person planning, when a front end serves several people with one admin credential (the console):
+   * the plan's `plannedBy`, who may not approve it. Default: the admin credential's principal.
+   */
+  readonly plannedBy?: string;
+}
+
+/** A parked message as an admin may inspect it: what a plan shows, and its headers and payload. */
+export interface InspectedDeadLetter {
+  /** What a plan shows of it (reserved headers only). */
+  readonly message: PlannedMessage;
+  /** `msg.first-failure-at`: when its first delivery failed, ISO 8601 (null when absent). */
+  readonly firstFailureAt: string | null;
+  /** All its headers, as parked (the key is a pseudonym; the sealed key is left out). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Its body, as UTF-8 text: show it only to people allowed to read payloads. */
+  readonly payload: string;
 }
 
 /**
@@ -64,7 +84,8 @@ export interface RedrivePlanRequest {
 export class RedriveService {
   private readonly credential: AdminCredential;
   private readonly clock: () => Date;
-  private readonly approved = new WeakSet<ApprovedRedrivePlan>();
+  /** The approved plans this service issued, with the person who may execute each. */
+  private readonly approved = new WeakMap<ApprovedRedrivePlan, string>();
   private backendInstance?: DeadLetterBackend;
 
   constructor(private readonly options: RedriveServiceOptions) {
@@ -73,14 +94,41 @@ export class RedriveService {
     this.clock = options.clock ?? (() => new Date());
   }
 
+  /** The broker this service works on. */
+  get transport(): 'kafka' | 'rabbitmq' {
+    return this.options.broker.kind;
+  }
+
   /** Dead-letter destinations and their depths. RabbitMQ cannot list queues over AMQP: name them. */
   list(names: readonly string[] = []): Promise<DeadLetterQueueInfo[]> {
     return this.backend().list(names);
   }
 
+  /**
+   * Reads up to `limit` (at most 100) messages from the head of `source` with their headers and payload,
+   * settles nothing, publishes nothing, records nothing: the console's dead-letter view.
+   */
+  async inspect(source: string, limit: number = RedriveLimits.MAX_BATCH): Promise<InspectedDeadLetter[]> {
+    checkBatchSize(limit);
+    const backend = this.backend();
+    redriveRoute(backend.kind, source, []); // a dead-letter destination only
+    const { records } = await backend.peek(source, limit);
+    return records.map((record) => {
+      const { [MessageHeaders.SEALED_KEY]: _sealed, ...headers } = record.wire.headers;
+      return {
+        message: describeRecord(record),
+        firstFailureAt: headers[MessageHeaders.FIRST_FAILURE_AT] ?? null,
+        headers,
+        payload: record.wire.body.toString('utf8'),
+      };
+    });
+  }
+
   /** A dry run: reads up to `limit` messages from the head of the source, settles nothing, publishes nothing. */
   async plan(request: RedrivePlanRequest): Promise<RedrivePlan> {
-    return this.audited({ action: 'PLAN', source: request.source, target: request.target }, async () => {
+    const actor = request.plannedBy ?? this.credential.principal;
+    const about = { action: 'PLAN' as const, actor, source: request.source, target: request.target };
+    return this.audited(about, async () => {
       const limit = request.limit ?? RedriveLimits.MAX_BATCH;
       checkBatchSize(limit);
       if (request.target !== undefined) {
@@ -103,7 +151,7 @@ export class RedriveService {
       const plan = sealPlan({
         version: 2,
         transport: backend.kind,
-        plannedBy: this.credential.principal,
+        plannedBy: actor,
         source: request.source,
         target: route?.target ?? '',
         group: route?.group ?? '',
@@ -112,7 +160,7 @@ export class RedriveService {
         messages: records.map(describeRecord),
       });
       await this.options.ledger.record({
-        ...this.entry('PLAN', plan),
+        ...this.entry('PLAN', plan, undefined, actor),
         outcome: 'PLANNED',
         detail: `${plan.messages.length} of ${depth} waiting`,
       });
@@ -122,15 +170,20 @@ export class RedriveService {
 
   /**
    * Checks that `approval` approves this very plan, now, by an approver of the keyring who is neither the
-   * planner nor this executor; the only way to get an `ApprovedRedrivePlan`.
+   * planner nor the executor; the only way to get an `ApprovedRedrivePlan`. The executor is `executedBy`
+   * (a console user acting through this service's credential), by default the credential's principal.
    */
-  async approve(plan: RedrivePlan, approval: RedriveApproval | undefined): Promise<ApprovedRedrivePlan> {
-    return this.audited(this.entry('EXECUTE', plan, approval), async () => {
+  async approve(
+    plan: RedrivePlan,
+    approval: RedriveApproval | undefined,
+    executedBy: string = this.credential.principal,
+  ): Promise<ApprovedRedrivePlan> {
+    return this.audited(this.entry('EXECUTE', plan, approval, executedBy), async () => {
       if (!approval) throw new ApprovalRequiredError('the plan has no approval');
       this.checkPlan(plan);
-      this.verify(plan, approval);
+      this.verify(plan, approval, executedBy);
       const approvedPlan = brandApproved(plan, approval);
-      this.approved.add(approvedPlan);
+      this.approved.set(approvedPlan, executedBy);
       return approvedPlan;
     });
   }
@@ -142,7 +195,8 @@ export class RedriveService {
    * and records the approval as used first: an approval runs once.
    */
   async execute(approvedPlan: ApprovedRedrivePlan): Promise<RedriveResult> {
-    if (!this.approved.has(approvedPlan)) {
+    const executedBy = this.approved.get(approvedPlan);
+    if (executedBy === undefined) {
       return this.audited({ action: 'EXECUTE' }, () => {
         throw new ApprovalRequiredError('this plan was not approved by this RedriveService, or already ran');
       });
@@ -150,10 +204,10 @@ export class RedriveService {
     this.approved.delete(approvedPlan);
     const { plan, approval } = approvedPlan;
     const redriveId = uuidv7();
-    const base = { ...this.entry('EXECUTE', plan, approval), redriveId };
+    const base = { ...this.entry('EXECUTE', plan, approval, executedBy), redriveId };
     return this.audited(base, async () => {
       this.checkPlan(plan);
-      this.verify(plan, approval);
+      this.verify(plan, approval, executedBy);
       const { ledger } = this.options;
       const messages = await ledger.withExclusiveHold(plan.transport, plan.source, async () => {
         const use = await ledger.claimApproval({
@@ -161,7 +215,7 @@ export class RedriveService {
           planHash: plan.hash,
           approver: approval.approver,
           redriveId,
-          executedBy: this.credential.principal,
+          executedBy,
         });
         if (!use.claimed) throw new ApprovalAlreadyUsedError(approval.approver, use.usedBy);
         return plan.messages.length === 0 ? [] : this.move(plan, redriveId);
@@ -203,9 +257,13 @@ export class RedriveService {
     );
   }
 
-  private verify(plan: RedrivePlan, approval: RedriveApproval): void {
+  private verify(plan: RedrivePlan, approval: RedriveApproval, executedBy: string): void {
     const approvers = this.options.approvers ?? ApproverKeyring.empty();
-    verifyApproval(plan, approval, approvers, this.credential.principal, this.clock());
+    verifyApproval(plan, approval, approvers, executedBy, this.clock());
+    // Four eyes also against the credential a front end acts through: its owner approves nothing it runs.
+    if (samePerson(approval.approver, this.credential.principal)) {
+      throw new ApprovalMismatchError('SELF_APPROVAL');
+    }
   }
 
   private checkPlan(plan: RedrivePlan): void {
@@ -227,10 +285,11 @@ export class RedriveService {
     action: RedriveAuditEntry['action'],
     plan: RedrivePlan,
     approval?: RedriveApproval,
+    actor: string = this.credential.principal,
   ): Omit<RedriveAuditEntry, 'outcome'> {
     return {
       action,
-      actor: this.credential.principal,
+      actor,
       transport: this.options.broker.kind,
       source: plan.source,
       target: plan.target || undefined,

@@ -1,5 +1,8 @@
-/** What an audit entry records. */
-export type RedriveAuditAction = 'PLAN' | 'APPROVE' | 'EXECUTE' | 'REFUSE';
+/**
+ * What an audit entry records: a redrive step (plan, approve, execute), a refusal, or an access to the
+ * operations console (sign-in, sign-out, a refused request, a payload shown).
+ */
+export type RedriveAuditAction = 'PLAN' | 'APPROVE' | 'EXECUTE' | 'REFUSE' | 'ACCESS';
 
 /** One entry of the redrive audit log: who did what, when, from where to where, with which messages. */
 export interface RedriveAuditEntry {

@@ -1,0 +1,150 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { createPublicKey } from 'node:crypto';
+import type { ConsoleMetricsSource } from 'nest-reliable-messaging/console';
+import {
+  AdminCredential,
+  AdminDatabaseOptions,
+  ApproverKeyring,
+  ApproverSigner,
+  parseKeySecret,
+  readApproverSigner,
+  RedriveBroker,
+  type KeySecret,
+} from 'nest-reliable-messaging/redrive';
+import { ConfiguredUser, parseConsoleUsers } from '../auth/environment-authenticator';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Everything the ops console reads from its environment (see the README, "Operations console"). */
+export interface OpsConsoleConfig {
+  readonly port: number;
+  readonly host?: string;
+  /** `CONSOLE_PATH`: where the console is mounted. Default `console`. */
+  readonly path: string;
+  readonly users: ConfiguredUser[];
+  readonly approverSigners: ApproverSigner[];
+  readonly keyring: ApproverKeyring;
+  readonly deadLetterQueues: string[];
+  readonly metricsSources: ConsoleMetricsSource[];
+  readonly sessionTtlMs: number;
+  readonly broker: RedriveBroker;
+  readonly credential?: AdminCredential;
+  readonly database: AdminDatabaseOptions;
+  readonly keySecret?: KeySecret;
+}
+
+/** Reads and checks the environment; throws one error naming every variable that is wrong. */
+export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsConsoleConfig> {
+  const need = (name: string): string => {
+    const value = env[name]?.trim();
+    if (!value) throw new Error(`${name} is required (see the README, "Operations console").`);
+    return value;
+  };
+  const list = (name: string) =>
+    (env[name] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  const approverSigners = await readSigners(env.CONSOLE_APPROVER_KEYS, env.MESSAGING_APPROVER_KEY_PASSPHRASE);
+  const keyring = await keyringOf(env.MESSAGING_ADMIN_APPROVERS, approverSigners);
+  const { broker, credential } = brokerOf(env);
+  const databaseUrl = need('MESSAGING_ADMIN_DATABASE_URL');
+  const deadLetterQueues = list('CONSOLE_DEAD_LETTER_QUEUES');
+  if (deadLetterQueues.length === 0)
+    throw new Error('CONSOLE_DEAD_LETTER_QUEUES is required: the DLQs to show.');
+  const ttlMinutes = Number(env.CONSOLE_SESSION_TTL_MINUTES ?? '30');
+  if (!Number.isFinite(ttlMinutes) || ttlMinutes <= 0 || ttlMinutes > 24 * 60) {
+    throw new Error('CONSOLE_SESSION_TTL_MINUTES is a number of minutes from 1 to 1440.');
+  }
+  return {
+    port: Number(env.PORT ?? '3002'),
+    host: env.HOST || undefined,
+    path: env.CONSOLE_PATH || 'console',
+    users: parseConsoleUsers(need('CONSOLE_USERS')),
+    approverSigners,
+    keyring,
+    deadLetterQueues,
+    metricsSources: list('CONSOLE_METRICS').map((entry) => {
+      const at = entry.indexOf('=');
+      if (at < 1)
+        throw new Error(
+          'CONSOLE_METRICS is a list of name=url, e.g. post-service=http://127.0.0.1:3000/metrics.',
+        );
+      return { name: entry.slice(0, at), url: entry.slice(at + 1) };
+    }),
+    sessionTtlMs: ttlMinutes * 60_000,
+    broker,
+    credential,
+    database: { url: databaseUrl, schema: env.MESSAGING_ADMIN_DATABASE_SCHEMA || undefined },
+    keySecret: env.MESSAGING_KEY_SECRET
+      ? parseKeySecret(env.MESSAGING_KEY_SECRET, 'MESSAGING_KEY_SECRET')
+      : undefined,
+  };
+}
+
+/** The broker and the admin credential, from the same variables as the `nest-messaging` CLI. */
+function brokerOf(env: Env): { broker: RedriveBroker; credential?: AdminCredential } {
+  const amqpUrl = env.MESSAGING_ADMIN_AMQP_URL;
+  const principal = (url?: URL) =>
+    env.MESSAGING_ADMIN_PRINCIPAL ?? (url?.username ? decodeURIComponent(url.username) : undefined);
+  const secret = (url?: URL) =>
+    env.MESSAGING_ADMIN_PASSWORD ?? (url?.password ? decodeURIComponent(url.password) : undefined);
+  const credentialOf = (url?: URL) => {
+    const [p, s] = [principal(url), secret(url)];
+    return p && s ? { principal: p, secret: s } : undefined;
+  };
+  if (amqpUrl) {
+    const url = new URL(amqpUrl);
+    return { broker: { kind: 'rabbitmq', url: amqpUrl }, credential: credentialOf(url) };
+  }
+  const brokers = (env.MESSAGING_ADMIN_KAFKA_BROKERS ?? '')
+    .split(',')
+    .map((b) => b.trim())
+    .filter(Boolean);
+  if (brokers.length === 0) {
+    throw new Error(
+      'Give the broker: MESSAGING_ADMIN_AMQP_URL (RabbitMQ) or MESSAGING_ADMIN_KAFKA_BROKERS (Kafka).',
+    );
+  }
+  const sasl = env.MESSAGING_ADMIN_KAFKA_SASL as 'plain' | 'scram-sha-256' | 'scram-sha-512' | undefined;
+  return {
+    broker: {
+      kind: 'kafka',
+      brokers,
+      sasl,
+      ssl: env.MESSAGING_ADMIN_KAFKA_SSL === 'true',
+      allowPlaintextLocal: env.MESSAGING_ADMIN_KAFKA_LOCAL_PLAINTEXT === 'true',
+    },
+    credential: credentialOf(),
+  };
+}
+
+/** The approvers' private key files (`<name>.approver-key.json`) in `dir`, which the console signs with. */
+async function readSigners(
+  dir: string | undefined,
+  passphrase: string | undefined,
+): Promise<ApproverSigner[]> {
+  if (!dir) return [];
+  const files = (await fs.readdir(dir)).filter((f) => f.endsWith('.approver-key.json')).sort();
+  return Promise.all(
+    files.map(async (file) =>
+      readApproverSigner(JSON.parse(await fs.readFile(path.join(dir, file), 'utf8')), passphrase),
+    ),
+  );
+}
+
+/** The keyring the redrive trusts: the file's approvers and the console's own (by their public keys). */
+async function keyringOf(
+  file: string | undefined,
+  signers: readonly ApproverSigner[],
+): Promise<ApproverKeyring> {
+  const fromFile = file
+    ? (JSON.parse(await fs.readFile(file, 'utf8')) as { approvers?: unknown[] })
+    : { approvers: [] };
+  const own = signers.map((s) => ({
+    approver: s.approver,
+    publicKey: createPublicKey(s.key).export({ type: 'spki', format: 'pem' }).toString(),
+  }));
+  return ApproverKeyring.parse({ version: 1, approvers: [...(fromFile.approvers ?? []), ...own] });
+}

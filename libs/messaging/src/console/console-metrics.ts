@@ -1,0 +1,169 @@
+import { ConsoleMetricsSource } from './console-options.interface';
+
+/** One sample of a Prometheus text exposition. */
+export interface MetricSample {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly value: number;
+}
+
+const LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/;
+const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
+
+/** Parses the Prometheus text format (the samples only; comments and types are skipped). */
+export function parseMetrics(text: string): MetricSample[] {
+  const samples: MetricSample[] = [];
+  for (const line of text.split('\n')) {
+    const match = LINE.exec(line.trim());
+    if (!match || line.startsWith('#')) continue;
+    const labels: Record<string, string> = {};
+    for (const [, key, raw] of (match[2] ?? '').matchAll(LABEL)) {
+      labels[key] = raw.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    }
+    const value = Number(match[3]);
+    if (!Number.isNaN(value)) samples.push({ name: match[1], labels, value });
+  }
+  return samples;
+}
+
+/** Per destination, what the outbox holds and publishes. */
+export interface DestinationFigures {
+  readonly service: string;
+  readonly destination: string;
+  readonly pending: number;
+  readonly oldestPendingAgeSeconds: number;
+  readonly publishedTotal: number;
+  /** Published per minute since the previous reading at least a minute old; undefined before there is one. */
+  readonly publishedPerMinute?: number;
+}
+
+/** Per consumer group and destination, what its consumer did (counters since the service started). */
+export interface GroupFigures {
+  readonly service: string;
+  readonly group: string;
+  readonly destination: string;
+  readonly handled: number;
+  readonly duplicates: number;
+  readonly retries: number;
+  readonly failedByCategory: Readonly<Record<string, number>>;
+  readonly deadLettered: number;
+}
+
+/** What the overview shows of one service, or why it could not be read. */
+export interface ServiceFigures {
+  readonly service: string;
+  readonly error?: string;
+  readonly destinations: readonly DestinationFigures[];
+  readonly groups: readonly GroupFigures[];
+}
+
+const sum = (samples: readonly MetricSample[], name: string, match: Record<string, string>): number =>
+  samples
+    .filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v))
+    .reduce((total, s) => total + s.value, 0);
+
+/** Turns one service's samples into the overview's figures. */
+export function figuresOf(service: string, samples: readonly MetricSample[]): ServiceFigures {
+  const destinations = new Set(
+    samples
+      .filter((s) => s.name.startsWith('messaging_outbox_') && s.labels.destination)
+      .map((s) => s.labels.destination),
+  );
+  const groups = new Map<string, { group: string; destination: string }>();
+  for (const s of samples) {
+    if (s.name.startsWith('messaging_') && s.labels.group && s.labels.destination) {
+      groups.set(
+        `${s.labels.group}\u0000${s.labels.destination}`,
+        s.labels as { group: string; destination: string },
+      );
+    }
+  }
+  return {
+    service,
+    destinations: [...destinations].sort().map((destination) => ({
+      service,
+      destination,
+      pending: sum(samples, 'messaging_outbox_pending', { destination }),
+      oldestPendingAgeSeconds: sum(samples, 'messaging_outbox_oldest_pending_age_seconds', { destination }),
+      publishedTotal: sum(samples, 'messaging_outbox_published_total', { destination }),
+    })),
+    groups: [...groups.values()].map(({ group, destination }) => {
+      const of = { group, destination };
+      const failedByCategory: Record<string, number> = {};
+      for (const s of samples) {
+        if (
+          s.name === 'messaging_consumer_failed_attempts_total' &&
+          s.labels.group === group &&
+          s.labels.destination === destination
+        ) {
+          failedByCategory[s.labels.category ?? '?'] =
+            (failedByCategory[s.labels.category ?? '?'] ?? 0) + s.value;
+        }
+      }
+      return {
+        service,
+        group,
+        destination,
+        handled: sum(samples, 'messaging_consumer_messages_total', { ...of, outcome: 'handled' }),
+        duplicates: sum(samples, 'messaging_consumer_messages_total', { ...of, outcome: 'duplicate' }),
+        retries: sum(samples, 'messaging_consumer_retries_total', of),
+        failedByCategory,
+        deadLettered: sum(samples, 'messaging_dead_lettered_total', of),
+      };
+    }),
+  };
+}
+
+interface Reading {
+  readonly at: number;
+  readonly published: number;
+}
+
+/**
+ * Reads the services' `/metrics` for the overview, and keeps a few earlier readings of each publish counter
+ * to tell a rate per minute (counters only grow; a restart that resets one shows no rate until the next).
+ */
+export class ConsoleMetrics {
+  private readonly readings = new Map<string, Reading[]>();
+
+  constructor(
+    private readonly sources: readonly ConsoleMetricsSource[],
+    private readonly now: () => number,
+    private readonly fetchText: (url: string) => Promise<string> = fetchMetricsText,
+  ) {}
+
+  /** Every source's figures; a source that does not answer is listed with its error. */
+  async read(): Promise<ServiceFigures[]> {
+    return Promise.all(
+      this.sources.map(async (source) => {
+        try {
+          const figures = figuresOf(source.name, parseMetrics(await this.fetchText(source.url)));
+          return { ...figures, destinations: figures.destinations.map((d) => this.withRate(d)) };
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          return { service: source.name, error: message, destinations: [], groups: [] };
+        }
+      }),
+    );
+  }
+
+  private withRate(figures: DestinationFigures): DestinationFigures {
+    const key = `${figures.service}\u0000${figures.destination}`;
+    const now = this.now();
+    const history = (this.readings.get(key) ?? []).filter((r) => now - r.at <= 15 * 60_000);
+    history.push({ at: now, published: figures.publishedTotal });
+    this.readings.set(key, history.slice(-50));
+    const base = [...history].reverse().find((r) => now - r.at >= 60_000);
+    if (!base || base.published > figures.publishedTotal) return figures;
+    return {
+      ...figures,
+      publishedPerMinute: ((figures.publishedTotal - base.published) * 60_000) / (now - base.at),
+    };
+  }
+}
+
+async function fetchMetricsText(url: string): Promise<string> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(3_000) });
+  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+  return response.text();
+}

@@ -1,0 +1,73 @@
+import type { ApproverSigner } from '../dead-letter/redrive/approvals/approver-keys';
+import type { RedriveLedger } from '../dead-letter/redrive/ledger/redrive-ledger.interface';
+import type { RedriveService } from '../dead-letter/redrive/redrive.service';
+
+/**
+ * What a console user may do: a `viewer` reads figures, dead letters (without payloads) and the audit log;
+ * an `operator` also plans and executes redrives; an `approver` approves plans, never their own.
+ */
+export type ConsoleRole = 'viewer' | 'operator' | 'approver';
+
+/** A signed-in console user, as the application's `ConsoleAuthenticator` knows them. */
+export interface ConsoleUser {
+  /** The user's name: the actor in the audit log and, for an approver, the approver's name in approvals. */
+  readonly name: string;
+  /** What they may do. A user without roles may sign in and see nothing. */
+  readonly roles: readonly ConsoleRole[];
+}
+
+/**
+ * How the application authenticates console users (the console never admits anyone anonymously). The
+ * console owns the session that follows; the application owns the users and their passwords.
+ */
+export interface ConsoleAuthenticator {
+  /**
+   * The user with this name and password, or undefined when they do not match (the console answers the
+   * same way whether the name or the password was wrong).
+   */
+  authenticate(name: string, password: string): Promise<ConsoleUser | undefined>;
+}
+
+/** A service whose Prometheus metrics the overview reads (its `/metrics`, see docs/operations.md). */
+export interface ConsoleMetricsSource {
+  /** How the overview names it, e.g. `post-service`. */
+  readonly name: string;
+  /** Its metrics endpoint, e.g. `http://post-service:3000/metrics`. */
+  readonly url: string;
+}
+
+/** What `MessagingConsoleModule` works with. */
+export interface MessagingConsoleOptions {
+  /**
+   * The redrive service (admin broker credential, approver keyring, ledger): the same one the
+   * `nest-messaging` CLI builds. The console plans, approves and executes through it only.
+   */
+  readonly redrive: RedriveService;
+  /** The ledger `redrive` records in: the console reads the audit log from it and records accesses. */
+  readonly ledger: RedriveLedger;
+  /** Who may sign in, with which roles. */
+  readonly authenticator: ConsoleAuthenticator;
+  /**
+   * The approvers' own Ed25519 keys, which the console signs with for the signed-in approver of the same
+   * name (their public keys must be in `redrive`'s keyring). Default: none (nobody can approve here).
+   */
+  readonly approverSigners?: readonly ApproverSigner[];
+  /** The dead-letter destinations to show (RabbitMQ cannot list queues: name them). */
+  readonly deadLetterQueues: readonly string[];
+  /** The services whose `/metrics` the overview reads. Default: none. */
+  readonly metricsSources?: readonly ConsoleMetricsSource[];
+  /** How long a session lasts from sign-in, ms. Default 30 minutes. */
+  readonly sessionTtlMs?: number;
+  /** How long an approval given here is valid, ms. Default 15 minutes (at most 24 hours). */
+  readonly approvalTtlMs?: number;
+  /** Roles that may read a dead letter's payload. Default `['operator', 'approver']` (viewers never). */
+  readonly payloadRoles?: readonly ConsoleRole[];
+  /** The clock sessions expire by. Default: the system clock. */
+  readonly clock?: () => Date;
+}
+
+/** Fixed when the module is defined, also with `forRootAsync`. */
+export interface MessagingConsoleExtras {
+  /** The path the console is mounted at, e.g. `ops/console`. Default `console`. */
+  readonly path: string;
+}

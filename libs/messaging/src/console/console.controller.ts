@@ -1,0 +1,222 @@
+import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
+import { RedriveRefusedError } from '../dead-letter/redrive/errors/redrive-refused.error';
+import { ConsoleGate } from './console-gate';
+import { ConsoleRequest, ConsoleResponse, field, sendPage } from './console-http';
+import { ConsoleMetrics } from './console-metrics';
+import { MessagingConsoleOptions } from './console-options.interface';
+import { ConsoleRedrive } from './console-redrive';
+import { ConsoleSession } from './console-sessions';
+import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition';
+import { CONSOLE_CSS } from './views/console-css';
+import { auditPage, messagePage, overviewPage } from './views/access-views';
+import {
+  DeadLetterFilter,
+  deadLetterPage,
+  deadLetterQueuePage,
+  deadLetterQueuesPage,
+} from './views/dead-letter-views';
+import { redrivePlanPage, redrivePlansPage } from './views/redrive-views';
+
+/**
+ * The console's pages and forms. It only translates HTTP: `ConsoleGate` decides who may do what,
+ * `ConsoleRedrive` plans, approves and executes through the application's `RedriveService`.
+ */
+@Controller()
+export class ConsoleController {
+  private readonly metrics: ConsoleMetrics;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly gate: ConsoleGate,
+    private readonly redrive: ConsoleRedrive,
+    @Inject(MESSAGING_CONSOLE_OPTIONS) private readonly options: MessagingConsoleOptions,
+  ) {
+    this.now = () => (options.clock ?? (() => new Date()))().getTime();
+    this.metrics = new ConsoleMetrics(options.metricsSources ?? [], this.now);
+  }
+
+  @Get('assets/console.css')
+  stylesheet(@Res() res: ConsoleResponse): void {
+    res
+      .status(200)
+      .setHeader('Content-Type', 'text/css; charset=utf-8')
+      .setHeader('Cache-Control', 'max-age=300')
+      .send(CONSOLE_CSS);
+  }
+
+  @Get('login')
+  loginForm(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): void {
+    this.gate.loginForm(req, res);
+  }
+
+  @Post('login')
+  login(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    return this.gate.signIn(req, res);
+  }
+
+  @Post('logout')
+  async logout(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    const session = await this.gate.forForm(req, res, 'view');
+    if (session) await this.gate.signOut(session, req, res);
+  }
+
+  @Get()
+  async overview(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    const session = await this.gate.forPage(req, res);
+    if (!session) return;
+    const [services, queues] = await Promise.all([this.metrics.read(), this.queues()]);
+    sendPage(res, 200, overviewPage(this.gate.context(session), services, queues.queues, queues.error));
+  }
+
+  @Get('dead-letters')
+  async deadLetterQueues(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    const session = await this.gate.forPage(req, res);
+    if (!session) return;
+    const { queues, error } = await this.queues();
+    if (error) return this.fail(res, session, 502, `The broker could not be read: ${error}`);
+    sendPage(res, 200, deadLetterQueuesPage(this.gate.context(session), queues));
+  }
+
+  @Get('dead-letters/:queue')
+  async deadLetterQueue(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    const session = await this.gate.forPage(req, res);
+    if (!session) return;
+    const queue = this.knownQueue(req, res, session);
+    if (!queue) return;
+    const letters = await this.options.redrive.inspect(queue);
+    const older = Number(field(req.query, 'olderThanMinutes'));
+    const filter: DeadLetterFilter = {
+      category: field(req.query, 'category'),
+      code: field(req.query, 'code'),
+      type: field(req.query, 'type'),
+      olderThanMinutes: Number.isFinite(older) && older >= 0 ? older : undefined,
+    };
+    const mayPlan = this.gate.may(session, 'plan');
+    sendPage(
+      res,
+      200,
+      deadLetterQueuePage(this.gate.context(session), queue, letters, filter, mayPlan, this.now()),
+    );
+  }
+
+  @Get('dead-letters/:queue/messages/:id')
+  async deadLetter(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    const session = await this.gate.forPage(req, res);
+    if (!session) return;
+    const queue = this.knownQueue(req, res, session);
+    if (!queue) return;
+    const letter = (await this.options.redrive.inspect(queue)).find(
+      (l) => l.message.messageId === req.params.id,
+    );
+    if (!letter)
+      return this.fail(res, session, 404, 'That message is not among the first 100 of the queue (any more).');
+    const mayRead = this.gate.may(session, 'read-payload');
+    if (mayRead)
+      await this.gate.record(session.user.name, 'PAYLOAD_SHOWN', `message ${req.params.id}`, queue);
+    sendPage(
+      res,
+      200,
+      deadLetterPage(this.gate.context(session), queue, letter, mayRead ? letter.payload : undefined),
+    );
+  }
+
+  @Get('redrive')
+  async plans(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    const session = await this.gate.forPage(req, res);
+    if (session) sendPage(res, 200, redrivePlansPage(this.gate.context(session), this.redrive.plans.all()));
+  }
+
+  @Post('redrive/plans')
+  async plan(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    const session = await this.gate.forForm(req, res, 'plan');
+    if (!session) return;
+    const source = field(req.body, 'source') ?? '';
+    const limit = Number(field(req.body, 'limit') ?? '100');
+    if (!this.options.deadLetterQueues.includes(source)) {
+      return this.fail(res, session, 400, 'Choose one of the console’s dead-letter queues.');
+    }
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
+      return this.fail(res, session, 400, 'The number of messages is a whole number from 1 to 100.');
+    }
+    try {
+      const entry = await this.redrive.plan(session, source, limit);
+      res.redirect(303, `${this.gate.base}/redrive/plans/${entry.id}`);
+    } catch (error) {
+      if (!(error instanceof RedriveRefusedError)) throw error;
+      this.fail(res, session, 409, `Refused (${error.guard}): ${error.message}`);
+    }
+  }
+
+  @Get('redrive/plans/:id')
+  async planPage(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    const session = await this.gate.forPage(req, res);
+    if (!session) return;
+    const entry = this.redrive.plans.get(req.params.id);
+    if (!entry) return this.fail(res, session, 404, 'No such plan in this console.');
+    sendPage(res, 200, redrivePlanPage(this.gate.context(session), entry, this.actions(session)));
+  }
+
+  @Post('redrive/plans/:id/approve')
+  approve(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    return this.step(req, res, 'approve');
+  }
+
+  @Post('redrive/plans/:id/execute')
+  execute(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    return this.step(req, res, 'execute');
+  }
+
+  @Get('audit')
+  async audit(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    const session = await this.gate.forPage(req, res);
+    if (!session) return;
+    const source = field(req.query, 'source');
+    const entries = await this.options.ledger.history({ source, limit: 200 });
+    sendPage(res, 200, auditPage(this.gate.context(session), entries, source));
+  }
+
+  private async step(req: ConsoleRequest, res: ConsoleResponse, verb: 'approve' | 'execute'): Promise<void> {
+    const session = await this.gate.forForm(req, res, verb);
+    if (!session) return;
+    const entry = this.redrive.plans.get(req.params.id);
+    if (!entry) return this.fail(res, session, 404, 'No such plan in this console.');
+    const outcome =
+      verb === 'approve'
+        ? await this.redrive.approve(session, entry)
+        : await this.redrive.execute(session, entry);
+    if (outcome.ok) return res.redirect(303, `${this.gate.base}/redrive/plans/${entry.id}`);
+    const flash = { kind: 'error' as const, text: outcome.message };
+    sendPage(
+      res,
+      outcome.status,
+      redrivePlanPage(this.gate.context(session), entry, this.actions(session), flash),
+    );
+  }
+
+  private actions(session: ConsoleSession) {
+    return { approve: this.gate.may(session, 'approve'), execute: this.gate.may(session, 'execute') };
+  }
+
+  private knownQueue(req: ConsoleRequest, res: ConsoleResponse, session: ConsoleSession): string | undefined {
+    const queue = req.params.queue;
+    if (this.options.deadLetterQueues.includes(queue)) return queue;
+    this.fail(res, session, 404, 'This console does not show that queue.');
+    return undefined;
+  }
+
+  private async queues() {
+    try {
+      return { queues: await this.options.redrive.list(this.options.deadLetterQueues) };
+    } catch (error) {
+      return { queues: [], error: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  private fail(res: ConsoleResponse, session: ConsoleSession, status: number, text: string): void {
+    sendPage(
+      res,
+      status,
+      messagePage(this.gate.context(session), status === 404 ? 'Not found' : 'Refused', text),
+    );
+  }
+}

@@ -1,0 +1,13 @@
+export type {
+  ConsoleAuthenticator,
+  ConsoleMetricsSource,
+  ConsoleRole,
+  ConsoleUser,
+  MessagingConsoleExtras,
+  MessagingConsoleOptions,
+} from './console-options.interface';
+export type {
+  MessagingConsoleAsyncOptions,
+  MessagingConsoleRootOptions,
+} from './messaging-console.module-definition';
+export { MessagingConsoleModule } from './messaging-console.module';

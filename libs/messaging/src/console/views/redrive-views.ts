@@ -1,0 +1,128 @@
+import { ConsolePlan } from '../console-plans';
+import { positionOf } from './dead-letter-views';
+import { html, Html } from './html';
+import { csrfField, headRow, notice, page, PageContext } from './layout';
+
+/** What the signed-in user may do with a plan now. */
+export interface PlanActions {
+  readonly approve: boolean;
+  readonly execute: boolean;
+}
+
+/** Every plan made in this console, newest first. */
+export function redrivePlansPage(context: PageContext, plans: readonly ConsolePlan[]): string {
+  return page(
+    context,
+    'Redrive',
+    html`<p class="muted">
+        Plan a redrive from a <a href="${context.base}/dead-letters">dead-letter queue</a>; a second person
+        approves it; an operator executes it.
+      </p>
+      <table aria-label="Redrive plans">
+        <thead>
+          <tr>
+            <th scope="col">Plan</th>
+            <th scope="col">Source → target</th>
+            <th scope="col" class="num">Messages</th>
+            <th scope="col">Planned by</th>
+            <th scope="col">State</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${
+            plans.length === 0
+              ? html`<tr>
+                  <td colspan="5" class="muted">No plans yet.</td>
+                </tr>`
+              : ''
+          }
+          ${plans.map(
+            (p) =>
+              html`<tr>
+                <td><a href="${context.base}/redrive/plans/${p.id}">${p.plan.createdAt}</a></td>
+                <td>${p.plan.source} → ${p.plan.target || '–'}</td>
+                <td class="num">${p.plan.messages.length}</td>
+                <td>${p.plan.plannedBy}</td>
+                <td>${stateOf(p)}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>`,
+    '/redrive',
+  );
+}
+
+function stateOf(p: ConsolePlan): string {
+  if (p.result) return `executed (${p.result.redriven} redriven)`;
+  if (p.approval) return `approved by ${p.approval.approver}`;
+  return 'waiting for approval';
+}
+
+/** One plan: what it would move, its approval, its result, and the buttons the user may press. */
+export function redrivePlanPage(
+  context: PageContext,
+  entry: ConsolePlan,
+  actions: PlanActions,
+  flash?: { kind: 'error' | 'ok'; text: string },
+): string {
+  const { plan, approval, result } = entry;
+  const action = (verb: 'approve' | 'execute', label: string): Html =>
+    html`<form method="post" action="${context.base}/redrive/plans/${entry.id}/${verb}" class="inline">
+      ${csrfField(context)}<button type="submit">${label}</button>
+    </form>`;
+  return page(
+    context,
+    `Redrive plan: ${plan.source}`,
+    html`${flash ? notice(flash.kind, flash.text) : ''}
+      ${entry.refusal && !flash ? notice('error', entry.refusal) : ''}
+      <dl class="facts">
+        <dt>Source</dt>
+        <dd>${plan.source}</dd>
+        <dt>Target</dt>
+        <dd>${plan.target || '–'} (group ${plan.group || '–'})</dd>
+        <dt>Planned by</dt>
+        <dd data-testid="planned-by">${plan.plannedBy} at ${plan.createdAt}</dd>
+        <dt>Waiting when planned</dt>
+        <dd>${plan.depth}</dd>
+        <dt>Plan hash</dt>
+        <dd class="mono">${plan.hash}</dd>
+        <dt>Approval</dt>
+        <dd data-testid="approval">
+          ${approval ? `approved by ${approval.approver}, valid until ${approval.expiresAt}` : 'none yet: another person with the approver role approves'}
+        </dd>
+      </dl>
+      <h2 id="messages">Messages (dry run: nothing was changed)</h2>
+      <table aria-labelledby="messages">
+        ${headRow(['#Position', 'Message id', 'Type', 'Failure', '#Attempts', '#Redrives', ...(result ? ['Fate'] : [])])}
+        <tbody>
+          ${plan.messages.map((m, i) => {
+            const fate = result?.messages[i];
+            return html`<tr>
+              <td class="num">${positionOf(m.position)}</td>
+              <td class="mono">${m.messageId ?? '(none)'}</td>
+              <td>${m.type ?? ''}</td>
+              <td>${m.failureCategory ?? ''}/${m.failureCode ?? ''}</td>
+              <td class="num">${m.attempts ?? ''}</td>
+              <td class="num">${m.redriveCount}</td>
+              ${result ? html`<td>${fate?.status ?? ''}${fate?.error ? ` (${fate.error})` : ''}</td>` : ''}
+            </tr>`;
+          })}
+        </tbody>
+      </table>
+      ${
+        result
+          ? html`<h2 id="result">Result</h2>
+              <dl class="facts" aria-labelledby="result">
+                <dt>Redrive id</dt>
+                <dd class="mono" data-testid="redrive-id">${result.redriveId}</dd>
+                <dt>Redriven</dt>
+                <dd data-testid="redriven">${result.redriven}</dd>
+                <dt>Left in ${result.source}</dt>
+                <dd>${result.leftInSource}</dd>
+              </dl>`
+          : html`${actions.approve && !approval ? action('approve', 'Approve this plan') : ''}
+            ${actions.execute && approval ? action('execute', 'Execute redrive') : ''}`
+      }`,
+    '/redrive',
+  );
+}
