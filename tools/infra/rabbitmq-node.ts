@@ -167,14 +167,11 @@ export class RabbitMqNode {
   /** Stops a private node and removes its folder. Refuses on the local node. */
   async destroy(): Promise<void> {
     if (!this.baseDir) throw new Error('Only a private node is destroyed; the local node is left alone.');
-    await this.suspend(false).catch(() => undefined);
-    await this.ctl(['stop'], 30_000).catch(async () => {
-      const pid = Number.parseInt(
-        await fs.readFile(path.join(this.baseDir as string, 'rabbitmq.pid'), 'utf8').catch(() => ''),
-        10,
-      );
-      if (Number.isInteger(pid) && isAlive(pid)) process.kill(pid, 'SIGKILL');
-    });
+    const pid = await this.pid().catch(() => undefined);
+    if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGCONT'); // a suspended node cannot stop
+    await this.ctl(['stop'], 30_000).catch(() => undefined);
+    // Whatever `stop` did (a clustered node may wait for its peers), the VM must not outlive its folder.
+    if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGKILL');
     await fs.rm(this.baseDir, { recursive: true, force: true });
   }
 
