@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Kafka, logLevel, SASLOptions } from 'kafkajs';
 import { cacheRoot, ensureKafkaJars, explainToolFailure, pinnedKafkaVersion } from './kafka-jars';
+import { isAlive } from './process-alive';
 
 const run = promisify(execFile);
 const LOG4J_CONFIG = path.resolve(__dirname, 'kafka', 'log4j2.properties');
@@ -413,15 +414,6 @@ function quietKafka(brokers: string[], timeoutMs: number, retries = 0, sasl?: SA
 
 function jaas(module: string, password: string): string {
   return `org.apache.kafka.common.security.${module} required username="${BROKER_USER}" password="${password}"`;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Guards against a recycled pid: the process must be a Kafka JVM started with our config. */

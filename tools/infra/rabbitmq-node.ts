@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './ports';
+import { isAlive } from './process-alive';
 
 const run = promisify(execFile);
 
@@ -203,15 +204,6 @@ export class RabbitMqNode {
         `rabbitmqctl ${args.join(' ')} failed${this.nodeName ? ` on ${this.nodeName}` : ''}: ${output || describe(error)}`,
       );
     }
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 

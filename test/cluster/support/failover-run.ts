@@ -1,7 +1,8 @@
-import { createAudience, sleep } from '../../../tools/demo/blog-scenario';
+import { sleep } from '../../../tools/demo/blog-scenario';
 import { SUBSCRIBE_GROUP } from '../../../tools/demo/blog-stack';
 import { notificationCount, pendingOutboxRows, readDatabaseFacts } from '../../faults/support/fault-facts';
-import { FaultVerdict, judgeFaultRun, RunAudience } from '../../faults/support/fault-verdict';
+import { createRunAudience } from '../../faults/support/fault-run-suite';
+import { FaultVerdict, judgeFaultRun } from '../../faults/support/fault-verdict';
 import { PostLoad } from '../../faults/support/post-load';
 import { deadLetterCount, WireWitness } from '../../faults/support/wire-witness';
 import { ClusterAccess, ClusterStack } from './cluster-stack';
@@ -45,7 +46,8 @@ export async function failoverRun(
   log: (line: string) => void,
 ): Promise<FailoverFigures> {
   const client = stack.client();
-  const audience = await runAudience(stack);
+  // Three authors with three subscribers each, and one subscriber who follows all of them.
+  const audience = await createRunAudience(client, { authors: 3, subscribersPerAuthor: 4 });
   const load = new PostLoad({
     authorIds: audience.authorIds,
     postsPerSecond: POSTS_PER_SECOND,
@@ -124,22 +126,6 @@ async function measure(
     await sleep(100);
   }
   return { firstDeliveryMs };
-}
-
-/** Three authors with three subscribers each, and one subscriber who follows all of them. */
-async function runAudience(stack: ClusterStack): Promise<RunAudience> {
-  const client = stack.client();
-  const audiences = [];
-  for (let i = 0; i < 3; i++) audiences.push(await createAudience(client, 3));
-  const everyone = 2_100_000_000 + Math.floor(Math.random() * 40_000_000);
-  for (const { authorId } of audiences) {
-    const result = await client.subscribe(everyone, authorId);
-    if (result.status !== 201) throw new Error(`Subscribing ${everyone} to ${authorId}: ${result.status}`);
-  }
-  return {
-    authorIds: audiences.map((a) => a.authorId),
-    subscribersOf: new Map(audiences.map((a) => [a.authorId, [...a.subscriberIds, everyone]])),
-  };
 }
 
 /** The figures as the report prints them. */

@@ -10,7 +10,13 @@ import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 import { infraEnv } from '../../harness/infra';
 import { createMessagingApp } from '../support/messaging-app';
-import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
+import { depthOf } from '../redrive/support/parked-messages';
+import {
+  ConsumerProbe,
+  HandledOrder,
+  handledOrders,
+  ordersConsumer,
+} from '../support/orders-consumer.fixture';
 import { orderPlaced } from '../support/orders.fixture';
 import { orderMessage } from '../support/raw-messages';
 import { drainQueue, publishRaw } from '../support/rabbit-wire';
@@ -70,11 +76,7 @@ describe('Quorum queues on RabbitMQ', () => {
     return { destination, group, probe, app };
   }
 
-  const handled = (group: string) =>
-    suite.schema.query<{ seq: number; attempt: number }>(
-      'select seq, attempt from handled_orders where consumer_group = $1 order by id',
-      [group],
-    );
+  const handled = (group: string) => handledOrders(suite.schema, group);
   /** `name → type arguments` of the queues whose name starts with `prefix`, as rabbitmqctl lists them. */
   const queues = async (prefix: string) => {
     const { stdout } = await run('rabbitmqctl', ['list_queues', 'name', 'type', 'arguments', '-q']);
@@ -83,14 +85,7 @@ describe('Quorum queues on RabbitMQ', () => {
       .filter((line) => line.startsWith(prefix))
       .map((line) => line.split('\t'));
   };
-  const depth = async (queue: string) => {
-    const channel = await (await rabbit.connect()).createChannel();
-    try {
-      return (await channel.checkQueue(queue)).messageCount;
-    } finally {
-      await channel.close();
-    }
-  };
+  const depth = async (queue: string) => depthOf(await rabbit.connect(), queue);
 
   test('BROKER_DELAYED: retries through quorum TTL tiers that dead-letter at-least-once, applies once', async () => {
     const probe = new ConsumerProbe();

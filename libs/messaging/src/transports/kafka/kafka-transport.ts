@@ -250,16 +250,40 @@ export class KafkaTransport implements MessageTransport {
     if (missing.length === 0) return;
     const admin = await this.admin.get();
     const configEntries = await configFor(admin);
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: missing.map((topic) => ({
-        topic,
-        numPartitions: this.settings.numPartitions,
-        replicationFactor: this.settings.replicationFactor,
-        configEntries,
-      })),
-    });
+    try {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((topic) => ({
+          topic,
+          numPartitions: this.settings.numPartitions,
+          replicationFactor: this.settings.replicationFactor,
+          configEntries,
+        })),
+      });
+    } catch (error) {
+      // On a cluster, the broker kafkajs asks for the new topics' leaders may not know them yet (kafkajs
+      // only waits out LEADER_NOT_AVAILABLE): the topics were created; wait until every broker knows them.
+      if ((error as { type?: unknown }).type !== 'UNKNOWN_TOPIC_OR_PARTITION') throw error;
+      await this.awaitTopicLeaders(admin, missing);
+    }
     missing.forEach((t) => this.knownTopics.add(t));
+  }
+
+  /** Resolves once the metadata names a leader for every partition of `topics`; throws after 30 s. */
+  private async awaitTopicLeaders(admin: Admin, topics: readonly string[]): Promise<void> {
+    const deadline = this.clock.now() + 30_000;
+    for (;;) {
+      try {
+        const { topics: metadata } = await admin.fetchTopicMetadata({ topics: [...topics] });
+        if (metadata.every((t) => t.partitions.every((p) => p.leader >= 0))) return;
+      } catch (error) {
+        if (this.clock.now() > deadline) throw error;
+      }
+      if (this.clock.now() > deadline) {
+        throw new Error(`Created topics ${topics.join(', ')} have no leader after 30 s.`);
+      }
+      await this.clock.sleep(200);
+    }
   }
 
   async subscribe(subscription: Subscription): Promise<ConsumerHandle> {
