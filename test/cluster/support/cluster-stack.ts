@@ -1,11 +1,9 @@
-import { applyTopology } from 'nest-reliable-messaging/redrive';
 import { BlogClient } from '../../../tools/demo/blog-client';
-import { BLOG_TOPOLOGY } from '../../../tools/demo/blog-topology';
+import { applyBlogTopology } from '../../../tools/demo/blog-topology';
 import { ServiceProcess } from '../../../tools/demo/service-process';
 import { e2eBuild } from '../../e2e/support/e2e-build';
 import { FaultStack, FAULT_RUN_ENV, serviceProcess } from '../../faults/support/fault-stack';
 import { POST_DATABASE } from '../../faults/support/fault-facts';
-import { CLUSTER_REPLICATION } from '../../harness/kafka-cluster';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 
 /** Where the stack's services reach the cluster. */
@@ -39,7 +37,8 @@ export class ClusterStack {
     ]);
     const started: ServiceProcess[] = [];
     try {
-      await applyClusterTopology(access);
+      // As the admin, through the admin's node: RF 3 topics, quorum queues.
+      await applyBlogTopology({ ...access, amqpUrl: access.adminAmqpUrl, cluster: true });
       const common = {
         transport: access.transport,
         kafkaBrokers: access.kafkaBrokers,
@@ -97,28 +96,4 @@ export class ClusterStack {
     await Promise.all([this.post.kill(), this.subscribe.kill()]);
     await Promise.all([this.schemas.post.drop(), this.schemas.subscribe.drop()]);
   }
-}
-
-/** `nest-messaging topology apply` for the demo on a cluster: RF 3 topics, or quorum queues. */
-async function applyClusterTopology(access: ClusterAccess): Promise<void> {
-  if (access.transport === 'kafka') {
-    await applyTopology(
-      {
-        broker: { kind: 'kafka', brokers: [...access.kafkaBrokers], allowPlaintextLocal: true },
-        credential: { principal: 'local-admin', secret: '-' },
-        topics: { numPartitions: 3, replicationFactor: CLUSTER_REPLICATION.replicationFactor },
-      },
-      BLOG_TOPOLOGY,
-    );
-    return;
-  }
-  const url = new URL(access.adminAmqpUrl);
-  await applyTopology(
-    {
-      broker: { kind: 'rabbitmq', url: access.adminAmqpUrl },
-      credential: { principal: decodeURIComponent(url.username), secret: decodeURIComponent(url.password) },
-      queueType: 'quorum',
-    },
-    BLOG_TOPOLOGY,
-  );
 }
