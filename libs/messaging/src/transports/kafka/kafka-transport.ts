@@ -183,12 +183,13 @@ export class KafkaTransport implements MessageTransport {
 
   /**
    * Logs a warning, once per topic, for topics that could lose an acknowledged write (see
-   * `durabilityWarnings`). A check that fails (no describe permission) is only a debug line: it never
-   * stops a service.
+   * `durabilityWarnings`). Best effort, once per topic (publishing calls this for every batch): a check
+   * that fails (no describe permission) is only a debug line and is not repeated; it never stops a service.
    */
   private async warnAboutDurability(topics: readonly string[]): Promise<void> {
     const unchecked = topics.filter((t) => !this.durabilityChecked.has(t));
     if (unchecked.length === 0) return;
+    unchecked.forEach((t) => this.durabilityChecked.add(t));
     try {
       const admin = await this.admin.get();
       const [{ brokers }, { topics: metadata }, configs] = await Promise.all([
@@ -214,7 +215,6 @@ export class KafkaTransport implements MessageTransport {
       for (const warning of durabilityWarnings(this.settings.replicationFactor, brokers.length, observed)) {
         this.logger.warn(`Durability: ${warning}.`);
       }
-      unchecked.forEach((t) => this.durabilityChecked.add(t));
     } catch (error) {
       this.logger.debug(`Could not check the replication of ${unchecked.join(', ')}: ${String(error)}`);
     }
