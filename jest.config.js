@@ -58,6 +58,15 @@ module.exports = {
     },
     {
       ...withServices,
+      displayName: 'cluster',
+      // Issue 19: the services on three-node Kafka and RabbitMQ clusters while a leader node is killed.
+      testMatch: ['<rootDir>/test/cluster/**/*.cluster.ts'],
+      globalSetup: '<rootDir>/test/e2e/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/e2e/support/global-teardown.ts',
+      setupFilesAfterEnv: ['<rootDir>/test/harness/timeouts.e2e.ts'],
+    },
+    {
+      ...withServices,
       displayName: 'compat',
       // Issue 13: the packed library in fresh `nest new` apps on each cell's Node, Nest and TypeORM.
       testMatch: ['<rootDir>/test/compat/**/*.compat.ts'],

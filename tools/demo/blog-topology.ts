@@ -15,6 +15,8 @@ export interface BlogBroker {
   readonly kafkaBrokers: readonly string[];
   /** The RabbitMQ URL; its user is the admin here (local development: `guest`). */
   readonly amqpUrl: string;
+  /** A cluster (issue 19): Kafka topics with replication factor 3, RabbitMQ quorum queues. Default false. */
+  readonly cluster?: boolean;
 }
 
 /**
@@ -25,8 +27,9 @@ export interface BlogBroker {
 export async function applyBlogTopology(broker: BlogBroker): Promise<void> {
   if (broker.transport === 'kafka') {
     const kafka = { kind: 'kafka' as const, brokers: [...broker.kafkaBrokers], allowPlaintextLocal: true };
+    const topics = { numPartitions: 3, replicationFactor: broker.cluster ? 3 : 1 };
     await applyTopology(
-      { broker: kafka, credential: { principal: 'local-admin', secret: '-' } },
+      { broker: kafka, credential: { principal: 'local-admin', secret: '-' }, topics },
       BLOG_TOPOLOGY,
     );
     return;
@@ -36,7 +39,14 @@ export async function applyBlogTopology(broker: BlogBroker): Promise<void> {
     principal: decodeURIComponent(url.username),
     secret: decodeURIComponent(url.password),
   };
-  await applyTopology({ broker: { kind: 'rabbitmq', url: broker.amqpUrl }, credential }, BLOG_TOPOLOGY);
+  await applyTopology(
+    {
+      broker: { kind: 'rabbitmq', url: broker.amqpUrl },
+      credential,
+      queueType: broker.cluster ? 'quorum' : 'classic',
+    },
+    BLOG_TOPOLOGY,
+  );
 }
 
 /** What both demo services get besides their broker and database: the local key secret. */

@@ -50,7 +50,9 @@ async function main(): Promise<number> {
   if (transport === 'kafka') await ensureKafka(env, log);
   if (transport === 'rabbitmq') await checkRabbit(env.amqpUrl);
   // As an admin would with `messaging topology apply`: the service itself only checks the topology.
-  await applyBlogTopology({ transport, kafkaBrokers: env.kafkaBrokers, amqpUrl: env.amqpUrl });
+  // On a cluster (three or more Kafka brokers, or AMQP_QUEUE_TYPE=quorum): RF 3 topics, quorum queues.
+  const cluster = process.env.AMQP_QUEUE_TYPE === 'quorum' || env.kafkaBrokers.length >= 3;
+  await applyBlogTopology({ transport, kafkaBrokers: env.kafkaBrokers, amqpUrl: env.amqpUrl, cluster });
   log('Applied the topology (destination, work queue, dead-letter destination) as the local admin.');
 
   const build = await buildServices(path.join(REPO_ROOT, '.demo', 'build'), { reuseFresh: true });

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Kafka, logLevel, SASLOptions } from 'kafkajs';
 import { cacheRoot, ensureKafkaJars, explainToolFailure, pinnedKafkaVersion } from './kafka-jars';
+import { isAlive } from './process-alive';
 
 const run = promisify(execFile);
 const LOG4J_CONFIG = path.resolve(__dirname, 'kafka', 'log4j2.properties');
@@ -28,6 +29,22 @@ export interface KafkaBrokerOptions {
    * Default: a PLAINTEXT broker without ACLs.
    */
   sasl?: KafkaBrokerSasl;
+  /** One node of a KRaft cluster (issue 19) instead of a single node. Default: a single node. */
+  cluster?: KafkaClusterMember;
+}
+
+/** This node's place in a cluster of combined broker+controller nodes. */
+export interface KafkaClusterMember {
+  /** This node's `node.id`. */
+  readonly nodeId: number;
+  /** `controller.quorum.voters`: `id@127.0.0.1:controllerPort` of every node. */
+  readonly voters: string;
+  /** The cluster id every node is formatted with. */
+  readonly clusterId: string;
+  /** Replicas of internal topics and the default for created topics. */
+  readonly replicationFactor: number;
+  /** `min.insync.replicas` of the cluster (and of the internal topics). */
+  readonly minInsyncReplicas: number;
 }
 
 /** A broker that authenticates with SASL/SCRAM and authorizes with ACLs. */
@@ -71,6 +88,7 @@ export class KafkaBroker {
   private readonly numPartitions: number;
   private readonly log: (line: string) => void;
   private readonly sasl?: KafkaBrokerSasl;
+  private readonly cluster?: KafkaClusterMember;
   private readonly brokerPassword = randomBytes(12).toString('hex');
 
   constructor(options: KafkaBrokerOptions = {}) {
@@ -81,6 +99,7 @@ export class KafkaBroker {
     this.numPartitions = options.numPartitions ?? 3;
     this.log = options.log ?? (() => undefined);
     this.sasl = options.sasl;
+    this.cluster = options.cluster;
   }
 
   /** Bootstrap address list for clients. */
@@ -131,6 +150,15 @@ export class KafkaBroker {
     return this.stop(0);
   }
 
+  /** SIGKILL only, no SIGTERM first: the JVM gets no controlled shutdown (a cluster node's crash). */
+  async crash(): Promise<void> {
+    const pid = await this.recordedPid();
+    if (pid === undefined) return;
+    process.kill(pid, 'SIGKILL');
+    while (isAlive(pid)) await sleep(100);
+    await fs.rm(this.pidFile, { force: true });
+  }
+
   /** Removes the broker's data, config and log. The broker must be stopped. */
   async destroy(): Promise<void> {
     await this.stop();
@@ -169,9 +197,7 @@ export class KafkaBroker {
     const config = path.join(this.stateDir, 'server.properties');
     await fs.writeFile(config, this.serverProperties(dataDir));
     if (existsSync(path.join(dataDir, 'meta.properties'))) return;
-    // Like Kafka's own Uuid.randomUuid(): an id starting with '-' would be read as an option of the tool.
-    let clusterId = randomBytes(16).toString('base64url');
-    while (clusterId.startsWith('-')) clusterId = randomBytes(16).toString('base64url');
+    const clusterId = this.cluster?.clusterId ?? newClusterId();
     try {
       await run('java', [
         '-cp',
@@ -192,8 +218,8 @@ export class KafkaBroker {
   private serverProperties(dataDir: string): string {
     const lines = [
       'process.roles=broker,controller',
-      'node.id=1',
-      `controller.quorum.voters=1@127.0.0.1:${this.controllerPort}`,
+      `node.id=${this.cluster?.nodeId ?? 1}`,
+      `controller.quorum.voters=${this.cluster?.voters ?? `1@127.0.0.1:${this.controllerPort}`}`,
       'controller.listener.names=CONTROLLER',
       ...(this.sasl ? this.saslProperties() : this.plaintextProperties()),
       `log.dirs=${dataDir}`,
@@ -208,6 +234,7 @@ export class KafkaBroker {
       'group.initial.rebalance.delay.ms=0',
       'auto.create.topics.enable=true',
       'delete.topic.enable=true',
+      ...(this.cluster ? clusterProperties(this.cluster) : []),
     ];
     return `${lines.join('\n')}\n`;
   }
@@ -349,6 +376,30 @@ export class KafkaBroker {
   }
 }
 
+/** A cluster id like Kafka's own Uuid.randomUuid(): one starting with '-' would be read as an option of the tool. */
+export function newClusterId(): string {
+  let clusterId = randomBytes(16).toString('base64url');
+  while (clusterId.startsWith('-')) clusterId = randomBytes(16).toString('base64url');
+  return clusterId;
+}
+
+/** A cluster's replication: later lines of server.properties win, so these override the single-node ones. */
+function clusterProperties(cluster: KafkaClusterMember): string[] {
+  const rf = cluster.replicationFactor;
+  const isr = cluster.minInsyncReplicas;
+  return [
+    `default.replication.factor=${rf}`,
+    `min.insync.replicas=${isr}`,
+    `offsets.topic.replication.factor=${rf}`,
+    `transaction.state.log.replication.factor=${rf}`,
+    `transaction.state.log.min.isr=${isr}`,
+    `share.coordinator.state.topic.replication.factor=${rf}`,
+    `share.coordinator.state.topic.min.isr=${isr}`,
+    // A restarted node takes its partitions' leadership back soon, as in production.
+    'leader.imbalance.check.interval.seconds=10',
+  ];
+}
+
 function quietKafka(brokers: string[], timeoutMs: number, retries = 0, sasl?: SASLOptions): Kafka {
   return new Kafka({
     clientId: 'kafka-broker-probe',
@@ -363,15 +414,6 @@ function quietKafka(brokers: string[], timeoutMs: number, retries = 0, sasl?: SA
 
 function jaas(module: string, password: string): string {
   return `org.apache.kafka.common.security.${module} required username="${BROKER_USER}" password="${password}"`;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Guards against a recycled pid: the process must be a Kafka JVM started with our config. */

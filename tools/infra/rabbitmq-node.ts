@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './ports';
+import { isAlive } from './process-alive';
 
 const run = promisify(execFile);
 
@@ -33,6 +34,8 @@ export class RabbitMqNode {
     private readonly cli: NodeCli,
     /** A private node's folder (data, logs, cookie); removed by `destroy()`. */
     private readonly baseDir?: string,
+    /** How to start a private node's server again (after `kill()`). */
+    private readonly server?: { readonly exe: string; readonly env: NodeJS.ProcessEnv },
   ) {}
 
   /** The local node `rabbitmqctl` manages by default (the one serving `url`). */
@@ -44,7 +47,12 @@ export class RabbitMqNode {
    * Starts a node of the caller's own: unique name, free AMQP and distribution ports on 127.0.0.1, no
    * plugins, data and logs in a temporary folder. Resolves once the node accepts connections.
    */
-  static async startPrivate(prefix = 'private'): Promise<RabbitMqNode> {
+  static async startPrivate(
+    prefix = 'private',
+    options: {
+      /** The Erlang cookie: nodes of one cluster share it. Default: a new one. */ cookie?: string;
+    } = {},
+  ): Promise<RabbitMqNode> {
     const bin = existsSync(path.join(PACKAGED_BIN, 'rabbitmq-server')) ? PACKAGED_BIN : undefined;
     const exe = (name: string) => (bin ? path.join(bin, name) : name);
     const baseDir = await fs.mkdtemp(path.join(os.tmpdir(), `rabbitmq-${prefix}-`));
@@ -72,14 +80,18 @@ export class RabbitMqNode {
       RABBITMQ_CONFIG_FILE: path.join(baseDir, 'rabbitmq'),
       RABBITMQ_ADVANCED_CONFIG_FILE: path.join(baseDir, 'advanced.config'),
     };
+    if (options.cookie) {
+      await fs.writeFile(path.join(baseDir, '.erlang.cookie'), options.cookie, { mode: 0o400 });
+    }
     const node = new RabbitMqNode(
       nodeName,
       `amqp://guest:guest@127.0.0.1:${port}`,
       { ctl: exe('rabbitmqctl'), nodeArgs: ['-n', nodeName], env },
       baseDir,
+      { exe: exe('rabbitmq-server'), env },
     );
     try {
-      await run(exe('rabbitmq-server'), ['-detached'], { env });
+      await run(exe('rabbitmq-server'), ['-detached'], { env, cwd: baseDir });
       await node.awaitStartup(60_000);
     } catch (error) {
       await node.destroy();
@@ -107,16 +119,60 @@ export class RabbitMqNode {
     await this.awaitStartup(60_000);
   }
 
+  /** Makes this private node a member of `seed`'s cluster (its own data is reset): `join_cluster`. */
+  async joinCluster(seed: RabbitMqNode): Promise<void> {
+    await this.ctl(['stop_app']);
+    await this.ctl(['reset']);
+    await this.ctl(['join_cluster', seed.nodeName as string], 120_000);
+    await this.startApp();
+  }
+
+  /** The Erlang VM's pid of a private node (from its pid file). */
+  async pid(): Promise<number> {
+    const text = await fs.readFile(path.join(this.privateDir(), 'rabbitmq.pid'), 'utf8');
+    const pid = Number.parseInt(text, 10);
+    if (!Number.isInteger(pid)) throw new Error(`No pid in ${this.privateDir()}/rabbitmq.pid`);
+    return pid;
+  }
+
+  /** Kills a private node's VM with SIGKILL, as a crash of its machine would; its data stays. */
+  async kill(): Promise<void> {
+    const pid = await this.pid();
+    process.kill(pid, 'SIGKILL');
+    while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+
+  /** Starts a killed private node again on its data; resolves once it serves clients. */
+  async restart(): Promise<void> {
+    if (!this.server) throw new Error('Only a private node is restarted.');
+    // Its own folder as the working directory: a crashed node writes MnesiaCore dumps there.
+    await run(this.server.exe, ['-detached'], { env: this.server.env, cwd: this.privateDir() });
+    await this.awaitStartup(120_000);
+  }
+
+  /** Freezes (SIGSTOP) or thaws (SIGCONT) a private node's VM: to its peers it is partitioned away. */
+  async suspend(frozen: boolean): Promise<void> {
+    process.kill(await this.pid(), frozen ? 'SIGSTOP' : 'SIGCONT');
+  }
+
+  /** `rabbitmqctl` on this node with `args`; its output. */
+  async rabbitmqctl(args: string[], timeoutMs = 60_000): Promise<string> {
+    return this.ctl(args, timeoutMs);
+  }
+
+  private privateDir(): string {
+    if (!this.baseDir) throw new Error('Only a private node has a pid file of ours.');
+    return this.baseDir;
+  }
+
   /** Stops a private node and removes its folder. Refuses on the local node. */
   async destroy(): Promise<void> {
     if (!this.baseDir) throw new Error('Only a private node is destroyed; the local node is left alone.');
-    await this.ctl(['stop'], 30_000).catch(async () => {
-      const pid = Number.parseInt(
-        await fs.readFile(path.join(this.baseDir as string, 'rabbitmq.pid'), 'utf8').catch(() => ''),
-        10,
-      );
-      if (Number.isInteger(pid)) process.kill(pid, 'SIGKILL');
-    });
+    const pid = await this.pid().catch(() => undefined);
+    if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGCONT'); // a suspended node cannot stop
+    await this.ctl(['stop'], 30_000).catch(() => undefined);
+    // Whatever `stop` did (a clustered node may wait for its peers), the VM must not outlive its folder.
+    if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGKILL');
     await fs.rm(this.baseDir, { recursive: true, force: true });
   }
 

@@ -1,5 +1,6 @@
 import { ClassificationRule } from './retry/error-classifier';
 import { RetryPolicyOptions } from './retry/retry-policy.interface';
+import type { RabbitQueueType } from './topology/messaging-topology';
 
 /** A SASL login to Kafka: the service's own principal, never an admin's. */
 export interface KafkaSaslOptions {
@@ -49,6 +50,14 @@ export interface RabbitMqTransportOptions {
   prefetch?: number;
   /** Heartbeat, s. Default 10. */
   heartbeatSeconds?: number;
+  /**
+   * Type of the work, retry and dead-letter queues: `classic`, or `quorum`, replicated on a majority of a
+   * cluster's nodes: use `quorum` in production (RabbitMQ 3.10+). A queue cannot change type in place; a
+   * service finding one of the other type stops with `MessagingTopologyMismatchError`. Default `classic`.
+   */
+  queueType?: RabbitQueueType;
+  /** The queue type by destination, over `queueType`, e.g. `{ 'audit-log': 'classic' }`. Default: none. */
+  queueTypes?: Record<string, RabbitQueueType>;
 }
 
 /** The broker: Kafka or RabbitMQ. */

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PostCreated } from '@app/contracts';
+import { BlogClient } from '../../../tools/demo/blog-client';
 import { createAudience, sleep } from '../../../tools/demo/blog-scenario';
 import { SUBSCRIBE_GROUP } from '../../../tools/demo/blog-stack';
 import { e2eBuild } from '../../e2e/support/e2e-build';
@@ -55,7 +56,7 @@ export function faultRunSuite(transport: Transport, dialect: TestDialect = 'post
       async () => {
         const s = stack!;
         const rng = new SeededRandom(profile.seed);
-        const audience = await createRunAudience(s, profile);
+        const audience = await createRunAudience(s.client(), profile);
         const probe = {
           delivered: (postIds: readonly number[]) => notificationCount(s.database, postIds),
           expected: (postIds: readonly number[]) => expectedNotifications(audience, load, postIds),
@@ -136,8 +137,10 @@ export function faultRunSuite(transport: Transport, dialect: TestDialect = 'post
 }
 
 /** Authors with `subscribersPerAuthor` subscribers each: one follows every author, the rest one author each. */
-async function createRunAudience(stack: FaultStack, profile: FaultProfile): Promise<RunAudience> {
-  const client = stack.client();
+export async function createRunAudience(
+  client: BlogClient,
+  profile: Pick<FaultProfile, 'authors' | 'subscribersPerAuthor'>,
+): Promise<RunAudience> {
   const audiences = [];
   for (let i = 0; i < profile.authors; i++) {
     audiences.push(await createAudience(client, profile.subscribersPerAuthor - 1));

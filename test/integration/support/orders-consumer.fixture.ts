@@ -95,3 +95,14 @@ export function ordersConsumer(event: OrderPlacedEvent, group: string, policy?: 
   }
   return OrdersConsumer;
 }
+
+/** `{ seq, attempt }` of every order `group` handled, in the order they were handled. */
+export function handledOrders(
+  database: { query<R extends object>(sql: string, params?: unknown[]): Promise<R[]> },
+  group: string,
+): Promise<Array<{ seq: number; attempt: number }>> {
+  return database.query<{ seq: number; attempt: number }>(
+    'select seq, attempt from handled_orders where consumer_group = $1 order by id',
+    [group],
+  );
+}

@@ -10,7 +10,7 @@ import { assertPeerInstalled } from '../common/optional-peer';
 import type * as KafkaModule from '../transports/kafka/kafka-transport';
 import { MessageTransport } from '../transports/message-transport.interface';
 import type * as RabbitModule from '../transports/rabbitmq/rabbitmq-transport';
-import { MessagingTopology } from '../topology/messaging-topology';
+import { MessagingTopology, RabbitQueueType } from '../topology/messaging-topology';
 import { MessagingTopologyMissingError } from '../topology/messaging-topology-missing.error';
 
 /** How Kafka topics are created by `applyTopology()`. */
@@ -29,6 +29,8 @@ export interface TopologyAdminOptions {
   readonly credential: AdminCredential | undefined;
   /** Partitions and replicas of the topics it creates (Kafka only; RabbitMQ ignores it). */
   readonly topics?: TopicSettings;
+  /** Type of the queues of groups that name none (RabbitMQ only). Default `classic`; `quorum` on a cluster. */
+  readonly queueType?: RabbitQueueType;
 }
 
 /**
@@ -86,6 +88,7 @@ function adminTransport(options: TopologyAdminOptions, credential: AdminCredenti
       prefetch: 1,
       concurrency: 1,
       topology: 'declare',
+      queueType: options.queueType ?? 'classic',
     });
   }
   assertPeerInstalled('kafkajs', 'Topology on Kafka');

@@ -10,6 +10,7 @@ import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { computeRetryDelay, RECONNECT_BACKOFF } from '../retry/backoff';
+import { MessagingTopologyMismatchError } from '../topology/messaging-topology-mismatch.error';
 import { MessagingTopologyMissingError } from '../topology/messaging-topology-missing.error';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { ConsumerHandle, Subscription } from '../transports/subscription.interface';
@@ -107,8 +108,10 @@ export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeAppli
       this.handles.set(group, handle);
       if (attempt > 1) this.logger.log(`Consumer group ${group} subscribed after ${attempt} attempts.`);
     } catch (error) {
-      // The broker answered that the topology is missing: a startup error, not an outage to wait out.
-      if (error instanceof MessagingTopologyMissingError && attempt === 1) throw error;
+      // The broker answered that the topology is missing or differs: a startup error, not an outage to wait out.
+      const topologyError =
+        error instanceof MessagingTopologyMissingError || error instanceof MessagingTopologyMismatchError;
+      if (topologyError && attempt === 1) throw error;
       this.metrics.brokerErrors.inc({ transport: this.transport.kind, operation: 'subscribe' });
       const delay = computeRetryDelay(RECONNECT_BACKOFF, attempt, Math.random);
       this.logger.warn(

@@ -11,7 +11,7 @@ const DEFAULTS_OF: Record<string, string> = {
   ConsumerOptions: 'consumers',
 };
 
-/** `path → "Default N"` of every option documented with a literal default (numbers and booleans). */
+/** `path → "Default N"` of every option documented with a literal default (numbers, booleans, `words`). */
 function documentedDefaults(): Map<string, string> {
   const file = path.join(__dirname, '..', 'messaging-options.interface.ts');
   const source = ts.createSourceFile(file, ts.sys.readFile(file) ?? '', ts.ScriptTarget.Latest, true);
@@ -24,8 +24,8 @@ function documentedDefaults(): Map<string, string> {
         .getJSDocCommentsAndTags(member)
         .map((d) => d.getText(source))
         .join(' ');
-      const literal = /Default:? (\d+|true|false)\b/.exec(doc);
-      if (literal) found.set(name, literal[1]);
+      const literal = /Default:? (\d+|true|false|`[a-z]+`)(?!\w)/.exec(doc);
+      if (literal) found.set(name, literal[1].replaceAll('`', ''));
       if (member.type && ts.isTypeLiteralNode(member.type)) visitMembers(member.type.members, name);
     }
   };

@@ -60,6 +60,8 @@ const kafkaChecked = kafka.refine((k) => k.sasl?.mechanism !== 'plain' || k.ssl,
   path: ['sasl', 'mechanism'],
 });
 
+const queueType = z.enum(['classic', 'quorum'], { error: "must be 'classic' or 'quorum'" });
+
 const rabbitmq = z.strictObject({
   kind: z.literal('rabbitmq'),
   url: z
@@ -67,6 +69,8 @@ const rabbitmq = z.strictObject({
     .regex(/^amqps?:\/\//, 'must start with amqp:// or amqps://'),
   prefetch: positiveInt('unacknowledged deliveries per consumer').default(RABBITMQ.prefetch),
   heartbeatSeconds: positiveInt('s').default(RABBITMQ.heartbeatSeconds),
+  queueType: queueType.default(RABBITMQ.queueType),
+  queueTypes: z.record(z.string(), queueType).default({}),
 });
 
 /** Validates `MessagingModuleOptions` and fills in every default. */

@@ -72,6 +72,8 @@ describe('resolve-messaging-options', () => {
             url: 'amqp://guest:guest@127.0.0.1:5672/',
             prefetch: 32,
             heartbeatSeconds: 10,
+            queueType: 'classic',
+            queueTypes: {},
           },
           relay: DEFAULT_RELAY,
           retention: DEFAULT_RETENTION,
@@ -158,6 +160,8 @@ describe('resolve-messaging-options', () => {
           url: 'amqps://broker/vhost',
           prefetch: 1,
           heartbeatSeconds: 60,
+          queueType: 'classic',
+          queueTypes: {},
         });
       });
 

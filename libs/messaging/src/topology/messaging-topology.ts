@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { destinationNames } from '../dead-letter/destination-names';
 
+/**
+ * A RabbitMQ queue's type: `classic` (one node holds it) or `quorum` (replicated on a majority of the
+ * cluster's nodes, RabbitMQ's queue for data safety; a classic queue cannot be turned into one in place).
+ */
+export type RabbitQueueType = 'classic' | 'quorum';
+
 /** What one consumer group of one destination needs on the broker besides the destination itself. */
 export interface GroupTopology {
   /** The consumer group. */
@@ -9,6 +15,8 @@ export interface GroupTopology {
   readonly destination: string;
   /** Delay tiers of its retry destinations, ms (empty: no retry destination). */
   readonly retryTiersMs: readonly number[];
+  /** Type of its work, retry and dead-letter queues (RabbitMQ only). Default: the transport's `queueType`. */
+  readonly queueType?: RabbitQueueType;
 }
 
 /**
@@ -33,6 +41,7 @@ const topologySchema = z.strictObject({
         group: name,
         destination: name,
         retryTiersMs: z.array(z.number().int().positive()).default([]),
+        queueType: z.enum(['classic', 'quorum']).optional(),
       }),
     )
     .default([]),

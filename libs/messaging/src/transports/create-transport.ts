@@ -45,6 +45,8 @@ export function createTransport(options: ResolvedMessagingOptions, clock: Clock)
       prefetch: transport.prefetch,
       concurrency: consumers.concurrency,
       topology: options.topology,
+      queueType: transport.queueType,
+      queueTypes: transport.queueTypes,
     },
     clock,
   );

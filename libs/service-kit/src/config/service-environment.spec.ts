@@ -62,6 +62,14 @@ describe(readServiceEnvironment.name, () => {
     });
   });
 
+  it('takes the RabbitMQ queue type (quorum on a cluster), and refuses another', () => {
+    const env = { MESSAGING_TRANSPORT: 'rabbitmq', AMQP_QUEUE_TYPE: 'quorum' };
+    expect(readServiceEnvironment(env, defaults).transport).toMatchObject({ queueType: 'quorum' });
+    expect(() => readServiceEnvironment({ ...env, AMQP_QUEUE_TYPE: 'mirrored' }, defaults)).toThrow(
+      /AMQP_QUEUE_TYPE/,
+    );
+  });
+
   it('names every bad variable, with its value and a masked password', () => {
     const error = (() => {
       try {

@@ -25,7 +25,7 @@ export interface ServiceEnvironment {
    * `MESSAGING_TRANSPORT` (kafka | rabbitmq) with `KAFKA_BROKERS` (and `KAFKA_SESSION_TIMEOUT_MS`, how soon
    * a consumer group hands a vanished member's partitions on; the library's default when unset; the service's
    * own SASL login in `KAFKA_SASL_MECHANISM`, `KAFKA_USERNAME`, `KAFKA_PASSWORD`, TLS with `KAFKA_SSL=true`)
-   * or `AMQP_URL`.
+   * or `AMQP_URL` (and `AMQP_QUEUE_TYPE`: `classic`, the library's default, or `quorum` on a cluster).
    */
   readonly transport: TransportOptions;
   /** `RELAY_LEASE_MS`: how long a relay claim is held before another process may take it over. */
@@ -87,6 +87,7 @@ const schema = (defaults: ServiceDefaults) =>
         .string()
         .regex(/^amqps?:\/\/\S+$/, 'must be an amqp:// or amqps:// URL')
         .default('amqp://guest:guest@127.0.0.1:5672'),
+      AMQP_QUEUE_TYPE: z.enum(['classic', 'quorum'], { error: "must be 'classic' or 'quorum'" }).optional(),
       KAFKA_SASL_MECHANISM: z
         .enum(['plain', 'scram-sha-256', 'scram-sha-512'], {
           error: "must be 'scram-sha-256', 'scram-sha-512' or 'plain'",
@@ -177,7 +178,11 @@ export function readServiceEnvironment(
               : {}),
             ...(e.KAFKA_SSL === 'true' ? { ssl: true } : {}),
           }
-        : { kind: 'rabbitmq', url: e.AMQP_URL },
+        : {
+            kind: 'rabbitmq',
+            url: e.AMQP_URL,
+            ...(e.AMQP_QUEUE_TYPE ? { queueType: e.AMQP_QUEUE_TYPE } : {}),
+          },
     relayLeaseMs: e.RELAY_LEASE_MS,
     topology: e.MESSAGING_TOPOLOGY,
     keySecret: e.MESSAGING_KEY_SECRET,

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { parseMessagingTopology } from '../../topology/messaging-topology';
+import { parseMessagingTopology, RabbitQueueType } from '../../topology/messaging-topology';
 import { applyTopology, checkTopology } from '../../admin/apply-topology';
 import { BrokerFlags, resolveAdminOptions } from '../admin-options';
 import { readJson } from '../cli-io';
@@ -9,6 +9,7 @@ interface TopologyFlags extends BrokerFlags {
   readonly file: string;
   readonly partitions: string;
   readonly replicationFactor: string;
+  readonly queueType: string;
 }
 
 /** `nest-messaging topology apply | check --file topology.json`: declare (as an admin) or check the topology. */
@@ -19,16 +20,22 @@ export function topologyCommand(context: CommandContext): Command {
       numPartitions: positive(flags.partitions, '--partitions'),
       replicationFactor: positive(flags.replicationFactor, '--replication-factor'),
     };
-    return { admin: { ...resolveAdminOptions(flags, context.io.env), topics }, topology };
+    const queueType = queueTypeOf(flags.queueType);
+    return { admin: { ...resolveAdminOptions(flags, context.io.env), topics, queueType }, topology };
   };
   const withFile = (command: Command) =>
     withBrokerOptions(command)
       .requiredOption(
         '--file <topology.json>',
-        '{ "destinations": [...], "groups": [{ group, destination, retryTiersMs }] }',
+        '{ "destinations": [...], "groups": [{ group, destination, retryTiersMs, queueType? }] }',
       )
       .option('--partitions <n>', 'Kafka: partitions of a created topic', '3')
-      .option('--replication-factor <n>', 'Kafka: replicas of a created topic (3 in production)', '1');
+      .option('--replication-factor <n>', 'Kafka: replicas of a created topic (3 in production)', '1')
+      .option(
+        '--queue-type <classic|quorum>',
+        "RabbitMQ: type of the queues of groups without a queueType ('quorum' on a cluster)",
+        'classic',
+      );
   const apply = withFile(new Command('apply'))
     .description(
       'declare destinations, work queues, retry and dead-letter destinations (idempotent), as an admin',
@@ -58,4 +65,9 @@ function positive(text: string, flag: string): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} is a whole number from 1.`);
   return n;
+}
+
+function queueTypeOf(text: string): RabbitQueueType {
+  if (text === 'classic' || text === 'quorum') return text;
+  throw new Error(`--queue-type is 'classic' or 'quorum', not '${text}'.`);
 }

@@ -11,6 +11,7 @@ import { ConsumerHandle, Subscription, topologyOf } from '../subscription.interf
 import { TransportCapabilities } from '../transport-capabilities';
 import { LazyKafkaClient, reliableProducer, sendConfirmed } from './kafka-clients';
 import { OutageLog } from '../outage-log';
+import { durabilityWarnings } from './kafka-durability';
 import { kafkaLogCreator } from './kafka-logger';
 import { kafkaSasl } from './kafka-sasl';
 import { KafkaSubscriber } from './kafka-subscriber';
@@ -35,6 +36,8 @@ export interface KafkaTransportSettings {
 
 /** The topic setting that bounds a record batch (Kafka's default 1 MiB + 12 bytes, from the broker). */
 const MAX_MESSAGE_BYTES = 'max.message.bytes';
+/** The topic setting acks=all waits for. */
+const MIN_INSYNC_REPLICAS = 'min.insync.replicas';
 /** Room for what a dead-letter or retry copy adds to a message: failure headers, a hashed key. */
 const COPY_HEADROOM_BYTES = 64 * 1024;
 
@@ -56,6 +59,8 @@ export class KafkaTransport implements MessageTransport {
   /** The health check's own admin client, kept between checks: a check must not open a client each time. */
   private readonly healthAdmin: LazyKafkaClient<Admin>;
   private readonly knownTopics = new Set<string>();
+  /** Topics whose replication was checked at startup (`warnAboutDurability`). */
+  private readonly durabilityChecked = new Set<string>();
   private readonly subscribers = new Set<KafkaSubscriber>();
   private connected = false;
   private lastError?: string;
@@ -165,9 +170,54 @@ export class KafkaTransport implements MessageTransport {
 
   /** Declares the topology (`declare` mode), or checks it and throws `MessagingTopologyMissingError`. */
   async prepareTopology(topology: MessagingTopology): Promise<void> {
-    if (this.settings.topology === 'declare') return this.declareTopology(topology);
-    const missing = await this.missingTopology(topology);
-    if (missing.length > 0) throw new MessagingTopologyMissingError(this.kind, missing, topology);
+    if (this.settings.topology === 'declare') await this.declareTopology(topology);
+    else {
+      const missing = await this.missingTopology(topology);
+      if (missing.length > 0) throw new MessagingTopologyMissingError(this.kind, missing, topology);
+    }
+    await this.warnAboutDurability([
+      ...destinationsOf(topology),
+      ...topology.groups.flatMap(copyDestinationsOf),
+    ]);
+  }
+
+  /**
+   * Logs a warning, once per topic, for topics that could lose an acknowledged write (see
+   * `durabilityWarnings`). Best effort, once per topic (publishing calls this for every batch): a check
+   * that fails (no describe permission) is only a debug line and is not repeated; it never stops a service.
+   */
+  private async warnAboutDurability(topics: readonly string[]): Promise<void> {
+    const unchecked = topics.filter((t) => !this.durabilityChecked.has(t));
+    if (unchecked.length === 0) return;
+    unchecked.forEach((t) => this.durabilityChecked.add(t));
+    try {
+      const admin = await this.admin.get();
+      const [{ brokers }, { topics: metadata }, configs] = await Promise.all([
+        admin.describeCluster(),
+        admin.fetchTopicMetadata({ topics: unchecked }),
+        admin.describeConfigs({
+          includeSynonyms: false,
+          resources: unchecked.map((name) => ({
+            type: ConfigResourceTypes.TOPIC,
+            name,
+            configNames: [MIN_INSYNC_REPLICAS],
+          })),
+        }),
+      ]);
+      const minInsync = new Map(
+        configs.resources.map((r) => [r.resourceName, Number(r.configEntries[0]?.configValue)]),
+      );
+      const observed = metadata.map((t) => ({
+        topic: t.name,
+        replicas: Math.min(...t.partitions.map((p) => p.replicas.length)),
+        minInsyncReplicas: Number.isFinite(minInsync.get(t.name)) ? minInsync.get(t.name) : undefined,
+      }));
+      for (const warning of durabilityWarnings(this.settings.replicationFactor, brokers.length, observed)) {
+        this.logger.warn(`Durability: ${warning}.`);
+      }
+    } catch (error) {
+      this.logger.debug(`Could not check the replication of ${unchecked.join(', ')}: ${String(error)}`);
+    }
   }
 
   /**
@@ -200,16 +250,40 @@ export class KafkaTransport implements MessageTransport {
     if (missing.length === 0) return;
     const admin = await this.admin.get();
     const configEntries = await configFor(admin);
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: missing.map((topic) => ({
-        topic,
-        numPartitions: this.settings.numPartitions,
-        replicationFactor: this.settings.replicationFactor,
-        configEntries,
-      })),
-    });
+    try {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((topic) => ({
+          topic,
+          numPartitions: this.settings.numPartitions,
+          replicationFactor: this.settings.replicationFactor,
+          configEntries,
+        })),
+      });
+    } catch (error) {
+      // On a cluster, the broker kafkajs asks for the new topics' leaders may not know them yet (kafkajs
+      // only waits out LEADER_NOT_AVAILABLE): the topics were created; wait until every broker knows them.
+      if ((error as { type?: unknown }).type !== 'UNKNOWN_TOPIC_OR_PARTITION') throw error;
+      await this.awaitTopicLeaders(admin, missing);
+    }
     missing.forEach((t) => this.knownTopics.add(t));
+  }
+
+  /** Resolves once the metadata names a leader for every partition of `topics`; throws after 30 s. */
+  private async awaitTopicLeaders(admin: Admin, topics: readonly string[]): Promise<void> {
+    const deadline = this.clock.now() + 30_000;
+    for (;;) {
+      try {
+        const { topics: metadata } = await admin.fetchTopicMetadata({ topics: [...topics] });
+        if (metadata.every((t) => t.partitions.every((p) => p.leader >= 0))) return;
+      } catch (error) {
+        if (this.clock.now() > deadline) throw error;
+      }
+      if (this.clock.now() > deadline) {
+        throw new Error(`Created topics ${topics.join(', ')} have no leader after 30 s.`);
+      }
+      await this.clock.sleep(200);
+    }
   }
 
   async subscribe(subscription: Subscription): Promise<ConsumerHandle> {

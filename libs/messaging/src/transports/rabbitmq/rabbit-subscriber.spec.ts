@@ -85,7 +85,14 @@ async function startSubscriber(settle: (delivery: Delivery) => Settlement) {
     },
   };
   const subscriber = new RabbitSubscriber(
-    { connection, prefetch: 8, log: new Logger('test'), clock: systemClock, topology: 'declare' },
+    {
+      connection,
+      prefetch: 8,
+      log: new Logger('test'),
+      clock: systemClock,
+      topology: 'declare',
+      withQueueTypes: (t) => t,
+    },
     subscription,
   );
   await subscriber.start();
@@ -106,8 +113,8 @@ describe(RabbitSubscriber.name, () => {
       const { channels } = await startSubscriber(() => ({ kind: 'ACK' }));
       expect([...channels[0].queues.keys()]).toEqual([
         WORK_QUEUE,
-        `${WORK_QUEUE}.dlq`,
         `${WORK_QUEUE}.retry.500ms`,
+        `${WORK_QUEUE}.dlq`,
       ]);
       expect(channels[0].queues.get(`${WORK_QUEUE}.retry.500ms`)?.arguments).toEqual({
         'x-message-ttl': 500,

@@ -4,6 +4,7 @@ import { CancelTimer, Clock } from '../../common/clock';
 import { destinationNames } from '../../dead-letter/destination-names';
 import { MessageHeaders } from '../../envelope/message-headers';
 import { TopologyMode } from '../../messaging-options.interface';
+import { MessagingTopology } from '../../topology/messaging-topology';
 import { computeRetryDelay } from '../../retry/backoff';
 import { BackoffOptions } from '../../retry/retry-policy.interface';
 import { KeyedLanes } from '../keyed-lanes';
@@ -21,6 +22,8 @@ export interface RabbitSubscriberHost {
   readonly clock: Clock;
   /** `declare`: (re)declare the subscription's topology on each channel; `verify`: the transport checked it. */
   readonly topology: TopologyMode;
+  /** The topology with each group's queue type filled in (classic or quorum). */
+  readonly withQueueTypes: (topology: MessagingTopology) => MessagingTopology;
 }
 
 /** Subscribing again after the channel or connection dropped: 500 ms, ×2, at most 10 s, full jitter. */
@@ -87,7 +90,9 @@ export class RabbitSubscriber {
       if (!this.stopping) this.scheduleReconnect();
     });
     await channel.prefetch(this.host.prefetch);
-    if (this.host.topology === 'declare') await declareRabbitTopology(channel, topologyOf(this.subscription));
+    if (this.host.topology === 'declare') {
+      await declareRabbitTopology(channel, this.host.withQueueTypes(topologyOf(this.subscription)));
+    }
     for (const destination of destinations) {
       const workQueue = destinationNames.workQueue(destination, group);
       for (const tier of retryTiers[destination] ?? []) {

@@ -1,10 +1,16 @@
 import * as amqp from 'amqplib';
 import { destinationNames } from '../../dead-letter/destination-names';
 import { GroupTopology, MessagingTopology, destinationsOf } from '../../topology/messaging-topology';
+import { MessagingTopologyMismatchError } from '../../topology/messaging-topology-mismatch.error';
 import { TopologyMode } from '../../messaging-options.interface';
+import { RabbitQueueSpec, rabbitQueuesOf } from './rabbit-queue-arguments';
 
 /** AMQP reply code for NOT_FOUND (a passive declare of something that does not exist). */
 const NOT_FOUND = 404;
+/** AMQP reply code for ACCESS_REFUSED (no configure permission on the object). */
+const ACCESS_REFUSED = 403;
+/** AMQP reply code for PRECONDITION_FAILED (declared again with other arguments). */
+const PRECONDITION_FAILED = 406;
 
 /**
  * Makes sure the exchanges a publisher uses exist, once per channel: declares them (`declare` mode) or only
@@ -32,7 +38,9 @@ export class RabbitTopology {
 /**
  * Declares the topology (idempotent): per destination a durable topic exchange; per group its work queue bound
  * with `#`, its dead-letter queue, and one retry queue per delay tier whose `x-message-ttl` dead-letters back to
- * the work queue (one queue per delay: TTLs expire at the head).
+ * the work queue (one queue per delay: TTLs expire at the head). Queues are classic or quorum by the group's
+ * `queueType` (see `rabbitQueueSpec`). A queue that exists with other arguments (another type) throws
+ * `MessagingTopologyMismatchError`; the broker closes `channel`.
  */
 export async function declareRabbitTopology(
   channel: amqp.Channel,
@@ -41,63 +49,94 @@ export async function declareRabbitTopology(
   for (const destination of destinationsOf(topology)) {
     await channel.assertExchange(destination, 'topic', { durable: true });
   }
-  for (const group of topology.groups) await declareGroup(channel, group);
+  for (const group of topology.groups) {
+    for (const queue of rabbitQueuesOf(group)) {
+      try {
+        await channel.assertQueue(queue.name, { durable: true, arguments: queue.arguments });
+      } catch (error) {
+        if (codeOf(error) !== PRECONDITION_FAILED) throw error;
+        throw new MessagingTopologyMismatchError('rabbitmq', [mismatchOf(queue, group, error)]);
+      }
+    }
+    await channel.bindQueue(
+      destinationNames.workQueue(group.destination, group.group),
+      group.destination,
+      '#',
+    );
+  }
 }
 
-async function declareGroup(channel: amqp.Channel, group: GroupTopology): Promise<void> {
-  const workQueue = destinationNames.workQueue(group.destination, group.group);
-  await channel.assertQueue(workQueue, { durable: true });
-  await channel.bindQueue(workQueue, group.destination, '#');
-  await channel.assertQueue(destinationNames.deadLetter(group.destination, group.group), { durable: true });
-  for (const tier of group.retryTiersMs) {
-    await channel.assertQueue(destinationNames.retry(group.destination, group.group, tier), {
-      durable: true,
-      arguments: {
-        'x-message-ttl': tier,
-        'x-dead-letter-exchange': '',
-        'x-dead-letter-routing-key': workQueue,
-      },
-    });
-  }
+/** What a check of the topology found: what is missing, what differs, what could not be compared. */
+export interface RabbitTopologyFindings {
+  /** Objects that do not exist, e.g. `queue 'orders.billing.dlq'`. */
+  readonly missing: string[];
+  /** Queues that exist with other arguments (another type, another TTL). */
+  readonly mismatched: string[];
+  /** Queues whose arguments could not be compared: the user may not configure them. */
+  readonly unchecked: string[];
 }
 
 /**
- * What the topology needs that does not exist, checked passively (no permission to configure anything is
- * needed). Bindings cannot be checked over AMQP; `nest-messaging topology apply` declares them.
+ * Checks the topology without changing it. Existence is checked passively (no permission to configure
+ * anything is needed). The arguments of an existing queue (its type, its TTL) can only be compared over
+ * AMQP by declaring it again with the expected ones, which changes nothing when they match and fails when
+ * they differ; a user without configure permission on the queue gets `unchecked` instead. Bindings cannot be
+ * checked over AMQP; `nest-messaging topology apply` declares them.
  */
-export async function missingRabbitTopology(
+export async function inspectRabbitTopology(
   model: amqp.ChannelModel,
   topology: MessagingTopology,
-): Promise<string[]> {
-  const missing: string[] = [];
+): Promise<RabbitTopologyFindings> {
+  const findings: RabbitTopologyFindings = { missing: [], mismatched: [], unchecked: [] };
   for (const destination of destinationsOf(topology)) {
-    if (!(await exists(model, (c) => c.checkExchange(destination))))
-      missing.push(`exchange '${destination}'`);
+    if ((await onOwnChannel(model, (c) => c.checkExchange(destination))) === NOT_FOUND)
+      findings.missing.push(`exchange '${destination}'`);
   }
   for (const group of topology.groups) {
-    const queues = [
-      destinationNames.workQueue(group.destination, group.group),
-      ...group.retryTiersMs.map((tier) => destinationNames.retry(group.destination, group.group, tier)),
-      destinationNames.deadLetter(group.destination, group.group),
-    ];
-    for (const queue of queues) {
-      if (!(await exists(model, (c) => c.checkQueue(queue)))) missing.push(`queue '${queue}'`);
+    for (const queue of rabbitQueuesOf(group)) {
+      if ((await onOwnChannel(model, (c) => c.checkQueue(queue.name))) === NOT_FOUND) {
+        findings.missing.push(`queue '${queue.name}'`);
+        continue;
+      }
+      const outcome = await onOwnChannel(model, (c) =>
+        c.assertQueue(queue.name, { durable: true, arguments: queue.arguments }),
+      );
+      if (outcome === ACCESS_REFUSED) findings.unchecked.push(queue.name);
+      else if (outcome !== true) findings.mismatched.push(mismatchOf(queue, group, outcome));
     }
   }
-  return missing;
+  return findings;
 }
 
-/** Runs a passive check on a channel of its own: a failed one closes its channel. */
-async function exists(model: amqp.ChannelModel, check: (channel: amqp.Channel) => Promise<unknown>) {
+/** One line for a queue whose arguments differ, with the broker's own words on what. */
+function mismatchOf(queue: RabbitQueueSpec, group: GroupTopology, error: unknown): string {
+  const said = /inequivalent arg[^"]*/.exec(error instanceof Error ? error.message : String(error));
+  return `queue '${queue.name}' (expected ${group.queueType ?? 'classic'}): ${said?.[0] ?? String(error)}`;
+}
+
+/**
+ * Runs a check on a channel of its own (a failed one closes its channel): true, or the reply code
+ * NOT_FOUND or ACCESS_REFUSED, or the PRECONDITION_FAILED error itself; any other error is thrown.
+ */
+async function onOwnChannel(
+  model: amqp.ChannelModel,
+  check: (channel: amqp.Channel) => Promise<unknown>,
+): Promise<true | typeof NOT_FOUND | typeof ACCESS_REFUSED | Error> {
   const channel = await model.createChannel();
   channel.on('error', () => undefined);
   try {
     await check(channel);
     return true;
   } catch (error) {
-    if ((error as { code?: unknown }).code === NOT_FOUND) return false;
+    const code = codeOf(error);
+    if (code === NOT_FOUND || code === ACCESS_REFUSED) return code;
+    if (code === PRECONDITION_FAILED) return error as Error;
     throw error;
   } finally {
     await channel.close().catch(() => undefined);
   }
+}
+
+function codeOf(error: unknown): unknown {
+  return (error as { code?: unknown } | undefined)?.code;
 }

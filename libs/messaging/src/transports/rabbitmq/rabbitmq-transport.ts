@@ -2,7 +2,8 @@ import { Logger } from '@nestjs/common';
 import { Clock, systemClock } from '../../common/clock';
 import { WireMessage } from '../../envelope/wire-message';
 import { TopologyMode } from '../../messaging-options.interface';
-import { MessagingTopology } from '../../topology/messaging-topology';
+import { MessagingTopology, RabbitQueueType } from '../../topology/messaging-topology';
+import { MessagingTopologyMismatchError } from '../../topology/messaging-topology-mismatch.error';
 import { MessagingTopologyMissingError } from '../../topology/messaging-topology-missing.error';
 import { MessageTransport, TransportHealth } from '../message-transport.interface';
 import { PublishOutcome } from '../publish-outcome';
@@ -11,7 +12,8 @@ import { TransportCapabilities } from '../transport-capabilities';
 import { RabbitConnection } from './rabbit-connection';
 import { RabbitPublisher } from './rabbit-publisher';
 import { RabbitSubscriber } from './rabbit-subscriber';
-import { declareRabbitTopology, missingRabbitTopology } from './rabbit-topology';
+import { withQueueTypes } from './rabbit-queue-arguments';
+import { declareRabbitTopology, inspectRabbitTopology } from './rabbit-topology';
 
 /** Settings the RabbitMQ transport runs with (validated module options). */
 export interface RabbitMqTransportSettings {
@@ -22,6 +24,10 @@ export interface RabbitMqTransportSettings {
   readonly concurrency: number;
   /** Declare exchanges and queues, or only check that they exist (the default). */
   readonly topology: TopologyMode;
+  /** Type of the work, retry and dead-letter queues of groups that name none. Default `classic`. */
+  readonly queueType?: RabbitQueueType;
+  /** The queue type by destination, over `queueType`. */
+  readonly queueTypes?: Readonly<Record<string, RabbitQueueType>>;
 }
 
 /**
@@ -71,21 +77,47 @@ export class RabbitMqTransport implements MessageTransport {
     const channel = await model.createChannel();
     channel.on('error', () => undefined);
     try {
-      await declareRabbitTopology(channel, topology);
+      await declareRabbitTopology(channel, this.withQueueTypes(topology));
     } finally {
       await channel.close().catch(() => undefined);
     }
   }
 
+  /**
+   * What is missing. Queues that exist with other arguments (a classic queue where a quorum one is
+   * configured) throw `MessagingTopologyMismatchError`; queues the user may not re-declare to compare are
+   * logged as unchecked (`nest-messaging topology check`, run as an admin, compares them).
+   */
   async missingTopology(topology: MessagingTopology): Promise<string[]> {
-    return missingRabbitTopology(await this.connection.get(), topology);
+    const findings = await inspectRabbitTopology(await this.connection.get(), this.withQueueTypes(topology));
+    if (findings.mismatched.length > 0)
+      throw new MessagingTopologyMismatchError(this.kind, findings.mismatched);
+    if (findings.unchecked.length > 0) {
+      this.log.warn(
+        `Could not compare the type and arguments of ${findings.unchecked.join(', ')}: no configure permission. ` +
+          'Run `nest-messaging topology check` as an admin to compare them.',
+      );
+    }
+    return findings.missing;
+  }
+
+  /** The topology with each group's queue type filled in from the settings. */
+  withQueueTypes(topology: MessagingTopology): MessagingTopology {
+    const groups = withQueueTypes(
+      topology.groups,
+      this.settings.queueTypes ?? {},
+      this.settings.queueType ?? 'classic',
+    );
+    return { ...topology, groups };
   }
 
   /** Declares the topology (`declare` mode), or checks it and throws `MessagingTopologyMissingError`. */
   async prepareTopology(topology: MessagingTopology): Promise<void> {
     if (this.settings.topology === 'declare') return this.declareTopology(topology);
     const missing = await this.missingTopology(topology);
-    if (missing.length > 0) throw new MessagingTopologyMissingError(this.kind, missing, topology);
+    if (missing.length > 0) {
+      throw new MessagingTopologyMissingError(this.kind, missing, this.withQueueTypes(topology));
+    }
   }
 
   async subscribe(subscription: Subscription): Promise<ConsumerHandle> {
@@ -97,6 +129,7 @@ export class RabbitMqTransport implements MessageTransport {
         log: this.log,
         clock: this.clock,
         topology: this.settings.topology,
+        withQueueTypes: (topology) => this.withQueueTypes(topology),
       },
       subscription,
     );

@@ -1,0 +1,179 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import {
+  MessagingTopologyMismatchError,
+  RabbitQueueType,
+  RetryMode,
+  RetryPolicyOptions,
+} from 'nest-reliable-messaging';
+import { eventually } from '../../harness/eventually';
+import { uniqueName } from '../../harness/names';
+import { infraEnv } from '../../harness/infra';
+import { createMessagingApp } from '../support/messaging-app';
+import { depthOf } from '../redrive/support/parked-messages';
+import {
+  ConsumerProbe,
+  HandledOrder,
+  handledOrders,
+  ordersConsumer,
+} from '../support/orders-consumer.fixture';
+import { orderPlaced } from '../support/orders.fixture';
+import { orderMessage } from '../support/raw-messages';
+import { drainQueue, publishRaw } from '../support/rabbit-wire';
+import { useRabbitSuite } from '../support/suite-resources';
+
+const run = promisify(execFile);
+const FAST = { initialDelayMs: 200, multiplier: 2, maxDelayMs: 800 };
+
+/**
+ * Issue 19: work, retry-tier and dead-letter queues declared as quorum queues (`queueType: 'quorum'`) retry
+ * and dead-letter as classic ones do. The TTL tiers dead-letter back `at-least-once`, so a retry held by the
+ * broker survives a leader change; a queue of the other type stops the service with a clear error.
+ */
+describe('Quorum queues on RabbitMQ', () => {
+  const suite = useRabbitSuite('rabbit_quorum');
+  const { rabbit, apps } = suite;
+
+  async function start(
+    prefix: string,
+    policy: RetryPolicyOptions | undefined,
+    probe = new ConsumerProbe(),
+    options: {
+      queueType?: RabbitQueueType;
+      classicFor?: boolean;
+      topology?: 'declare' | 'verify';
+      destination?: string;
+      group?: string;
+    } = {},
+  ) {
+    const destination = options.destination ?? uniqueName(prefix);
+    const queueTypes: Record<string, RabbitQueueType> = options.classicFor
+      ? { [destination]: 'classic' }
+      : {};
+    const group = options.group ?? uniqueName('g');
+    rabbit.track({ exchanges: [destination], queues: [`${destination}.${group}`] });
+    rabbit.trackQueuePrefix(`${destination}.${group}.`);
+    const app = await createMessagingApp({
+      schema: suite.schema,
+      transport: {
+        kind: 'rabbitmq',
+        url: infraEnv().amqpUrl,
+        queueType: options.queueType ?? 'quorum',
+        queueTypes,
+      },
+      entities: [HandledOrder],
+      providers: [
+        { provide: ConsumerProbe, useValue: probe },
+        ordersConsumer(orderPlaced(destination), group, policy),
+      ],
+      messaging: {
+        relay: { enabled: false },
+        consumers: { concurrency: 1 },
+        topology: options.topology ?? 'declare',
+      },
+    });
+    apps.push(app);
+    return { destination, group, probe, app };
+  }
+
+  const handled = (group: string) => handledOrders(suite.schema, group);
+  /** `name → type arguments` of the queues whose name starts with `prefix`, as rabbitmqctl lists them. */
+  const queues = async (prefix: string) => {
+    const { stdout } = await run('rabbitmqctl', ['list_queues', 'name', 'type', 'arguments', '-q']);
+    return stdout
+      .split('\n')
+      .filter((line) => line.startsWith(prefix))
+      .map((line) => line.split('\t'));
+  };
+  const depth = async (queue: string) => depthOf(await rabbit.connect(), queue);
+
+  test('BROKER_DELAYED: retries through quorum TTL tiers that dead-letter at-least-once, applies once', async () => {
+    const probe = new ConsumerProbe();
+    probe.failUntilAttempt.set(1, 3);
+    const { destination, group } = await start(
+      'qdelayed',
+      { maxAttempts: 4, mode: RetryMode.BROKER_DELAYED, backoff: FAST },
+      probe,
+    );
+    await publishRaw(
+      await rabbit.connect(),
+      [1, 2, 3].map((seq) => orderMessage(destination, { customer: 'k', seq })),
+    );
+
+    await eventually(async () => expect(await handled(group)).toHaveLength(3));
+    expect((await handled(group)).find((r) => r.seq === 1)).toEqual({ seq: 1, attempt: 3 });
+    const listed = await queues(`${destination}.${group}`);
+    expect(listed).toHaveLength(1 + 4 + 1); // work queue, four tiers, DLQ
+    for (const [name, type, args] of listed) {
+      expect(`${name} ${type}`).toBe(`${name} quorum`);
+      if (name.includes('.retry.')) {
+        expect(args).toContain('{"x-dead-letter-strategy","at-least-once"}');
+        expect(args).toContain('{"x-overflow","reject-publish"}');
+        expect(args).toContain(`{"x-dead-letter-routing-key","${destination}.${group}"}`);
+      }
+    }
+  });
+
+  test.each([RetryMode.BROKER_DELAYED, RetryMode.INLINE])(
+    '%s: dead-letters into the quorum DLQ after maxAttempts, with the failure headers',
+    async (mode) => {
+      const probe = new ConsumerProbe();
+      probe.alwaysFail.add(2);
+      const { destination, group } = await start('qexhaust', { maxAttempts: 3, mode, backoff: FAST }, probe);
+      await publishRaw(
+        await rabbit.connect(),
+        [1, 2, 3].map((seq) => orderMessage(destination, { customer: 'k', seq })),
+      );
+
+      const dlq = `${destination}.${group}.dlq`;
+      await eventually(async () => expect(await depth(dlq)).toBe(1), 30_000);
+      await eventually(async () => expect((await handled(group)).map((r) => r.seq)).toEqual([1, 3]));
+      await eventually(async () => expect(await depth(`${destination}.${group}`)).toBe(0));
+      const [parked] = await drainQueue(await rabbit.connect(), dlq);
+      expect(String(parked.properties.headers?.['msg.retry-attempt'])).toBe('3');
+      expect(JSON.parse(parked.content.toString())).toMatchObject({ seq: 2 });
+      expect((await queues(dlq))[0]?.[1]).toBe('quorum');
+    },
+  );
+
+  test.each(['declare', 'verify'] as const)(
+    '%s mode: a classic queue where quorum is configured stops the service, naming the queue',
+    async (topology) => {
+      const { destination, group, app } = await start('qmismatch', undefined, new ConsumerProbe(), {
+        queueType: 'classic',
+      });
+      await app.close();
+      apps.splice(apps.indexOf(app), 1);
+
+      const error = await start('qmismatch', undefined, new ConsumerProbe(), {
+        destination,
+        group,
+        topology,
+      }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(MessagingTopologyMismatchError);
+      expect((error as Error).message).toContain(`queue '${destination}.${group}' (expected quorum)`);
+      expect((error as Error).message).toMatch(/x-queue-type/);
+      expect((await queues(`${destination}.${group}`))[0]?.[1]).toBe('classic'); // left as it was
+    },
+  );
+
+  test.each([false, true])(
+    'verify mode accepts queues of the configured type (per-destination classic: %s)',
+    async (classicFor) => {
+      const { destination, group, app } = await start('qverify', undefined, new ConsumerProbe(), {
+        classicFor,
+      });
+      await app.close();
+      apps.splice(apps.indexOf(app), 1);
+      const expected = classicFor ? 'classic' : 'quorum';
+      expect((await queues(`${destination}.${group}`)).map(([, type]) => type)).toEqual([expected, expected]);
+      const again = await start('qverify', undefined, new ConsumerProbe(), {
+        destination,
+        group,
+        classicFor,
+        topology: 'verify',
+      });
+      expect(again.app).toBeDefined();
+    },
+  );
+});
