@@ -9,9 +9,10 @@ import { freePort } from './ports';
 export const CLUSTER_REPLICATION = { replicationFactor: 3, minInsyncReplicas: 2 } as const;
 
 /**
- * Issue 19: a three-node Kafka KRaft cluster of a suite's own (three JVMs, each broker and controller, a
- * controller quorum of three), replication factor 3 and `min.insync.replicas` 2 for every topic, internal
- * ones included. Small heaps; a suite kills and restarts its nodes. The shared broker on 9092 is untouched.
+ * Issue 19: a three-node Kafka KRaft cluster of a suite's (or the demo's) own (three JVMs, each broker and
+ * controller, a controller quorum of three), replication factor 3 and `min.insync.replicas` 2 for every
+ * topic, internal ones included. Small heaps; a suite kills and restarts its nodes. The shared broker on
+ * 9092 is untouched.
  */
 export class KafkaCluster {
   private constructor(readonly nodes: readonly KafkaBroker[]) {}

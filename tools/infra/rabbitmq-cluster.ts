@@ -5,7 +5,8 @@ import { RabbitMqNode } from './rabbitmq-node';
 /**
  * Issue 19: three private RabbitMQ nodes joined into one cluster on this machine, each on its own ports,
  * node name and data folder, sharing one Erlang cookie (`rabbitmqctl join_cluster`). A suite kills,
- * restarts and suspends its nodes; the shared node on 5672 is never touched.
+ * restarts and suspends its nodes (the demo's `--cluster` stops one); the shared node on 5672 is never
+ * touched.
  */
 export class RabbitCluster {
   private constructor(readonly nodes: readonly RabbitMqNode[]) {}
