@@ -23,6 +23,8 @@ export interface BlogStackOptions {
   readonly build: BuiltServices;
   /** Each service's log goes to `<logDir>/<service>.log`. */
   readonly logDir: string;
+  /** A cluster (issue 19): RF 3 topics, or quorum queues (`AMQP_QUEUE_TYPE=quorum`). Default false. */
+  readonly cluster?: boolean;
   /** More environment for both services (e.g. `RELAY_LEASE_MS`). */
   readonly env?: Record<string, string>;
 }
@@ -50,6 +52,7 @@ export class BlogStack {
       KAFKA_BROKERS: options.kafkaBrokers.join(','),
       AMQP_URL: options.amqpUrl,
       HOST: '127.0.0.1',
+      ...(options.cluster && options.transport === 'rabbitmq' ? { AMQP_QUEUE_TYPE: 'quorum' } : {}),
       ...options.env,
     };
     const process = async (service: 'post-service' | 'subscribe-service', database: ServiceDatabase) => {

@@ -1,4 +1,6 @@
 import { KafkaBroker } from '../infra/kafka-broker';
+import { KafkaCluster } from '../infra/kafka-cluster';
+import { RabbitCluster } from '../infra/rabbitmq-cluster';
 import { RabbitMqNode } from '../infra/rabbitmq-node';
 
 /** Takes a broker away and brings it back, for the outage scenario. */
@@ -35,5 +37,51 @@ export function rabbitNodeControl(node: RabbitMqNode): BrokerControl {
     description: `RabbitMQ ${node.nodeName ?? 'local node'} (${node.url.replace(/\/\/[^@]*@/, '//')})`,
     stop: () => node.stopApp(),
     start: () => node.startApp(),
+  };
+}
+
+/** Kafka on a cluster (`--cluster`): the leader of `post-create[0]` is stopped and started; the others serve. */
+export function kafkaClusterNodeControl(cluster: KafkaCluster): BrokerControl {
+  let stopped: KafkaBroker | undefined;
+  return {
+    get description() {
+      return `the Kafka node leading post-create[0]${stopped ? ` (${stopped.brokers[0]})` : ''}`;
+    },
+    async stop() {
+      stopped = await cluster.leaderOf('post-create', 0);
+      await stopped.stop();
+    },
+    async start() {
+      await stopped?.start();
+    },
+  };
+}
+
+/**
+ * RabbitMQ on a cluster (`--cluster`): the node holding the leader of the quorum queue `queue` has its
+ * application stopped and started; a follower takes over. The services' own node is spared (they connect
+ * to one URL), so the demo declares its queues through another node, which then leads them.
+ */
+export function rabbitClusterNodeControl(
+  cluster: RabbitCluster,
+  servicesNode: RabbitMqNode,
+  queue: string,
+): BrokerControl {
+  let stopped: RabbitMqNode | undefined;
+  let leads = true;
+  return {
+    get description() {
+      const role = leads ? `leading quorum queue ${queue}` : `following quorum queue ${queue}`;
+      return `the RabbitMQ node ${role}${stopped ? ` (${stopped.nodeName})` : ''}`;
+    },
+    async stop() {
+      const leader = await cluster.leaderOf(queue);
+      leads = leader !== servicesNode;
+      stopped = leads ? leader : cluster.nodes.find((n) => n !== servicesNode);
+      await stopped?.stopApp();
+    },
+    async start() {
+      await stopped?.startApp();
+    },
   };
 }

@@ -5,10 +5,19 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { infraEnv, localKafkaPort } from '../infra/env';
 import { KafkaBroker } from '../infra/kafka-broker';
+import { KafkaCluster } from '../infra/kafka-cluster';
 import { freePort } from '../infra/ports';
+import { RabbitCluster } from '../infra/rabbitmq-cluster';
 import { RabbitMqNode } from '../infra/rabbitmq-node';
 import { checkRabbit } from '../infra/services';
-import { BrokerControl, kafkaBrokerControl, rabbitNodeControl } from './broker-control';
+import { BLOG_TOPOLOGY } from './blog-topology';
+import {
+  BrokerControl,
+  kafkaBrokerControl,
+  kafkaClusterNodeControl,
+  rabbitClusterNodeControl,
+  rabbitNodeControl,
+} from './broker-control';
 import { DatabaseServer, mariadbServer, postgresServer } from './databases';
 import { DemoOptions } from './demo-options';
 
@@ -20,6 +29,8 @@ export interface DemoInfrastructure {
   readonly database: DatabaseServer;
   readonly kafkaBrokers: string[];
   readonly amqpUrl: string;
+  /** The RabbitMQ URL `messaging topology apply` runs with. Default: `amqpUrl`. */
+  readonly topologyAmqpUrl?: string;
   /** The broker the outage scenario stops and starts. */
   readonly outage: BrokerControl;
 }
@@ -39,7 +50,7 @@ export class MissingInfrastructureError extends Error {
  * Brings up what the demo needs and is missing: PostgreSQL or MariaDB is used as found; Kafka is started through the
  * project's scripts (and stopped at the end if the demo started it); RabbitMQ is used as found, and
  * `rabbitmqctl` must be able to stop and start its application. With `--isolated`, a private broker or
- * node of the demo's own is started instead, and removed at the end.
+ * node of the demo's own is started instead, and removed at the end; with `--cluster`, a three-node cluster.
  */
 export async function prepareInfrastructure(
   options: DemoOptions,
@@ -52,7 +63,8 @@ export async function prepareInfrastructure(
     options.database === 'mariadb' ? mariadbServer(env.mariadbUrl) : postgresServer(env.databaseUrl);
   await database.check().catch((error: Error) => problems.push(error.message));
 
-  if (options.transport === 'rabbitmq' && !options.isolated) {
+  const ownBrokers = options.isolated || options.cluster;
+  if (options.transport === 'rabbitmq' && !ownBrokers) {
     await checkRabbit(env.amqpUrl).catch((error: Error) => problems.push(error.message));
     if (!isLocal(env.amqpUrl)) {
       problems.push(
@@ -70,13 +82,13 @@ export async function prepareInfrastructure(
         );
     }
   }
-  if (options.transport === 'kafka' && !options.isolated && !env.localKafka) {
+  if (options.transport === 'kafka' && !ownBrokers && !env.localKafka) {
     problems.push(
       `KAFKA_BROKERS=${env.kafkaBrokers.join(',')} is set: the outage scenario stops and starts the broker, ` +
         'which the demo can only do with the local broker it runs itself. Unset KAFKA_BROKERS, or use --isolated.',
     );
   }
-  if (options.transport === 'kafka' && !options.isolated && env.localKafka) {
+  if (options.transport === 'kafka' && !ownBrokers && env.localKafka) {
     const status = await new KafkaBroker({ port: localKafkaPort(env) }).status();
     if (status.answering && !status.running) {
       problems.push(
@@ -86,6 +98,7 @@ export async function prepareInfrastructure(
     }
   }
   if (problems.length > 0) throw new MissingInfrastructureError([...problems, ...(await dockerHint())]);
+  if (options.cluster) return startCluster(options, database, log, cleanup);
 
   if (options.transport === 'kafka') {
     const broker = options.isolated
@@ -125,6 +138,45 @@ export async function prepareInfrastructure(
     kafkaBrokers: env.kafkaBrokers,
     amqpUrl: node.url,
     outage: rabbitNodeControl(node),
+  };
+}
+
+/** `--cluster`: three Kafka brokers (RF 3, `min.insync.replicas` 2) or three RabbitMQ nodes of the demo's own. */
+async function startCluster(
+  options: DemoOptions,
+  database: DatabaseServer,
+  log: (line: string) => void,
+  cleanup: RegisterCleanup,
+): Promise<DemoInfrastructure> {
+  const started = Date.now();
+  const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
+  if (options.transport === 'kafka') {
+    log('Starting a three-node Kafka cluster (replication factor 3, min.insync.replicas 2)...');
+    const cluster = await KafkaCluster.start();
+    cleanup(`remove the demo's Kafka cluster on ${cluster.brokers.join(',')}`, () => cluster.destroy());
+    log(`Kafka cluster started on ${cluster.brokers.join(',')} in ${elapsed()}.`);
+    return {
+      database,
+      kafkaBrokers: cluster.brokers,
+      amqpUrl: infraEnv().amqpUrl,
+      outage: kafkaClusterNodeControl(cluster),
+    };
+  }
+  log('Starting a three-node RabbitMQ cluster (quorum queues)...');
+  const cluster = await RabbitCluster.start();
+  cleanup(`remove the demo's RabbitMQ cluster (${cluster.nodes.length} nodes)`, () => cluster.destroy());
+  const [servicesNode, declaringNode] = cluster.nodes;
+  const [group] = BLOG_TOPOLOGY.groups; // its work queue: <destination>.<group>
+  log(
+    `RabbitMQ cluster started in ${elapsed()}: ${cluster.nodes.map((n) => n.nodeName).join(', ')}; ` +
+      `the services connect to ${servicesNode.nodeName}.`,
+  );
+  return {
+    database,
+    kafkaBrokers: infraEnv().kafkaBrokers,
+    amqpUrl: servicesNode.url,
+    topologyAmqpUrl: declaringNode.url,
+    outage: rabbitClusterNodeControl(cluster, servicesNode, `${group.destination}.${group.group}`),
   };
 }
 

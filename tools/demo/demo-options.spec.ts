@@ -9,6 +9,7 @@ describe(parseDemoOptions.name, () => {
       posts: 10,
       windowMs: 1_000,
       isolated: false,
+      cluster: false,
     });
   });
 
@@ -26,6 +27,15 @@ describe(parseDemoOptions.name, () => {
       database: 'postgres',
       transport: 'rabbitmq',
     });
+  });
+
+  it('runs against a three-node cluster of its own with --cluster, not together with --isolated', () => {
+    expect(parseDemoOptions(['--cluster'])).toMatchObject({ transport: 'kafka', cluster: true });
+    expect(parseDemoOptions(['--cluster', '--transport=rabbitmq'])).toMatchObject({
+      transport: 'rabbitmq',
+      cluster: true,
+    });
+    expect(() => parseDemoOptions(['--cluster', '--isolated'])).toThrow('drop --isolated');
   });
 
   it('answers help', () => {

@@ -14,10 +14,15 @@ export interface DemoOptions {
   readonly windowMs: number;
   /** Run against a private Kafka broker / RabbitMQ node of the demo's own instead of the local one. */
   readonly isolated: boolean;
+  /**
+   * Run against a three-node cluster of the demo's own (issue 19): Kafka topics with replication factor 3 and
+   * `min.insync.replicas` 2, or RabbitMQ quorum queues; the outage stops one node.
+   */
+  readonly cluster: boolean;
 }
 
 export const DEMO_USAGE = `Usage: npm run demo -- [--transport kafka|rabbitmq] [--database postgres|mariadb]
-                       [--subscribers N] [--posts N] [--isolated]
+                       [--subscribers N] [--posts N] [--isolated | --cluster]
 
 Runs the blog post's two tests against post-service and subscribe-service, started as processes:
   1. normal: N posts within 1 second, every subscriber gets N notifications;
@@ -31,6 +36,9 @@ Exits with 1 if any subscriber misses a notification or gets one twice.
   --posts        posts per scenario (default 10)
   --isolated     use a private Kafka broker / RabbitMQ node on free ports instead of the local one
                  (the outage then leaves the local broker alone; handy while tests run beside the demo)
+  --cluster      start a three-node Kafka or RabbitMQ cluster of the demo's own on free ports instead:
+                 topics with replication factor 3 and min.insync.replicas 2, or quorum queues; the outage
+                 stops one node (Kafka: the leader of post-create[0]; RabbitMQ: the quorum queue's leader)
 
 Environment: DATABASE_URL (the PostgreSQL server) or MARIADB_URL (the MariaDB or MySQL server); the demo
 uses their databases post_service and subscribe_service and creates them. KAFKA_BROKERS, AMQP_URL.`;
@@ -43,6 +51,7 @@ export function parseDemoOptions(argv: readonly string[]): DemoOptions | 'help' 
     subscribers: 5,
     posts: 10,
     isolated: false,
+    cluster: false,
   };
   const args = argv.flatMap((arg) =>
     arg.startsWith('--') && arg.includes('=') ? arg.split(/=(.*)/s, 2) : [arg],
@@ -91,9 +100,15 @@ export function parseDemoOptions(argv: readonly string[]): DemoOptions | 'help' 
       case '--isolated':
         options.isolated = true;
         break;
+      case '--cluster':
+        options.cluster = true;
+        break;
       default:
         throw new Error(`Unknown argument '${arg}'.\n\n${DEMO_USAGE}`);
     }
+  }
+  if (options.isolated && options.cluster) {
+    throw new Error("--cluster already runs brokers of the demo's own: drop --isolated.");
   }
   return { ...options, windowMs: 1_000 };
 }

@@ -1,4 +1,4 @@
-/* npm run demo -- [--transport kafka|rabbitmq]: the blog post's two tests, against the real services. */
+/* npm run demo -- [--transport kafka|rabbitmq] [--cluster]: the blog post's two tests, against the real services. */
 import * as path from 'node:path';
 import { BlogStack } from './blog-stack';
 import { checkDelivery, createAudience, readNotifications } from './blog-scenario';
@@ -79,11 +79,12 @@ async function runDemo(options: DemoOptions, out: Progress, register: RegisterCl
     REPO_ROOT,
     '.demo',
     'logs',
-    `${timestamp()}-${options.transport}${onMariadb ? '-mariadb' : ''}`,
+    `${timestamp()}-${options.transport}${options.cluster ? '-cluster' : ''}${onMariadb ? '-mariadb' : ''}`,
   );
   out.line(
     c.bold(
-      `Transactional outbox demo: the blog post's scenario over ${transportName}${onMariadb ? ', on MariaDB' : ''}`,
+      `Transactional outbox demo: the blog post's scenario over ${transportName}` +
+        `${options.cluster ? ' (a three-node cluster)' : ''}${onMariadb ? ', on MariaDB' : ''}`,
     ),
   );
   out.line('');
@@ -107,6 +108,8 @@ async function runDemo(options: DemoOptions, out: Progress, register: RegisterCl
     transport: options.transport,
     kafkaBrokers: infra.kafkaBrokers,
     amqpUrl: infra.amqpUrl,
+    topologyAmqpUrl: infra.topologyAmqpUrl,
+    cluster: options.cluster,
     databases: {
       post: { url: infra.database.serviceUrl(databases.post) },
       subscribe: { url: infra.database.serviceUrl(databases.subscribe) },

@@ -22,4 +22,9 @@ describe(outageTimings.name, () => {
     const early = { ...moments, servingAt: 20_584, lastNotifiedAt: 20_000 };
     expect(outageTimings(early).toFullDeliveryMs).toBe(10_000);
   });
+
+  it('is 0 when everything was delivered before the start command (--cluster: one node of three was down)', () => {
+    const served = { ...moments, lastNotifiedAt: 8_000 };
+    expect(outageTimings(served).toFullDeliveryMs).toBe(0);
+  });
 });

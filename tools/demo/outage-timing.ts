@@ -19,7 +19,8 @@ export interface OutageTimings {
   /**
    * Broker restart → full delivery, from the start command: a consumer may well have everything before the
    * command returns (RabbitMQ's `start_app` waits for the whole node), so timing it from the return could
-   * come out negative.
+   * come out negative. 0 when everything was delivered before the start command: on a cluster
+   * (`--cluster`) the other nodes serve while one is down.
    */
   readonly toFullDeliveryMs: number;
 }
@@ -29,6 +30,6 @@ export function outageTimings(moments: OutageMoments): OutageTimings {
   return {
     stopMs: moments.stoppedAt - moments.stopIssuedAt,
     startMs: moments.servingAt - moments.startIssuedAt,
-    toFullDeliveryMs: moments.lastNotifiedAt - moments.startIssuedAt,
+    toFullDeliveryMs: Math.max(0, moments.lastNotifiedAt - moments.startIssuedAt),
   };
 }

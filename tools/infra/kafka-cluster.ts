@@ -1,0 +1,91 @@
+import { mkdtempSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { KafkaBroker, newClusterId } from './kafka-broker';
+import { freePort } from './ports';
+
+/** Replicas and `min.insync.replicas` of the cluster: production's shape. */
+export const CLUSTER_REPLICATION = { replicationFactor: 3, minInsyncReplicas: 2 } as const;
+
+/**
+ * Issue 19: a three-node Kafka KRaft cluster of a suite's (or the demo's) own (three JVMs, each broker and
+ * controller, a controller quorum of three), replication factor 3 and `min.insync.replicas` 2 for every
+ * topic, internal ones included. Small heaps; a suite kills and restarts its nodes. The shared broker on
+ * 9092 is untouched.
+ */
+export class KafkaCluster {
+  private constructor(readonly nodes: readonly KafkaBroker[]) {}
+
+  static async start(size = 3): Promise<KafkaCluster> {
+    const ports = [];
+    for (let i = 0; i < size; i++) ports.push({ port: await freePort(), controllerPort: await freePort() });
+    const voters = ports.map((p, i) => `${i + 1}@127.0.0.1:${p.controllerPort}`).join(',');
+    const clusterId = newClusterId();
+    const nodes = ports.map(
+      (p, i) =>
+        new KafkaBroker({
+          ...p,
+          stateDir: mkdtempSync(path.join(os.tmpdir(), `kafka-cluster${i + 1}-`)),
+          heap: '256m',
+          cluster: { nodeId: i + 1, voters, clusterId, ...CLUSTER_REPLICATION },
+        }),
+    );
+    try {
+      // Together: a node is ready only when the controller quorum and the internal topics' replicas are.
+      await Promise.all(nodes.map((n) => n.start(240_000)));
+    } catch (error) {
+      await Promise.all(nodes.map((n) => n.destroy().catch(() => undefined)));
+      throw error;
+    }
+    return new KafkaCluster(nodes);
+  }
+
+  get brokers(): string[] {
+    return this.nodes.flatMap((n) => n.brokers);
+  }
+
+  /** A quiet client of the cluster. */
+  kafka(clientId = 'kafka-cluster'): Kafka {
+    return new Kafka({ clientId, brokers: this.brokers, logLevel: logLevel.NOTHING });
+  }
+
+  /** The node leading partition `partition` of `topic`. */
+  async leaderOf(topic: string, partition = 0): Promise<KafkaBroker> {
+    const admin = this.kafka().admin();
+    await admin.connect();
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      const leader = topics[0].partitions.find((p) => p.partitionId === partition)?.leader;
+      const node = this.nodes[(leader ?? 0) - 1];
+      if (!node) throw new Error(`No leader for ${topic}[${partition}] (metadata says ${leader}).`);
+      return node;
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  /** Replicas and in-sync replicas of every partition of `topic`, and its `min.insync.replicas`. */
+  async replication(topic: string): Promise<{ replicas: number[]; isr: number[]; minInsync: string }> {
+    const admin = this.kafka().admin();
+    await admin.connect();
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      const configs = await admin.describeConfigs({
+        includeSynonyms: false,
+        resources: [{ type: 2, name: topic, configNames: ['min.insync.replicas'] }],
+      });
+      return {
+        replicas: topics[0].partitions.map((p) => p.replicas.length),
+        isr: topics[0].partitions.map((p) => p.isr.length),
+        minInsync: configs.resources[0]?.configEntries[0]?.configValue ?? '?',
+      };
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  async destroy(): Promise<void> {
+    await Promise.all(this.nodes.map((n) => n.destroy().catch(() => undefined)));
+  }
+}
