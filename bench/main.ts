@@ -29,6 +29,7 @@ import { latency } from './scenarios/latency';
 import { memory } from './scenarios/memory';
 import { peers } from './scenarios/peers';
 import { relayThroughput } from './scenarios/relay-throughput';
+import { scaling } from './scenarios/scaling';
 
 const ALL: readonly Scenario[] = [
   relayThroughput,
@@ -37,6 +38,7 @@ const ALL: readonly Scenario[] = [
   growth,
   consumerThroughput,
   peers,
+  scaling,
   kafkaClient,
   memory,
 ];

@@ -119,7 +119,9 @@ const platformaticReadAll: ReadAll = async (topic, group, count) => {
     await stream.close();
     return ms;
   } finally {
-    await consumer.close(true);
+    await new Promise<void>((resolve, reject) =>
+      consumer.close(true, (error) => (error ? reject(error) : resolve())),
+    );
   }
 };
 

@@ -57,7 +57,8 @@ export class MemoryProbe {
     process.kill(pid, 'SIGWINCH');
     const deadline = Date.now() + timeoutMs;
     while (!existsSync(file)) {
-      if (Date.now() > deadline) throw new Error(`process ${pid} wrote no memory sample within ${timeoutMs} ms`);
+      if (Date.now() > deadline)
+        throw new Error(`process ${pid} wrote no memory sample within ${timeoutMs} ms`);
       await sleep(50);
     }
     return JSON.parse(await fs.readFile(file, 'utf8')) as MemorySample;

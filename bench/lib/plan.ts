@@ -3,15 +3,7 @@ import { BenchDialect } from './bench-outbox';
 /** What a bench run measures and how much: the full run, or the short smoke run CI does. */
 export type TransportKind = 'kafka' | 'rabbitmq';
 export type ScenarioName =
-  | 'throughput'
-  | 'latency'
-  | 'idle'
-  | 'growth'
-  | 'consumer'
-  | 'peers'
-  | 'scaling'
-  | 'kafka-client'
-  | 'memory';
+  'throughput' | 'latency' | 'idle' | 'growth' | 'consumer' | 'peers' | 'scaling' | 'kafka-client' | 'memory';
 /** What a run without `--only` runs. */
 export const SCENARIOS: readonly ScenarioName[] = [
   'throughput',
@@ -25,6 +17,9 @@ export const SCENARIOS: readonly ScenarioName[] = [
 ];
 /** Run only when named with `--only` (they take long): see bench/README.md. */
 export const OPTIONAL_SCENARIOS: readonly ScenarioName[] = ['memory'];
+
+/** pg-transactional-outbox's configurations in figure 6 (see `scenarios/peers.ts`). */
+export type PeerConfigId = 'polling-ordered' | 'polling-unordered' | 'replication';
 
 /** How the relay is woken in a latency run (see bench/README.md). */
 export type LatencyConfigId = 'wakeup' | 'wakeup-notify' | 'notify' | 'poll-100ms' | 'poll-1s' | 'blog-1s';
@@ -51,6 +46,12 @@ export interface BenchPlan {
     configs: readonly LatencyConfigId[];
     /** Transports the whole matrix runs on; the others run the library default and the baseline only. */
     fullMatrixOn: readonly TransportKind[];
+    /**
+     * PostgreSQL transactions per delivered message are counted around the library default's runs at this
+     * rate, the counter read once it stood still for `xactQuietMs`.
+     */
+    xactRate: number;
+    xactQuietMs: number;
   };
   /** 3. Statements per second while idle. */
   readonly idle: { windowMs: number };
@@ -67,9 +68,18 @@ export interface BenchPlan {
     latencyRuns: number;
     /** Messages per latency run at most: the peer drains a backlog slowly, and a run must end. */
     maxMessages: number;
+    /** Configurations of the throughput runs, and of the latency runs. */
+    configs: readonly PeerConfigId[];
+    latencyConfigs: readonly PeerConfigId[];
   };
   /** 8. Relay instances and consumer instances on one outbox / one group. */
-  readonly scaling: { rows: number; relays: readonly number[]; consumers: readonly number[]; messages: number; runs: number };
+  readonly scaling: {
+    rows: number;
+    relays: readonly number[];
+    consumers: readonly number[];
+    messages: number;
+    runs: number;
+  };
   /** 9. kafkajs beside @platformatic/kafka: raw producer and consumer. */
   readonly kafkaClient: { messages: number; runs: number };
   /** 10. Memory of the demo services before and after `messages` (only with `--only memory`). */
@@ -85,12 +95,23 @@ const FULL: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
     runs: 2,
     configs: ['wakeup', 'wakeup-notify', 'notify', 'poll-100ms', 'poll-1s', 'blog-1s'],
     fullMatrixOn: ['kafka'],
+    xactRate: 200,
+    xactQuietMs: 11_000,
   },
   idle: { windowMs: 60_000 },
   growth: { sentRows: [0, 100_000, 1_000_000], pending: 1_000, batchSize: 200, runs: 15 },
   consumer: { messages: 5_000, runs: 3 },
-  peers: { rows: 400, runs: 3, rates: [50, 200, 1000], windowMs: 4_000, latencyRuns: 1, maxMessages: 400 },
-  scaling: { rows: 20_000, relays: [1, 2, 4], consumers: [1, 2], messages: 5_000, runs: 3 },
+  peers: {
+    rows: 2_000,
+    runs: 3,
+    rates: [50, 200, 1000],
+    windowMs: 4_000,
+    latencyRuns: 1,
+    maxMessages: 1_000,
+    configs: ['polling-ordered', 'polling-unordered', 'replication'],
+    latencyConfigs: ['polling-ordered', 'replication'],
+  },
+  scaling: { rows: 20_000, relays: [1, 2, 4], consumers: [1, 2], messages: 5_000, runs: 2 },
   kafkaClient: { messages: 20_000, runs: 5 },
   memory: { messages: 1_000_000, warmUp: 20_000, chunk: 20_000, samples: 10 },
 };
@@ -104,12 +125,23 @@ const SMOKE: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
     runs: 1,
     configs: ['wakeup', 'notify', 'blog-1s'],
     fullMatrixOn: ['kafka'],
+    xactRate: 200,
+    xactQuietMs: 1_000,
   },
   idle: { windowMs: 2_000 },
   growth: { sentRows: [0, 2_000], pending: 100, batchSize: 50, runs: 3 },
   consumer: { messages: 200, runs: 1 },
-  peers: { rows: 200, runs: 1, rates: [200], windowMs: 500, latencyRuns: 1, maxMessages: 100 },
-  scaling: { rows: 400, relays: [1, 2], consumers: [1, 2], messages: 200, runs: 1 },
+  peers: {
+    rows: 200,
+    runs: 1,
+    rates: [200],
+    windowMs: 500,
+    latencyRuns: 1,
+    maxMessages: 100,
+    configs: ['polling-ordered', 'replication'],
+    latencyConfigs: ['replication'],
+  },
+  scaling: { rows: 400, relays: [1, 2], consumers: [], messages: 200, runs: 1 },
   kafkaClient: { messages: 400, runs: 1 },
   memory: { messages: 2_000, warmUp: 500, chunk: 1_000, samples: 2 },
 };

@@ -54,11 +54,14 @@ export class XactCounter {
     return { sent: statements, counted: (await this.read(database)) - before, delayMs };
   }
 
-  /** The counter once it stopped moving for a second (connections just opened report their setup). */
-  async settled(database: string): Promise<number> {
+  /**
+   * The counter once it stopped moving for `quietMs` (connections just opened report their setup; a
+   * backend that reported less than a second before it went idle reports the rest up to 10 s later).
+   */
+  async settled(database: string, quietMs = 1_000): Promise<number> {
     let last = await this.read(database);
     for (;;) {
-      await sleep(1_000);
+      await sleep(quietMs);
       const current = await this.read(database);
       if (current === last) return current;
       last = current;

@@ -1,3 +1,4 @@
+import { OutboxRelay } from 'nest-reliable-messaging/testing';
 import { benchEvent } from '../lib/bench-event';
 import { benchName, openClient } from '../lib/databases';
 import { HandlerProbe } from '../lib/handler-probe';
@@ -11,6 +12,7 @@ import { Scenario, ScenarioContext } from '../lib/scenario';
 import { percentile, ratio, summarize } from '../lib/stats';
 import { now } from '../lib/time';
 import { BenchWriter } from '../lib/writer.fixture';
+import { XactCounter } from '../lib/xact-counter';
 
 const TARGET = 0.05;
 const TARGET_RATE = 200;
@@ -73,6 +75,8 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
         progress.step(`2. latency ${kind}, ${LATENCY_CONFIGS[config].label}: warm-up under load`);
         await warmUpUnderLoad(setup.writer, probe, `warm_load_${config}`, plan);
         for (const rate of plan.latency.rates) {
+          const counting = config === 'wakeup' && rate === plan.latency.xactRate;
+          const xacts = counting ? await TransactionCount.start(context, setup.relay) : undefined;
           const runs = [];
           for (let r = 0; r < plan.latency.runs; r++) {
             progress.step(`2. latency ${kind}, ${LATENCY_CONFIGS[config].label}, ${rate}/s, run ${r + 1}`);
@@ -80,6 +84,15 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
             runs.push(await measure(setup.writer, probe, witness.probe, run, rate, plan, context, schema));
           }
           context.results.latency.push(point(kind, config, rate, runs));
+          if (xacts) {
+            progress.log(
+              `2. latency ${kind}: counting PostgreSQL transactions (waiting for the counters to settle)`,
+            );
+            await xacts.finish(
+              kind,
+              runs.reduce((sum, r) => sum + r.latencies.length, 0),
+            );
+          }
         }
       } finally {
         await setup.stop();
@@ -224,4 +237,72 @@ function recordTarget(context: ScenarioContext, kind: TransportKind): void {
     ratio: r,
     target: { text: `≤ ${TARGET}× baseline p99`, met: r <= TARGET },
   });
+}
+
+/**
+ * PostgreSQL transactions per delivered message, end to end: `xact_commit + xact_rollback` of the bench
+ * database (`pg_stat_database`, see `XactCounter`) around the library default's runs at one rate, divided
+ * by the messages delivered, beside the minimum the design needs: the writer's business transaction (1),
+ * the relay's claim and mark once per round (2 ÷ messages per round, measured from the relay's rounds) and
+ * the consumer's inbox transaction (1 per message). Nothing else works in that database meanwhile, but the
+ * relay's safety poll (every 10 s) counts too.
+ */
+class TransactionCount {
+  private rounds = 0;
+  private emptyRounds = 0;
+  private relayed = 0;
+  private stopListening: () => void = () => undefined;
+
+  private constructor(
+    private readonly context: ScenarioContext,
+    private readonly counter: XactCounter,
+    private readonly database: string,
+    private readonly before: number,
+  ) {}
+
+  static async start(context: ScenarioContext, relay?: OutboxRelay): Promise<TransactionCount> {
+    const counter = await XactCounter.open(context.databases.serverUrl);
+    const database = new URL(context.benchDbUrl).pathname.slice(1);
+    const before = await counter.settled(database, context.plan.latency.xactQuietMs);
+    const count = new TransactionCount(context, counter, database, before);
+    count.stopListening =
+      relay?.onRound((round) => {
+        if (round.claimed === 0) count.emptyRounds += 1;
+        else count.rounds += 1;
+        count.relayed += round.confirmed;
+      }) ?? (() => undefined);
+    return count;
+  }
+
+  async finish(kind: TransportKind, delivered: number): Promise<void> {
+    try {
+      const after = await this.counter.settled(this.database, this.context.plan.latency.xactQuietMs);
+      this.stopListening();
+      const perMessage = (after - this.before) / delivered;
+      const perRound = this.rounds > 0 ? this.relayed / this.rounds : Number.NaN;
+      const minimum = 1 + 2 / perRound + 1;
+      const rate = this.context.plan.latency.xactRate;
+      this.context.results.figures.push({
+        scenario: '2. Latency',
+        name:
+          `PostgreSQL transactions per delivered message at ${rate}/s, ${kind === 'kafka' ? 'Kafka' : 'RabbitMQ'}, ` +
+          `library default, end to end (pg_stat_database; ${delivered} messages, relay rounds of ${perRound.toFixed(1)} messages)`,
+        unit: 'xact/msg',
+        ours: summarize([perMessage]),
+        baseline: {
+          name: "the design's minimum: writer 1 + relay claim and mark per round (2 ÷ messages per round) + inbox 1",
+          value: summarize([minimum]),
+        },
+        ratio: ratio(perMessage, minimum),
+      });
+      this.context.results.notes.push(
+        `PostgreSQL transactions at ${rate}/s over ${kind}: ${after - this.before} for ${delivered} delivered messages ` +
+          `(${perMessage.toFixed(2)} per message); the relay ran ${this.rounds} rounds that published ` +
+          `${this.relayed} messages and ${this.emptyRounds} claims that found nothing.`,
+      );
+    } finally {
+      this.stopListening();
+      await this.counter.close();
+    }
+  }
 }
