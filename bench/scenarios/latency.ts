@@ -16,6 +16,9 @@ import { XactCounter } from '../lib/xact-counter';
 
 const TARGET = 0.05;
 const TARGET_RATE = 200;
+const P99_TARGET_MS = 50;
+const P50_TARGET_MS = 10;
+const HIGH_RATE = 1000;
 
 /**
  * 2. Latency from the commit of the business transaction to the start of the consumer's handler, at fixed
@@ -218,33 +221,62 @@ function point(kind: TransportKind, config: LatencyConfigId, rate: number, runs:
   };
 }
 
-/** The issue's target: the library default's p99 at 200/s ≤ 0.05 × the blog relay's. */
+/**
+ * Issue 16's targets for the library default: at 200/s p99 ≤ 50 ms (≤ 0.05× the blog relay's 1 s poll) and
+ * p50 ≤ 10 ms; at 1000/s the pipeline keeps up (commits at the offered rate, p99 under 1 s).
+ */
 function recordTarget(context: ScenarioContext, kind: TransportKind): void {
-  const find = (config: LatencyConfigId) =>
+  const find = (config: LatencyConfigId, rate: number) =>
     context.results.latency.find(
-      (p) => p.transport === kind && p.config === config && p.offeredRate === TARGET_RATE,
+      (p) => p.transport === kind && p.config === config && p.offeredRate === rate,
     );
-  const ours = find('wakeup');
-  const blog = find('blog-1s');
-  if (!ours || !blog) return;
-  const r = ratio(ours.p99.median, blog.p99.median);
-  context.results.figures.push({
-    scenario: '2. Latency',
-    name: `p99 commit → handler start at ${TARGET_RATE}/s, ${kind === 'kafka' ? 'Kafka' : 'RabbitMQ'}, library default (after-commit wake-up)`,
-    unit: 'ms',
-    ours: ours.p99,
-    baseline: { name: LATENCY_CONFIGS['blog-1s'].label, value: blog.p99 },
-    ratio: r,
-    target: { text: `≤ ${TARGET}× baseline p99`, met: r <= TARGET },
-  });
+  const broker = kind === 'kafka' ? 'Kafka' : 'RabbitMQ';
+  const ours = find('wakeup', TARGET_RATE);
+  const blog = find('blog-1s', TARGET_RATE);
+  if (ours) {
+    const r = blog ? ratio(ours.p99.median, blog.p99.median) : undefined;
+    context.results.figures.push({
+      scenario: '2. Latency',
+      name: `p99 commit → handler start at ${TARGET_RATE}/s, ${broker}, library default (after-commit wake-up)`,
+      unit: 'ms',
+      ours: ours.p99,
+      baseline: blog ? { name: LATENCY_CONFIGS['blog-1s'].label, value: blog.p99 } : undefined,
+      ratio: r,
+      target: {
+        text: `≤ ${P99_TARGET_MS} ms (${TARGET}× the 1 s poll)`,
+        met: ours.p99.median <= P99_TARGET_MS,
+      },
+    });
+    context.results.figures.push({
+      scenario: '2. Latency',
+      name: `p50 commit → handler start at ${TARGET_RATE}/s, ${broker}, library default`,
+      unit: 'ms',
+      ours: ours.p50,
+      baseline: blog ? { name: LATENCY_CONFIGS['blog-1s'].label, value: blog.p50 } : undefined,
+      ratio: blog ? ratio(ours.p50.median, blog.p50.median) : undefined,
+      target: { text: `≤ ${P50_TARGET_MS} ms`, met: ours.p50.median <= P50_TARGET_MS },
+    });
+  }
+  const high = find('wakeup', HIGH_RATE);
+  if (high) {
+    const keepsUp = high.achievedRate >= 0.98 * HIGH_RATE && high.p99.median < 1_000;
+    context.results.figures.push({
+      scenario: '2. Latency',
+      name: `p99 commit → handler start at ${HIGH_RATE}/s offered, ${broker}, library default (committed ${Math.round(high.achievedRate)}/s)`,
+      unit: 'ms',
+      ours: high.p99,
+      target: { text: `keeps up: commits at ${HIGH_RATE}/s, p99 < 1 s`, met: keepsUp },
+    });
+  }
 }
 
 /**
  * PostgreSQL transactions per delivered message, end to end: `xact_commit + xact_rollback` of the bench
  * database (`pg_stat_database`, see `XactCounter`) around the library default's runs at one rate, divided
  * by the messages delivered, beside the minimum the design needs: the writer's business transaction (1),
- * the relay's claim and mark once per round (2 ÷ messages per round, measured from the relay's rounds) and
- * the consumer's inbox transaction (1 per message). Nothing else works in that database meanwhile, but the
+ * the relay's one statement per round (a claim that also marks the round before: 1 ÷ messages per round,
+ * measured from the relay's rounds) and the consumer's inbox transaction (1 per delivered batch; at 200/s a
+ * batch is one message, most of the time). Nothing else works in that database meanwhile, but the
  * relay's safety poll (every 10 s) counts too.
  */
 class TransactionCount {
@@ -280,7 +312,8 @@ class TransactionCount {
       this.stopListening();
       const perMessage = (after - this.before) / delivered;
       const perRound = this.rounds > 0 ? this.relayed / this.rounds : Number.NaN;
-      const minimum = 1 + 2 / perRound + 1;
+      // The relay's claim also marks the batch before (issue 16): one statement per round.
+      const minimum = 1 + 1 / perRound + 1;
       const rate = this.context.plan.latency.xactRate;
       this.context.results.figures.push({
         scenario: '2. Latency',
@@ -290,7 +323,7 @@ class TransactionCount {
         unit: 'xact/msg',
         ours: summarize([perMessage]),
         baseline: {
-          name: "the design's minimum: writer 1 + relay claim and mark per round (2 ÷ messages per round) + inbox 1",
+          name: "the design's minimum: writer 1 + relay 1 per round (a claim that marks the round before) ÷ messages per round + inbox 1",
           value: summarize([minimum]),
         },
         ratio: ratio(perMessage, minimum),
