@@ -163,6 +163,11 @@ export class PgTransactionalOutboxPeer {
     );
   }
 
+  /** Removes every message (between runs). */
+  async clear(client: Client): Promise<void> {
+    await client.query(`truncate "${this.schema}".${TABLE}`);
+  }
+
   async processedCount(client: Client): Promise<number> {
     const { rows } = await client.query<{ n: string }>(
       `select count(*) as n from "${this.schema}".${TABLE} where processed_at is not null`,

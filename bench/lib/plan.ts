@@ -68,6 +68,8 @@ export interface BenchPlan {
     latencyRuns: number;
     /** Messages per latency run at most: the peer drains a backlog slowly, and a run must end. */
     maxMessages: number;
+    /** A throughput run ends after this long (the rate is then over what was confirmed). */
+    maxSeconds: number;
     /** Configurations of the throughput runs, and of the latency runs. */
     configs: readonly PeerConfigId[];
     latencyConfigs: readonly PeerConfigId[];
@@ -103,11 +105,12 @@ const FULL: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
   consumer: { messages: 5_000, runs: 3 },
   peers: {
     rows: 2_000,
-    runs: 3,
+    runs: 2,
+    maxSeconds: 30,
     rates: [50, 200, 1000],
     windowMs: 4_000,
     latencyRuns: 1,
-    maxMessages: 1_000,
+    maxMessages: 400,
     configs: ['polling-ordered', 'polling-unordered', 'replication'],
     latencyConfigs: ['polling-ordered', 'replication'],
   },
@@ -134,6 +137,7 @@ const SMOKE: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
   peers: {
     rows: 200,
     runs: 1,
+    maxSeconds: 10,
     rates: [200],
     windowMs: 500,
     latencyRuns: 1,
