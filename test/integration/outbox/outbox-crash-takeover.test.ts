@@ -110,6 +110,8 @@ describe.each(EACH_DATABASE)('Lease expiry: takeover of a crashed relay (%s + Ka
   });
 
   it('lets only the instance that holds a row mark it: a relay whose lease ran out touches nothing', async () => {
+    // The survivor of the test before must not claim these rows first.
+    for (const earlier of apps.splice(0)) await earlier.close();
     const app = await createMessagingApp(appOptions({ enabled: false }));
     apps.push(app);
     const store = app.get(OutboxStore);
@@ -147,8 +149,12 @@ describe.each(EACH_DATABASE)('Lease expiry: takeover of a crashed relay (%s + Ka
   });
 
   it('marks the batch before sent with the next claim: only rows it still holds, never claiming them again', async () => {
-    // No relay of the tests before may claim these rows.
+    // No relay of the tests before may claim these rows, and their rows are out of the way.
     for (const earlier of apps.splice(0)) await earlier.close();
+    const now = dialect === 'postgres' ? 'now()' : 'utc_timestamp(6)';
+    await schema.query(
+      `update messaging_outbox set sent_at = ${now}, locked_by = null where sent_at is null`,
+    );
     const app = await createMessagingApp(appOptions({ enabled: false }));
     apps.push(app);
     const store = app.get(OutboxStore);
