@@ -6,6 +6,7 @@ import { computeRetryDelay, RECONNECT_BACKOFF } from '../../retry/backoff';
 import { KeyedLanes } from '../keyed-lanes';
 import { OutageLog } from '../outage-log';
 import { DeliveryControl, Settlement, Subscription } from '../subscription.interface';
+import { GroupMembership } from './group-membership';
 import { kafkaDelivery } from './kafka-delivery';
 import { OffsetTracker } from './offset-tracker';
 import { RetryTopicHolds } from './retry-topic-holds';
@@ -52,6 +53,8 @@ export class KafkaSubscriber {
   /** Batches being handled: shutdown waits for them so that their settled offsets get committed. */
   private readonly activeBatches = new Set<Promise<void>>();
   private readonly lanes: KeyedLanes;
+  /** The member this subscriber's consumer is in its group, kept across restarts of the consumer. */
+  private readonly membership: GroupMembership;
 
   constructor(
     private readonly host: KafkaSubscriberHost,
@@ -59,6 +62,7 @@ export class KafkaSubscriber {
   ) {
     this.lanes = new KeyedLanes(subscription.concurrency);
     this.holds = new RetryTopicHolds(host.clock);
+    this.membership = new GroupMembership(subscription.group);
   }
 
   /** Starts consuming; the transport has declared or checked the topology first. */
@@ -84,6 +88,7 @@ export class KafkaSubscriber {
     await Promise.allSettled([...this.activeBatches]);
     await this.consumer?.disconnect().catch(() => undefined);
     this.consumer = undefined;
+    this.membership.left();
   }
 
   private async run(topics: string[]): Promise<void> {
@@ -95,9 +100,14 @@ export class KafkaSubscriber {
       heartbeatInterval: Math.max(1_000, Math.floor(sessionTimeoutMs / 10)),
       maxWaitTimeInMs: 250,
       retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10_000 },
+      // After a lost connection the restarted consumer rejoins as the member it was (see GroupMembership).
+      partitionAssigners: this.membership.assigners(),
     });
     this.consumer = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, () => this.host.outage.recovered());
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      this.membership.joined(payload.memberId);
+      this.host.outage.recovered();
+    });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (payload.restart || this.stopping || this.consumer !== consumer) return;
       // kafkajs gave up (a non-retriable error): start a fresh consumer rather than stop consuming.
