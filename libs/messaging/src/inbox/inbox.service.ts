@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { MessageEnvelope } from '../envelope/message-envelope';
 import { TransactionHost } from '../transaction/transaction-host';
 import { TransactionScope } from '../transaction/transaction-scope';
+import { InboxBatch } from './inbox-batch';
 import { InboxKey, InboxStore } from './inbox-store';
 
 /**
@@ -20,6 +21,9 @@ export interface InboxDelivery {
   readonly redriveId: string;
 }
 
+/** A handler's work for one delivery, told how many deliveries of the message failed in place before. */
+export type InboxWork = (scope: TransactionScope, failedBefore: number) => Promise<void>;
+
 /** Runs a handler at most once per (consumer group, message id), and counts attempts retried in place. */
 @Injectable()
 export class InboxService {
@@ -35,28 +39,40 @@ export class InboxService {
    * not disappear). `work` throwing rolls both back, so the message can be tried again. A message handled
    * after failed attempts forgets them in the same transaction.
    */
-  async runOnce(
+  async runOnce(delivery: InboxDelivery, work: InboxWork): Promise<InboxOutcome> {
+    return this.transactions.run(() =>
+      this.recordAndRun(this.transactions.currentScope() as TransactionScope, delivery, work),
+    );
+  }
+
+  /**
+   * Begins a transaction for several deliveries, each in a savepoint of its own (see `InboxBatch`); the
+   * caller commits or rolls it back.
+   */
+  async begin(): Promise<InboxBatch> {
+    return new InboxBatch(await this.transactions.begin(), (scope, delivery, work, savepoint) =>
+      this.recordAndRun(scope, delivery, work, savepoint),
+    );
+  }
+
+  private async recordAndRun(
+    scope: TransactionScope,
     delivery: InboxDelivery,
-    work: (scope: TransactionScope, failedBefore: number) => Promise<void>,
+    work: InboxWork,
+    savepoint?: string,
   ): Promise<InboxOutcome> {
     const { group, envelope } = delivery;
     const payloadHash = createHash('sha256').update(delivery.body).digest('hex');
-    return this.transactions.run(async () => {
-      const scope = this.transactions.currentScope() as TransactionScope;
-      const key = keyOf(delivery);
-      const { recorded, failedBefore } = await this.store.tryRecord(scope.queryRunner, {
-        ...key,
-        type: envelope.type,
-        payloadHash,
-      });
-      if (failedBefore > 0) await this.store.forgetFailedAttempts(key, scope.queryRunner);
-      if (!recorded) {
-        const firstHash = await this.store.recordedHash(scope.queryRunner, group, envelope.messageId);
-        return firstHash !== undefined && firstHash !== payloadHash ? 'CONFLICT' : 'DUPLICATE';
-      }
-      await work(scope, failedBefore);
-      return 'HANDLED';
-    });
+    const key = keyOf(delivery);
+    const record = { ...key, type: envelope.type, payloadHash };
+    const { recorded, failedBefore } = await this.store.tryRecord(scope.queryRunner, record, savepoint);
+    if (failedBefore > 0) await this.store.forgetFailedAttempts(key, scope.queryRunner);
+    if (!recorded) {
+      const firstHash = await this.store.recordedHash(scope.queryRunner, group, envelope.messageId);
+      return firstHash !== undefined && firstHash !== payloadHash ? 'CONFLICT' : 'DUPLICATE';
+    }
+    await work(scope, failedBefore);
+    return 'HANDLED';
   }
 
   /** Remembers that the message's delivery number `attempt` failed and is retried in place. */
