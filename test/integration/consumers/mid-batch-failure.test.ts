@@ -170,7 +170,7 @@ describe.each(EACH_DATABASE)('A failure in the middle of a consumer batch (%s)',
       ]);
       expect(probe.contexts.map((c) => c.attempt)).toEqual([1, 1, 1, 2, 1, 1, 1]);
       // After the failing one the others went on in a batch: seq 4 and 5 in one transaction.
-      expect(probe.contexts[4].manager).toBe(probe.contexts[5].manager);
+      expect(probe.contexts[4].manager === probe.contexts[5].manager).toBe(true);
     });
 
     test('dead-letters a message refused in the middle of a batch: the others are applied once', async () => {
