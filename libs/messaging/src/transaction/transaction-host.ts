@@ -72,7 +72,11 @@ export class TransactionHost implements OnModuleInit {
       await queryRunner.release().catch(() => undefined);
       throw error;
     }
-    return new OpenTransaction(scope, this.storage, (s) => this.runAfterCommit(s));
+    return new OpenTransaction(
+      scope,
+      (work) => this.storage.run(scope, work),
+      (s) => this.runAfterCommit(s),
+    );
   }
 
   /** Registers a callback to run once the current transaction has committed. */
@@ -107,13 +111,13 @@ export class OpenTransaction {
 
   constructor(
     readonly scope: TransactionScope,
-    private readonly storage: AsyncLocalStorage<TransactionScope>,
+    private readonly join: <T>(work: () => Promise<T>) => Promise<T>,
     private readonly afterCommit: (scope: TransactionScope) => void,
   ) {}
 
   /** Runs `work` in the transaction (repositories of the DataSource join it). */
   within<T>(work: () => Promise<T>): Promise<T> {
-    return this.storage.run(this.scope, work);
+    return this.join(work);
   }
 
   async commit(): Promise<void> {
