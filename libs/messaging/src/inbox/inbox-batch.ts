@@ -1,6 +1,6 @@
 import { OpenTransaction } from '../transaction/transaction-host';
 import { TransactionScope } from '../transaction/transaction-scope';
-import type { InboxDelivery, InboxOutcome, InboxWork } from './inbox.service';
+import { InboxDelivery, InboxOutcome, InboxWork } from './inbox-delivery';
 import { InboxBatchBrokenError } from './inbox-batch-broken.error';
 
 /** Sets the savepoint, records one delivery and runs its work in the transaction (`InboxService`'s step). */

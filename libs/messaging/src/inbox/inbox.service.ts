@@ -1,28 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { MessageEnvelope } from '../envelope/message-envelope';
 import { TransactionHost } from '../transaction/transaction-host';
 import { TransactionScope } from '../transaction/transaction-scope';
 import { InboxBatch } from './inbox-batch';
+import { InboxDelivery, InboxOutcome, InboxWork } from './inbox-delivery';
 import { InboxKey, InboxStore } from './inbox-store';
 
-/**
- * What happened to a delivery in the inbox: handled now; a duplicate of one handled before (same id, same
- * payload); or a different message reusing a handled message's id (CONFLICT: not handled).
- */
-export type InboxOutcome = 'HANDLED' | 'DUPLICATE' | 'CONFLICT';
-
-/** A delivery as the inbox sees it. */
-export interface InboxDelivery {
-  readonly group: string;
-  readonly envelope: MessageEnvelope;
-  readonly body: Buffer;
-  /** `msg.redrive-id` of a redriven copy, else empty: a redriven message counts its attempts afresh. */
-  readonly redriveId: string;
-}
-
-/** A handler's work for one delivery, told how many deliveries of the message failed in place before. */
-export type InboxWork = (scope: TransactionScope, failedBefore: number) => Promise<void>;
+export type { InboxDelivery, InboxOutcome, InboxWork } from './inbox-delivery';
 
 /** Runs a handler at most once per (consumer group, message id), and counts attempts retried in place. */
 @Injectable()
