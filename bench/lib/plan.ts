@@ -48,7 +48,7 @@ export interface BenchPlan {
     fullMatrixOn: readonly TransportKind[];
     /**
      * PostgreSQL transactions per delivered message are counted around the library default's runs at this
-     * rate, the counter read once it stood still for `xactQuietMs`.
+     * rate, the counter read `xactQuietMs` after the work before and after them.
      */
     xactRate: number;
     xactQuietMs: number;

@@ -55,13 +55,20 @@ export class XactCounter {
   }
 
   /**
-   * The counter once it stopped moving for `quietMs` (connections just opened report their setup; a
-   * backend that reported less than a second before it went idle reports the rest up to 10 s later).
+   * The counter `waitMs` from now: a backend that reported less than a second before it went idle reports
+   * the rest up to 10 s later, so after 11 s everything done before this call is counted (a relay's
+   * safety poll keeps the counter from ever standing still for that long).
    */
-  async settled(database: string, quietMs = 1_000): Promise<number> {
+  async after(database: string, waitMs: number): Promise<number> {
+    await sleep(waitMs);
+    return this.read(database);
+  }
+
+  /** The counter once it stopped moving for a second (connections just opened report their setup). */
+  async settled(database: string): Promise<number> {
     let last = await this.read(database);
     for (;;) {
-      await sleep(quietMs);
+      await sleep(1_000);
       const current = await this.read(database);
       if (current === last) return current;
       last = current;

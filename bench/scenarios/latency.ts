@@ -295,7 +295,7 @@ class TransactionCount {
   static async start(context: ScenarioContext, relay?: OutboxRelay): Promise<TransactionCount> {
     const counter = await XactCounter.open(context.databases.serverUrl);
     const database = new URL(context.benchDbUrl).pathname.slice(1);
-    const before = await counter.settled(database, context.plan.latency.xactQuietMs);
+    const before = await counter.after(database, context.plan.latency.xactQuietMs);
     const count = new TransactionCount(context, counter, database, before);
     count.stopListening =
       relay?.onRound((round) => {
@@ -308,7 +308,7 @@ class TransactionCount {
 
   async finish(kind: TransportKind, delivered: number): Promise<void> {
     try {
-      const after = await this.counter.settled(this.database, this.context.plan.latency.xactQuietMs);
+      const after = await this.counter.after(this.database, this.context.plan.latency.xactQuietMs);
       this.stopListening();
       const perMessage = (after - this.before) / delivered;
       const perRound = this.rounds > 0 ? this.relayed / this.rounds : Number.NaN;
