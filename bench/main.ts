@@ -9,7 +9,14 @@ import { BrokerFixtures } from './lib/brokers';
 import { benchName, BenchDatabases } from './lib/databases';
 import { machineInfo } from './lib/machine';
 import { LATENCY_CONFIGS } from './lib/latency-configs';
-import { buildPlan, LatencyConfigId, SCENARIOS, ScenarioName, TransportKind } from './lib/plan';
+import {
+  buildPlan,
+  LatencyConfigId,
+  OPTIONAL_SCENARIOS,
+  SCENARIOS,
+  ScenarioName,
+  TransportKind,
+} from './lib/plan';
 import { createProgress } from './lib/progress';
 import { renderResults, replaceResults } from './lib/report';
 import { BenchResults } from './lib/results';
@@ -17,17 +24,31 @@ import { Scenario, ScenarioContext } from './lib/scenario';
 import { consumerThroughput } from './scenarios/consumer-throughput';
 import { growth } from './scenarios/growth';
 import { idleCost } from './scenarios/idle-cost';
+import { kafkaClient } from './scenarios/kafka-client';
 import { latency } from './scenarios/latency';
+import { memory } from './scenarios/memory';
 import { peers } from './scenarios/peers';
 import { relayThroughput } from './scenarios/relay-throughput';
+import { scaling } from './scenarios/scaling';
 
-const ALL: readonly Scenario[] = [relayThroughput, latency, idleCost, growth, consumerThroughput, peers];
+const ALL: readonly Scenario[] = [
+  relayThroughput,
+  latency,
+  idleCost,
+  growth,
+  consumerThroughput,
+  peers,
+  scaling,
+  kafkaClient,
+  memory,
+];
 const BENCH_DIR = __dirname;
 
 const USAGE = `npm run bench -- [options]
 
   --smoke              under a minute of everything (CI): tiny sizes, one run each
   --only a,b           scenarios: ${SCENARIOS.join(', ')}
+                       and, only when named: ${OPTIONAL_SCENARIOS.join(', ')}
   --transport kind     kafka or rabbitmq (default both)
   --database kind      postgres or mariadb: where relay throughput and growth run (default both)
   --runs N             runs per figure (default 5 for throughput, 3 elsewhere; 1 with --smoke)
@@ -35,6 +56,7 @@ const USAGE = `npm run bench -- [options]
   --sent a,b           sent rows beside the growth claims (default 0,100000,1000000)
   --configs a,b        latency configurations: ${Object.keys(LATENCY_CONFIGS).join(', ')}
   --rates a,b          offered rates of the latency runs, messages/s (default 50,200,1000)
+  --messages N         messages through the demo services in the memory scenario (default 1000000)
   --help
 
 A full run of everything writes bench/results/<date>.json and the table in bench/README.md; any other
@@ -52,6 +74,7 @@ async function main(): Promise<number> {
       sent: { type: 'string' },
       configs: { type: 'string' },
       rates: { type: 'string' },
+      messages: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -60,7 +83,7 @@ async function main(): Promise<number> {
     return 0;
   }
   const only = values.only?.split(',').map((s) => s.trim()) as ScenarioName[] | undefined;
-  const unknown = only?.filter((s) => !SCENARIOS.includes(s));
+  const unknown = only?.filter((s) => !SCENARIOS.includes(s) && !OPTIONAL_SCENARIOS.includes(s));
   if (unknown?.length) throw new Error(`Unknown scenario(s): ${unknown.join(', ')}\n\n${USAGE}`);
   const transports = values.transport?.split(',').map((s) => s.trim()) as TransportKind[] | undefined;
   const dialects = values.database?.split(',').map((s) => s.trim()) as BenchDialect[] | undefined;
@@ -77,6 +100,7 @@ async function main(): Promise<number> {
     sent: values.sent?.split(',').map(Number),
     configs: values.configs?.split(',').map((s) => s.trim()) as LatencyConfigId[] | undefined,
     rates: values.rates?.split(',').map(Number),
+    messages: values.messages ? Number(values.messages) : undefined,
   });
   const complete =
     plan.mode === 'full' &&
@@ -87,7 +111,8 @@ async function main(): Promise<number> {
     !values.rows &&
     !values.sent &&
     !values.configs &&
-    !values.rates;
+    !values.rates &&
+    !values.messages;
 
   const env = infraEnv();
   await ensureInfrastructure(env, (line) => process.stderr.write(`[infra] ${line}\n`));

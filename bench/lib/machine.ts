@@ -39,7 +39,8 @@ async function rabbitVersion(url: string): Promise<string> {
   }
 }
 
-function packageVersion(name: string): string {
+/** The installed version of package `name` ("unknown" when it cannot be found). */
+export function packageVersion(name: string): string {
   try {
     // Some packages do not export their package.json: walk up from the entry point instead.
     let dir = path.dirname(require.resolve(name));

@@ -2,7 +2,9 @@ import { BenchDialect } from './bench-outbox';
 
 /** What a bench run measures and how much: the full run, or the short smoke run CI does. */
 export type TransportKind = 'kafka' | 'rabbitmq';
-export type ScenarioName = 'throughput' | 'latency' | 'idle' | 'growth' | 'consumer' | 'peers';
+export type ScenarioName =
+  'throughput' | 'latency' | 'idle' | 'growth' | 'consumer' | 'peers' | 'scaling' | 'kafka-client' | 'memory';
+/** What a run without `--only` runs. */
 export const SCENARIOS: readonly ScenarioName[] = [
   'throughput',
   'latency',
@@ -10,7 +12,14 @@ export const SCENARIOS: readonly ScenarioName[] = [
   'growth',
   'consumer',
   'peers',
+  'scaling',
+  'kafka-client',
 ];
+/** Run only when named with `--only` (they take long): see bench/README.md. */
+export const OPTIONAL_SCENARIOS: readonly ScenarioName[] = ['memory'];
+
+/** pg-transactional-outbox's configurations in figure 6 (see `scenarios/peers.ts`). */
+export type PeerConfigId = 'polling-ordered' | 'polling-unordered' | 'replication';
 
 /** How the relay is woken in a latency run (see bench/README.md). */
 export type LatencyConfigId = 'wakeup' | 'wakeup-notify' | 'notify' | 'poll-100ms' | 'poll-1s' | 'blog-1s';
@@ -37,6 +46,12 @@ export interface BenchPlan {
     configs: readonly LatencyConfigId[];
     /** Transports the whole matrix runs on; the others run the library default and the baseline only. */
     fullMatrixOn: readonly TransportKind[];
+    /**
+     * PostgreSQL transactions per delivered message are counted around the library default's runs at this
+     * rate, the counter read `xactQuietMs` after the work before and after them.
+     */
+    xactRate: number;
+    xactQuietMs: number;
   };
   /** 3. Statements per second while idle. */
   readonly idle: { windowMs: number };
@@ -53,7 +68,24 @@ export interface BenchPlan {
     latencyRuns: number;
     /** Messages per latency run at most: the peer drains a backlog slowly, and a run must end. */
     maxMessages: number;
+    /** A throughput run ends after this long (the rate is then over what was confirmed). */
+    maxSeconds: number;
+    /** Configurations of the throughput runs, and of the latency runs. */
+    configs: readonly PeerConfigId[];
+    latencyConfigs: readonly PeerConfigId[];
   };
+  /** 8. Relay instances and consumer instances on one outbox / one group. */
+  readonly scaling: {
+    rows: number;
+    relays: readonly number[];
+    consumers: readonly number[];
+    messages: number;
+    runs: number;
+  };
+  /** 9. kafkajs beside @platformatic/kafka: raw producer and consumer. */
+  readonly kafkaClient: { messages: number; runs: number };
+  /** 10. Memory of the demo services before and after `messages` (only with `--only memory`). */
+  readonly memory: { messages: number; warmUp: number; chunk: number; samples: number };
 }
 
 const FULL: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
@@ -65,11 +97,26 @@ const FULL: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
     runs: 2,
     configs: ['wakeup', 'wakeup-notify', 'notify', 'poll-100ms', 'poll-1s', 'blog-1s'],
     fullMatrixOn: ['kafka'],
+    xactRate: 200,
+    xactQuietMs: 11_000,
   },
   idle: { windowMs: 60_000 },
   growth: { sentRows: [0, 100_000, 1_000_000], pending: 1_000, batchSize: 200, runs: 15 },
   consumer: { messages: 5_000, runs: 3 },
-  peers: { rows: 400, runs: 3, rates: [50, 200, 1000], windowMs: 4_000, latencyRuns: 1, maxMessages: 400 },
+  peers: {
+    rows: 2_000,
+    runs: 2,
+    maxSeconds: 30,
+    rates: [50, 200, 1000],
+    windowMs: 4_000,
+    latencyRuns: 1,
+    maxMessages: 400,
+    configs: ['polling-ordered', 'polling-unordered', 'replication'],
+    latencyConfigs: ['polling-ordered', 'replication'],
+  },
+  scaling: { rows: 20_000, relays: [1, 2, 4], consumers: [1, 2], messages: 5_000, runs: 2 },
+  kafkaClient: { messages: 20_000, runs: 5 },
+  memory: { messages: 1_000_000, warmUp: 20_000, chunk: 20_000, samples: 10 },
 };
 
 const SMOKE: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
@@ -81,11 +128,27 @@ const SMOKE: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
     runs: 1,
     configs: ['wakeup', 'notify', 'blog-1s'],
     fullMatrixOn: ['kafka'],
+    xactRate: 200,
+    xactQuietMs: 1_000,
   },
   idle: { windowMs: 2_000 },
   growth: { sentRows: [0, 2_000], pending: 100, batchSize: 50, runs: 3 },
   consumer: { messages: 200, runs: 1 },
-  peers: { rows: 200, runs: 1, rates: [200], windowMs: 500, latencyRuns: 1, maxMessages: 100 },
+  peers: {
+    rows: 200,
+    runs: 1,
+    maxSeconds: 10,
+    rates: [200],
+    windowMs: 500,
+    latencyRuns: 1,
+    maxMessages: 100,
+    // The replication listener needs a private cluster (initdb and a restart): the full run only.
+    configs: ['polling-ordered'],
+    latencyConfigs: ['polling-ordered'],
+  },
+  scaling: { rows: 400, relays: [1, 2], consumers: [], messages: 200, runs: 1 },
+  kafkaClient: { messages: 400, runs: 1 },
+  memory: { messages: 2_000, warmUp: 500, chunk: 1_000, samples: 2 },
 };
 
 export interface PlanOverrides {
@@ -99,6 +162,8 @@ export interface PlanOverrides {
   sent?: readonly number[];
   configs?: readonly LatencyConfigId[];
   rates?: readonly number[];
+  /** Messages of the memory scenario. */
+  messages?: number;
 }
 
 export function buildPlan(overrides: PlanOverrides = {}): BenchPlan {
@@ -127,5 +192,8 @@ export function buildPlan(overrides: PlanOverrides = {}): BenchPlan {
     },
     consumer: { ...base.consumer, runs: runs ?? base.consumer.runs },
     peers: { ...base.peers, runs: runs ?? base.peers.runs },
+    scaling: { ...base.scaling, rows: overrides.rows ?? base.scaling.rows, runs: runs ?? base.scaling.runs },
+    kafkaClient: { ...base.kafkaClient, runs: runs ?? base.kafkaClient.runs },
+    memory: { ...base.memory, messages: overrides.messages ?? base.memory.messages },
   };
 }

@@ -1,8 +1,11 @@
 /**
  * The process `ProbeProcess` forks: the library's inbox consumer (or a raw reader) of one destination,
- * reporting each handler start (or arrival) to the bench over IPC, on `now()`.
+ * reporting each handler start (or arrival) to the bench over IPC, on `now()`; or the library's relay,
+ * reporting its rounds.
  */
 import { INestApplicationContext } from '@nestjs/common';
+import { OutboxRelay } from 'nest-reliable-messaging/testing';
+import { createBenchApp } from './bench-app';
 import { ArrivalWitness } from './arrival-witness';
 import { benchEvent } from './bench-event';
 import { BrokerFixtures } from './brokers';
@@ -39,6 +42,19 @@ async function main(): Promise<void> {
       group: role.group,
       probe,
       brokers,
+    });
+  } else if (role.kind === 'relay') {
+    app = await createBenchApp({
+      databaseUrl: role.databaseUrl,
+      schema: role.schema,
+      transport: options.transport,
+      serviceName: 'bench-relay',
+      relay: { batchSize: role.batchSize, pollIntervalMs: 3_600_000 },
+    });
+    const relay = app.get(OutboxRelay);
+    relay.onRound((round) => send({ type: 'round', confirmed: round.confirmed }));
+    process.on('message', (message: ProbeMessage) => {
+      if (message.type === 'wake') relay.wake();
     });
   } else {
     witness = await new ArrivalWitness(

@@ -10,7 +10,8 @@ import { now, within } from './time';
 /** What runs in the process: the library's inbox consumer, or a raw reader of the destination. */
 export type ProbeRole =
   | { kind: 'consumer'; databaseUrl: string; schema: string; group: string }
-  | { kind: 'witness'; queue?: string };
+  | { kind: 'witness'; queue?: string }
+  | { kind: 'relay'; databaseUrl: string; schema: string; batchSize: number };
 
 export interface ProbeProcessOptions {
   transport: TransportKind;
@@ -25,6 +26,8 @@ export type ProbeMessage =
   | { type: 'start'; run: string; seq: number; at: number }
   | { type: 'ping'; id: number }
   | { type: 'pong'; id: number; at: number }
+  | { type: 'wake' }
+  | { type: 'round'; confirmed: number }
   | { type: 'stop' };
 
 const MAIN = path.join(__dirname, 'probe-process.main.ts');
@@ -38,6 +41,8 @@ const MAIN = path.join(__dirname, 'probe-process.main.ts');
  */
 export class ProbeProcess {
   readonly probe = new HandlerProbe();
+  /** A relay process: messages it confirmed since started (rounds it reported). */
+  confirmed = 0;
   /** The process's clock minus this one's, in ms, and how far off that estimate can be (half the round trip). */
   clockOffsetMs = 0;
   clockErrorMs = 0;
@@ -48,6 +53,7 @@ export class ProbeProcess {
       if (message.type === 'start')
         this.probe.record(message.run, message.seq, message.at - this.clockOffsetMs);
       else if (message.type === 'pong') this.pongs.get(message.id)?.(message.at);
+      else if (message.type === 'round') this.confirmed += message.confirmed;
     });
   }
 
@@ -76,6 +82,11 @@ export class ProbeProcess {
       throw error;
     }
     return probeProcess;
+  }
+
+  /** A relay process: wakes its relay (it drains until a claim finds nothing). */
+  wake(): void {
+    this.child.send({ type: 'wake' } satisfies ProbeMessage);
   }
 
   async stop(): Promise<void> {
@@ -132,4 +143,16 @@ export async function startWitnessProcess(
     await brokers.exchange(destination, queue); // declared (and deleted) here; the process only reads it
   }
   return ProbeProcess.start({ transport, destination, role: { kind: 'witness', queue } });
+}
+
+/**
+ * The library's relay on the outbox in `schema`, in a process of its own: woken by `wake()` only (its
+ * safety poll is out of the way), it reports each round's confirmed messages (`confirmed`).
+ */
+export async function startRelayProcess(
+  transport: TransportKind,
+  destination: string,
+  relay: { databaseUrl: string; schema: string; batchSize: number },
+): Promise<ProbeProcess> {
+  return ProbeProcess.start({ transport, destination, role: { kind: 'relay', ...relay } });
 }

@@ -83,7 +83,7 @@ export function cell(s: Summary, unit: string): string {
 export function formatValue(value: number, unit: string): string {
   if (!Number.isFinite(value)) return 'n/a';
   if (unit === 'ms') return value < 10 ? value.toFixed(1) : Math.round(value).toLocaleString('en-US');
-  if (unit.includes('/s') && value < 10) return value.toFixed(2);
+  if (value < 10) return value.toFixed(2);
   return Math.round(value).toLocaleString('en-US');
 }
 

@@ -54,6 +54,16 @@ export class XactCounter {
     return { sent: statements, counted: (await this.read(database)) - before, delayMs };
   }
 
+  /**
+   * The counter `waitMs` from now: a backend that reported less than a second before it went idle reports
+   * the rest up to 10 s later, so after 11 s everything done before this call is counted (a relay's
+   * safety poll keeps the counter from ever standing still for that long).
+   */
+  async after(database: string, waitMs: number): Promise<number> {
+    await sleep(waitMs);
+    return this.read(database);
+  }
+
   /** The counter once it stopped moving for a second (connections just opened report their setup). */
   async settled(database: string): Promise<number> {
     let last = await this.read(database);

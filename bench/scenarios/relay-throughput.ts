@@ -15,7 +15,8 @@ import { Scenario, ScenarioContext } from '../lib/scenario';
 import { ratio, summarize } from '../lib/stats';
 import { now, within } from '../lib/time';
 
-const TARGET = 0.8;
+/** Issue 16's targets: ≥ 0.8× the raw producer on Kafka, ≥ 0.85× on RabbitMQ. */
+const TARGET: Record<TransportKind, number> = { kafka: 0.8, rabbitmq: 0.85 };
 
 /**
  * 1. Relay throughput: N pending outbox rows → broker, against the raw client publishing the very same
@@ -164,6 +165,6 @@ function record(
     ours,
     baseline: { name: `raw ${client}, same messages and batches`, value: baseline },
     ratio: r,
-    target: { text: `≥ ${TARGET}× raw`, met: r >= TARGET },
+    target: { text: `≥ ${TARGET[kind]}× raw`, met: r >= TARGET[kind] },
   });
 }

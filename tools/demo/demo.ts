@@ -17,13 +17,6 @@ import { failureReasons, printSummary } from './demo-summary';
 import { seconds } from './format';
 import { colours, createProgress, Progress } from './progress';
 
-/**
- * After a Kafka restart the consumer rejoins its group as a new member, and the group coordinator hands it
- * the partitions only once the member from before the outage has timed out: the session timeout bounds
- * recovery. The demo sets 10 s (the library's default is 30 s, the broker's minimum 6 s).
- */
-const KAFKA_SESSION_TIMEOUT_MS = '10000';
-
 const c = colours();
 
 async function main(): Promise<number> {
@@ -116,7 +109,6 @@ async function runDemo(options: DemoOptions, out: Progress, register: RegisterCl
     },
     build,
     logDir,
-    env: { KAFKA_SESSION_TIMEOUT_MS },
   });
   register('stop post-service and subscribe-service', () => stack.stop());
   out.line(`  post-service      ${stack.post.url} (pid ${stack.post.pid})`);
@@ -146,14 +138,6 @@ async function runDemo(options: DemoOptions, out: Progress, register: RegisterCl
     allPosts,
   );
   printSummary(options, audience, [normal, outage], final, out);
-  if (options.transport === 'kafka') {
-    out.line(
-      c.dim(
-        `Kafka recovery is bounded by the consumer group's session timeout (KAFKA_SESSION_TIMEOUT_MS=${KAFKA_SESSION_TIMEOUT_MS}):\n` +
-          'the reconnected consumer gets its partitions once its membership from before the outage has expired.',
-      ),
-    );
-  }
   out.line(`Service logs: ${logDir}`);
 
   const requestsOk = [normal, outage].every((s) => s.burst.results.every((r) => r.status === 201));

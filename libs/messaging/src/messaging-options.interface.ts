@@ -46,7 +46,10 @@ export interface RabbitMqTransportOptions {
   kind: 'rabbitmq';
   /** AMQP URL, e.g. `amqp://user:pass@127.0.0.1:5672/vhost`. Required. */
   url: string;
-  /** Consumer prefetch per channel. Default 32. */
+  /**
+   * Consumer prefetch per channel. Default 256: the consumer settles a batch after its one commit, so the
+   * broker needs room to send the next batch meanwhile.
+   */
   prefetch?: number;
   /** Heartbeat, s. Default 10. */
   heartbeatSeconds?: number;

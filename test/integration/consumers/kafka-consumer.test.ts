@@ -152,7 +152,8 @@ describe('Kafka consumer: bad messages and rebalancing', () => {
       Array.from({ length: 450 }, (_, i) => orderMessage(topic, { customer: `c${i % 7}`, seq: i })),
     );
     const first = new ConsumerProbe();
-    first.delayMs = 20;
+    // Slow enough that the first consumer is still at work when the second one has joined (batches are fast).
+    first.delayMs = 50;
     await consumerApp(topic, group, first);
     await eventually(() => first.invocations > 10);
     const second = new ConsumerProbe();

@@ -110,6 +110,8 @@ describe.each(EACH_DATABASE)('Lease expiry: takeover of a crashed relay (%s + Ka
   });
 
   it('lets only the instance that holds a row mark it: a relay whose lease ran out touches nothing', async () => {
+    // The survivor of the test before must not claim these rows first.
+    for (const earlier of apps.splice(0)) await earlier.close();
     const app = await createMessagingApp(appOptions({ enabled: false }));
     apps.push(app);
     const store = app.get(OutboxStore);
@@ -143,6 +145,48 @@ describe.each(EACH_DATABASE)('Lease expiry: takeover of a crashed relay (%s + Ka
     expect((await rowsOf()).map((r) => [r.lockedBy, r.sentAt !== null])).toEqual([
       [null, true],
       [null, true],
+    ]);
+  });
+
+  it('marks the batch before sent with the next claim: only rows it still holds, never claiming them again', async () => {
+    // No relay of the tests before may claim these rows, and their rows are out of the way.
+    for (const earlier of apps.splice(0)) await earlier.close();
+    const now = dialect === 'postgres' ? 'now()' : 'utc_timestamp(6)';
+    await schema.query(
+      `update messaging_outbox set sent_at = ${now}, locked_by = null where sent_at is null`,
+    );
+    const app = await createMessagingApp(appOptions({ enabled: false }));
+    apps.push(app);
+    const store = app.get(OutboxStore);
+    const orders = app.get(OrdersService);
+    for (const [customer, seq] of [
+      ['m-a', 1],
+      ['m-a', 2],
+      ['m-b', 3],
+      ['m-a', 4],
+    ] as const)
+      await orders.place(customer, seq, seq);
+    const first = await store.claim(2, 'relay', 60_000);
+    expect(first.map((r) => r.key)).toEqual(['m-a', 'm-a']);
+    const [a1, a2] = first.map((r) => r.id);
+    const past =
+      dialect === 'postgres' ? "now() - interval '1 second'" : 'utc_timestamp(6) - interval 1 second';
+    // While the batch was on the wire: a1's lease ran out (nobody took it: still this relay's row, and
+    // claimable by the columns), a2's ran out and another instance took it over.
+    await schema.query(`update messaging_outbox set locked_until = ${past} where id = ${a1}`);
+    await schema.query(`update messaging_outbox set locked_by = 'other' where id = ${a2}`);
+
+    const second = await store.claim(10, 'relay', 60_000, [a1, a2], [a1, a2]);
+    // Not a1 again; the key's later row goes on behind the batch (a1 and a2 count as in flight).
+    expect(second.map((r) => r.key)).toEqual(['m-b', 'm-a']);
+    const rows = (await readOutboxRows(schema)).filter(
+      (r) => r.destination === topic && r.key.startsWith('m-'),
+    );
+    expect(rows.map((r) => [r.key, r.lockedBy, r.sentAt !== null])).toEqual([
+      ['m-a', null, true],
+      ['m-a', 'other', false],
+      ['m-b', 'relay', false],
+      ['m-a', 'relay', false],
     ]);
   });
 });

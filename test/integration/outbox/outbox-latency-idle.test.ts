@@ -128,7 +128,7 @@ describe.each(EACH_DATABASE)('Outbox relay latency and idle cost (%s + Kafka)', 
     // first statement when nothing is pending.
     const perClaim =
       dialect === 'postgres'
-        ? [/^with picked as/]
+        ? [/^with sent as/]
         : [
             /^SET TRANSACTION ISOLATION LEVEL READ COMMITTED$/,
             /^START TRANSACTION$/,

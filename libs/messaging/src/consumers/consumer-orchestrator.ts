@@ -139,6 +139,7 @@ export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeAppli
       retryTiers,
       concurrency: this.options.consumers.concurrency,
       onDelivery: (delivery, control) => this.pipeline.handle(group, delivery, control),
+      onDeliveries: (deliveries, control) => this.pipeline.handleBatch(group, deliveries, control),
     };
   }
 }

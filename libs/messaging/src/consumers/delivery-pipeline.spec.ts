@@ -5,6 +5,7 @@ import { defineEvent } from '../envelope/event-definition';
 import { MessageHeaders } from '../envelope/message-headers';
 import { newMessageId } from '../envelope/message-id';
 import { WireMessage } from '../envelope/wire-message';
+import { InboxBatchBrokenError } from '../inbox/inbox-batch-broken.error';
 import { InboxDelivery, InboxOutcome, InboxService } from '../inbox/inbox.service';
 import { MessageTracing } from '../observability/message-tracing';
 import { MessagingMetrics } from '../observability/messaging-metrics';
@@ -80,6 +81,16 @@ interface HarnessOptions {
 class FakeInbox {
   readonly handled = new Set<string>();
   readonly failed = new Map<string, number>();
+  /** Batch transactions committed (or tried). */
+  commits = 0;
+  /** The next commits that fail (the connection dropped). */
+  failCommits = 0;
+  /** The id whose delivery loses its batch's whole transaction (a MySQL deadlock), once. */
+  loseBatchAt?: string;
+
+  async begin(): Promise<FakeBatch> {
+    return new FakeBatch(this);
+  }
 
   async runOnce(
     delivery: InboxDelivery,
@@ -99,6 +110,44 @@ class FakeInbox {
 
   async forgetFailedAttempts(delivery: InboxDelivery): Promise<void> {
     this.failed.delete(delivery.envelope.messageId);
+  }
+}
+
+/** A batch transaction in memory: what its deliveries handled becomes `handled` at the commit. */
+class FakeBatch {
+  readonly staged = new Set<string>();
+  size = 0;
+
+  constructor(private readonly inbox: FakeInbox) {}
+
+  async run(
+    delivery: InboxDelivery,
+    work: (scope: { manager: never }, failedBefore: number) => Promise<void>,
+  ): Promise<InboxOutcome> {
+    const id = delivery.envelope.messageId;
+    this.size += 1;
+    if (this.inbox.handled.has(id) || this.staged.has(id)) return 'DUPLICATE';
+    if (this.inbox.loseBatchAt === id) {
+      this.inbox.loseBatchAt = undefined;
+      throw new InboxBatchBrokenError(new Error('deadlock'), new Error('savepoint does not exist'));
+    }
+    // The manager tells the transaction: one per batch. A throw leaves nothing staged (the savepoint).
+    await work({ manager: this as never }, this.inbox.failed.get(id) ?? 0);
+    this.staged.add(id);
+    return 'HANDLED';
+  }
+
+  async commit(): Promise<void> {
+    this.inbox.commits += 1;
+    if (this.inbox.failCommits > 0) {
+      this.inbox.failCommits -= 1;
+      throw new Error('connection lost');
+    }
+    this.staged.forEach((id) => this.inbox.handled.add(id));
+  }
+
+  async rollback(): Promise<void> {
+    this.staged.clear();
   }
 }
 
@@ -162,6 +211,11 @@ class Harness {
     );
   }
 
+  handleBatch(wires: readonly WireMessage[]): Promise<Settlement[]> {
+    const deliveries = wires.map((wire): Delivery => ({ wire, origin: { source: wire.destination } }));
+    return this.pipeline.handleBatch(GROUP, deliveries, this.control);
+  }
+
   handle(wire: WireMessage, retryTierMs?: number): Promise<Settlement> {
     const delivery: Delivery = { wire, origin: { source: wire.destination, retryTierMs } };
     return this.pipeline.handle(GROUP, delivery, this.control);
@@ -185,6 +239,102 @@ describe(DeliveryPipeline.name, () => {
       await expect(harness.handle(orderWire())).resolves.toEqual({ kind: 'ACK' });
       expect(harness.calls.map((c) => c.attempt)).toEqual([1]);
       expect(harness.copies).toEqual([]);
+    });
+  });
+
+  describe('handleBatch', () => {
+    const ACK = { kind: 'ACK' };
+    const orders = (n: number) =>
+      Array.from({ length: n }, (_, i) => orderWire({ orderId: i + 1, customer: 'c1' }));
+    const ids = (wires: readonly WireMessage[]) => wires.map((w) => w.headers[MessageHeaders.ID]);
+    const orderIds = (calls: readonly MessageContext[]) =>
+      calls.map((c) => `${(c as unknown as { messageId: string }).messageId}@${c.attempt}`);
+
+    it('runs consecutive deliveries in one transaction and answers ACK once it committed', async () => {
+      const inbox = new FakeInbox();
+      const harness = new Harness({ inbox });
+      const wires = orders(3);
+      await expect(harness.handleBatch(wires)).resolves.toEqual([ACK, ACK, ACK]);
+      expect(inbox.commits).toBe(1);
+      expect(new Set(harness.calls.map((c) => c.manager)).size).toBe(1);
+      expect([...inbox.handled]).toEqual(ids(wires));
+    });
+
+    it('commits the deliveries before a failing one, retries it alone, then goes on in a new batch', async () => {
+      const inbox = new FakeInbox();
+      const wires = orders(4);
+      const harness = new Harness({
+        inbox,
+        policy: {
+          maxAttempts: 3,
+          mode: RetryMode.INLINE,
+          ordering: RetryOrdering.ALLOW_REORDER,
+          backoff: FAST,
+        },
+      });
+      const failing = wires[1].headers[MessageHeaders.ID];
+      harness.onCall = (context) => {
+        if (context.messageId === failing && context.attempt === 1) throw new Flaky('downstream flaked');
+      };
+      const settled = await withTimePassing(harness.handleBatch(wires));
+
+      expect(settled).toEqual([ACK, ACK, ACK, ACK]);
+      const [first, second, retried, third, fourth] = harness.calls;
+      expect(orderIds(harness.calls)).toEqual([
+        `${ids(wires)[0]}@1`,
+        `${failing}@1`,
+        `${failing}@2`,
+        `${ids(wires)[2]}@1`,
+        `${ids(wires)[3]}@1`,
+      ]);
+      // The first committed with the failing try rolled back; the retry alone; the rest in a batch of their own.
+      expect(first.manager).toBe(second.manager);
+      expect(retried.manager).not.toBe(first.manager);
+      expect(third.manager).toBe(fourth.manager);
+      expect(third.manager).not.toBe(first.manager);
+      expect(inbox.commits).toBe(2);
+      expect([...inbox.handled].sort()).toEqual([...ids(wires)].sort());
+    });
+
+    it('handles each delivery again alone when the batch does not commit, and answers ACK only then', async () => {
+      const inbox = new FakeInbox();
+      inbox.failCommits = 1;
+      const harness = new Harness({ inbox });
+      const wires = orders(3);
+      await expect(harness.handleBatch(wires)).resolves.toEqual([ACK, ACK, ACK]);
+      // Three tries in the lost batch, three again alone (each in its own transaction: runOnce).
+      expect(harness.calls).toHaveLength(6);
+      expect([...inbox.handled]).toEqual(ids(wires));
+    });
+
+    it('handles the whole batch again alone when a delivery loses its transaction (savepoint gone)', async () => {
+      const inbox = new FakeInbox();
+      const harness = new Harness({ inbox });
+      const wires = orders(3);
+      inbox.loseBatchAt = wires[1].headers[MessageHeaders.ID];
+      await expect(harness.handleBatch(wires)).resolves.toEqual([ACK, ACK, ACK]);
+      expect(orderIds(harness.calls)).toEqual([
+        `${ids(wires)[0]}@1`,
+        `${ids(wires)[0]}@1`,
+        `${ids(wires)[1]}@1`,
+        `${ids(wires)[2]}@1`,
+      ]);
+      expect([...inbox.handled]).toEqual(ids(wires));
+    });
+
+    it('leaves the deliveries after a PAUSE unsettled (Kafka: they come again after the rewind)', async () => {
+      const inbox = new FakeInbox();
+      const wires = orders(3);
+      const harness = new Harness({
+        inbox,
+        policy: { maxAttempts: 3, mode: RetryMode.PAUSE_PARTITION, backoff: FAST },
+      });
+      harness.onCall = (context) => {
+        if (context.messageId === wires[1].headers[MessageHeaders.ID]) throw new Flaky('downstream flaked');
+      };
+      const settled = await harness.handleBatch(wires);
+      expect(settled.map((s) => s.kind)).toEqual(['ACK', 'PAUSE', 'LEAVE']);
+      expect([...inbox.handled]).toEqual([ids(wires)[0]]);
     });
   });
 

@@ -6,7 +6,9 @@ import { FailureCategory } from '../envelope/failure-category';
 import { MessageEnvelope } from '../envelope/message-envelope';
 import { isRedriveForAnotherGroup } from '../dead-letter/redrive-target-group';
 import { MessageHeaders } from '../envelope/message-headers';
-import { InboxDelivery, InboxService } from '../inbox/inbox.service';
+import { InboxBatch } from '../inbox/inbox-batch';
+import { InboxBatchBrokenError } from '../inbox/inbox-batch-broken.error';
+import { InboxDelivery, InboxOutcome, InboxService, InboxWork } from '../inbox/inbox.service';
 import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { MessageTracing } from '../observability/message-tracing';
 import { MessagingMetrics } from '../observability/messaging-metrics';
@@ -63,17 +65,11 @@ export class DeliveryPipeline {
     this.stopping = false;
   }
 
+  /** Handles one delivery and says how to settle it. */
   async handle(group: string, received: Delivery, transportControl: DeliveryControl): Promise<Settlement> {
-    if (isRedriveForAnotherGroup(received.wire.headers, group)) {
-      // A redrive brings a message back to the one group that failed it; the others had it already.
-      this.metrics.consumed.inc({ group, destination: received.wire.destination, outcome: 'skipped' });
-      return ACK;
-    }
+    if (isRedriveForAnotherGroup(received.wire.headers, group)) return this.skipRedrive(group, received);
     const delivery = trustedDelivery(received);
-    const control: DeliveryControl = {
-      keepAlive: () => transportControl.keepAlive(),
-      isStopping: () => this.stopping || transportControl.isStopping(),
-    };
+    const control = this.controlOf(transportControl);
     const notDueFor = this.notDueFor(delivery);
     if (notDueFor > 0) {
       const tier = tierAtMost(
@@ -83,6 +79,154 @@ export class DeliveryPipeline {
       if (tier !== undefined) return this.failures.forward(group, delivery, control, tier);
       if (!(await this.wait(notDueFor, control))) return LEAVE;
     }
+    const prepared = this.prepare(group, delivery, control);
+    if ('settle' in prepared) return prepared.settle();
+    return this.run(prepared.ready, (inboxDelivery, work) => this.inbox.runOnce(inboxDelivery, work));
+  }
+
+  /**
+   * Handles deliveries of one lane (no two of them may run side by side: one key's messages, or several
+   * keys that share a lane), in order, and says how to settle each, in the same order. Consecutive
+   * deliveries ready for their handler share one transaction, a savepoint each (`InboxBatch`), up to
+   * `MAX_BATCH`; a delivery that fails rolls back alone, the batch before it commits, and the failure takes
+   * the path of a single delivery (retry inline, pause, retry destination, dead letter). Anything else
+   * (a failure before the handler, a message not due yet) commits the batch first and goes alone. Nothing
+   * is answered ACK before its transaction committed. After a PAUSE or a LEAVE the rest is LEAVE.
+   */
+  async handleBatch(
+    group: string,
+    received: readonly Delivery[],
+    transportControl: DeliveryControl,
+  ): Promise<Settlement[]> {
+    const settlements: Settlement[] = [];
+    const control = this.controlOf(transportControl);
+    const batch = new PendingBatch(this.inbox);
+    const commit = async () => {
+      for (const [index, settlement] of await this.commit(batch)) settlements[index] = settlement;
+    };
+    const halted = () => control.isStopping() || transportControl.isHalted?.() === true;
+    for (let index = 0; index < received.length && !halted(); index++) {
+      const settlement = await this.batchStep(group, received[index], index, batch, control, commit);
+      if (settlement !== undefined) settlements[index] = settlement;
+      if (batch.halted || settlement?.kind === 'PAUSE' || settlement?.kind === 'LEAVE') break;
+    }
+    await commit();
+    return received.map((_, index) => settlements[index] ?? LEAVE);
+  }
+
+  /** One delivery of a batch: its settlement, or undefined while it waits in the open batch for its commit. */
+  private async batchStep(
+    group: string,
+    received: Delivery,
+    index: number,
+    batch: PendingBatch,
+    control: DeliveryControl,
+    commit: () => Promise<void>,
+  ): Promise<Settlement | undefined> {
+    if (isRedriveForAnotherGroup(received.wire.headers, group)) return this.skipRedrive(group, received);
+    const delivery = trustedDelivery(received);
+    if (this.notDueFor(delivery) > 0) {
+      await commit();
+      return batch.halted ? LEAVE : this.handle(group, received, control);
+    }
+    const prepared = this.prepare(group, delivery, control);
+    if ('settle' in prepared) {
+      await commit();
+      return batch.halted ? LEAVE : prepared.settle();
+    }
+    const state = prepared.ready;
+    if (batch.size >= MAX_BATCH) await commit();
+    if (batch.halted) return LEAVE;
+    let inbox: InboxBatch;
+    try {
+      inbox = await batch.open();
+    } catch {
+      return this.handle(group, received, control); // alone, its failure settled by its policy
+    }
+    try {
+      const outcome = await this.attempt(state, (inboxDelivery, work) => inbox.run(inboxDelivery, work));
+      if (outcome !== 'CONFLICT') {
+        batch.done.push({ index, state, outcome });
+        return undefined;
+      }
+      await commit();
+      return batch.halted ? LEAVE : this.afterOutcome(state, outcome);
+    } catch (error) {
+      if (error instanceof InboxBatchBrokenError) {
+        // Nothing of the batch holds: each of its deliveries, this one too, goes again on its own.
+        await inbox.rollback();
+        if (!(await this.redo(batch, batch.drop()))) return LEAVE;
+        return this.handle(group, received, control);
+      }
+      await commit();
+      if (batch.halted) return LEAVE;
+      return (await this.afterFailure(state, error)) ?? this.run(state, (d, w) => this.inbox.runOnce(d, w));
+    }
+  }
+
+  /**
+   * Commits the open batch and answers its deliveries; if the commit fails, none of them holds and each is
+   * handled again on its own (a commit that did happen after all finds them in the inbox: duplicates).
+   */
+  private async commit(batch: PendingBatch): Promise<Array<[number, Settlement]>> {
+    const inbox = batch.inbox;
+    const done = batch.drop();
+    if (inbox) {
+      try {
+        await inbox.commit();
+        for (const { index, state, outcome } of done) {
+          batch.redone.set(index, await this.afterOutcome(state, outcome));
+        }
+      } catch (error) {
+        this.logger.warn(
+          `A batch of ${done.length} deliveries did not commit (${errorLine(error)}); each goes again alone.`,
+        );
+        await this.redo(batch, done);
+      }
+    }
+    const answered = [...batch.redone];
+    batch.redone.clear();
+    return answered;
+  }
+
+  /**
+   * Handles the deliveries of a lost batch again, each alone, in order; stops at one that is not settled
+   * (PAUSE, LEAVE), as the batch would have: false then, and the batch is halted.
+   */
+  private async redo(batch: PendingBatch, lost: readonly DoneDelivery[]): Promise<boolean> {
+    for (const { index, state } of lost) {
+      const settlement = await this.handle(state.group, state.delivery, state.control);
+      batch.redone.set(index, settlement);
+      if (settlement.kind === 'PAUSE' || settlement.kind === 'LEAVE') {
+        batch.halted = true;
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private skipRedrive(group: string, received: Delivery): Settlement {
+    // A redrive brings a message back to the one group that failed it; the others had it already.
+    this.metrics.consumed.inc({ group, destination: received.wire.destination, outcome: 'skipped' });
+    return ACK;
+  }
+
+  private controlOf(transportControl: DeliveryControl): DeliveryControl {
+    return {
+      keepAlive: () => transportControl.keepAlive(),
+      isStopping: () => this.stopping || transportControl.isStopping(),
+    };
+  }
+
+  /**
+   * Decodes the envelope, finds the group's handler and validates the payload: ready to run, or how to
+   * settle a delivery that cannot be (dead-letter or drop per the policy).
+   */
+  private prepare(
+    group: string,
+    delivery: Delivery,
+    control: DeliveryControl,
+  ): { ready: RunState } | { settle: () => Promise<Settlement> } {
     const decoded = decodeEnvelope(delivery.wire);
     const destination = delivery.wire.destination;
     const defaultPolicy = this.options.retryDefaults.get(destination);
@@ -93,8 +237,11 @@ export class DeliveryPipeline {
       failure,
       attempt: firstAttempt(delivery),
     });
-    if (!decoded.ok) return this.failures.settle(failed(decoded.failure), decideUnprocessable(defaultPolicy));
-
+    if (!decoded.ok) {
+      return {
+        settle: () => this.failures.settle(failed(decoded.failure), decideUnprocessable(defaultPolicy)),
+      };
+    }
     const envelope = decoded.envelope;
     const handler = this.registry.find(group, destination, envelope.type);
     if (!handler) {
@@ -103,7 +250,7 @@ export class DeliveryPipeline {
         code: 'UNKNOWN_TYPE',
         messageId: envelope.messageId,
       };
-      return this.failures.settle(failed(failure), decideUnprocessable(defaultPolicy));
+      return { settle: () => this.failures.settle(failed(failure), decideUnprocessable(defaultPolicy)) };
     }
     const parsed = handler.event.schema.safeParse(envelope.payload);
     if (!parsed.success) {
@@ -114,73 +261,105 @@ export class DeliveryPipeline {
         messageId: envelope.messageId,
         detail,
       };
-      return this.failures.settle(failed(failure), decideUnprocessable(handler.policy));
+      return { settle: () => this.failures.settle(failed(failure), decideUnprocessable(handler.policy)) };
     }
-    return this.run(group, delivery, control, envelope, handler, parsed.data);
-  }
-
-  private async run(
-    group: string,
-    delivery: Delivery,
-    control: DeliveryControl,
-    envelope: MessageEnvelope,
-    handler: HandlerDefinition,
-    payload: unknown,
-  ): Promise<Settlement> {
     const inboxDelivery: InboxDelivery = {
       group,
       envelope,
       body: delivery.wire.body,
       redriveId: delivery.wire.headers[MessageHeaders.REDRIVE_ID] ?? '',
     };
-    let attempt = firstAttempt(delivery);
-    let failedInPlace = false;
-    const labels = { group, destination: envelope.destination };
+    return {
+      ready: {
+        group,
+        delivery,
+        control,
+        envelope,
+        handler,
+        payload: parsed.data,
+        inboxDelivery,
+        attempt: firstAttempt(delivery),
+        failedInPlace: false,
+        labels: { group, destination: envelope.destination },
+      },
+    };
+  }
+
+  /** Runs the handler until it succeeds, or its failure is settled otherwise (each try in `inboxRun`). */
+  private async run(state: RunState, inboxRun: InboxRun): Promise<Settlement> {
     for (;;) {
       try {
-        const spanAttributes = {
-          'messaging.consumer.group.name': group,
-          'messaging.destination.partition.id': delivery.origin.partition?.toString() ?? '',
-          'messaging.kafka.offset': delivery.origin.offset ?? '',
-          'messaging.message.attempt': attempt,
-        };
-        const outcome = await this.tracing.process(this.transport.kind, delivery.wire, spanAttributes, () =>
-          this.inbox.runOnce(inboxDelivery, async (scope, failedBefore) => {
-            // Deliveries that failed in place before this one, in this process or another.
-            attempt = Math.max(attempt, failedBefore + 1);
-            failedInPlace ||= failedBefore > 0;
-            const lagSeconds = Math.max(0, this.clock.now() - envelope.occurredAt.getTime()) / 1000;
-            this.metrics.endToEnd.observe(labels, lagSeconds);
-            await handler.invoke(payload, messageContext(group, delivery, envelope, attempt, scope.manager));
-          }),
-        );
-        if (outcome === 'CONFLICT') return this.conflict({ group, delivery, control, attempt }, envelope);
-        if (outcome === 'DUPLICATE') {
-          this.logger.debug(`${describeMessage(envelope, group, attempt)}: duplicate, skipped.`);
-        }
-        this.metrics.consumed.inc({ ...labels, outcome: outcome === 'DUPLICATE' ? 'duplicate' : 'handled' });
-        return ACK;
+        return await this.afterOutcome(state, await this.attempt(state, inboxRun));
       } catch (error) {
-        const { category, code } = this.classifier.classify(error);
-        const failure: Failure = { category, code, messageId: envelope.messageId, detail: errorLine(error) };
-        const failed: FailedDelivery = { group, delivery, control, failure, attempt };
-        const decision = this.decide(failure, attempt, handler.policy);
-        if (decision.kind === 'PAUSE_AND_RETRY' || decision.kind === 'RETRY_INLINE') {
-          await this.rememberFailedAttempt(inboxDelivery, attempt);
-          failedInPlace = true;
-        }
-        if (decision.kind !== 'RETRY_INLINE') {
-          const settlement = await this.failures.settle(failed, decision);
-          if (failedInPlace && settlement.kind === 'ACK') await this.forgetFailedAttempts(inboxDelivery);
-          return settlement;
-        }
-        this.metrics.failedAttempts.inc({ ...labels, category });
-        this.metrics.retried.inc({ ...labels, mode: 'inline' });
-        this.failures.logFailure(failed, `retrying inline in ${decision.delayMs} ms`);
-        if (!(await this.wait(decision.delayMs, control))) return LEAVE;
-        attempt = decision.nextAttempt;
+        const settlement = await this.afterFailure(state, error);
+        if (settlement) return settlement;
+        inboxRun = (d, w) => this.inbox.runOnce(d, w);
       }
     }
+  }
+
+  /** One try: the inbox record and the handler, in the transaction `inboxRun` gives. */
+  private attempt(state: RunState, inboxRun: InboxRun): Promise<InboxOutcome> {
+    const { group, delivery, envelope, handler, payload, labels } = state;
+    const spanAttributes = {
+      'messaging.consumer.group.name': group,
+      'messaging.destination.partition.id': delivery.origin.partition?.toString() ?? '',
+      'messaging.kafka.offset': delivery.origin.offset ?? '',
+      'messaging.message.attempt': state.attempt,
+    };
+    return this.tracing.process(this.transport.kind, delivery.wire, spanAttributes, () =>
+      inboxRun(state.inboxDelivery, async (scope, failedBefore) => {
+        // Deliveries that failed in place before this one, in this process or another.
+        state.attempt = Math.max(state.attempt, failedBefore + 1);
+        state.failedInPlace ||= failedBefore > 0;
+        const lagSeconds = Math.max(0, this.clock.now() - envelope.occurredAt.getTime()) / 1000;
+        this.metrics.endToEnd.observe(labels, lagSeconds);
+        await handler.invoke(
+          payload,
+          messageContext(group, delivery, envelope, state.attempt, scope.manager),
+        );
+      }),
+    );
+  }
+
+  /** How a committed try ends: ACK (handled or a duplicate), or a CONFLICT dead-lettered. */
+  private async afterOutcome(state: RunState, outcome: InboxOutcome): Promise<Settlement> {
+    const { group, delivery, control, envelope, labels } = state;
+    if (outcome === 'CONFLICT')
+      return this.conflict({ group, delivery, control, attempt: state.attempt }, envelope);
+    if (outcome === 'DUPLICATE') {
+      this.logger.debug(`${describeMessage(envelope, group, state.attempt)}: duplicate, skipped.`);
+    }
+    this.metrics.consumed.inc({ ...labels, outcome: outcome === 'DUPLICATE' ? 'duplicate' : 'handled' });
+    return ACK;
+  }
+
+  /**
+   * A try failed (its writes rolled back): the retry engine decides. Returns the settlement, or undefined
+   * once an inline retry's wait is over and the next try is due (`state.attempt` counts it).
+   */
+  private async afterFailure(state: RunState, error: unknown): Promise<Settlement | undefined> {
+    const { group, delivery, control, envelope, handler, inboxDelivery, labels } = state;
+    const attempt = state.attempt;
+    const { category, code } = this.classifier.classify(error);
+    const failure: Failure = { category, code, messageId: envelope.messageId, detail: errorLine(error) };
+    const failed: FailedDelivery = { group, delivery, control, failure, attempt };
+    const decision = this.decide(failure, attempt, handler.policy);
+    if (decision.kind === 'PAUSE_AND_RETRY' || decision.kind === 'RETRY_INLINE') {
+      await this.rememberFailedAttempt(inboxDelivery, attempt);
+      state.failedInPlace = true;
+    }
+    if (decision.kind !== 'RETRY_INLINE') {
+      const settlement = await this.failures.settle(failed, decision);
+      if (state.failedInPlace && settlement.kind === 'ACK') await this.forgetFailedAttempts(inboxDelivery);
+      return settlement;
+    }
+    this.metrics.failedAttempts.inc({ ...labels, category });
+    this.metrics.retried.inc({ ...labels, mode: 'inline' });
+    this.failures.logFailure(failed, `retrying inline in ${decision.delayMs} ms`);
+    if (!(await this.wait(decision.delayMs, control))) return LEAVE;
+    state.attempt = decision.nextAttempt;
+    return undefined;
   }
 
   /**
@@ -262,4 +441,60 @@ function trustedDelivery(delivery: Delivery): Delivery {
 function firstAttempt(delivery: Delivery): number {
   const failed = Number.parseInt(delivery.wire.headers[MessageHeaders.RETRY_ATTEMPT] ?? '0', 10);
   return (Number.isFinite(failed) && failed > 0 ? failed : 0) + 1;
+}
+
+/** Deliveries in one transaction at most: PostgreSQL keeps 64 subtransactions per transaction in memory. */
+const MAX_BATCH = 50;
+
+/** Runs one try of a delivery in a transaction: its own, or a batch's savepoint. */
+type InboxRun = (delivery: InboxDelivery, work: InboxWork) => Promise<InboxOutcome>;
+
+/** A delivery ready for its handler, and what its tries learnt so far. */
+interface RunState {
+  readonly group: string;
+  readonly delivery: Delivery;
+  readonly control: DeliveryControl;
+  readonly envelope: MessageEnvelope;
+  readonly handler: HandlerDefinition;
+  readonly payload: unknown;
+  readonly inboxDelivery: InboxDelivery;
+  readonly labels: { readonly group: string; readonly destination: string };
+  attempt: number;
+  failedInPlace: boolean;
+}
+
+/** A delivery handled in the open batch, waiting for its commit. */
+interface DoneDelivery {
+  readonly index: number;
+  readonly state: RunState;
+  readonly outcome: InboxOutcome;
+}
+
+/** The open batch transaction of `handleBatch`, the deliveries waiting for its commit, and those answered. */
+class PendingBatch {
+  inbox?: InboxBatch;
+  done: DoneDelivery[] = [];
+  /** Settlements decided (after a commit, or alone after a lost batch), not yet handed back. */
+  readonly redone = new Map<number, Settlement>();
+  /** A delivery handled again alone was not settled: the batch stops there. */
+  halted = false;
+
+  constructor(private readonly service: InboxService) {}
+
+  get size(): number {
+    return this.inbox?.size ?? 0;
+  }
+
+  async open(): Promise<InboxBatch> {
+    this.inbox ??= await this.service.begin();
+    return this.inbox;
+  }
+
+  /** Forgets the transaction and its deliveries (the caller commits or rolls back); returns them. */
+  drop(): DoneDelivery[] {
+    const done = this.done;
+    this.inbox = undefined;
+    this.done = [];
+    return done;
+  }
 }

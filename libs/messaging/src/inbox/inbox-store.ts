@@ -32,11 +32,13 @@ export abstract class InboxStore {
    * Records (group, messageId) in the caller's transaction; `recorded` is false when it is there already (a
    * duplicate). A concurrent delivery of the same message waits on the primary key until the first one's
    * transaction ends, then sees the conflict (or, if that one rolled back, inserts). With it: how many
-   * deliveries of this message failed in place so far.
+   * deliveries of this message failed in place so far. With `savepoint`, sets that savepoint first (in the
+   * same round trip where the database allows it).
    */
   abstract tryRecord(
     queryRunner: QueryRunner,
     record: InboxRecord,
+    savepoint?: string,
   ): Promise<{ recorded: boolean; failedBefore: number }>;
 
   /** The payload hash recorded for a message, if any. */

@@ -1,24 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { MessageEnvelope } from '../envelope/message-envelope';
 import { TransactionHost } from '../transaction/transaction-host';
 import { TransactionScope } from '../transaction/transaction-scope';
+import { InboxBatch } from './inbox-batch';
+import { InboxDelivery, InboxOutcome, InboxWork } from './inbox-delivery';
 import { InboxKey, InboxStore } from './inbox-store';
 
-/**
- * What happened to a delivery in the inbox: handled now; a duplicate of one handled before (same id, same
- * payload); or a different message reusing a handled message's id (CONFLICT: not handled).
- */
-export type InboxOutcome = 'HANDLED' | 'DUPLICATE' | 'CONFLICT';
-
-/** A delivery as the inbox sees it. */
-export interface InboxDelivery {
-  readonly group: string;
-  readonly envelope: MessageEnvelope;
-  readonly body: Buffer;
-  /** `msg.redrive-id` of a redriven copy, else empty: a redriven message counts its attempts afresh. */
-  readonly redriveId: string;
-}
+export type { InboxDelivery, InboxOutcome, InboxWork } from './inbox-delivery';
 
 /** Runs a handler at most once per (consumer group, message id), and counts attempts retried in place. */
 @Injectable()
@@ -35,28 +23,40 @@ export class InboxService {
    * not disappear). `work` throwing rolls both back, so the message can be tried again. A message handled
    * after failed attempts forgets them in the same transaction.
    */
-  async runOnce(
+  async runOnce(delivery: InboxDelivery, work: InboxWork): Promise<InboxOutcome> {
+    return this.transactions.run(() =>
+      this.recordAndRun(this.transactions.currentScope() as TransactionScope, delivery, work),
+    );
+  }
+
+  /**
+   * Begins a transaction for several deliveries, each in a savepoint of its own (see `InboxBatch`); the
+   * caller commits or rolls it back.
+   */
+  async begin(): Promise<InboxBatch> {
+    return new InboxBatch(await this.transactions.begin(), (scope, delivery, work, savepoint) =>
+      this.recordAndRun(scope, delivery, work, savepoint),
+    );
+  }
+
+  private async recordAndRun(
+    scope: TransactionScope,
     delivery: InboxDelivery,
-    work: (scope: TransactionScope, failedBefore: number) => Promise<void>,
+    work: InboxWork,
+    savepoint?: string,
   ): Promise<InboxOutcome> {
     const { group, envelope } = delivery;
     const payloadHash = createHash('sha256').update(delivery.body).digest('hex');
-    return this.transactions.run(async () => {
-      const scope = this.transactions.currentScope() as TransactionScope;
-      const key = keyOf(delivery);
-      const { recorded, failedBefore } = await this.store.tryRecord(scope.queryRunner, {
-        ...key,
-        type: envelope.type,
-        payloadHash,
-      });
-      if (failedBefore > 0) await this.store.forgetFailedAttempts(key, scope.queryRunner);
-      if (!recorded) {
-        const firstHash = await this.store.recordedHash(scope.queryRunner, group, envelope.messageId);
-        return firstHash !== undefined && firstHash !== payloadHash ? 'CONFLICT' : 'DUPLICATE';
-      }
-      await work(scope, failedBefore);
-      return 'HANDLED';
-    });
+    const key = keyOf(delivery);
+    const record = { ...key, type: envelope.type, payloadHash };
+    const { recorded, failedBefore } = await this.store.tryRecord(scope.queryRunner, record, savepoint);
+    if (failedBefore > 0) await this.store.forgetFailedAttempts(key, scope.queryRunner);
+    if (!recorded) {
+      const firstHash = await this.store.recordedHash(scope.queryRunner, group, envelope.messageId);
+      return firstHash !== undefined && firstHash !== payloadHash ? 'CONFLICT' : 'DUPLICATE';
+    }
+    await work(scope, failedBefore);
+    return 'HANDLED';
   }
 
   /** Remembers that the message's delivery number `attempt` failed and is retried in place. */

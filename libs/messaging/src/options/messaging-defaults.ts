@@ -10,7 +10,7 @@ export const MESSAGING_DEFAULTS = {
       sessionTimeoutMs: 30_000,
       ssl: false,
     },
-    rabbitmq: { prefetch: 32, heartbeatSeconds: 10, queueType: 'classic' },
+    rabbitmq: { prefetch: 256, heartbeatSeconds: 10, queueType: 'classic' },
   },
   relay: {
     enabled: true,

@@ -70,7 +70,7 @@ describe('resolve-messaging-options', () => {
           transport: {
             kind: 'rabbitmq',
             url: 'amqp://guest:guest@127.0.0.1:5672/',
-            prefetch: 32,
+            prefetch: 256,
             heartbeatSeconds: 10,
             queueType: 'classic',
             queueTypes: {},

@@ -19,6 +19,8 @@ class FakeStore {
   readonly sent: string[] = [];
   readonly failed: FailedOutboxRow[] = [];
   claims = 0;
+  /** How many times rows were marked sent on their own (`markSent`), not by a claim. */
+  markSentCalls = 0;
   heldRowFreeAt?: Date;
 
   add(count: number): void {
@@ -39,12 +41,24 @@ class FakeStore {
     }
   }
 
-  async claim(limit: number, _owner: string, _leaseMs: number, inFlight: readonly string[] = []) {
+  async claim(
+    limit: number,
+    _owner: string,
+    _leaseMs: number,
+    inFlight: readonly string[] = [],
+    sent: readonly string[] = [],
+  ) {
     this.claims += 1;
+    this.markRows(sent);
     return this.pending.filter((row) => !inFlight.includes(row.id)).slice(0, limit);
   }
 
   async markSent(ids: readonly string[]): Promise<void> {
+    this.markSentCalls += 1;
+    this.markRows(ids);
+  }
+
+  private markRows(ids: readonly string[]): void {
     this.sent.push(...ids);
     ids.forEach((id) =>
       this.pending.splice(
@@ -117,6 +131,18 @@ describe(OutboxRelay.name, () => {
       await jest.advanceTimersByTimeAsync(0);
       expect(store.sent).toEqual(['1', '2', '3']);
       expect(rounds.filter((r) => r.claimed > 0)).toEqual([{ claimed: 3, confirmed: 3, failed: 0 }]);
+    });
+
+    it('marks each batch sent with the next claim, and the last one of a drain on its own', async () => {
+      const { store, wakeup, rounds } = startRelay({ batchSize: 2 });
+      await jest.advanceTimersByTimeAsync(0);
+      store.add(5);
+      wakeup.fire();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(store.sent).toEqual(['1', '2', '3', '4', '5']);
+      expect(store.markSentCalls).toBe(1);
+      // Each round is reported once its rows are marked.
+      expect(rounds.filter((r) => r.claimed > 0).map((r) => r.confirmed)).toEqual([2, 2, 1]);
     });
 
     it('folds wake-ups during a round into one more round', async () => {

@@ -129,31 +129,28 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
 
   /**
    * Claims and publishes batches until a claim finds nothing. The next claim runs while a batch is on the
-   * wire (it may take the rows queued behind that batch's keys: they go out only after it is confirmed), and
-   * a batch is marked while the next one is published. A key with an unconfirmed message is not published
-   * further in this drain: its later rows are released to wait behind it.
+   * wire (it may take the rows queued behind that batch's keys: they go out only after it is confirmed),
+   * and it also marks the batch before sent: one statement per batch (the last batch of a drain is marked
+   * on its own). A key with an unconfirmed message is not published further in this drain: its later rows
+   * are released to wait behind it.
    */
   private async drain(): Promise<void> {
-    let rows = await this.claim([]);
+    let rows = await this.claim([], []);
     if (rows.length === 0 && !this.idleChecked) await this.wakeWhenHeldRowsFree();
     if (rows.length === 0) return this.report({ claimed: 0, confirmed: 0, failed: 0 });
     const failedKeys = new Set<string>();
-    let marking: Promise<void> = Promise.resolve();
-    let published: string[] = []; // confirmed in the previous round, maybe not marked sent yet
+    // The batch before: published and settled, its confirmed rows marked sent by the next claim.
+    let previous: { batch: PublishedBatch; settled: Promise<void> } | undefined;
     while (rows.length > 0 && !this.stopping) {
       this.idleChecked = false;
-      const next = this.claim([...published, ...rows.map((row) => row.id)]);
+      const sent = previous ? previous.batch.confirmed.map((row) => row.id) : [];
+      const next = this.claim([...sent, ...rows.map((row) => row.id)], sent);
       const batch = sortOutcomes(rows, await this.publish(rows));
-      published = batch.confirmed.map((row) => row.id);
       batch.unconfirmed.forEach(({ row }) => failedKeys.add(keyOf(row)));
-      await marking;
-      const round = {
-        claimed: rows.length,
-        confirmed: batch.confirmed.length,
-        failed: batch.unconfirmed.length,
-      };
-      marking = this.settle(batch).then(() => this.report(round)); // a round is reported once marked
-      const { publish, release } = holdBackBehindFailures(await next, failedKeys);
+      const claimed = await next;
+      if (previous) await this.finish(previous); // a round is reported once marked
+      previous = { batch, settled: this.settle(batch) };
+      const { publish, release } = holdBackBehindFailures(claimed, failedKeys);
       const pausing = batch.confirmed.length === 0;
       const held = pausing ? [...publish, ...release] : release;
       if (held.length > 0)
@@ -165,22 +162,56 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
           .catch(() => undefined);
       rows = pausing ? [] : publish;
     }
-    await marking;
+    if (previous) {
+      await this.markSent(previous.batch);
+      await this.finish(previous);
+    }
   }
 
-  private async claim(inFlight: string[]): Promise<ClaimedOutboxRow[]> {
+  private async claim(inFlight: string[], sent: string[]): Promise<ClaimedOutboxRow[]> {
     const { batchSize, leaseMs } = this.options.relay;
     try {
-      const rows = await this.store.claim(batchSize, this.instanceId, leaseMs, inFlight);
+      const rows = await this.store.claim(batchSize, this.instanceId, leaseMs, inFlight, sent);
       if (rows.length > 0) this.metrics.claimBatchSize.observe(rows.length);
       return rows;
     } catch (error) {
-      this.backOff(`Claiming outbox rows failed: ${describe(error)}`);
+      // With the claim, the marking of `sent` failed: see markSent.
+      this.backOff(
+        `Claiming outbox rows${sent.length > 0 ? ' (and marking the batch before sent)' : ''} failed: ${describe(error)}`,
+      );
       return [];
     }
   }
 
-  /** Records what the broker said: confirmed rows sent, the others back to pending after a backoff. */
+  /** Marks a batch's confirmed rows sent on their own (the last batch of a drain). */
+  private async markSent(batch: PublishedBatch): Promise<void> {
+    try {
+      await this.store.markSent(
+        batch.confirmed.map((row) => row.id),
+        this.instanceId,
+      );
+    } catch (error) {
+      // The broker has the messages; their rows stay claimed until the lease expires and are then sent
+      // again: a duplicate, never a loss.
+      this.backOff(`Marking outbox rows failed after publishing: ${describe(error)}`);
+    }
+  }
+
+  /** Reports a round once its rows are marked and its failures recorded. */
+  private async finish(round: { batch: PublishedBatch; settled: Promise<void> }): Promise<void> {
+    await round.settled;
+    const { batch } = round;
+    this.report({
+      claimed: batch.rows.length,
+      confirmed: batch.confirmed.length,
+      failed: batch.unconfirmed.length,
+    });
+  }
+
+  /**
+   * Records what the broker said: metrics, and the rows it did not confirm back to pending after a backoff.
+   * (Confirmed rows are marked sent by the next claim, or by `markSent` at the end of a drain.)
+   */
   private async settle(batch: PublishedBatch): Promise<void> {
     const now = this.clock.now();
     for (const row of batch.confirmed) {
@@ -190,12 +221,12 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     batch.unconfirmed.forEach(({ row, outcome }) =>
       this.metrics.publishFailures.inc({ destination: row.destination, outcome: outcome.status }),
     );
-    const retryInMs = batch.unconfirmed.length > 0 ? this.nextBackoffMs(batch.confirmed.length === 0) : 0;
+    if (batch.unconfirmed.length === 0) {
+      this.failures = 0;
+      return;
+    }
+    const retryInMs = this.nextBackoffMs(batch.confirmed.length === 0);
     try {
-      await this.store.markSent(
-        batch.confirmed.map((row) => row.id),
-        this.instanceId,
-      );
       await this.store.markFailed(
         batch.unconfirmed.map(({ row, outcome }) => ({
           id: row.id,
@@ -205,13 +236,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         this.instanceId,
       );
     } catch (error) {
-      // The broker has the messages; their rows stay claimed until the lease expires and are then sent
-      // again: a duplicate, never a loss.
-      this.backOff(`Marking outbox rows failed after publishing: ${describe(error)}`);
-    }
-    if (batch.unconfirmed.length === 0) {
-      this.failures = 0;
-      return;
+      // The rows stay claimed until the lease expires and are then tried again.
+      this.backOff(`Recording failed publishes failed: ${describe(error)}`);
     }
     const first = batch.unconfirmed[0];
     this.logger.warn(

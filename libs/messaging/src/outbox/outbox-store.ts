@@ -41,12 +41,17 @@ export abstract class OutboxStore {
    * by a concurrent claim are skipped, not waited for; a row is taken only if every earlier pending row of
    * its key is taken in the same claim (or is one of `inFlight`: this owner's rows on the wire right now);
    * expired leases count as free (a crashed instance's rows are taken over).
+   *
+   * `sent` are rows of an earlier batch the broker confirmed: they are marked sent in the same statement
+   * (PostgreSQL) or transaction (MySQL/MariaDB), exactly as `markSent(sent, owner)` would, so that a relay
+   * under load commits once per batch; they are never claimed again, and count as in flight for the order.
    */
   abstract claim(
     limit: number,
     owner: string,
     leaseMs: number,
     inFlight?: readonly string[],
+    sent?: readonly string[],
   ): Promise<ClaimedOutboxRow[]>;
 
   /**

@@ -47,21 +47,36 @@ export class TransactionHost implements OnModuleInit {
    */
   async run<T>(work: () => Promise<T>, options: RunInTransactionOptions = {}): Promise<T> {
     if (this.storage.getStore()) return work();
+    const transaction = await this.begin(options);
+    try {
+      const result = await transaction.within(work);
+      await transaction.commit();
+      return result;
+    } catch (error) {
+      await transaction.rollback();
+      throw error;
+    }
+  }
+
+  /**
+   * @internal Begins a transaction that outlives one call: several pieces of work run `within` it (one at a
+   * time), then it commits or rolls back. The consumer's batches use it, with a savepoint per message.
+   */
+  async begin(options: RunInTransactionOptions = {}): Promise<OpenTransaction> {
     const queryRunner = this.dataSource.createQueryRunner();
     const scope: TransactionScope = { queryRunner, manager: queryRunner.manager, afterCommit: [] };
     try {
       await queryRunner.connect();
       await queryRunner.startTransaction(options.isolation);
-      const result = await this.storage.run(scope, work);
-      await queryRunner.commitTransaction();
-      this.runAfterCommit(scope);
-      return result;
     } catch (error) {
-      if (queryRunner.isTransactionActive) await queryRunner.rollbackTransaction().catch(() => undefined);
+      await queryRunner.release().catch(() => undefined);
       throw error;
-    } finally {
-      await queryRunner.release();
     }
+    return new OpenTransaction(
+      scope,
+      (work) => this.storage.run(scope, work),
+      (s) => this.runAfterCommit(s),
+    );
   }
 
   /** Registers a callback to run once the current transaction has committed. */
@@ -84,5 +99,49 @@ export class TransactionHost implements OnModuleInit {
         this.logger.error(`An after-commit callback failed: ${(error as Error).message}`);
       }
     }
+  }
+}
+
+/**
+ * @internal A transaction begun by `TransactionHost.begin()`: work joins it through `within`; `commit` runs
+ * the after-commit callbacks, `rollback` drops them; either ends it and releases the connection.
+ */
+export class OpenTransaction {
+  private ended = false;
+
+  constructor(
+    readonly scope: TransactionScope,
+    private readonly join: <T>(work: () => Promise<T>) => Promise<T>,
+    private readonly afterCommit: (scope: TransactionScope) => void,
+  ) {}
+
+  /** Runs `work` in the transaction (repositories of the DataSource join it). */
+  within<T>(work: () => Promise<T>): Promise<T> {
+    return this.join(work);
+  }
+
+  async commit(): Promise<void> {
+    const { queryRunner } = this.scope;
+    try {
+      await queryRunner.commitTransaction();
+    } catch (error) {
+      await this.rollback();
+      throw error;
+    }
+    await this.end();
+    this.afterCommit(this.scope);
+  }
+
+  /** Rolls back (never throws: a broken connection has rolled back already). */
+  async rollback(): Promise<void> {
+    const { queryRunner } = this.scope;
+    if (queryRunner.isTransactionActive) await queryRunner.rollbackTransaction().catch(() => undefined);
+    await this.end();
+  }
+
+  private async end(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    await this.scope.queryRunner.release().catch(() => undefined);
   }
 }

@@ -44,6 +44,11 @@ export interface DeliveryControl {
   keepAlive(): Promise<void>;
   /** True once the consumer is stopping: waits and unconfirmed copies give up, the delivery is left. */
   isStopping(): boolean;
+  /**
+   * Batches only: true once the transport takes no more settlements of this batch's later deliveries (a
+   * Kafka partition is held): the rest is left, for the redelivery.
+   */
+  isHalted?(): boolean;
 }
 
 /** A consumer group's subscription to destinations. */
@@ -57,6 +62,42 @@ export interface Subscription {
   readonly concurrency: number;
   /** Handles one delivery and says how to settle it. */
   readonly onDelivery: (delivery: Delivery, control: DeliveryControl) => Promise<Settlement>;
+  /**
+   * Handles deliveries that must not run side by side (one lane: their keys hash alike), in order, and
+   * says how to settle each, in the same order; a PAUSE or LEAVE leaves the rest. Lets the consumer share
+   * one database transaction between them. Default: `onDelivery`, one after another.
+   */
+  readonly onDeliveries?: (
+    deliveries: readonly Delivery[],
+    control: DeliveryControl,
+  ) => Promise<Settlement[]>;
+}
+
+/** The subscription's `onDeliveries`, or its `onDelivery` one after another, stopping as a batch would. */
+export function deliveriesHandler(
+  subscription: Subscription,
+): (deliveries: readonly Delivery[], control: DeliveryControl) => Promise<Settlement[]> {
+  if (subscription.onDeliveries) return subscription.onDeliveries;
+  return async (deliveries, control) => {
+    const settlements: Settlement[] = [];
+    for (const delivery of deliveries) {
+      const last = settlements.at(-1);
+      const stop =
+        last?.kind === 'PAUSE' || last?.kind === 'LEAVE' || control.isStopping() || control.isHalted?.();
+      settlements.push(stop ? { kind: 'LEAVE' } : await subscription.onDelivery(delivery, control));
+    }
+    return settlements;
+  };
+}
+
+/**
+ * The lane of a key among `lanes`: one key always the same lane (so its messages keep their order), keys
+ * spread evenly (FNV-1a).
+ */
+export function laneOf(key: string, lanes: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % lanes;
 }
 
 /** A running subscription. */

@@ -34,7 +34,10 @@ export class MysqlInboxStore extends InboxStore {
   async tryRecord(
     queryRunner: QueryRunner,
     record: InboxRecord,
+    savepoint?: string,
   ): Promise<{ recorded: boolean; failedBefore: number }> {
+    // No statements in one round trip here (the driver's multipleStatements is the application's choice).
+    if (savepoint !== undefined) await queryRunner.query(`savepoint ${savepoint}`);
     const messageId = record.messageId.toLowerCase();
     let recorded = true;
     try {

@@ -82,15 +82,26 @@ export class MysqlOutboxStore extends OutboxStore {
     owner: string,
     leaseMs: number,
     inFlight: readonly string[] = [],
+    sent: readonly string[] = [],
   ): Promise<ClaimedOutboxRow[]> {
-    return inReadCommitted(this.dataSource, (queryRunner) =>
-      claimMysqlRows(queryRunner, this.tables.outbox, { limit, owner, leaseMs, inFlight }),
-    );
+    return inReadCommitted(this.dataSource, async (queryRunner) => {
+      // First, in the claim's transaction: the rows are then sent to the pick and to the order check.
+      await this.markSentWith(queryRunner, sent, owner);
+      return claimMysqlRows(queryRunner, this.tables.outbox, { limit, owner, leaseMs, inFlight });
+    });
   }
 
   async markSent(ids: readonly string[], owner: string): Promise<void> {
+    await this.markSentWith(this.dataSource, ids, owner);
+  }
+
+  private async markSentWith(
+    runner: { query(sql: string, parameters?: unknown[]): Promise<unknown> },
+    ids: readonly string[],
+    owner: string,
+  ): Promise<void> {
     if (ids.length === 0) return;
-    await this.dataSource.query(
+    await runner.query(
       `update ${this.tables.outbox} set sent_at = utc_timestamp(6), locked_by = null, locked_until = null
        where id in (${idList(ids)}) and locked_by = ?`,
       [owner],

@@ -1,4 +1,4 @@
-import { DataSource, QueryRunner } from 'typeorm';
+import { DataSource, QueryFailedError, QueryRunner } from 'typeorm';
 import { InboxKey, InboxRecord, InboxStore } from '../../inbox/inbox-store';
 import { CreateMessagingAttempts1764720000000 } from '../../migrations/create-attempts-table.migration';
 import { MessagingTables } from '../messaging-tables';
@@ -31,18 +31,38 @@ export class PostgresInboxStore extends InboxStore {
   async tryRecord(
     queryRunner: QueryRunner,
     record: InboxRecord,
+    savepoint?: string,
   ): Promise<{ recorded: boolean; failedBefore: number }> {
-    const [row] = (await queryRunner.query(
-      `with recorded as (
+    const values = [record.group, record.messageId, record.type, record.payloadHash, record.redriveId];
+    let row: { recorded: boolean; failed: number | null };
+    if (savepoint === undefined) {
+      [row] = (await queryRunner.query(this.recordSql(['$1', '$2', '$3', '$4', '$5']), values)) as Array<
+        typeof row
+      >;
+    } else {
+      // One round trip for both: the simple protocol takes several statements, but no parameters.
+      const client = driverClient(queryRunner);
+      const sql = `savepoint ${savepoint}; ${this.recordSql(values.map((v) => client.escapeLiteral(v)))}`;
+      let results: Array<{ rows: Array<typeof row> }>;
+      try {
+        results = await client.query(sql);
+      } catch (error) {
+        throw new QueryFailedError(sql, [], error as Error);
+      }
+      [row] = results[1].rows;
+    }
+    return { recorded: row.recorded, failedBefore: row.failed ?? 0 };
+  }
+
+  /** Records (group, id, type, hash) unless there, and reads the failed attempts of (group, id, redrive id). */
+  private recordSql([group, messageId, type, hash, redriveId]: readonly string[]): string {
+    return `with recorded as (
          insert into ${this.tables.inbox} (consumer_group, message_id, type, payload_hash)
-         values ($1, $2, $3, $4) on conflict do nothing returning 1
+         values (${group}, ${messageId}, ${type}, ${hash}) on conflict do nothing returning 1
        )
        select exists (select 1 from recorded) as recorded,
               (select failed_attempts from ${this.tables.attempts}
-               where consumer_group = $1 and message_id = $2 and redrive_id = $5) as failed`,
-      [record.group, record.messageId, record.type, record.payloadHash, record.redriveId],
-    )) as Array<{ recorded: boolean; failed: number | null }>;
-    return { recorded: row.recorded, failedBefore: row.failed ?? 0 };
+               where consumer_group = ${group} and message_id = ${messageId} and redrive_id = ${redriveId}) as failed`;
   }
 
   async recordedHash(
@@ -94,4 +114,14 @@ export class PostgresInboxStore extends InboxStore {
     );
     return result[1];
   }
+}
+
+/** The node-postgres client under a connected TypeORM query runner. */
+interface PgClient {
+  query(sql: string): Promise<Array<{ rows: never[] }>>;
+  escapeLiteral(value: string): string;
+}
+
+function driverClient(queryRunner: QueryRunner): PgClient {
+  return (queryRunner as unknown as { databaseConnection: PgClient }).databaseConnection;
 }

@@ -77,13 +77,22 @@ export class PostgresOutboxStore extends OutboxStore {
     owner: string,
     leaseMs: number,
     inFlight: readonly string[] = [],
+    sent: readonly string[] = [],
   ): Promise<ClaimedOutboxRow[]> {
     const t = this.tables.outbox;
+    // The statement's CTEs all see the table as it was before it: the rows marked sent here still look
+    // pending to the order check, so they count as in flight; and a row whose lease ran out while it was
+    // on the wire must not be picked again in the statement that marks it.
+    const excluded = sent.length === 0 ? inFlight : [...inFlight, ...sent];
     // TypeORM answers an UPDATE with [rows, rowCount].
     const [rows] = await this.dataSource.query<[ClaimedRecord[], number]>(
-      `with picked as (
+      `with sent as (
+         update ${t} set sent_at = now(), locked_by = null, locked_until = null
+         where id = any($5::bigint[]) and locked_by = $2
+       ), picked as (
          select id, destination, key from ${t}
          where sent_at is null and available_at <= now() and (locked_until is null or locked_until <= now())
+           and id <> all ($5::bigint[])
          order by id
          limit $1
          for update skip locked
@@ -103,7 +112,7 @@ export class PostgresOutboxStore extends OutboxStore {
        where o.id = p.id and (g.gap is null or p.id < g.gap)
        returning o.id, o.message_id, o.destination, o.type, o.key, o.headers, o.payload::text as payload,
                  o.occurred_at, o.created_at, o.attempts`,
-      [limit, owner, leaseMs, inFlight],
+      [limit, owner, leaseMs, excluded, sent],
     );
     return rows
       .map((r) => ({

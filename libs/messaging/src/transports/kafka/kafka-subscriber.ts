@@ -5,7 +5,14 @@ import { destinationNames } from '../../dead-letter/destination-names';
 import { computeRetryDelay, RECONNECT_BACKOFF } from '../../retry/backoff';
 import { KeyedLanes } from '../keyed-lanes';
 import { OutageLog } from '../outage-log';
-import { DeliveryControl, Settlement, Subscription } from '../subscription.interface';
+import {
+  deliveriesHandler,
+  DeliveryControl,
+  laneOf,
+  Settlement,
+  Subscription,
+} from '../subscription.interface';
+import { GroupMembership } from './group-membership';
 import { kafkaDelivery } from './kafka-delivery';
 import { OffsetTracker } from './offset-tracker';
 import { RetryTopicHolds } from './retry-topic-holds';
@@ -52,13 +59,18 @@ export class KafkaSubscriber {
   /** Batches being handled: shutdown waits for them so that their settled offsets get committed. */
   private readonly activeBatches = new Set<Promise<void>>();
   private readonly lanes: KeyedLanes;
+  /** The member this subscriber's consumer is in its group, kept across restarts of the consumer. */
+  private readonly membership: GroupMembership;
+  private readonly handleDeliveries: ReturnType<typeof deliveriesHandler>;
 
   constructor(
     private readonly host: KafkaSubscriberHost,
     private readonly subscription: Subscription,
   ) {
     this.lanes = new KeyedLanes(subscription.concurrency);
+    this.handleDeliveries = deliveriesHandler(subscription);
     this.holds = new RetryTopicHolds(host.clock);
+    this.membership = new GroupMembership(subscription.group);
   }
 
   /** Starts consuming; the transport has declared or checked the topology first. */
@@ -84,6 +96,7 @@ export class KafkaSubscriber {
     await Promise.allSettled([...this.activeBatches]);
     await this.consumer?.disconnect().catch(() => undefined);
     this.consumer = undefined;
+    this.membership.left();
   }
 
   private async run(topics: string[]): Promise<void> {
@@ -95,9 +108,14 @@ export class KafkaSubscriber {
       heartbeatInterval: Math.max(1_000, Math.floor(sessionTimeoutMs / 10)),
       maxWaitTimeInMs: 250,
       retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10_000 },
+      // After a lost connection the restarted consumer rejoins as the member it was (see GroupMembership).
+      partitionAssigners: this.membership.assigners(),
     });
     this.consumer = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, () => this.host.outage.recovered());
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      this.membership.joined(payload.memberId);
+      this.host.outage.recovered();
+    });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (payload.restart || this.stopping || this.consumer !== consumer) return;
       // kafkajs gave up (a non-retriable error): start a fresh consumer rather than stop consuming.
@@ -156,26 +174,39 @@ export class KafkaSubscriber {
       hold.stopped = true;
       hold.delayMs = Math.max(hold.delayMs, delayMs);
     };
-    const running: Array<Promise<void>> = [];
-    try {
-      for (const message of messages) {
-        if (hold.stopped || this.stopping || !payload.isRunning() || payload.isStale()) break;
-        tracker.dispatch(message.offset);
-        const retry = this.retryTopics.get(topic);
-        const notDueFor = retry ? this.holds.notDueFor(topic, partition, message, retry.tierMs) : 0;
-        if (notDueFor > 0) {
-          stopHere(notDueFor);
-          break;
-        }
-        const task = async () => {
-          // The partition stops before this one: it stays unsettled and comes again after the rewind.
-          if (hold.stopped || this.stopping) return;
-          const settlement = await this.deliver(topic, partition, message, heartbeat);
-          if (settlement.kind === 'SETTLED') tracker.settle(message.offset);
-          else stopHere(settlement.delayMs);
-        };
-        running.push(this.lanes.run(message.key?.toString() ?? '', task));
+    const control: DeliveryControl = {
+      keepAlive: heartbeat,
+      isStopping: () => this.stopping,
+      isHalted: () => hold.stopped || this.stopping,
+    };
+    // One lane per key hash: a lane's messages go to the pipeline together (one transaction), in order.
+    const lanes = new Map<number, KafkaMessage[]>();
+    for (const message of messages) {
+      if (hold.stopped || this.stopping || !payload.isRunning() || payload.isStale()) break;
+      tracker.dispatch(message.offset);
+      const retry = this.retryTopics.get(topic);
+      const notDueFor = retry ? this.holds.notDueFor(topic, partition, message, retry.tierMs) : 0;
+      if (notDueFor > 0) {
+        stopHere(notDueFor);
+        break;
       }
+      const lane = laneOf(message.key?.toString() ?? '', this.subscription.concurrency);
+      const laneMessages = lanes.get(lane);
+      if (laneMessages) laneMessages.push(message);
+      else lanes.set(lane, [message]);
+    }
+    const running = [...lanes].map(([lane, laneMessages]) =>
+      this.lanes.run(`${topic}:${partition}:${lane}`, async () => {
+        // The partition stops before these: they stay unsettled and come again after the rewind.
+        if (hold.stopped || this.stopping) return;
+        const settlements = await this.deliver(topic, partition, laneMessages, control);
+        settlements.forEach((settlement, i) => {
+          if (settlement.kind === 'SETTLED') tracker.settle(laneMessages[i].offset);
+          else stopHere(settlement.delayMs);
+        });
+      }),
+    );
+    try {
       await this.whileAlive(Promise.all(running), heartbeat, () => stopHere());
     } finally {
       // Only the contiguous run of settled messages: never past an unfinished one.
@@ -217,31 +248,34 @@ export class KafkaSubscriber {
   private async deliver(
     topic: string,
     partition: number,
-    message: KafkaMessage,
-    heartbeat: () => Promise<void>,
-  ): Promise<BatchSettlement> {
+    messages: readonly KafkaMessage[],
+    control: DeliveryControl,
+  ): Promise<BatchSettlement[]> {
     const retry = this.retryTopics.get(topic);
-    const delivery = kafkaDelivery(topic, retry?.destination ?? topic, partition, message, retry?.tierMs);
-    const control: DeliveryControl = { keepAlive: heartbeat, isStopping: () => this.stopping };
-    let settlement: Settlement;
+    const deliveries = messages.map((message) =>
+      kafkaDelivery(topic, retry?.destination ?? topic, partition, message, retry?.tierMs),
+    );
+    let settlements: Settlement[];
     try {
-      settlement = await this.subscription.onDelivery(delivery, control);
+      settlements = await this.handleDeliveries(deliveries, control);
     } catch (error) {
       this.host.log.error(
-        `Handling ${topic}[${partition}]@${message.offset} failed unexpectedly (${(error as Error).message}); ` +
-          `it is delivered again in ${AFTER_UNEXPECTED_ERROR_MS} ms.`,
+        `Handling ${topic}[${partition}]@${messages[0].offset} and ${messages.length - 1} more failed ` +
+          `unexpectedly (${(error as Error).message}); they are delivered again in ${AFTER_UNEXPECTED_ERROR_MS} ms.`,
       );
-      return { kind: 'HELD', delayMs: AFTER_UNEXPECTED_ERROR_MS };
+      return messages.map(() => ({ kind: 'HELD', delayMs: AFTER_UNEXPECTED_ERROR_MS }));
     }
-    switch (settlement.kind) {
-      case 'ACK':
-      case 'DROP':
-        return { kind: 'SETTLED' };
-      case 'PAUSE':
-        return { kind: 'HELD', delayMs: settlement.delayMs };
-      case 'LEAVE':
-        return { kind: 'HELD', delayMs: 0 };
-    }
+    return settlements.map((settlement): BatchSettlement => {
+      switch (settlement.kind) {
+        case 'ACK':
+        case 'DROP':
+          return { kind: 'SETTLED' };
+        case 'PAUSE':
+          return { kind: 'HELD', delayMs: settlement.delayMs };
+        case 'LEAVE':
+          return { kind: 'HELD', delayMs: 0 };
+      }
+    });
   }
 
   /** Pauses the partition and, after `delayMs`, rewinds it to `offset` and resumes. */

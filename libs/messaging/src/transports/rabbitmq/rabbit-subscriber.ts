@@ -9,7 +9,15 @@ import { computeRetryDelay } from '../../retry/backoff';
 import { BackoffOptions } from '../../retry/retry-policy.interface';
 import { KeyedLanes } from '../keyed-lanes';
 import { OutageLog } from '../outage-log';
-import { Delivery, DeliveryControl, Settlement, Subscription, topologyOf } from '../subscription.interface';
+import {
+  deliveriesHandler,
+  Delivery,
+  DeliveryControl,
+  laneOf,
+  Settlement,
+  Subscription,
+  topologyOf,
+} from '../subscription.interface';
 import { amqpHeaders } from './amqp-headers';
 import { RabbitConnection } from './rabbit-connection';
 import { declareRabbitTopology } from './rabbit-topology';
@@ -33,6 +41,13 @@ export const RESUBSCRIBE_BACKOFF: Readonly<Required<BackoffOptions>> = Object.fr
   maxDelayMs: 10_000,
 });
 
+/** A message received and not handled yet, with the channel that must settle it. */
+interface WaitingMessage {
+  readonly channel: amqp.Channel;
+  readonly delivery: Delivery;
+  readonly message: amqp.ConsumeMessage;
+}
+
 /**
  * Consumes a group's queues (declared by `nest-messaging topology apply`, or by the subscriber itself in
  * `topology: 'declare'` mode; see `declareRabbitTopology`). It only applies settlements (the pipeline publishes any copy first): ACK acks, DROP nacks without requeue
@@ -47,6 +62,9 @@ export class RabbitSubscriber {
   private unlisten?: () => void;
   private readonly consumerTags: string[] = [];
   private readonly lanes: KeyedLanes;
+  /** Per lane (key hash), the messages that arrived while it worked: its next batch. */
+  private readonly waiting = new Map<number, WaitingMessage[]>();
+  private readonly handleDeliveries: ReturnType<typeof deliveriesHandler>;
   private readonly outage: OutageLog;
   /** Work queue → the destination it consumes. */
   private readonly origins = new Map<string, string>();
@@ -58,6 +76,7 @@ export class RabbitSubscriber {
     private readonly subscription: Subscription,
   ) {
     this.lanes = new KeyedLanes(subscription.concurrency);
+    this.handleDeliveries = deliveriesHandler(subscription);
     this.outage = new OutageLog(host.log, `Consumer group ${subscription.group}`, host.clock);
   }
 
@@ -130,27 +149,49 @@ export class RabbitSubscriber {
 
   private onMessage(channel: amqp.Channel, queue: string, message: amqp.ConsumeMessage): void {
     const delivery = this.toDelivery(queue, message);
-    void this.lanes.run(delivery.wire.key ?? '', () => this.handle(channel, delivery, message));
+    const lane = laneOf(delivery.wire.key ?? '', this.subscription.concurrency);
+    const waiting = this.waiting.get(lane);
+    if (waiting) {
+      waiting.push({ channel, delivery, message });
+      return;
+    }
+    // The lane is idle: start it; what arrives while it works waits and goes as the next batch.
+    this.waiting.set(lane, [{ channel, delivery, message }]);
+    void this.lanes.run(String(lane), () => this.drainLane(lane));
   }
 
-  private async handle(
-    channel: amqp.Channel,
-    delivery: Delivery,
-    message: amqp.ConsumeMessage,
-  ): Promise<void> {
+  /** Hands the lane's waiting messages to the pipeline, as batches, until none waits. */
+  private async drainLane(lane: number): Promise<void> {
+    try {
+      for (;;) {
+        const waiting = this.waiting.get(lane) ?? [];
+        const batch = waiting.splice(0, waiting.length);
+        if (batch.length === 0) return;
+        await this.handle(batch);
+      }
+    } finally {
+      this.waiting.delete(lane);
+    }
+  }
+
+  private async handle(batch: readonly WaitingMessage[]): Promise<void> {
     // Stopping: prefetched messages not started yet stay unacked; closing the channel returns them.
     if (this.stopping) return;
     const control: DeliveryControl = { keepAlive: async () => undefined, isStopping: () => this.stopping };
-    let settlement: Settlement;
+    let settlements: Settlement[];
     try {
-      settlement = await this.subscription.onDelivery(delivery, control);
+      settlements = await this.handleDeliveries(
+        batch.map((waiting) => waiting.delivery),
+        control,
+      );
     } catch (error) {
       this.host.log.error(
-        `Handling a delivery from ${delivery.origin.source} failed unexpectedly: ${(error as Error).message}`,
+        `Handling ${batch.length} deliveries from ${batch[0].delivery.origin.source} failed unexpectedly: ` +
+          (error as Error).message,
       );
       return;
     }
-    this.settle(channel, message, settlement);
+    settlements.forEach((settlement, i) => this.settle(batch[i].channel, batch[i].message, settlement));
   }
 
   private settle(channel: amqp.Channel, message: amqp.ConsumeMessage, settlement: Settlement): void {
