@@ -116,9 +116,16 @@ describe('Outbox relay through a Kafka outage (private broker; PostgreSQL and Ma
       await reader.waitFor(N + 1);
       const records = await reader.settle();
       const ids = records.map((r) => r.headers['msg.id']);
-      expect(ids).toHaveLength(N + 1);
-      expect(new Set(ids).size).toBe(N + 1);
-      expect(new Set(ids)).toEqual(new Set(rows.map((r) => r.messageId)));
+      // Every row written during the outage is on the topic once. The warm-up is the first publish to a
+      // fresh broker: when that publish was not confirmed (its row records a failed attempt), the relay
+      // rightly sends it again (at least once); a confirmed publish is never repeated.
+      const [warmUp, ...outageRows] = rows;
+      const outageIds = ids.filter((id) => id !== warmUp.messageId);
+      expect(outageIds).toHaveLength(N);
+      expect(new Set(outageIds)).toEqual(new Set(outageRows.map((r) => r.messageId)));
+      const warmUpCopies = ids.length - outageIds.length;
+      expect(warmUpCopies).toBeGreaterThanOrEqual(1);
+      if (warmUp.attempts === 0) expect(warmUpCopies).toBe(1);
       for (const key of ['customer-0', 'customer-1', 'customer-2', 'customer-3']) {
         const seqs = records
           .filter((r) => r.key === key)
