@@ -61,7 +61,8 @@ beforeAll(async () => {
   workDir = mkdtempSync(path.join(os.tmpdir(), 'compat-'));
   topologyFile = path.join(workDir, 'topology.json');
   await fs.writeFile(topologyFile, JSON.stringify(TOPOLOGY));
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', workDir], {
+  // Packed as built (no prepack rebuild): a rebuild empties dist/ while other suites of the run import it.
+  const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', workDir], {
     cwd: LIBRARY_DIR,
   });
   tarball = path.join(workDir, (JSON.parse(stdout) as Array<{ filename: string }>)[0].filename);
