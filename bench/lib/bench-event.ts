@@ -1,3 +1,5 @@
+import { newMessageId } from 'nest-reliable-messaging';
+import { encodeEnvelope, WireMessage } from 'nest-reliable-messaging/testing';
 import { z } from 'zod';
 import { defineEvent, EventDefinition } from 'nest-reliable-messaging';
 
@@ -32,4 +34,27 @@ export function padding(payloadBytes: number): string {
 
 export function benchPayload(run: string, seq: number, keys: number, pad: string): BenchPayload {
   return { run, seq, key: keyOf(seq, keys), pad };
+}
+
+/** `count` bench messages of run `run` to `destination`, encoded as the relay puts them on the wire. */
+export function benchWireMessages(
+  run: string,
+  destination: string,
+  count: number,
+  keys: number,
+  pad: string,
+): WireMessage[] {
+  return Array.from({ length: count }, (_, seq) =>
+    encodeEnvelope(
+      {
+        messageId: newMessageId(),
+        type: BENCH_EVENT_TYPE,
+        destination,
+        key: keyOf(seq, keys),
+        occurredAt: new Date(),
+        headers: {},
+      },
+      JSON.stringify(benchPayload(run, seq, keys, pad)),
+    ),
+  );
 }

@@ -80,3 +80,13 @@ class RawRabbitPublisher implements RawPublisher {
     await this.connection.close().catch(() => undefined);
   }
 }
+
+/** Publishes `messages` with the raw client of `kind`, in awaited batches of 200, then closes it. */
+export async function publishInBatches(kind: TransportKind, messages: readonly WireMessage[]): Promise<void> {
+  const publisher = await rawPublisher(kind);
+  try {
+    for (let i = 0; i < messages.length; i += 200) await publisher.publish(messages.slice(i, i + 200));
+  } finally {
+    await publisher.close();
+  }
+}

@@ -1,32 +1,21 @@
+import { benchWireMessages } from '../lib/bench-event';
+import { publishInBatches } from '../lib/raw-publishers';
 import { INestApplicationContext } from '@nestjs/common';
 import { getRepositoryToken } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import {
-  decodeEnvelope,
-  encodeEnvelope,
-  MESSAGING_TRANSPORT,
-  MessageTransport,
-  WireMessage,
-} from 'nest-reliable-messaging/testing';
-import { newMessageId } from 'nest-reliable-messaging';
+import { decodeEnvelope, MESSAGING_TRANSPORT, MessageTransport } from 'nest-reliable-messaging/testing';
+
 import { destinationNames } from 'nest-reliable-messaging/testing';
 import { MESSAGING_RESOLVED_OPTIONS } from 'nest-reliable-messaging/testing';
 import { ResolvedMessagingOptions } from 'nest-reliable-messaging/testing';
 import { createBenchApp } from '../lib/bench-app';
-import {
-  BENCH_EVENT_TYPE,
-  benchEvent,
-  benchPayload,
-  benchPayloadSchema,
-  keyOf,
-  padding,
-} from '../lib/bench-event';
+import { benchEvent, benchPayloadSchema, padding } from '../lib/bench-event';
 import { startInboxConsumerApp, trackConsumerDestinations } from '../lib/consumer-app';
 import { BenchHandled, handleBenchMessage } from '../lib/consumer.fixture';
 import { benchName, openClient } from '../lib/databases';
 import { HandlerProbe } from '../lib/handler-probe';
 import { TransportKind } from '../lib/plan';
-import { rawPublisher } from '../lib/raw-publishers';
+
 import { Scenario, ScenarioContext } from '../lib/scenario';
 import { ratio, summarize } from '../lib/stats';
 
@@ -56,7 +45,8 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
   const destination = benchName(`bench_cons_${kind}`);
   const db = await openClient(context.benchDbUrl);
   await db.query(`create schema "${schema}"`);
-  const messages = wireMessages(
+  const messages = benchWireMessages(
+    RUN,
     destination,
     count,
     plan.throughput.keys,
@@ -66,7 +56,7 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
   try {
     if (kind === 'kafka') {
       await brokers.topic(destination);
-      await publish(kind, messages); // every run reads them from the start, in a group of its own
+      await publishInBatches(kind, messages); // every run reads them from the start, in a group of its own
     }
     for (let r = 0; r < runs; r++) {
       const order: Variant[] = r % 2 === 0 ? ['inbox', 'plain'] : ['plain', 'inbox'];
@@ -79,7 +69,7 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
         if (kind === 'rabbitmq') {
           // The group's queue exists before the messages are published, as it would in production.
           await brokers.exchange(destination, destinationNames.workQueue(destination, group));
-          await publish(kind, messages);
+          await publishInBatches(kind, messages);
         }
         const probe = new HandlerProbe();
         const stop =
@@ -112,31 +102,6 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
     ratio: r,
     target: { text: `≥ ${TARGET}× without inbox`, met: r >= TARGET },
   });
-}
-
-function wireMessages(destination: string, count: number, keys: number, pad: string): WireMessage[] {
-  return Array.from({ length: count }, (_, seq) =>
-    encodeEnvelope(
-      {
-        messageId: newMessageId(),
-        type: BENCH_EVENT_TYPE,
-        destination,
-        key: keyOf(seq, keys),
-        occurredAt: new Date(),
-        headers: {},
-      },
-      JSON.stringify(benchPayload(RUN, seq, keys, pad)),
-    ),
-  );
-}
-
-async function publish(kind: TransportKind, messages: readonly WireMessage[]): Promise<void> {
-  const publisher = await rawPublisher(kind);
-  try {
-    for (let i = 0; i < messages.length; i += 200) await publisher.publish(messages.slice(i, i + 200));
-  } finally {
-    await publisher.close();
-  }
 }
 
 /** The library's consumer: `@IdempotentHandler`, inbox record and handler in one transaction. */

@@ -1,6 +1,6 @@
-import { newMessageId } from 'nest-reliable-messaging';
-import { encodeEnvelope, WireMessage } from 'nest-reliable-messaging/testing';
-import { BENCH_EVENT_TYPE, benchPayload, keyOf, padding } from '../lib/bench-event';
+import { benchWireMessages } from '../lib/bench-event';
+
+import { padding } from '../lib/bench-event';
 import { benchName } from '../lib/databases';
 import { packageVersion } from '../lib/machine';
 import { batchProducer, KafkaClientName, readAll } from '../lib/kafka-clients';
@@ -43,7 +43,7 @@ async function runOn(context: ScenarioContext): Promise<void> {
     for (const client of order) {
       const topic = await brokers.topic(benchName(`bench_client_${client}`));
       topics[client] = topic;
-      const messages = wireMessages(topic, count, keys, padding(payloadBytes));
+      const messages = benchWireMessages('client', topic, count, keys, padding(payloadBytes));
       const producer = await batchProducer(client);
       try {
         await producer.send(messages.slice(0, 1)); // connected, metadata known; not timed
@@ -84,21 +84,5 @@ async function runOn(context: ScenarioContext): Promise<void> {
     'consumer',
     consumed,
     `${count} messages read from the start of a 3-partition topic by a new group, offsets committed every second`,
-  );
-}
-
-function wireMessages(destination: string, count: number, keys: number, pad: string): WireMessage[] {
-  return Array.from({ length: count }, (_, seq) =>
-    encodeEnvelope(
-      {
-        messageId: newMessageId(),
-        type: BENCH_EVENT_TYPE,
-        destination,
-        key: keyOf(seq, keys),
-        occurredAt: new Date(),
-        headers: {},
-      },
-      JSON.stringify(benchPayload('client', seq, keys, pad)),
-    ),
   );
 }

@@ -1,12 +1,14 @@
-import { newMessageId } from 'nest-reliable-messaging';
-import { destinationNames, encodeEnvelope, WireMessage } from 'nest-reliable-messaging/testing';
-import { BENCH_EVENT_TYPE, benchPayload, keyOf, padding } from '../lib/bench-event';
+import { benchWireMessages } from '../lib/bench-event';
+import { publishInBatches } from '../lib/raw-publishers';
+
+import { destinationNames } from 'nest-reliable-messaging/testing';
+import { padding } from '../lib/bench-event';
 import { trackConsumerDestinations } from '../lib/consumer-app';
 import { benchName, openClient } from '../lib/databases';
 import { fillOutbox, pendingCount } from '../lib/outbox-fill';
 import { TransportKind } from '../lib/plan';
 import { ProbeProcess, startConsumerProcess, startRelayProcess } from '../lib/probe-process';
-import { rawPublisher } from '../lib/raw-publishers';
+
 import { Scenario, ScenarioContext } from '../lib/scenario';
 import { ratio, summarize, Summary } from '../lib/stats';
 import { now, sleep, within } from '../lib/time';
@@ -145,11 +147,14 @@ async function consumers(context: ScenarioContext, kind: TransportKind): Promise
             );
           // Every member has its share before the measured messages: a few through each, then a pause.
           const warm = `warm_${r}_${n}`;
-          await publish(kind, messages(destination, warm, 30, keys, padding(payloadBytes)));
+          await publishInBatches(kind, benchWireMessages(warm, destination, 30, keys, padding(payloadBytes)));
           await waitForAll(processes, warm, 30, 60_000);
           await sleep(1_000);
           const run = `scale_${r}_${n}`;
-          await publish(kind, messages(destination, run, count, keys, padding(payloadBytes)));
+          await publishInBatches(
+            kind,
+            benchWireMessages(run, destination, count, keys, padding(payloadBytes)),
+          );
           await waitForAll(processes, run, count, 60_000, (done) => progress.update(done, count, 'handled'));
           const starts = processes.flatMap((p) => [...p.probe.startsOf(run).values()]);
           rates.get(n)?.push(((count - 1) * 1000) / (Math.max(...starts) - Math.min(...starts)));
@@ -199,30 +204,5 @@ async function waitForAll(
         `Only ${done} of ${count} messages of ${run} reached the handlers (stalled ${stallMs} ms)`,
       );
     await sleep(50);
-  }
-}
-
-function messages(destination: string, run: string, count: number, keys: number, pad: string): WireMessage[] {
-  return Array.from({ length: count }, (_, seq) =>
-    encodeEnvelope(
-      {
-        messageId: newMessageId(),
-        type: BENCH_EVENT_TYPE,
-        destination,
-        key: keyOf(seq, keys),
-        occurredAt: new Date(),
-        headers: {},
-      },
-      JSON.stringify(benchPayload(run, seq, keys, pad)),
-    ),
-  );
-}
-
-async function publish(kind: TransportKind, batch: readonly WireMessage[]): Promise<void> {
-  const publisher = await rawPublisher(kind);
-  try {
-    for (let i = 0; i < batch.length; i += 200) await publisher.publish(batch.slice(i, i + 200));
-  } finally {
-    await publisher.close();
   }
 }
