@@ -78,9 +78,10 @@ describe.each(EACH_DATABASE)('Lease expiry: takeover of a crashed relay (%s + Ka
       expect(reader.records).toHaveLength(N);
     }
 
-    const rows = await waitUntil('every row is sent after the takeover', async () => {
+    // A round is reported once its rows are marked: wait for the report too, not only for the rows.
+    const rows = await waitUntil('every row is sent after the takeover, and its round reported', async () => {
       const all = await readOutboxRows(schema);
-      return all.every((r) => r.sentAt !== null) && all;
+      return all.every((r) => r.sentAt !== null) && rounds.some((r) => r.claimed > 0) && all;
     });
     const firstTakeover = rounds.find((r) => r.claimed > 0)!;
     expect(firstTakeover.at).toBeGreaterThanOrEqual(leasedUntil);

@@ -101,9 +101,11 @@ describe('Outbox relay over RabbitMQ (publisher confirms, mandatory)', () => {
         app.get(OutboxService).add(orderPlaced(unrouted), { orderId: 7, customer: 'bob', amount: 7 }),
       );
 
-    const [failing] = await waitUntil('the row has failed a few times', async () => {
+    // Between attempts the row is free (it is claimed again when its backoff ends, so a read may meet it
+    // claimed): wait for a failed, released row.
+    const [failing] = await waitUntil('the row has failed a few times and is released', async () => {
       const rows = await rowsOf(unrouted);
-      return rows.length === 1 && rows[0].attempts >= 3 && rows;
+      return rows.length === 1 && rows[0].attempts >= 3 && rows[0].lockedBy === null && rows;
     });
     expect(failing.sentAt).toBeNull();
     expect(failing.lockedBy).toBeNull();
