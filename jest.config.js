@@ -22,6 +22,8 @@ const withServices = {
 };
 
 module.exports = {
+  // Two workers by default (`npm test`); the long suites start first (see the sequencer).
+  testSequencer: '<rootDir>/jest.sequencer.js',
   projects: [
     {
       ...base,

@@ -22,7 +22,15 @@ export class KafkaTopics {
   async create(topic: string, numPartitions = 3): Promise<string> {
     this.admin ??= this.kafka.admin();
     await this.admin.connect();
-    await this.admin.createTopics({ topics: [{ topic, numPartitions }], waitForLeaders: true });
+    const admin = this.admin;
+    try {
+      await admin.createTopics({ topics: [{ topic, numPartitions }], waitForLeaders: true });
+    } catch (error) {
+      // Under load the broker's metadata can lag its controller: kafkajs waits out LEADER_NOT_AVAILABLE
+      // only, so "does not host this topic-partition" means created, not known yet (as the library does).
+      if ((error as { type?: unknown }).type !== 'UNKNOWN_TOPIC_OR_PARTITION') throw error;
+      await waitForLeaders(admin, topic);
+    }
     this.created.add(topic);
     return topic;
   }
@@ -50,6 +58,20 @@ export class KafkaTopics {
     this.prefixes.clear();
     await this.admin?.disconnect();
     this.admin = undefined;
+  }
+}
+
+/** Resolves once the metadata names a leader for every partition of `topic`; throws after 30 s. */
+async function waitForLeaders(admin: Admin, topic: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const metadata = await admin.fetchTopicMetadata({ topics: [topic] }).catch((error: unknown) => {
+      if (Date.now() > deadline) throw error;
+      return undefined;
+    });
+    if (metadata?.topics.every((t) => t.partitions.every((p) => p.leader >= 0))) return;
+    if (Date.now() > deadline) throw new Error(`Topic ${topic} has no leader 30 s after it was created`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
 
