@@ -15,6 +15,8 @@ export interface Clock {
   setInterval(callback: () => void, intervalMs: number): CancelTimer;
   /** Resolves after `delayMs`. */
   sleep(delayMs: number): Promise<void>;
+  /** Resolves on the event loop's next turn, once the work queued now (a query being sent, say) has run. */
+  nextTurn(): Promise<void>;
 }
 
 /** The longest delay Node's timers take (2³¹−1 ms); a longer one would fire at once. */
@@ -35,6 +37,7 @@ export const systemClock: Clock = Object.freeze({
     return () => clearInterval(timer);
   },
   sleep: (delayMs: number) => new Promise<void>((resolve) => setTimeout(resolve, timerDelay(delayMs))),
+  nextTurn: () => new Promise<void>((resolve) => setImmediate(resolve)),
 });
 
 function timerDelay(delayMs: number): number {
