@@ -23,6 +23,12 @@ export class RabbitFixture {
     names.exchanges?.forEach((e) => this.exchanges.add(e));
   }
 
+  /** Marks a consumer's exchange, its group's queue and that queue's retry tiers and DLQ for deletion. */
+  trackConsumer(exchange: string, group: string): void {
+    this.track({ exchanges: [exchange], queues: [`${exchange}.${group}`] });
+    this.trackQueuePrefix(`${exchange}.${group}.`);
+  }
+
   /** Marks every queue whose name starts with `prefix` for deletion (queues the code under test names). */
   trackQueuePrefix(prefix: string): void {
     this.queuePrefixes.add(prefix);

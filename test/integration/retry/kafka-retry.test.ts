@@ -9,9 +9,9 @@ import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 import { EACH_DATABASE, postgresOnly } from '../../harness/test-database';
 import { committedTotal } from '../support/kafka-wire';
-import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
-import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
-import { orderPlaced } from '../support/orders.fixture';
+import { kafkaTransport } from '../support/messaging-app';
+import { startOrdersConsumer } from '../support/orders-consumer-app';
+import { ConsumerProbe, handledOrders } from '../support/orders-consumer.fixture';
 import { orderMessage, withBody, withHeaders } from '../support/raw-messages';
 import { countRefusedCopies } from '../support/refused-copies';
 import { TopicReader } from '../support/topic-reader';
@@ -27,7 +27,7 @@ describe.each(EACH_DATABASE)('Retry policies on Kafka (%s)', (_, dialect) => {
   const suite = useKafkaSuite('kafka_retry', dialect);
   // `test`: on every database. `it`: on PostgreSQL only, for what touches nothing database-specific (CI time).
   const it = postgresOnly(dialect);
-  const { kafka, topics, raw, apps } = suite;
+  const { kafka, topics, raw } = suite;
 
   async function start(
     prefix: string,
@@ -38,28 +38,18 @@ describe.each(EACH_DATABASE)('Retry policies on Kafka (%s)', (_, dialect) => {
     const topic = await topics.create(uniqueName(prefix), 1);
     const group = uniqueName(`${prefix}_g`);
     topics.trackPrefix(`${topic}.${group}.`); // its dead-letter and retry topics
-    const app = await createMessagingApp({
-      schema: suite.schema,
+    const app = await startOrdersConsumer(suite, {
       transport: kafkaTransport(),
-      entities: [HandledOrder],
-      providers: [
-        { provide: ConsumerProbe, useValue: probe },
-        ordersConsumer(orderPlaced(topic), group, policy),
-      ],
-      messaging: {
-        relay: { enabled: false },
-        retryDefaults: retryDefault && { [topic]: retryDefault },
-      },
+      destination: topic,
+      group,
+      policy,
+      probe,
+      messaging: { retryDefaults: retryDefault && { [topic]: retryDefault } },
     });
-    apps.push(app);
     return { topic, group, probe, app };
   }
 
-  const handled = (group: string) =>
-    suite.schema.query<{ seq: number; attempt: number }>(
-      'select seq, attempt from handled_orders where consumer_group = $1 order by id',
-      [group],
-    );
+  const handled = (group: string) => handledOrders(suite.schema, group);
   const five = (topic: string) => [1, 2, 3, 4, 5].map((seq) => orderMessage(topic, { customer: 'k', seq }));
 
   test('PAUSE_PARTITION: retries in place, applies once at attempt k+1, later messages wait (order kept)', async () => {

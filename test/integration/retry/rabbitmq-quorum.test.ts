@@ -9,15 +9,9 @@ import {
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 import { infraEnv } from '../../harness/infra';
-import { createMessagingApp } from '../support/messaging-app';
+import { startOrdersConsumer } from '../support/orders-consumer-app';
 import { depthOf } from '../redrive/support/parked-messages';
-import {
-  ConsumerProbe,
-  HandledOrder,
-  handledOrders,
-  ordersConsumer,
-} from '../support/orders-consumer.fixture';
-import { orderPlaced } from '../support/orders.fixture';
+import { ConsumerProbe, handledOrders } from '../support/orders-consumer.fixture';
 import { orderMessage } from '../support/raw-messages';
 import { drainQueue, publishRaw } from '../support/rabbit-wire';
 import { useRabbitSuite } from '../support/suite-resources';
@@ -51,28 +45,20 @@ describe('Quorum queues on RabbitMQ', () => {
       ? { [destination]: 'classic' }
       : {};
     const group = options.group ?? uniqueName('g');
-    rabbit.track({ exchanges: [destination], queues: [`${destination}.${group}`] });
-    rabbit.trackQueuePrefix(`${destination}.${group}.`);
-    const app = await createMessagingApp({
-      schema: suite.schema,
+    rabbit.trackConsumer(destination, group);
+    const app = await startOrdersConsumer(suite, {
       transport: {
         kind: 'rabbitmq',
         url: infraEnv().amqpUrl,
         queueType: options.queueType ?? 'quorum',
         queueTypes,
       },
-      entities: [HandledOrder],
-      providers: [
-        { provide: ConsumerProbe, useValue: probe },
-        ordersConsumer(orderPlaced(destination), group, policy),
-      ],
-      messaging: {
-        relay: { enabled: false },
-        consumers: { concurrency: 1 },
-        topology: options.topology ?? 'declare',
-      },
+      destination,
+      group,
+      policy,
+      probe,
+      messaging: { consumers: { concurrency: 1 }, topology: options.topology ?? 'declare' },
     });
-    apps.push(app);
     return { destination, group, probe, app };
   }
 

@@ -4,9 +4,10 @@ import { MessagingConfigurationError, RetryMode, RetryPolicyOptions } from 'nest
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 import { EACH_DATABASE, postgresOnly } from '../../harness/test-database';
-import { createMessagingApp, rabbitTransport } from '../support/messaging-app';
-import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
-import { orderPlaced } from '../support/orders.fixture';
+import { depthOf } from '../redrive/support/parked-messages';
+import { rabbitTransport } from '../support/messaging-app';
+import { startOrdersConsumer } from '../support/orders-consumer-app';
+import { ConsumerProbe, handledOrders } from '../support/orders-consumer.fixture';
 import { orderMessage, withBody, withHeaders } from '../support/raw-messages';
 import { drainQueue, publishRaw } from '../support/rabbit-wire';
 import { countRefusedCopies } from '../support/refused-copies';
@@ -33,39 +34,23 @@ describe.each(EACH_DATABASE)('Retry policies on RabbitMQ (%s)', (_, dialect) => 
     retryDefault?: RetryPolicyOptions,
   ) {
     const { destination, group } = names;
-    rabbit.track({ exchanges: [destination], queues: [`${destination}.${group}`] });
-    rabbit.trackQueuePrefix(`${destination}.${group}.`); // its dead-letter and retry queues
-    const app = await createMessagingApp({
-      schema: suite.schema,
+    rabbit.trackConsumer(destination, group); // its exchange, queue, retry tiers and DLQ
+    const app = await startOrdersConsumer(suite, {
       transport: rabbitTransport(),
-      entities: [HandledOrder],
-      providers: [
-        { provide: ConsumerProbe, useValue: probe },
-        ordersConsumer(orderPlaced(destination), group, policy),
-      ],
+      destination,
+      group,
+      policy,
+      probe,
       messaging: {
-        relay: { enabled: false },
         consumers: { concurrency: 1 },
         retryDefaults: retryDefault && { [destination]: retryDefault },
       },
     });
-    apps.push(app);
     return { destination, group, probe, app };
   }
 
-  const handled = (group: string) =>
-    suite.schema.query<{ seq: number; attempt: number }>(
-      'select seq, attempt from handled_orders where consumer_group = $1 order by id',
-      [group],
-    );
-  const depth = async (queue: string) => {
-    const channel = await (await rabbit.connect()).createChannel();
-    try {
-      return (await channel.checkQueue(queue)).messageCount;
-    } finally {
-      await channel.close();
-    }
-  };
+  const handled = (group: string) => handledOrders(suite.schema, group);
+  const depth = async (queue: string) => depthOf(await rabbit.connect(), queue);
   const three = (destination: string) =>
     [1, 2, 3].map((seq) => orderMessage(destination, { customer: 'k', seq }));
 

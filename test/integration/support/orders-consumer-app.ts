@@ -1,0 +1,40 @@
+import { TestingModule } from '@nestjs/testing';
+import { RetryPolicyOptions, TransportOptions } from 'nest-reliable-messaging';
+import { createMessagingApp, MessagingAppOptions } from './messaging-app';
+import { ConsumerProbe, HandledOrder, ordersConsumer } from './orders-consumer.fixture';
+import { orderPlaced } from './orders.fixture';
+import { SuiteResources } from './suite-resources';
+
+/** What `startOrdersConsumer` starts: where, as which group, under which policy and options. */
+export interface OrdersConsumerOptions {
+  transport: TransportOptions;
+  destination: string;
+  group: string;
+  /** The handler's `@RetryPolicy` (none: the destination's default or the library's). */
+  policy?: RetryPolicyOptions;
+  probe?: ConsumerProbe;
+  /** Merged over "no relay" (these suites publish raw messages, not through the outbox). */
+  messaging?: MessagingAppOptions['messaging'];
+}
+
+/**
+ * Starts an app in the suite's schema whose orders consumer (`ordersConsumer`, recording into
+ * `handled_orders`) handles `orderPlaced(destination)` as `group`; the suite closes it after its tests.
+ */
+export async function startOrdersConsumer(
+  suite: SuiteResources,
+  options: OrdersConsumerOptions,
+): Promise<TestingModule> {
+  const app = await createMessagingApp({
+    schema: suite.schema,
+    transport: options.transport,
+    entities: [HandledOrder],
+    providers: [
+      { provide: ConsumerProbe, useValue: options.probe ?? new ConsumerProbe() },
+      ordersConsumer(orderPlaced(options.destination), options.group, options.policy),
+    ],
+    messaging: { relay: { enabled: false }, ...options.messaging },
+  });
+  suite.apps.push(app);
+  return app;
+}
