@@ -83,7 +83,7 @@ export interface RelayOptions {
   notify?: boolean;
   /** Backoff when publishing fails (broker down): first delay, ms. Default 200. */
   retryInitialDelayMs?: number;
-  /** Backoff ceiling, ms. Default 5000. */
+  /** Backoff ceiling, ms. Default 2000. */
   retryMaxDelayMs?: number;
 }
 

@@ -19,7 +19,7 @@ export const MESSAGING_DEFAULTS = {
     leaseMs: 30_000,
     notify: false,
     retryInitialDelayMs: 200,
-    retryMaxDelayMs: 5_000,
+    retryMaxDelayMs: 2_000,
   },
   retention: { sentRetentionMs: 86_400_000, intervalMs: 60_000, batchSize: 1_000 },
   consumers: { autoStart: true, inboxRetentionMs: 604_800_000, concurrency: 4 },

@@ -22,7 +22,7 @@ const DEFAULT_RELAY = {
   leaseMs: 30_000,
   notify: false,
   retryInitialDelayMs: 200,
-  retryMaxDelayMs: 5_000,
+  retryMaxDelayMs: 2_000,
 };
 const DEFAULT_RETENTION = { sentRetentionMs: 86_400_000, intervalMs: 60_000, batchSize: 1_000 };
 const DEFAULT_CONSUMERS = { autoStart: true, inboxRetentionMs: 7 * 24 * 60 * 60 * 1000, concurrency: 4 };

@@ -34,11 +34,14 @@ export interface RabbitSubscriberHost {
   readonly withQueueTypes: (topology: MessagingTopology) => MessagingTopology;
 }
 
-/** Subscribing again after the channel or connection dropped: 500 ms, ×2, at most 10 s, full jitter. */
+/**
+ * Subscribing again after the channel or connection dropped: 500 ms, ×2, at most 2 s, full jitter. The ceiling
+ * bounds how long consumers stay away once the broker is back (a refused connection costs the broker nothing).
+ */
 export const RESUBSCRIBE_BACKOFF: Readonly<Required<BackoffOptions>> = Object.freeze({
   initialDelayMs: 500,
   multiplier: 2,
-  maxDelayMs: 10_000,
+  maxDelayMs: 2_000,
 });
 
 /** A message received and not handled yet, with the channel that must settle it. */
