@@ -15,10 +15,13 @@ const POLL_MS = 10_000;
 
 /** An outbox table in memory: pending rows, what was claimed, sent and failed. */
 class FakeStore {
+  marksSentInClaim = true;
   readonly pending: ClaimedOutboxRow[] = [];
   readonly sent: string[] = [];
   readonly failed: FailedOutboxRow[] = [];
   claims = 0;
+  /** Claims that were handed rows to mark sent. */
+  claimedWithSent = 0;
   /** How many times rows were marked sent on their own (`markSent`), not by a claim. */
   markSentCalls = 0;
   heldRowFreeAt?: Date;
@@ -49,6 +52,7 @@ class FakeStore {
     sent: readonly string[] = [],
   ) {
     this.claims += 1;
+    if (sent.length > 0) this.claimedWithSent += 1;
     this.markRows(sent);
     return this.pending.filter((row) => !inFlight.includes(row.id)).slice(0, limit);
   }
@@ -143,7 +147,21 @@ describe(OutboxRelay.name, () => {
       await jest.advanceTimersByTimeAsync(0);
       expect(store.sent).toEqual(['1', '2', '3', '4', '5']);
       expect(store.markSentCalls).toBe(1);
+      expect(store.claimedWithSent).toBe(2);
       // Each round is reported once its rows are marked.
+      expect(rounds.filter((r) => r.claimed > 0).map((r) => r.confirmed)).toEqual([2, 2, 1]);
+    });
+
+    it('on a database that marks beside the claim, marks each batch on its own while the next claim runs', async () => {
+      const { store, wakeup, rounds } = startRelay({ batchSize: 2 });
+      store.marksSentInClaim = false;
+      await jest.advanceTimersByTimeAsync(0);
+      store.add(5);
+      wakeup.fire();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(store.sent).toEqual(['1', '2', '3', '4', '5']);
+      expect(store.markSentCalls).toBe(3);
+      expect(store.claimedWithSent).toBe(0);
       expect(rounds.filter((r) => r.claimed > 0).map((r) => r.confirmed)).toEqual([2, 2, 1]);
     });
 

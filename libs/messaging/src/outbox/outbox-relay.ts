@@ -130,8 +130,9 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   /**
    * Claims and publishes batches until a claim finds nothing. The next claim runs while a batch is on the
    * wire (it may take the rows queued behind that batch's keys: they go out only after it is confirmed),
-   * and it also marks the batch before sent: one statement per batch (the last batch of a drain is marked
-   * on its own). A key with an unconfirmed message is not published further in this drain: its later rows
+   * and the batch before is marked sent with it: in the claim's statement (PostgreSQL: one statement per
+   * batch) or beside it on another connection (MySQL/MariaDB; `OutboxStore.marksSentInClaim`). The last batch
+   * of a drain is marked on its own. A key with an unconfirmed message is not published further in this drain: its later rows
    * are released to wait behind it.
    */
   private async drain(): Promise<void> {
@@ -144,13 +145,17 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     while (rows.length > 0 && !this.stopping) {
       this.idleChecked = false;
       const sent = previous ? previous.batch.confirmed.map((row) => row.id) : [];
-      const next = this.claim([...sent, ...rows.map((row) => row.id)], sent);
+      // The batch before is marked sent by the claim, or beside it on another connection (per database).
+      const inClaim = this.store.marksSentInClaim;
+      const marking = previous && !inClaim ? this.markSent(previous.batch) : undefined;
+      const next = this.claim([...sent, ...rows.map((row) => row.id)], inClaim ? sent : []);
       // Let the claim reach the database before the publish takes the thread (a Kafka client encodes a batch
       // in one go): the two then overlap instead of the claim waiting for the encoding.
       await this.clock.nextTurn();
       const batch = sortOutcomes(rows, await this.publish(rows));
       batch.unconfirmed.forEach(({ row }) => failedKeys.add(keyOf(row)));
       const claimed = await next;
+      await marking;
       if (previous) await this.finish(previous); // a round is reported once marked
       previous = { batch, settled: this.settle(batch) };
       const { publish, release } = holdBackBehindFailures(claimed, failedKeys);

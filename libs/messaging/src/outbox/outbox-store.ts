@@ -37,6 +37,14 @@ export abstract class OutboxStore {
   abstract notify(queryRunner: QueryRunner): Promise<void>;
 
   /**
+   * Whether the relay hands the batch before to `claim(…, sent)` (marked in the claim's statement or
+   * transaction), or marks it with `markSent` on another connection while the claim runs. PostgreSQL: in the
+   * claim (one statement either way). MySQL/MariaDB override it: their claim is a transaction of several round
+   * trips, and marking in it lengthens the relay's critical path (measured: relay → Kafka 8.3k → 11.0k msg/s).
+   */
+  readonly marksSentInClaim: boolean = true;
+
+  /**
    * Claims up to `limit` rows for `owner` for `leaseMs`, in id order, keeping each key's order: rows locked
    * by a concurrent claim are skipped, not waited for; a row is taken only if every earlier pending row of
    * its key is taken in the same claim (or is one of `inFlight`: this owner's rows on the wire right now);

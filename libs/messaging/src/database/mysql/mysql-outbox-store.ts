@@ -27,6 +27,8 @@ import { mysqlTables } from './mysql-tables';
 export class MysqlOutboxStore extends OutboxStore {
   readonly tables: MessagingTables;
   readonly notifyChannel = undefined;
+  /** The relay marks the batch before sent beside the claim, not in its transaction (see the base class). */
+  override readonly marksSentInClaim = false;
   readonly migration = {
     name: CreateMysqlMessagingTables1764806400000.name,
     list: 'MysqlMessagingMigrations',
