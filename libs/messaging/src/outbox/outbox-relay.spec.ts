@@ -139,29 +139,21 @@ describe(OutboxRelay.name, () => {
       expect(rounds.filter((r) => r.claimed > 0)).toEqual([{ claimed: 3, confirmed: 3, failed: 0 }]);
     });
 
-    it('marks each batch sent with the next claim, and the last one of a drain on its own', async () => {
+    // The last batch of a drain is marked on its own either way; each round is reported once its rows are marked.
+    it.each([
+      ['with the next claim (PostgreSQL)', true, { markSentCalls: 1, claimedWithSent: 2 }],
+      ['beside the next claim, on its own (MySQL/MariaDB)', false, { markSentCalls: 3, claimedWithSent: 0 }],
+    ])('marks each batch sent %s', async (_, marksSentInClaim, expected) => {
       const { store, wakeup, rounds } = startRelay({ batchSize: 2 });
+      store.marksSentInClaim = marksSentInClaim;
       await jest.advanceTimersByTimeAsync(0);
       store.add(5);
       wakeup.fire();
       await jest.advanceTimersByTimeAsync(0);
       expect(store.sent).toEqual(['1', '2', '3', '4', '5']);
-      expect(store.markSentCalls).toBe(1);
-      expect(store.claimedWithSent).toBe(2);
-      // Each round is reported once its rows are marked.
-      expect(rounds.filter((r) => r.claimed > 0).map((r) => r.confirmed)).toEqual([2, 2, 1]);
-    });
-
-    it('on a database that marks beside the claim, marks each batch on its own while the next claim runs', async () => {
-      const { store, wakeup, rounds } = startRelay({ batchSize: 2 });
-      store.marksSentInClaim = false;
-      await jest.advanceTimersByTimeAsync(0);
-      store.add(5);
-      wakeup.fire();
-      await jest.advanceTimersByTimeAsync(0);
-      expect(store.sent).toEqual(['1', '2', '3', '4', '5']);
-      expect(store.markSentCalls).toBe(3);
-      expect(store.claimedWithSent).toBe(0);
+      expect({ markSentCalls: store.markSentCalls, claimedWithSent: store.claimedWithSent }).toEqual(
+        expected,
+      );
       expect(rounds.filter((r) => r.claimed > 0).map((r) => r.confirmed)).toEqual([2, 2, 1]);
     });
 
