@@ -131,9 +131,9 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
    * Claims and publishes batches until a claim finds nothing. The next claim runs while a batch is on the
    * wire (it may take the rows queued behind that batch's keys: they go out only after it is confirmed),
    * and the batch before is marked sent with it: in the claim's statement (PostgreSQL: one statement per
-   * batch) or beside it on another connection (MySQL/MariaDB; `OutboxStore.marksSentInClaim`). The last batch
-   * of a drain is marked on its own. A key with an unconfirmed message is not published further in this drain: its later rows
-   * are released to wait behind it.
+   * batch) or beside it on another connection (MySQL/MariaDB; `OutboxStore.marksSentInClaim`). The last
+   * batch of a drain is marked on its own. A key with an unconfirmed message is not published further in
+   * this drain: its later rows are released to wait behind it.
    */
   private async drain(): Promise<void> {
     let rows = await this.claim([], []);
