@@ -101,6 +101,7 @@ async function startSubscriber(settle: (delivery: Delivery) => Settlement) {
     channels,
     deliveries,
     refuseNext: (count: number) => (refuse = count),
+    refusalsLeft: () => refuse,
     loseConnection: () => lost.forEach((listener) => listener()),
   };
 }
@@ -161,6 +162,22 @@ describe(RabbitSubscriber.name, () => {
       expect(channels).toHaveLength(1);
       await jest.advanceTimersByTimeAsync(1);
       expect(channels).toHaveLength(2);
+    });
+
+    it('is back within 2 s of the broker answering again, however long it was away', async () => {
+      jest.spyOn(Math, 'random').mockReturnValue(0.999); // the longest wait full jitter allows
+      const { channels, loseConnection, refuseNext, refusalsLeft } = await startSubscriber(() => ({
+        kind: 'ACK',
+      }));
+      refuseNext(8); // a broker away for a while: the backoff is at its ceiling
+      loseConnection();
+      let answeredAt = 0;
+      for (let elapsed = 0; channels.length < 2 && elapsed < 120_000; elapsed += 10) {
+        await jest.advanceTimersByTimeAsync(10);
+        if (refusalsLeft() === 0 && answeredAt === 0) answeredAt = Date.now(); // the last refusal: back now
+      }
+      expect(channels).toHaveLength(2);
+      expect(Date.now() - answeredAt).toBeLessThanOrEqual(2_000);
     });
 
     it('does not reconnect once stopped', async () => {
