@@ -1,8 +1,8 @@
 /**
- * `npm test` runs every project but `cluster`: unit (pure logic, no I/O), integration (real PostgreSQL, MariaDB,
+ * `npm test` runs every project: unit (pure logic, no I/O), integration (real PostgreSQL, MariaDB,
  * Kafka and RabbitMQ through test/harness), e2e (the demo apps as processes, driven over HTTP), faults (the apps
- * under load while processes, brokers and PostgreSQL fail; bad input) and compat. `npm run test:cluster` runs
- * the cluster project (three-node brokers of its own; minutes to start on a 2-core machine).
+ * under load while processes, brokers and PostgreSQL fail; bad input), cluster (three-node brokers of its own,
+ * a leader killed under load; also alone with `npm run test:cluster`) and compat.
  * Type checking is `npm run typecheck`; tests transpile only, which keeps them fast.
  */
 const base = {

@@ -1,12 +1,18 @@
 /**
  * Jest's order of suites, with the long ones first: `npm test` runs two workers, and a suite of minutes that
  * starts last leaves one worker idle while it runs. Jest orders by the durations it cached in an earlier run
- * and otherwise by file size; a fresh clone (CI) has no cache, so the known long suites (the compatibility
- * matrix, then the fault runs, then the end-to-end suites) go first whatever the cache says.
+ * and otherwise by file size; a fresh clone (CI) has no cache, so the known long suites (the cluster failovers,
+ * the compatibility matrix, the fault runs, then the end-to-end suites) go first whatever the cache says.
  */
 const Sequencer = require('@jest/test-sequencer').default;
 
-const LONG_FIRST = [/\/test\/compat\//, /\/test\/faults\/.*fault-run/, /\/test\/faults\//, /\/test\/e2e\//];
+const LONG_FIRST = [
+  /\/test\/cluster\//,
+  /\/test\/compat\//,
+  /\/test\/faults\/.*fault-run/,
+  /\/test\/faults\//,
+  /\/test\/e2e\//,
+];
 
 const rank = (test) => {
   const index = LONG_FIRST.findIndex((pattern) => pattern.test(test.path));
