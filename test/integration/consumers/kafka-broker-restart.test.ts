@@ -5,9 +5,8 @@ import { startPrivateBroker, testKafka } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { RawKafkaProducer } from '../support/kafka-wire';
-import { createMessagingApp } from '../support/messaging-app';
-import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
-import { orderPlaced } from '../support/orders.fixture';
+import { ordersConsumerApp } from '../support/orders-consumer-app';
+import { ConsumerProbe } from '../support/orders-consumer.fixture';
 import { orderMessage } from '../support/raw-messages';
 
 /**
@@ -47,15 +46,11 @@ describe('Kafka consumer across a broker restart', () => {
     const destination = uniqueName('restart');
     const group = uniqueName('g');
     const probe = new ConsumerProbe();
-    const app = await createMessagingApp({
-      schema: schema.name,
+    const app = await ordersConsumerApp(schema.name, {
       transport: { kind: 'kafka', brokers: broker.brokers, sessionTimeoutMs: SESSION_TIMEOUT_MS },
-      entities: [HandledOrder],
-      providers: [
-        { provide: ConsumerProbe, useValue: probe },
-        ordersConsumer(orderPlaced(destination), group),
-      ],
-      messaging: { relay: { enabled: false } },
+      destination,
+      group,
+      probe,
     });
     const send = async (seq: number) => {
       const raw = new RawKafkaProducer(testKafka(broker.brokers));

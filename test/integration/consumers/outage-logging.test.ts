@@ -6,9 +6,9 @@ import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { RabbitMqNode, startPrivateRabbitNode } from '../../harness/rabbitmq-node';
 import { RawKafkaProducer } from '../support/kafka-wire';
-import { createMessagingApp, rabbitTransport } from '../support/messaging-app';
-import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
-import { orderPlaced } from '../support/orders.fixture';
+import { rabbitTransport } from '../support/messaging-app';
+import { ordersConsumerApp } from '../support/orders-consumer-app';
+import { ConsumerProbe } from '../support/orders-consumer.fixture';
 import { orderMessage } from '../support/raw-messages';
 import { publishRaw } from '../support/rabbit-wire';
 import * as amqp from 'amqplib';
@@ -43,18 +43,14 @@ describe.each(['kafka', 'rabbitmq'] as const)(
       const destination = uniqueName('outage');
       const group = uniqueName('g');
       const probe = new ConsumerProbe();
-      const app = await createMessagingApp({
-        schema: schema.name,
+      const app = await ordersConsumerApp(schema.name, {
         transport:
           transport === 'kafka'
             ? { kind: 'kafka', brokers: kafkaBroker!.brokers, sessionTimeoutMs: 6_000 }
             : rabbitTransport(rabbitNode!.url),
-        entities: [HandledOrder],
-        providers: [
-          { provide: ConsumerProbe, useValue: probe },
-          ordersConsumer(orderPlaced(destination), group),
-        ],
-        messaging: { relay: { enabled: false } },
+        destination,
+        group,
+        probe,
       });
       const send = async (seq: number) => {
         const message = orderMessage(destination, { customer: 'k', seq });

@@ -18,15 +18,15 @@ export interface OrdersConsumerOptions {
 }
 
 /**
- * Starts an app in the suite's schema whose orders consumer (`ordersConsumer`, recording into
- * `handled_orders`) handles `orderPlaced(destination)` as `group`; the suite closes it after its tests.
+ * Starts an app in `schema` whose orders consumer (`ordersConsumer`, recording into `handled_orders`) handles
+ * `orderPlaced(destination)` as `group`; the caller closes it.
  */
-export async function startOrdersConsumer(
-  suite: SuiteResources,
+export function ordersConsumerApp(
+  schema: MessagingAppOptions['schema'],
   options: OrdersConsumerOptions,
 ): Promise<TestingModule> {
-  const app = await createMessagingApp({
-    schema: suite.schema,
+  return createMessagingApp({
+    schema,
     transport: options.transport,
     entities: [HandledOrder],
     providers: [
@@ -35,6 +35,14 @@ export async function startOrdersConsumer(
     ],
     messaging: { relay: { enabled: false }, ...options.messaging },
   });
+}
+
+/** `ordersConsumerApp` in the suite's schema; the suite closes it after its tests. */
+export async function startOrdersConsumer(
+  suite: SuiteResources,
+  options: OrdersConsumerOptions,
+): Promise<TestingModule> {
+  const app = await ordersConsumerApp(suite.schema, options);
   suite.apps.push(app);
   return app;
 }
