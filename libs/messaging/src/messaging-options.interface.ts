@@ -105,6 +105,16 @@ export interface ConsumerOptions {
   inboxRetentionMs?: number;
   /** Handlers running at once per consumer group (different keys; one key's messages run one at a time). Default 4. */
   concurrency?: number;
+  /**
+   * Messages of one lane (the messages that queued up for one handler slot) handled in one database
+   * transaction at most: their inbox records and their handlers' writes commit together. When a handler
+   * throws, the transaction rolls back and the messages before it in the batch are handled again, so their
+   * handlers run a second time (their writes commit once). Default 50; at most 500. With 1, each message has
+   * a transaction of its own and a handler runs again only after its own failure: for handlers with side
+   * effects outside the database that must not repeat (and cannot be made idempotent or moved after the
+   * commit).
+   */
+  batchSize?: number;
 }
 
 /** What a dead-letter copy keeps (issue 15: the DLQ is kept longer and read by more people). */

@@ -5,7 +5,6 @@ import { defineEvent } from '../envelope/event-definition';
 import { MessageHeaders } from '../envelope/message-headers';
 import { newMessageId } from '../envelope/message-id';
 import { WireMessage } from '../envelope/wire-message';
-import { InboxBatchBrokenError } from '../inbox/inbox-batch-broken.error';
 import { InboxDelivery, InboxOutcome, InboxService } from '../inbox/inbox.service';
 import { MessageTracing } from '../observability/message-tracing';
 import { MessagingMetrics } from '../observability/messaging-metrics';
@@ -75,21 +74,35 @@ interface HarnessOptions {
   readonly error?: () => Error;
   /** The inbox (and its attempt counts); a fresh one by default. */
   readonly inbox?: FakeInbox;
+  /** `consumers.batchSize`. */
+  readonly batchSize?: number;
 }
 
 /** The inbox in memory: handled ids and the failed attempts of messages retried in place. */
 class FakeInbox {
   readonly handled = new Set<string>();
+  /** Ids as their transactions committed, in order (twice if committed twice). */
+  readonly applied: string[] = [];
   readonly failed = new Map<string, number>();
-  /** Batch transactions committed (or tried). */
+  /** Batch transactions committed (or tried), and rolled back. */
   commits = 0;
+  rollbacks = 0;
   /** The next commits that fail (the connection dropped). */
   failCommits = 0;
-  /** The id whose delivery loses its batch's whole transaction (a MySQL deadlock), once. */
-  loseBatchAt?: string;
+  /** The next batches that cannot begin (the database is away). */
+  failBegins = 0;
+  /** The ids of each batch begun. */
+  readonly batches: string[][] = [];
 
-  async begin(): Promise<FakeBatch> {
-    return new FakeBatch(this);
+  async begin(deliveries: readonly InboxDelivery[]): Promise<FakeBatch> {
+    if (this.failBegins > 0) {
+      this.failBegins -= 1;
+      throw new Error('connection refused');
+    }
+    const ids = deliveries.map((d) => d.envelope.messageId);
+    if (new Set(ids).size !== ids.length) throw new Error('an inbox batch holds each message once');
+    this.batches.push(ids);
+    return new FakeBatch(this, ids);
   }
 
   async runOnce(
@@ -100,6 +113,7 @@ class FakeInbox {
     if (this.handled.has(id)) return 'DUPLICATE';
     await work({ manager: undefined as never }, this.failed.get(id) ?? 0);
     this.handled.add(id);
+    this.applied.push(id);
     this.failed.delete(id);
     return 'HANDLED';
   }
@@ -115,25 +129,22 @@ class FakeInbox {
 
 /** A batch transaction in memory: what its deliveries handled becomes `handled` at the commit. */
 class FakeBatch {
-  readonly staged = new Set<string>();
-  size = 0;
+  readonly staged: string[] = [];
 
-  constructor(private readonly inbox: FakeInbox) {}
+  constructor(
+    private readonly inbox: FakeInbox,
+    private readonly ids: readonly string[],
+  ) {}
 
   async run(
-    delivery: InboxDelivery,
+    index: number,
     work: (scope: { manager: never }, failedBefore: number) => Promise<void>,
   ): Promise<InboxOutcome> {
-    const id = delivery.envelope.messageId;
-    this.size += 1;
-    if (this.inbox.handled.has(id) || this.staged.has(id)) return 'DUPLICATE';
-    if (this.inbox.loseBatchAt === id) {
-      this.inbox.loseBatchAt = undefined;
-      throw new InboxBatchBrokenError(new Error('deadlock'), new Error('savepoint does not exist'));
-    }
-    // The manager tells the transaction: one per batch. A throw leaves nothing staged (the savepoint).
+    const id = this.ids[index];
+    if (this.inbox.handled.has(id)) return 'DUPLICATE';
+    // The manager tells the transaction: one per batch.
     await work({ manager: this as never }, this.inbox.failed.get(id) ?? 0);
-    this.staged.add(id);
+    this.staged.push(id);
     return 'HANDLED';
   }
 
@@ -143,11 +154,16 @@ class FakeBatch {
       this.inbox.failCommits -= 1;
       throw new Error('connection lost');
     }
-    this.staged.forEach((id) => this.inbox.handled.add(id));
+    for (const id of this.staged) {
+      this.inbox.handled.add(id);
+      this.inbox.applied.push(id);
+      this.inbox.failed.delete(id);
+    }
   }
 
   async rollback(): Promise<void> {
-    this.staged.clear();
+    this.inbox.rollbacks += 1;
+    this.staged.length = 0;
   }
 }
 
@@ -185,6 +201,7 @@ class Harness {
       serviceName: 'unit',
       transport: { kind: 'kafka', brokers: ['127.0.0.1:9092'] },
       retryDefaults: options.retryDefaults,
+      consumers: { batchSize: options.batchSize },
       deadLetter: { keySecret: Buffer.alloc(32, 7).toString('base64') },
     });
     this.registry.add({
@@ -260,7 +277,7 @@ describe(DeliveryPipeline.name, () => {
       expect([...inbox.handled]).toEqual(ids(wires));
     });
 
-    it('commits the deliveries before a failing one, retries it alone, then goes on in a new batch', async () => {
+    it('rolls the batch back at a failing delivery, commits the ones before it again, retries it alone, then goes on', async () => {
       const inbox = new FakeInbox();
       const wires = orders(4);
       const harness = new Harness({
@@ -279,21 +296,81 @@ describe(DeliveryPipeline.name, () => {
       const settled = await withTimePassing(harness.handleBatch(wires));
 
       expect(settled).toEqual([ACK, ACK, ACK, ACK]);
-      const [first, second, retried, third, fourth] = harness.calls;
+      const [first, second, firstAgain, retried, third, fourth] = harness.calls;
+      expect(orderIds(harness.calls)).toEqual([
+        `${ids(wires)[0]}@1`,
+        `${failing}@1`,
+        `${ids(wires)[0]}@1`,
+        `${failing}@2`,
+        `${ids(wires)[2]}@1`,
+        `${ids(wires)[3]}@1`,
+      ]);
+      // The first batch rolled back whole; the first delivery again in a batch of its own; the retry alone
+      // (runOnce); the rest in a batch of their own.
+      expect(first.manager).toBe(second.manager);
+      expect(firstAgain.manager).not.toBe(first.manager);
+      expect(retried.manager).toBeUndefined();
+      expect(third.manager).toBe(fourth.manager);
+      expect(third.manager).not.toBe(firstAgain.manager);
+      expect(inbox.rollbacks).toBe(1);
+      expect(inbox.commits).toBe(2);
+      // Each applied once, in order.
+      expect(inbox.applied).toEqual(ids(wires));
+    });
+
+    it('with batchSize 1, handles each delivery in a transaction of its own: a failure runs no other handler again', async () => {
+      const inbox = new FakeInbox();
+      const wires = orders(3);
+      const harness = new Harness({
+        inbox,
+        batchSize: 1,
+        policy: {
+          maxAttempts: 3,
+          mode: RetryMode.INLINE,
+          ordering: RetryOrdering.ALLOW_REORDER,
+          backoff: FAST,
+        },
+      });
+      const failing = wires[1].headers[MessageHeaders.ID];
+      harness.onCall = (context) => {
+        if (context.messageId === failing && context.attempt === 1) throw new Flaky('downstream flaked');
+      };
+      await expect(withTimePassing(harness.handleBatch(wires))).resolves.toEqual([ACK, ACK, ACK]);
       expect(orderIds(harness.calls)).toEqual([
         `${ids(wires)[0]}@1`,
         `${failing}@1`,
         `${failing}@2`,
         `${ids(wires)[2]}@1`,
-        `${ids(wires)[3]}@1`,
       ]);
-      // The first committed with the failing try rolled back; the retry alone; the rest in a batch of their own.
-      expect(first.manager).toBe(second.manager);
-      expect(retried.manager).not.toBe(first.manager);
-      expect(third.manager).toBe(fourth.manager);
-      expect(third.manager).not.toBe(first.manager);
-      expect(inbox.commits).toBe(2);
-      expect([...inbox.handled].sort()).toEqual([...ids(wires)].sort());
+      expect(inbox.batches).toEqual([[ids(wires)[0]], [failing], [ids(wires)[2]]]);
+      expect(inbox.applied).toEqual(ids(wires));
+    });
+
+    it('splits a lane into batches of consumers.batchSize', async () => {
+      const inbox = new FakeInbox();
+      const harness = new Harness({ inbox, batchSize: 2 });
+      const wires = orders(5);
+      await harness.handleBatch(wires);
+      expect(inbox.batches.map((b) => b.length)).toEqual([2, 2, 1]);
+      expect(inbox.commits).toBe(3);
+    });
+
+    it('records a batch in the inbox once, before its handlers: one batch of distinct messages', async () => {
+      const inbox = new FakeInbox();
+      const harness = new Harness({ inbox });
+      const wires = orders(3);
+      await harness.handleBatch(wires);
+      expect(inbox.batches).toEqual([ids(wires)]);
+    });
+
+    it('takes the same message twice in a lane into the next batch, where it is a duplicate', async () => {
+      const inbox = new FakeInbox();
+      const harness = new Harness({ inbox });
+      const [a, b] = orders(2);
+      await expect(harness.handleBatch([a, b, a])).resolves.toEqual([ACK, ACK, ACK]);
+      expect(inbox.batches).toEqual([ids([a, b]), ids([a])]);
+      expect(harness.calls).toHaveLength(2);
+      expect(inbox.applied).toEqual(ids([a, b]));
     });
 
     it('handles each delivery again alone when the batch does not commit, and answers ACK only then', async () => {
@@ -304,22 +381,17 @@ describe(DeliveryPipeline.name, () => {
       await expect(harness.handleBatch(wires)).resolves.toEqual([ACK, ACK, ACK]);
       // Three tries in the lost batch, three again alone (each in its own transaction: runOnce).
       expect(harness.calls).toHaveLength(6);
-      expect([...inbox.handled]).toEqual(ids(wires));
+      expect(inbox.applied).toEqual(ids(wires));
     });
 
-    it('handles the whole batch again alone when a delivery loses its transaction (savepoint gone)', async () => {
+    it('handles each delivery alone when the batch cannot begin', async () => {
       const inbox = new FakeInbox();
+      inbox.failBegins = 1;
       const harness = new Harness({ inbox });
       const wires = orders(3);
-      inbox.loseBatchAt = wires[1].headers[MessageHeaders.ID];
       await expect(harness.handleBatch(wires)).resolves.toEqual([ACK, ACK, ACK]);
-      expect(orderIds(harness.calls)).toEqual([
-        `${ids(wires)[0]}@1`,
-        `${ids(wires)[0]}@1`,
-        `${ids(wires)[1]}@1`,
-        `${ids(wires)[2]}@1`,
-      ]);
-      expect([...inbox.handled]).toEqual(ids(wires));
+      expect(harness.calls.map((c) => c.manager)).toEqual([undefined, undefined, undefined]);
+      expect(inbox.applied).toEqual(ids(wires));
     });
 
     it('leaves the deliveries after a PAUSE unsettled (Kafka: they come again after the rewind)', async () => {

@@ -7,7 +7,6 @@ import { MessageEnvelope } from '../envelope/message-envelope';
 import { isRedriveForAnotherGroup } from '../dead-letter/redrive-target-group';
 import { MessageHeaders } from '../envelope/message-headers';
 import { InboxBatch } from '../inbox/inbox-batch';
-import { InboxBatchBrokenError } from '../inbox/inbox-batch-broken.error';
 import { InboxDelivery, InboxOutcome, InboxService, InboxWork } from '../inbox/inbox.service';
 import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { MessageTracing } from '../observability/message-tracing';
@@ -87,122 +86,150 @@ export class DeliveryPipeline {
   /**
    * Handles deliveries of one lane (no two of them may run side by side: one key's messages, or several
    * keys that share a lane), in order, and says how to settle each, in the same order. Consecutive
-   * deliveries ready for their handler share one transaction, a savepoint each (`InboxBatch`), up to
-   * `MAX_BATCH`; a delivery that fails rolls back alone, the batch before it commits, and the failure takes
-   * the path of a single delivery (retry inline, pause, retry destination, dead letter). Anything else
-   * (a failure before the handler, a message not due yet) commits the batch first and goes alone. Nothing
-   * is answered ACK before its transaction committed. After a PAUSE or a LEAVE the rest is LEAVE.
+   * deliveries ready for their handler, up to `consumers.batchSize` distinct messages, share one transaction
+   * (`InboxBatch`): their inbox records in one statement, then each handler, then one commit. A handler
+   * that throws spoils the transaction: it is rolled back whole, the deliveries before the failing one run
+   * again in a new one (their handlers run a second time; their writes and after-commit callbacks happen
+   * once), and the failure takes the path of a single delivery (retry inline, pause, retry destination,
+   * dead letter). Anything else (a failure before the handler, a message not due yet) goes alone, after
+   * the batch before it. Nothing is answered ACK before its transaction committed. After a PAUSE or a
+   * LEAVE the rest is LEAVE.
    */
   async handleBatch(
     group: string,
     received: readonly Delivery[],
     transportControl: DeliveryControl,
   ): Promise<Settlement[]> {
-    const settlements: Settlement[] = [];
     const control = this.controlOf(transportControl);
-    const batch = new PendingBatch(this.inbox);
-    const commit = async () => {
-      for (const [index, settlement] of await this.commit(batch)) settlements[index] = settlement;
-    };
+    const settled = new Map<number, Settlement>();
     const halted = () => control.isStopping() || transportControl.isHalted?.() === true;
-    for (let index = 0; index < received.length && !halted(); index++) {
-      const settlement = await this.batchStep(group, received[index], index, batch, control, commit);
-      if (settlement !== undefined) settlements[index] = settlement;
-      if (batch.halted || settlement?.kind === 'PAUSE' || settlement?.kind === 'LEAVE') break;
+    let index = 0;
+    while (index < received.length && !halted()) {
+      const together: ReadyDelivery[] = [];
+      const ids = new Set<string>();
+      let alone: (() => Promise<Settlement>) | undefined;
+      for (; index < received.length && together.length < this.options.consumers.batchSize; index++) {
+        const step = this.batchStep(group, received[index], control);
+        if ('settlement' in step) {
+          settled.set(index, step.settlement);
+        } else if ('alone' in step) {
+          alone = step.alone;
+          break;
+        } else if (ids.has(step.ready.envelope.messageId)) {
+          break; // the same message again: in the next batch, where the inbox knows it
+        } else {
+          ids.add(step.ready.envelope.messageId);
+          together.push({ index, state: step.ready });
+        }
+      }
+      if (!(await this.runTogether(together, settled, halted)) || halted()) break;
+      if (alone) {
+        const settlement = await alone();
+        settled.set(index++, settlement);
+        if (!continues(settlement)) break;
+      }
     }
-    await commit();
-    return received.map((_, index) => settlements[index] ?? LEAVE);
+    const stop = Math.min(...[...settled].filter(([, s]) => !continues(s)).map(([i]) => i));
+    return received.map((_, i) => (i <= stop ? settled.get(i) : undefined) ?? LEAVE);
   }
 
-  /** One delivery of a batch: its settlement, or undefined while it waits in the open batch for its commit. */
-  private async batchStep(
+  /**
+   * What to do with one delivery of a batch: settled already (a redrive for another group), ready for its
+   * handler, or to go alone.
+   */
+  private batchStep(
     group: string,
     received: Delivery,
-    index: number,
-    batch: PendingBatch,
     control: DeliveryControl,
-    commit: () => Promise<void>,
-  ): Promise<Settlement | undefined> {
-    if (isRedriveForAnotherGroup(received.wire.headers, group)) return this.skipRedrive(group, received);
+  ): { settlement: Settlement } | { ready: RunState } | { alone: () => Promise<Settlement> } {
+    if (isRedriveForAnotherGroup(received.wire.headers, group)) {
+      return { settlement: this.skipRedrive(group, received) };
+    }
     const delivery = trustedDelivery(received);
-    if (this.notDueFor(delivery) > 0) {
-      await commit();
-      return batch.halted ? LEAVE : this.handle(group, received, control);
-    }
+    if (this.notDueFor(delivery) > 0) return { alone: () => this.handle(group, received, control) };
     const prepared = this.prepare(group, delivery, control);
-    if ('settle' in prepared) {
-      await commit();
-      return batch.halted ? LEAVE : prepared.settle();
-    }
-    const state = prepared.ready;
-    if (batch.size >= MAX_BATCH) await commit();
-    if (batch.halted) return LEAVE;
-    let inbox: InboxBatch;
-    try {
-      inbox = await batch.open();
-    } catch {
-      return this.handle(group, received, control); // alone, its failure settled by its policy
-    }
-    try {
-      const outcome = await this.attempt(state, (inboxDelivery, work) => inbox.run(inboxDelivery, work));
-      if (outcome !== 'CONFLICT') {
-        batch.done.push({ index, state, outcome });
-        return undefined;
-      }
-      await commit();
-      return batch.halted ? LEAVE : this.afterOutcome(state, outcome);
-    } catch (error) {
-      if (error instanceof InboxBatchBrokenError) {
-        // Nothing of the batch holds: each of its deliveries, this one too, goes again on its own.
-        await inbox.rollback();
-        if (!(await this.redo(batch, batch.drop()))) return LEAVE;
-        return this.handle(group, received, control);
-      }
-      await commit();
-      if (batch.halted) return LEAVE;
-      return (await this.afterFailure(state, error)) ?? this.run(state, (d, w) => this.inbox.runOnce(d, w));
-    }
+    return 'settle' in prepared ? { alone: prepared.settle } : prepared;
   }
 
   /**
-   * Commits the open batch and answers its deliveries; if the commit fails, none of them holds and each is
-   * handled again on its own (a commit that did happen after all finds them in the inbox: duplicates).
+   * Runs deliveries in one transaction and settles them (see `handleBatch`). False when one was not settled
+   * (PAUSE, LEAVE), or the consumer stops or loses the lane after a failure: the batch stops there.
    */
-  private async commit(batch: PendingBatch): Promise<Array<[number, Settlement]>> {
-    const inbox = batch.inbox;
-    const done = batch.drop();
-    if (inbox) {
-      try {
-        await inbox.commit();
-        for (const { index, state, outcome } of done) {
-          batch.redone.set(index, await this.afterOutcome(state, outcome));
+  private async runTogether(
+    together: readonly ReadyDelivery[],
+    settled: Map<number, Settlement>,
+    halted: () => boolean,
+  ): Promise<boolean> {
+    let rest = together;
+    while (rest.length > 0) {
+      const tried = await this.tryTogether(rest);
+      if (tried.kind === 'COMMITTED') {
+        for (const [i, { index, state }] of rest.entries()) {
+          const settlement = await this.afterOutcome(state, tried.outcomes[i]);
+          settled.set(index, settlement);
+          if (!continues(settlement)) return false;
         }
-      } catch (error) {
-        this.logger.warn(
-          `A batch of ${done.length} deliveries did not commit (${errorLine(error)}); each goes again alone.`,
-        );
-        await this.redo(batch, done);
+        return true;
       }
-    }
-    const answered = [...batch.redone];
-    batch.redone.clear();
-    return answered;
-  }
-
-  /**
-   * Handles the deliveries of a lost batch again, each alone, in order; stops at one that is not settled
-   * (PAUSE, LEAVE), as the batch would have: false then, and the batch is halted.
-   */
-  private async redo(batch: PendingBatch, lost: readonly DoneDelivery[]): Promise<boolean> {
-    for (const { index, state } of lost) {
-      const settlement = await this.handle(state.group, state.delivery, state.control);
-      batch.redone.set(index, settlement);
-      if (settlement.kind === 'PAUSE' || settlement.kind === 'LEAVE') {
-        batch.halted = true;
-        return false;
+      if (tried.kind === 'LOST') {
+        // Nothing of the batch holds (a commit that did happen after all finds them in the inbox: duplicates).
+        for (const { index, state } of rest) {
+          const settlement = await this.handle(state.group, state.delivery, state.control);
+          settled.set(index, settlement);
+          if (!continues(settlement)) return false;
+        }
+        return true;
       }
+      if (!(await this.runTogether(rest.slice(0, tried.at), settled, halted))) return false;
+      const { index, state } = rest[tried.at];
+      const settlement =
+        (await this.afterFailure(state, tried.error)) ??
+        (await this.run(state, (d, w) => this.inbox.runOnce(d, w)));
+      settled.set(index, settlement);
+      if (!continues(settlement) || halted()) return false;
+      rest = rest.slice(tried.at + 1);
     }
     return true;
+  }
+
+  /**
+   * One try of deliveries in one transaction: committed (with each one's outcome), failed at one of them
+   * (rolled back whole), or lost (the transaction could not begin or commit: nothing holds).
+   */
+  private async tryTogether(
+    together: readonly ReadyDelivery[],
+  ): Promise<
+    | { kind: 'COMMITTED'; outcomes: InboxOutcome[] }
+    | { kind: 'FAILED'; at: number; error: unknown }
+    | { kind: 'LOST' }
+  > {
+    let batch: InboxBatch;
+    try {
+      batch = await this.inbox.begin(together.map(({ state }) => state.inboxDelivery));
+    } catch (error) {
+      this.logger.warn(
+        `A batch of ${together.length} deliveries did not begin (${errorLine(error)}); each goes alone.`,
+      );
+      return { kind: 'LOST' };
+    }
+    const outcomes: InboxOutcome[] = [];
+    for (const [at, { state }] of together.entries()) {
+      try {
+        outcomes.push(await this.attempt(state, (_, work) => batch.run(at, work)));
+      } catch (error) {
+        await batch.rollback();
+        return { kind: 'FAILED', at, error };
+      }
+    }
+    try {
+      await batch.commit();
+    } catch (error) {
+      this.logger.warn(
+        `A batch of ${together.length} deliveries did not commit (${errorLine(error)}); each goes again alone.`,
+      );
+      return { kind: 'LOST' };
+    }
+    return { kind: 'COMMITTED', outcomes };
   }
 
   private skipRedrive(group: string, received: Delivery): Settlement {
@@ -443,10 +470,7 @@ function firstAttempt(delivery: Delivery): number {
   return (Number.isFinite(failed) && failed > 0 ? failed : 0) + 1;
 }
 
-/** Deliveries in one transaction at most: PostgreSQL keeps 64 subtransactions per transaction in memory. */
-const MAX_BATCH = 50;
-
-/** Runs one try of a delivery in a transaction: its own, or a batch's savepoint. */
+/** Runs one try of a delivery in a transaction: its own, or a batch's. */
 type InboxRun = (delivery: InboxDelivery, work: InboxWork) => Promise<InboxOutcome>;
 
 /** A delivery ready for its handler, and what its tries learnt so far. */
@@ -463,38 +487,13 @@ interface RunState {
   failedInPlace: boolean;
 }
 
-/** A delivery handled in the open batch, waiting for its commit. */
-interface DoneDelivery {
+/** A delivery of a batch ready for its handler, and its place in the batch. */
+interface ReadyDelivery {
   readonly index: number;
   readonly state: RunState;
-  readonly outcome: InboxOutcome;
 }
 
-/** The open batch transaction of `handleBatch`, the deliveries waiting for its commit, and those answered. */
-class PendingBatch {
-  inbox?: InboxBatch;
-  done: DoneDelivery[] = [];
-  /** Settlements decided (after a commit, or alone after a lost batch), not yet handed back. */
-  readonly redone = new Map<number, Settlement>();
-  /** A delivery handled again alone was not settled: the batch stops there. */
-  halted = false;
-
-  constructor(private readonly service: InboxService) {}
-
-  get size(): number {
-    return this.inbox?.size ?? 0;
-  }
-
-  async open(): Promise<InboxBatch> {
-    this.inbox ??= await this.service.begin();
-    return this.inbox;
-  }
-
-  /** Forgets the transaction and its deliveries (the caller commits or rolls back); returns them. */
-  drop(): DoneDelivery[] {
-    const done = this.done;
-    this.inbox = undefined;
-    this.done = [];
-    return done;
-  }
+/** True when the deliveries after this settlement go on (it is not a PAUSE or a LEAVE). */
+function continues(settlement: Settlement): boolean {
+  return settlement.kind !== 'PAUSE' && settlement.kind !== 'LEAVE';
 }

@@ -29,17 +29,16 @@ export abstract class InboxStore {
   abstract attemptsTableExists(): Promise<boolean>;
 
   /**
-   * Records (group, messageId) in the caller's transaction; `recorded` is false when it is there already (a
-   * duplicate). A concurrent delivery of the same message waits on the primary key until the first one's
-   * transaction ends, then sees the conflict (or, if that one rolled back, inserts). With it: how many
-   * deliveries of this message failed in place so far. With `savepoint`, sets that savepoint first (in the
-   * same round trip where the database allows it).
+   * Records each (group, messageId) in the caller's transaction, in one statement where the database
+   * allows it, and says for each, in the same order, whether it was recorded now (`recorded` false: it is
+   * there already, a duplicate) and how many deliveries of it failed in place so far. A concurrent delivery
+   * of the same message waits on the primary key until the first one's transaction ends, then sees the
+   * conflict (or, if that one rolled back, inserts). The records name distinct messages.
    */
-  abstract tryRecord(
+  abstract tryRecordAll(
     queryRunner: QueryRunner,
-    record: InboxRecord,
-    savepoint?: string,
-  ): Promise<{ recorded: boolean; failedBefore: number }>;
+    records: readonly InboxRecord[],
+  ): Promise<Array<{ recorded: boolean; failedBefore: number }>>;
 
   /** The payload hash recorded for a message, if any. */
   abstract recordedHash(

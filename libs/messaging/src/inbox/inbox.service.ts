@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../transaction/transaction-host';
 import { TransactionScope } from '../transaction/transaction-scope';
-import { InboxBatch } from './inbox-batch';
+import { InboxBatch, InboxEntry } from './inbox-batch';
 import { InboxDelivery, InboxOutcome, InboxWork } from './inbox-delivery';
 import { InboxKey, InboxStore } from './inbox-store';
 
@@ -24,39 +24,57 @@ export class InboxService {
    * after failed attempts forgets them in the same transaction.
    */
   async runOnce(delivery: InboxDelivery, work: InboxWork): Promise<InboxOutcome> {
-    return this.transactions.run(() =>
-      this.recordAndRun(this.transactions.currentScope() as TransactionScope, delivery, work),
-    );
+    return this.transactions.run(async () => {
+      const scope = this.transactions.currentScope() as TransactionScope;
+      const [{ outcome, failedBefore }] = await this.record(scope, [delivery]);
+      if (outcome === 'HANDLED') await work(scope, failedBefore);
+      return outcome;
+    });
   }
 
   /**
-   * Begins a transaction for several deliveries, each in a savepoint of its own (see `InboxBatch`); the
-   * caller commits or rolls it back.
+   * Begins a transaction for several deliveries of distinct messages and records them all at once (see
+   * `InboxBatch`); the caller runs their work, then commits or rolls it back. Throwing, nothing was begun.
    */
-  async begin(): Promise<InboxBatch> {
-    return new InboxBatch(await this.transactions.begin(), (scope, delivery, work, savepoint) =>
-      this.recordAndRun(scope, delivery, work, savepoint),
-    );
+  async begin(deliveries: readonly InboxDelivery[]): Promise<InboxBatch> {
+    const ids = new Set(deliveries.map((d) => `${d.group}/${d.envelope.messageId}`));
+    if (ids.size !== deliveries.length) throw new Error('an inbox batch holds each message once');
+    const transaction = await this.transactions.begin();
+    try {
+      return new InboxBatch(
+        transaction,
+        await transaction.within(() => this.record(transaction.scope, deliveries)),
+      );
+    } catch (error) {
+      await transaction.rollback();
+      throw error;
+    }
   }
 
-  private async recordAndRun(
-    scope: TransactionScope,
-    delivery: InboxDelivery,
-    work: InboxWork,
-    savepoint?: string,
-  ): Promise<InboxOutcome> {
-    const { group, envelope } = delivery;
-    const payloadHash = createHash('sha256').update(delivery.body).digest('hex');
-    const key = keyOf(delivery);
-    const record = { ...key, type: envelope.type, payloadHash };
-    const { recorded, failedBefore } = await this.store.tryRecord(scope.queryRunner, record, savepoint);
-    if (failedBefore > 0) await this.store.forgetFailedAttempts(key, scope.queryRunner);
-    if (!recorded) {
-      const firstHash = await this.store.recordedHash(scope.queryRunner, group, envelope.messageId);
-      return firstHash !== undefined && firstHash !== payloadHash ? 'CONFLICT' : 'DUPLICATE';
+  /**
+   * Records the deliveries in the scope's transaction: HANDLED for each recorded now (its work is still to
+   * run; its failed attempts are forgotten in the same transaction), else DUPLICATE or CONFLICT.
+   */
+  private async record(scope: TransactionScope, deliveries: readonly InboxDelivery[]): Promise<InboxEntry[]> {
+    const records = deliveries.map((delivery) => ({
+      ...keyOf(delivery),
+      type: delivery.envelope.type,
+      payloadHash: createHash('sha256').update(delivery.body).digest('hex'),
+    }));
+    const recorded = await this.store.tryRecordAll(scope.queryRunner, records);
+    const entries: InboxEntry[] = [];
+    for (const [i, record] of records.entries()) {
+      const { failedBefore } = recorded[i];
+      if (failedBefore > 0) await this.store.forgetFailedAttempts(record, scope.queryRunner);
+      if (recorded[i].recorded) {
+        entries.push({ outcome: 'HANDLED', failedBefore });
+        continue;
+      }
+      const firstHash = await this.store.recordedHash(scope.queryRunner, record.group, record.messageId);
+      const conflict = firstHash !== undefined && firstHash !== record.payloadHash;
+      entries.push({ outcome: conflict ? 'CONFLICT' : 'DUPLICATE', failedBefore });
     }
-    await work(scope, failedBefore);
-    return 'HANDLED';
+    return entries;
   }
 
   /** Remembers that the message's delivery number `attempt` failed and is retried in place. */

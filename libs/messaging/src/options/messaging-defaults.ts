@@ -22,5 +22,5 @@ export const MESSAGING_DEFAULTS = {
     retryMaxDelayMs: 2_000,
   },
   retention: { sentRetentionMs: 86_400_000, intervalMs: 60_000, batchSize: 1_000 },
-  consumers: { autoStart: true, inboxRetentionMs: 604_800_000, concurrency: 4 },
+  consumers: { autoStart: true, inboxRetentionMs: 604_800_000, concurrency: 4, batchSize: 50 },
 } as const;

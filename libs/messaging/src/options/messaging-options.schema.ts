@@ -106,6 +106,9 @@ export const messagingOptionsSchema = z.strictObject({
       autoStart: z.boolean().default(CONSUMERS.autoStart),
       inboxRetentionMs: positiveInt('ms').default(CONSUMERS.inboxRetentionMs),
       concurrency: positiveInt('handlers at once').max(256, 'must be ≤ 256').default(CONSUMERS.concurrency),
+      batchSize: positiveInt('messages per transaction')
+        .max(500, 'must be ≤ 500')
+        .default(CONSUMERS.batchSize),
     })
     .prefault({}),
   retryDefaults: z

@@ -25,7 +25,12 @@ const DEFAULT_RELAY = {
   retryMaxDelayMs: 2_000,
 };
 const DEFAULT_RETENTION = { sentRetentionMs: 86_400_000, intervalMs: 60_000, batchSize: 1_000 };
-const DEFAULT_CONSUMERS = { autoStart: true, inboxRetentionMs: 7 * 24 * 60 * 60 * 1000, concurrency: 4 };
+const DEFAULT_CONSUMERS = {
+  autoStart: true,
+  inboxRetentionMs: 7 * 24 * 60 * 60 * 1000,
+  concurrency: 4,
+  batchSize: 50,
+};
 
 /** The issues of the InvalidMessagingOptionsError that resolving `options` throws. */
 function issuesOf(options: unknown): readonly OptionIssue[] {
@@ -120,7 +125,7 @@ describe('resolve-messaging-options', () => {
             retryMaxDelayMs: 50,
           },
           retention: { sentRetentionMs: 0, intervalMs: 5, batchSize: 7 },
-          consumers: { autoStart: false, inboxRetentionMs: 1, concurrency: 256 },
+          consumers: { autoStart: false, inboxRetentionMs: 1, concurrency: 256, batchSize: 1 },
           deadLetter: { carryHeaders: ['x-tenant'] },
           topology: 'declare',
         };
@@ -348,6 +353,9 @@ describe('resolve-messaging-options', () => {
         ['a retention interval of 0', { ...KAFKA, retention: { intervalMs: 0 } }, 'retention.intervalMs'],
         ['a concurrency of 0', { ...KAFKA, consumers: { concurrency: 0 } }, 'consumers.concurrency'],
         ['a concurrency over 256', { ...KAFKA, consumers: { concurrency: 257 } }, 'consumers.concurrency'],
+        ['a batch size of 0', { ...KAFKA, consumers: { batchSize: 0 } }, 'consumers.batchSize'],
+        ['a batch size over 500', { ...KAFKA, consumers: { batchSize: 501 } }, 'consumers.batchSize'],
+        ['a batch size of 2.5', { ...KAFKA, consumers: { batchSize: 2.5 } }, 'consumers.batchSize'],
         [
           'an inbox retention as NaN',
           { ...KAFKA, consumers: { inboxRetentionMs: Number.NaN } },

@@ -7,9 +7,9 @@ import { mysqlTables } from './mysql-tables';
 
 /**
  * The inbox on MySQL and MariaDB: a plain insert, and a duplicate key means the message was handled. A
- * failed statement does not abort an InnoDB transaction, so the handler's transaction goes on (to nothing:
- * the delivery is a duplicate). `INSERT IGNORE` would also turn other errors, such as a value too long,
- * into warnings.
+ * batch's records go in one insert; a failed statement does not abort an InnoDB transaction (it rolls back
+ * alone), so on a duplicate key each record is inserted again on its own to tell which was there.
+ * `INSERT IGNORE` would also turn other errors, such as a value too long, into warnings.
  */
 export class MysqlInboxStore extends InboxStore {
   readonly tables: MessagingTables;
@@ -31,31 +31,55 @@ export class MysqlInboxStore extends InboxStore {
     return rows.length > 0;
   }
 
-  async tryRecord(
+  async tryRecordAll(
     queryRunner: QueryRunner,
-    record: InboxRecord,
-    savepoint?: string,
-  ): Promise<{ recorded: boolean; failedBefore: number }> {
-    // No statements in one round trip here (the driver's multipleStatements is the application's choice).
-    if (savepoint !== undefined) await queryRunner.query(`savepoint ${savepoint}`);
-    const messageId = record.messageId.toLowerCase();
-    let recorded = true;
+    records: readonly InboxRecord[],
+  ): Promise<Array<{ recorded: boolean; failedBefore: number }>> {
+    const rows = records.map((r) => ({ ...r, messageId: r.messageId.toLowerCase() }));
+    // One insert for the batch; a duplicate key in it fails the statement alone, and then each goes alone.
+    let recorded: boolean[];
     try {
-      await queryRunner.query(
-        `insert into ${this.tables.inbox} (consumer_group, message_id, type, payload_hash, handled_at)
-         values (?, ?, ?, ?, utc_timestamp(6))`,
-        [record.group, messageId, record.type, record.payloadHash],
-      );
+      await this.insert(queryRunner, rows);
+      recorded = rows.map(() => true);
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
-      recorded = false;
+      recorded = [];
+      for (const row of rows) recorded.push(await this.insertUnlessThere(queryRunner, row));
     }
-    const rows = (await queryRunner.query(
-      `select failed_attempts from ${this.tables.attempts}
-       where consumer_group = ? and message_id = ? and redrive_id = ?`,
-      [record.group, messageId, record.redriveId],
-    )) as Array<{ failed_attempts: number }>;
-    return { recorded, failedBefore: Number(rows[0]?.failed_attempts ?? 0) };
+    const failed = new Map<string, number>();
+    for (const group of new Set(rows.map((r) => r.group))) {
+      const ids = rows.filter((r) => r.group === group).map((r) => r.messageId);
+      const found = (await queryRunner.query(
+        `select message_id, redrive_id, failed_attempts from ${this.tables.attempts}
+         where consumer_group = ? and message_id in (${ids.map(() => '?').join(', ')})`,
+        [group, ...ids],
+      )) as Array<{ message_id: string; redrive_id: string; failed_attempts: number }>;
+      for (const f of found)
+        failed.set(`${group}/${f.message_id}/${f.redrive_id}`, Number(f.failed_attempts));
+    }
+    return rows.map((r, i) => ({
+      recorded: recorded[i],
+      failedBefore: failed.get(`${r.group}/${r.messageId}/${r.redriveId}`) ?? 0,
+    }));
+  }
+
+  private async insert(queryRunner: QueryRunner, rows: readonly InboxRecord[]): Promise<void> {
+    await queryRunner.query(
+      `insert into ${this.tables.inbox} (consumer_group, message_id, type, payload_hash, handled_at)
+       values ${rows.map(() => '(?, ?, ?, ?, utc_timestamp(6))').join(', ')}`,
+      rows.flatMap((r) => [r.group, r.messageId, r.type, r.payloadHash]),
+    );
+  }
+
+  /** True when inserted; false on a duplicate key (the message is there). */
+  private async insertUnlessThere(queryRunner: QueryRunner, row: InboxRecord): Promise<boolean> {
+    try {
+      await this.insert(queryRunner, [row]);
+      return true;
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      return false;
+    }
   }
 
   async recordedHash(

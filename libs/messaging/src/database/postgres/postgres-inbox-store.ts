@@ -1,12 +1,12 @@
-import { DataSource, QueryFailedError, QueryRunner } from 'typeorm';
+import { DataSource, QueryRunner } from 'typeorm';
 import { InboxKey, InboxRecord, InboxStore } from '../../inbox/inbox-store';
 import { CreateMessagingAttempts1764720000000 } from '../../migrations/create-attempts-table.migration';
 import { MessagingTables } from '../messaging-tables';
 import { postgresTables } from './postgres-tables';
 
 /**
- * The inbox on PostgreSQL: `on conflict do nothing returning` tells a first record from a duplicate, and the
- * same round trip reads the message's failed attempts.
+ * The inbox on PostgreSQL: `on conflict do nothing returning` tells a first record from a duplicate, for a
+ * whole batch in one statement that also reads the messages' failed attempts.
  */
 export class PostgresInboxStore extends InboxStore {
   readonly tables: MessagingTables;
@@ -28,41 +28,37 @@ export class PostgresInboxStore extends InboxStore {
     return found !== null;
   }
 
-  async tryRecord(
+  async tryRecordAll(
     queryRunner: QueryRunner,
-    record: InboxRecord,
-    savepoint?: string,
-  ): Promise<{ recorded: boolean; failedBefore: number }> {
-    const values = [record.group, record.messageId, record.type, record.payloadHash, record.redriveId];
-    let row: { recorded: boolean; failed: number | null };
-    if (savepoint === undefined) {
-      [row] = (await queryRunner.query(this.recordSql(['$1', '$2', '$3', '$4', '$5']), values)) as Array<
-        typeof row
-      >;
-    } else {
-      // One round trip for both: the simple protocol takes several statements, but no parameters.
-      const client = driverClient(queryRunner);
-      const sql = `savepoint ${savepoint}; ${this.recordSql(values.map((v) => client.escapeLiteral(v)))}`;
-      let results: Array<{ rows: Array<typeof row> }>;
-      try {
-        results = await client.query(sql);
-      } catch (error) {
-        throw new QueryFailedError(sql, [], error as Error);
-      }
-      [row] = results[1].rows;
-    }
-    return { recorded: row.recorded, failedBefore: row.failed ?? 0 };
-  }
-
-  /** Records (group, id, type, hash) unless there, and reads the failed attempts of (group, id, redrive id). */
-  private recordSql([group, messageId, type, hash, redriveId]: readonly string[]): string {
-    return `with recorded as (
-         insert into ${this.tables.inbox} (consumer_group, message_id, type, payload_hash)
-         values (${group}, ${messageId}, ${type}, ${hash}) on conflict do nothing returning 1
+    records: readonly InboxRecord[],
+  ): Promise<Array<{ recorded: boolean; failedBefore: number }>> {
+    const { inbox, attempts } = this.tables;
+    // One statement for the batch: the records as arrays, inserted in order, each told recorded or not.
+    const rows = (await queryRunner.query(
+      `with input as (
+         select * from unnest($1::varchar[], $2::uuid[], $3::varchar[], $4::char(64)[], $5::text[])
+           with ordinality as t (consumer_group, message_id, type, payload_hash, redrive_id, n)
+       ), recorded as (
+         insert into ${inbox} (consumer_group, message_id, type, payload_hash)
+         select consumer_group, message_id, type, payload_hash from input order by n
+         on conflict do nothing returning consumer_group, message_id
        )
-       select exists (select 1 from recorded) as recorded,
-              (select failed_attempts from ${this.tables.attempts}
-               where consumer_group = ${group} and message_id = ${messageId} and redrive_id = ${redriveId}) as failed`;
+       select exists (select 1 from recorded r
+                      where r.consumer_group = i.consumer_group and r.message_id = i.message_id) as recorded,
+              a.failed_attempts as failed
+       from input i
+       left join ${attempts} a on a.consumer_group = i.consumer_group and a.message_id = i.message_id
+                              and a.redrive_id = i.redrive_id
+       order by i.n`,
+      [
+        records.map((r) => r.group),
+        records.map((r) => r.messageId),
+        records.map((r) => r.type),
+        records.map((r) => r.payloadHash),
+        records.map((r) => r.redriveId),
+      ],
+    )) as Array<{ recorded: boolean; failed: number | null }>;
+    return rows.map((row) => ({ recorded: row.recorded, failedBefore: row.failed ?? 0 }));
   }
 
   async recordedHash(
@@ -114,14 +110,4 @@ export class PostgresInboxStore extends InboxStore {
     );
     return result[1];
   }
-}
-
-/** The node-postgres client under a connected TypeORM query runner. */
-interface PgClient {
-  query(sql: string): Promise<Array<{ rows: never[] }>>;
-  escapeLiteral(value: string): string;
-}
-
-function driverClient(queryRunner: QueryRunner): PgClient {
-  return (queryRunner as unknown as { databaseConnection: PgClient }).databaseConnection;
 }
