@@ -20,6 +20,8 @@ export async function startInboxConsumerApp(options: {
   group: string;
   probe: HandlerProbe;
   brokers: BrokerFixtures;
+  /** `consumers.batchSize`; the library's default when not given. */
+  batchSize?: number;
 }): Promise<INestApplicationContext> {
   const { event, group, brokers } = options;
   trackConsumerDestinations(brokers, options.transport, event.destination, group);
@@ -29,6 +31,7 @@ export async function startInboxConsumerApp(options: {
     transport: options.transport,
     serviceName: 'bench-consumer',
     relay: { enabled: false },
+    consumers: { batchSize: options.batchSize },
     entities: [BenchHandled],
     providers: [{ provide: HandlerProbe, useValue: options.probe }, inboxConsumer(event, group)],
   });
