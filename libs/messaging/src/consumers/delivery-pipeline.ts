@@ -206,11 +206,8 @@ export class DeliveryPipeline {
     let batch: InboxBatch;
     try {
       batch = await this.inbox.begin(together.map(({ state }) => state.inboxDelivery));
-    } catch (error) {
-      this.logger.warn(
-        `A batch of ${together.length} deliveries did not begin (${errorLine(error)}); each goes alone.`,
-      );
-      return { kind: 'LOST' };
+    } catch {
+      return { kind: 'LOST' }; // each goes alone: its failure (the database away) is logged and settled there
     }
     const outcomes: InboxOutcome[] = [];
     for (const [at, { state }] of together.entries()) {
