@@ -267,6 +267,25 @@ describe(DeliveryPipeline.name, () => {
     const orderIds = (calls: readonly MessageContext[]) =>
       calls.map((c) => `${(c as unknown as { messageId: string }).messageId}@${c.attempt}`);
 
+    /** A harness whose handler fails the second of `wires` on its first attempt (retried inline). */
+    const secondFailsOnce = (inbox: FakeInbox, wires: readonly WireMessage[], batchSize?: number) => {
+      const harness = new Harness({
+        inbox,
+        batchSize,
+        policy: {
+          maxAttempts: 3,
+          mode: RetryMode.INLINE,
+          ordering: RetryOrdering.ALLOW_REORDER,
+          backoff: FAST,
+        },
+      });
+      const failing = wires[1].headers[MessageHeaders.ID];
+      harness.onCall = (context) => {
+        if (context.messageId === failing && context.attempt === 1) throw new Flaky('downstream flaked');
+      };
+      return { harness, failing };
+    };
+
     it('runs consecutive deliveries in one transaction and answers ACK once it committed', async () => {
       const inbox = new FakeInbox();
       const harness = new Harness({ inbox });
@@ -280,19 +299,7 @@ describe(DeliveryPipeline.name, () => {
     it('rolls the batch back at a failing delivery, commits the ones before it again, retries it alone, then goes on', async () => {
       const inbox = new FakeInbox();
       const wires = orders(4);
-      const harness = new Harness({
-        inbox,
-        policy: {
-          maxAttempts: 3,
-          mode: RetryMode.INLINE,
-          ordering: RetryOrdering.ALLOW_REORDER,
-          backoff: FAST,
-        },
-      });
-      const failing = wires[1].headers[MessageHeaders.ID];
-      harness.onCall = (context) => {
-        if (context.messageId === failing && context.attempt === 1) throw new Flaky('downstream flaked');
-      };
+      const { harness, failing } = secondFailsOnce(inbox, wires);
       const settled = await withTimePassing(harness.handleBatch(wires));
 
       expect(settled).toEqual([ACK, ACK, ACK, ACK]);
@@ -321,20 +328,7 @@ describe(DeliveryPipeline.name, () => {
     it('with batchSize 1, handles each delivery in a transaction of its own: a failure runs no other handler again', async () => {
       const inbox = new FakeInbox();
       const wires = orders(3);
-      const harness = new Harness({
-        inbox,
-        batchSize: 1,
-        policy: {
-          maxAttempts: 3,
-          mode: RetryMode.INLINE,
-          ordering: RetryOrdering.ALLOW_REORDER,
-          backoff: FAST,
-        },
-      });
-      const failing = wires[1].headers[MessageHeaders.ID];
-      harness.onCall = (context) => {
-        if (context.messageId === failing && context.attempt === 1) throw new Flaky('downstream flaked');
-      };
+      const { harness, failing } = secondFailsOnce(inbox, wires, 1);
       await expect(withTimePassing(harness.handleBatch(wires))).resolves.toEqual([ACK, ACK, ACK]);
       expect(orderIds(harness.calls)).toEqual([
         `${ids(wires)[0]}@1`,
