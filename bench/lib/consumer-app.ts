@@ -31,7 +31,7 @@ export async function startInboxConsumerApp(options: {
     transport: options.transport,
     serviceName: 'bench-consumer',
     relay: { enabled: false },
-    consumers: { batchSize: options.batchSize },
+    consumers: options.batchSize === undefined ? undefined : { batchSize: options.batchSize },
     entities: [BenchHandled],
     providers: [{ provide: HandlerProbe, useValue: options.probe }, inboxConsumer(event, group)],
   });
