@@ -55,6 +55,11 @@ interface Row {
 const rows: Row[] = [];
 let tarball = '';
 let workDir = '';
+/**
+ * Each cell's app, generated, installed and built: the three are prepared side by side from the start (most
+ * of it waits on the registry and the disk), and each test waits for its own.
+ */
+const prepared = new Map<string, Promise<ConsumerApp>>();
 
 beforeAll(async () => {
   await buildLibrary();
@@ -66,7 +71,19 @@ beforeAll(async () => {
     cwd: LIBRARY_DIR,
   });
   tarball = path.join(workDir, (JSON.parse(stdout) as Array<{ filename: string }>)[0].filename);
+  for (const cell of CELLS) {
+    const app = prepare(cell);
+    app.catch(() => undefined); // reported by the cell's own test
+    prepared.set(cell.name, app);
+  }
 }, 120_000);
+
+async function prepare(cell: CompatCell): Promise<ConsumerApp> {
+  const app = await ConsumerApp.generate(cell, workDir);
+  await app.install(tarball);
+  await app.build();
+  return app;
+}
 
 afterAll(async () => {
   process.stderr.write(`\n${matrixTable(rows)}\n`);
@@ -77,9 +94,7 @@ describe('the packed library in fresh Nest apps (compatibility matrix)', () => {
   it.each(CELLS.map((cell) => [cell.name, cell] as const))(
     '%s: installs, builds with the stock tsconfig, and runs the five-minute example',
     async (_name, cell) => {
-      const app = await ConsumerApp.generate(cell, workDir);
-      await app.install(tarball);
-      await app.build();
+      const app = await (prepared.get(cell.name) as Promise<ConsumerApp>);
       const services = await servicesFor(cell);
       try {
         const withoutKafkajs =
