@@ -88,6 +88,10 @@ describe.each(EACH_DATABASE)('Recording a batch in the inbox (%s)', (_, dialect)
     ]);
     const ids = [there, failedTwice, failedBeforeRedrive, fresh].map((r) => r.messageId);
     expect(await recordedIds(ids)).toEqual([...ids].sort());
+    // One record alone (a delivery outside a batch) that is there already.
+    await expect(inTransaction((qr) => store.tryRecordAll(qr, [fresh]))).resolves.toEqual([
+      { recorded: false, failedBefore: 0 },
+    ]);
   });
 
   it('keeps nothing of a batch whose transaction rolls back', async () => {

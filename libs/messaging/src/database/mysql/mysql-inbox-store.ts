@@ -44,7 +44,8 @@ export class MysqlInboxStore extends InboxStore {
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
       recorded = [];
-      for (const row of rows) recorded.push(await this.insertUnlessThere(queryRunner, row));
+      if (rows.length === 1) recorded.push(false);
+      else for (const row of rows) recorded.push(await this.insertUnlessThere(queryRunner, row));
     }
     const failed = new Map<string, number>();
     for (const group of new Set(rows.map((r) => r.group))) {
