@@ -88,7 +88,7 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
                 destination,
                 group,
                 probe,
-                variant === 'inbox' ? 50 : 1,
+                variant === 'inbox' ? undefined : 1,
               );
         try {
           await probe.waitFor(RUN, count, 60_000, (done) => progress.update(done, count, 'handled'));
@@ -136,7 +136,7 @@ async function startInbox(
   destination: string,
   group: string,
   probe: HandlerProbe,
-  batchSize: number,
+  batchSize: number | undefined, // undefined: the library's default
 ): Promise<() => Promise<void>> {
   const app = await startInboxConsumerApp({
     databaseUrl: context.benchDbUrl,

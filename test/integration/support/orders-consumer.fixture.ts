@@ -53,11 +53,15 @@ export class ConsumerProbe {
   readonly refuse = new Set<number>();
   delayMs = 0;
   readonly contexts: MessageContext[] = [];
-  /** Each invocation's `seq` and attempt, in order. */
-  readonly calls: Array<{ seq: number | undefined; attempt: number }> = [];
+  /** Each invocation's `seq` (beside `contexts`, in the same order). */
+  readonly seqs: Array<number | undefined> = [];
+  /** The contexts the handler was called with for message `seq`, in order. */
+  contextsOf(seq: number): MessageContext[] {
+    return this.contexts.filter((_, i) => this.seqs[i] === seq);
+  }
   /** The attempts the handler was called with for message `seq`, in order. */
   attemptsOf(seq: number): number[] {
-    return this.calls.filter((c) => c.seq === seq).map((c) => c.attempt);
+    return this.contextsOf(seq).map((c) => c.attempt);
   }
   /** Called on every invocation, before the handler writes or fails. */
   onInvocation?: (context: MessageContext) => void;
@@ -81,7 +85,7 @@ export function ordersConsumer(event: OrderPlacedEvent, group: string, policy?: 
     async onOrderPlaced(order: OrderPayload, context: MessageContext): Promise<void> {
       this.probe.invocations += 1;
       this.probe.contexts.push(context);
-      this.probe.calls.push({ seq: order.seq, attempt: context.attempt });
+      this.probe.seqs.push(order.seq);
       this.probe.onInvocation?.(context);
       if (this.probe.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.probe.delayMs));
       await this.handled.save(

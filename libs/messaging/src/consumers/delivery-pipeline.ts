@@ -80,7 +80,7 @@ export class DeliveryPipeline {
     }
     const prepared = this.prepare(group, delivery, control);
     if ('settle' in prepared) return prepared.settle();
-    return this.run(prepared.ready, (inboxDelivery, work) => this.inbox.runOnce(inboxDelivery, work));
+    return this.run(prepared.ready);
   }
 
   /**
@@ -164,27 +164,18 @@ export class DeliveryPipeline {
     while (rest.length > 0) {
       const tried = await this.tryTogether(rest);
       if (tried.kind === 'COMMITTED') {
-        for (const [i, { index, state }] of rest.entries()) {
-          const settlement = await this.afterOutcome(state, tried.outcomes[i]);
-          settled.set(index, settlement);
-          if (!continues(settlement)) return false;
-        }
-        return true;
+        const { outcomes } = tried;
+        return settleInOrder(rest, settled, ({ state }, i) => this.afterOutcome(state, outcomes[i]));
       }
       if (tried.kind === 'LOST') {
         // Nothing of the batch holds (a commit that did happen after all finds them in the inbox: duplicates).
-        for (const { index, state } of rest) {
-          const settlement = await this.handle(state.group, state.delivery, state.control);
-          settled.set(index, settlement);
-          if (!continues(settlement)) return false;
-        }
-        return true;
+        return settleInOrder(rest, settled, ({ state }) =>
+          this.handle(state.group, state.delivery, state.control),
+        );
       }
       if (!(await this.runTogether(rest.slice(0, tried.at), settled, halted))) return false;
       const { index, state } = rest[tried.at];
-      const settlement =
-        (await this.afterFailure(state, tried.error)) ??
-        (await this.run(state, (d, w) => this.inbox.runOnce(d, w)));
+      const settlement = (await this.afterFailure(state, tried.error)) ?? (await this.run(state));
       settled.set(index, settlement);
       if (!continues(settlement) || halted()) return false;
       rest = rest.slice(tried.at + 1);
@@ -309,15 +300,15 @@ export class DeliveryPipeline {
     };
   }
 
-  /** Runs the handler until it succeeds, or its failure is settled otherwise (each try in `inboxRun`). */
-  private async run(state: RunState, inboxRun: InboxRun): Promise<Settlement> {
+  /** Runs the handler, each try in a transaction of its own, until it succeeds or its failure is settled. */
+  private async run(state: RunState): Promise<Settlement> {
     for (;;) {
       try {
-        return await this.afterOutcome(state, await this.attempt(state, inboxRun));
+        const outcome = await this.attempt(state, (delivery, work) => this.inbox.runOnce(delivery, work));
+        return await this.afterOutcome(state, outcome);
       } catch (error) {
         const settlement = await this.afterFailure(state, error);
         if (settlement) return settlement;
-        inboxRun = (d, w) => this.inbox.runOnce(d, w);
       }
     }
   }
@@ -488,6 +479,22 @@ interface RunState {
 interface ReadyDelivery {
   readonly index: number;
   readonly state: RunState;
+}
+
+/**
+ * Settles deliveries one after another into `settled`; stops at one not settled (PAUSE, LEAVE): false then.
+ */
+async function settleInOrder(
+  deliveries: readonly ReadyDelivery[],
+  settled: Map<number, Settlement>,
+  settle: (delivery: ReadyDelivery, i: number) => Promise<Settlement>,
+): Promise<boolean> {
+  for (const [i, delivery] of deliveries.entries()) {
+    const settlement = await settle(delivery, i);
+    settled.set(delivery.index, settlement);
+    if (!continues(settlement)) return false;
+  }
+  return true;
 }
 
 /** True when the deliveries after this settlement go on (it is not a PAUSE or a LEAVE). */
