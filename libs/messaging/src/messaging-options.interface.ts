@@ -70,7 +70,10 @@ export type TransportOptions = KafkaTransportOptions | RabbitMqTransportOptions;
 export interface RelayOptions {
   /** Run the relay in this process. Default true. */
   enabled?: boolean;
-  /** Rows claimed and published per round trip. Default 200. */
+  /**
+   * Messages per publish request. Default 200. Under a backlog a claim takes two batches at once (one
+   * statement) and publishes them one after the other.
+   */
   batchSize?: number;
   /** Safety poll: also look for work this often, ms. Default 10000. */
   pollIntervalMs?: number;

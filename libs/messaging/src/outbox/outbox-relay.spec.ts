@@ -1,4 +1,5 @@
 import { systemClock } from '../common/clock';
+import { MessageHeaders } from '../envelope/message-headers';
 import { WireMessage } from '../envelope/wire-message';
 import { MessageTracing } from '../observability/message-tracing';
 import { MessagingMetrics } from '../observability/messaging-metrics';
@@ -24,9 +25,11 @@ class FakeStore {
   claimedWithSent = 0;
   /** How many times rows were marked sent on their own (`markSent`), not by a claim. */
   markSentCalls = 0;
+  readonly released: string[] = [];
   heldRowFreeAt?: Date;
 
-  add(count: number): void {
+  /** Adds rows, each with a key of its own unless `key` is given. */
+  add(count: number, key?: string): void {
     for (let i = 0; i < count; i++) {
       const id = String(this.pending.length + this.sent.length + 1);
       this.pending.push({
@@ -34,7 +37,7 @@ class FakeStore {
         messageId: `00000000-0000-7000-8000-${id.padStart(12, '0')}`,
         destination: 'orders',
         type: 'OrderPlaced',
-        key: `k${id}`,
+        key: key ?? `k${id}`,
         headers: {},
         payloadJson: '{}',
         occurredAt: new Date(),
@@ -76,7 +79,9 @@ class FakeStore {
     this.failed.push(...rows);
   }
 
-  async releaseRows(): Promise<void> {}
+  async releaseRows(ids: readonly string[]): Promise<void> {
+    this.released.push(...ids);
+  }
   async release(): Promise<number> {
     return 0;
   }
@@ -85,16 +90,26 @@ class FakeStore {
   }
 }
 
-/** A broker that confirms, or refuses everything while `down`. */
+/** A broker that confirms, or refuses everything while `down`, or the messages of the keys in `refusing`. */
 class FakeTransport {
   readonly kind = 'kafka';
   down = false;
+  readonly refusing = new Set<string>();
   readonly published: WireMessage[][] = [];
 
   async publish(messages: readonly WireMessage[]): Promise<PublishOutcome[]> {
     this.published.push([...messages]);
-    return messages.map(() =>
-      this.down ? { status: 'REJECTED', error: new Error('broker down') } : { status: 'CONFIRMED' },
+    return messages.map((m) =>
+      this.down || this.refusing.has(m.key ?? '')
+        ? { status: 'REJECTED', error: new Error('broker down') }
+        : { status: 'CONFIRMED' },
+    );
+  }
+
+  /** The message ids of each publish, by their outbox row's id (the fake store's ids end them). */
+  publishedRows(): string[][] {
+    return this.published.map((batch) =>
+      batch.map((m) => String(Number(m.headers[MessageHeaders.ID].slice(-12)))),
     );
   }
 }
@@ -139,22 +154,53 @@ describe(OutboxRelay.name, () => {
       expect(rounds.filter((r) => r.claimed > 0)).toEqual([{ claimed: 3, confirmed: 3, failed: 0 }]);
     });
 
-    // The last batch of a drain is marked on its own either way; each round is reported once its rows are marked.
+    // A claim takes two publish batches, which go out one after the other; the last round of a drain is
+    // marked on its own either way; each round is reported once its rows are marked.
     it.each([
       ['with the next claim (PostgreSQL)', true, { markSentCalls: 1, claimedWithSent: 2 }],
       ['beside the next claim, on its own (MySQL/MariaDB)', false, { markSentCalls: 3, claimedWithSent: 0 }],
-    ])('marks each batch sent %s', async (_, marksSentInClaim, expected) => {
-      const { store, wakeup, rounds } = startRelay({ batchSize: 2 });
+    ])('marks each round sent %s', async (_, marksSentInClaim, expected) => {
+      const { store, transport, wakeup, rounds } = startRelay({ batchSize: 2 });
       store.marksSentInClaim = marksSentInClaim;
       await jest.advanceTimersByTimeAsync(0);
-      store.add(5);
+      store.add(9);
       wakeup.fire();
       await jest.advanceTimersByTimeAsync(0);
-      expect(store.sent).toEqual(['1', '2', '3', '4', '5']);
+      expect(store.sent).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9']);
+      expect(transport.publishedRows()).toEqual([['1', '2'], ['3', '4'], ['5', '6'], ['7', '8'], ['9']]);
       expect({ markSentCalls: store.markSentCalls, claimedWithSent: store.claimedWithSent }).toEqual(
         expected,
       );
-      expect(rounds.filter((r) => r.claimed > 0).map((r) => r.confirmed)).toEqual([2, 2, 1]);
+      expect(rounds.filter((r) => r.claimed > 0).map((r) => r.confirmed)).toEqual([4, 4, 1]);
+    });
+
+    it("does not publish a key's later rows from a claim's next batch once one of its messages was refused", async () => {
+      const { store, transport, wakeup } = startRelay({ batchSize: 2 });
+      await jest.advanceTimersByTimeAsync(0);
+      store.add(1, 'a'); // 1
+      store.add(1, 'b'); // 2
+      store.add(1, 'a'); // 3: behind 1, which is refused
+      store.add(1, 'c'); // 4
+      transport.refusing.add('a');
+      wakeup.fire();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(transport.publishedRows()[0]).toEqual(['1', '2']);
+      expect(transport.publishedRows()[1]).toEqual(['4']);
+      expect(store.released).toContain('3');
+      expect(store.failed.map((f) => f.id)).toEqual(['1']);
+      expect(store.sent).toEqual(['2', '4']);
+    });
+
+    it("stops a claim's publishing when a batch had nothing confirmed, and releases the rest untried", async () => {
+      const { store, transport, wakeup } = startRelay({ batchSize: 2 });
+      await jest.advanceTimersByTimeAsync(0);
+      transport.down = true;
+      store.add(4);
+      wakeup.fire();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(transport.publishedRows()).toEqual([['1', '2']]);
+      expect(store.failed.map((f) => f.id)).toEqual(['1', '2']);
+      expect(store.released).toEqual(['3', '4']);
     });
 
     it('folds wake-ups during a round into one more round', async () => {

@@ -17,11 +17,25 @@ import { MessageTransport } from '../transports/message-transport.interface';
 import { PublishOutcome } from '../transports/publish-outcome';
 import { ClaimedOutboxRow } from './outbox-row';
 import { OutboxStore } from './outbox-store';
-import { holdBackBehindFailures, keyOf, PublishedBatch, publishRows, sortOutcomes } from './relay-batch';
+import {
+  holdBackBehindFailures,
+  joinBatches,
+  keyOf,
+  PublishedBatch,
+  publishRows,
+  sortOutcomes,
+} from './relay-batch';
 import { RelayTimers } from './relay-timers';
 import { RelayWakeup } from './relay-wakeup';
 
-/** What one relay round (one claimed batch) did. */
+/**
+ * Publish batches one claim takes under a backlog: the claim's statement costs less per row the more rows it
+ * takes (one plan, one probe per key, one commit), and the broker still gets batches of `relay.batchSize`.
+ * Measured (issue 16, 20,000 rows, batches of 200): PostgreSQL's time per row about 15% lower than with one.
+ */
+const CLAIM_BATCHES = 2;
+
+/** What one relay round (one claim, published batch by batch) did. */
 export interface RelayRoundResult {
   readonly claimed: number;
   readonly confirmed: number;
@@ -128,12 +142,13 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   /**
-   * Claims and publishes batches until a claim finds nothing. The next claim runs while a batch is on the
-   * wire (it may take the rows queued behind that batch's keys: they go out only after it is confirmed),
-   * and the batch before is marked sent with it: in the claim's statement (PostgreSQL: one statement per
-   * batch) or beside it on another connection (MySQL/MariaDB; `OutboxStore.marksSentInClaim`). The last
-   * batch of a drain is marked on its own. A key with an unconfirmed message is not published further in
-   * this drain: its later rows are released to wait behind it.
+   * Claims and publishes until a claim finds nothing. A claim takes up to `CLAIM_BATCHES` publish batches
+   * (one statement for all, the database's larger share of a round), which go out one after the other. The
+   * next claim runs while they are on the wire (it may take the rows queued behind their keys: they go out
+   * only after them), and the rows confirmed before are marked sent with it: in the claim's statement
+   * (PostgreSQL: one statement per round) or beside it on another connection (MySQL/MariaDB;
+   * `OutboxStore.marksSentInClaim`). The last round of a drain is marked on its own. A key with an
+   * unconfirmed message is not published further in this drain: its later rows are released to wait behind it.
    */
   private async drain(): Promise<void> {
     let rows = await this.claim([], []);
@@ -152,8 +167,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       // Let the claim reach the database before the publish takes the thread (a Kafka client encodes a batch
       // in one go): the two then overlap instead of the claim waiting for the encoding.
       await this.clock.nextTurn();
-      const batch = sortOutcomes(rows, await this.publish(rows));
-      batch.unconfirmed.forEach(({ row }) => failedKeys.add(keyOf(row)));
+      const { batch, unpublished } = await this.publishClaimed(rows, failedKeys);
+      if (unpublished.length > 0) await this.releaseHeld(unpublished);
       const claimed = await next;
       await marking;
       if (previous) await this.finish(previous); // a round is reported once marked
@@ -161,13 +176,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       const { publish, release } = holdBackBehindFailures(claimed, failedKeys);
       const pausing = batch.confirmed.length === 0;
       const held = pausing ? [...publish, ...release] : release;
-      if (held.length > 0)
-        await this.store
-          .releaseRows(
-            held.map((row) => row.id),
-            this.instanceId,
-          )
-          .catch(() => undefined);
+      if (held.length > 0) await this.releaseHeld(held);
       rows = pausing ? [] : publish;
     }
     if (previous) {
@@ -176,10 +185,58 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     }
   }
 
+  /**
+   * Publishes claimed rows batch by batch (`relay.batchSize` each, in id order), all within the time the
+   * lease leaves for publishing. A key with an unconfirmed message is added to `failedKeys` and its later
+   * rows are not published; a batch with nothing confirmed (the broker is down) ends the publishing. The
+   * rows left unpublished are returned, to be released; their keys are held back like failed ones.
+   */
+  private async publishClaimed(
+    rows: readonly ClaimedOutboxRow[],
+    failedKeys: Set<string>,
+  ): Promise<{ batch: PublishedBatch; unpublished: ClaimedOutboxRow[] }> {
+    const { batchSize, leaseMs } = this.options.relay;
+    const deadline = this.clock.now() + Math.floor(leaseMs * 0.8);
+    const published: PublishedBatch[] = [];
+    const unpublished: ClaimedOutboxRow[] = [];
+    for (let start = 0; start < rows.length; start += batchSize) {
+      const { publish, release } = holdBackBehindFailures(rows.slice(start, start + batchSize), failedKeys);
+      unpublished.push(...release);
+      const timeoutMs = deadline - this.clock.now();
+      const brokerDown = published.length > 0 && published.every((b) => b.confirmed.length === 0);
+      if (brokerDown || timeoutMs <= 0) {
+        unpublished.push(...publish, ...rows.slice(start + batchSize));
+        break;
+      }
+      if (publish.length === 0) continue;
+      const batch = sortOutcomes(publish, await this.publish(publish, timeoutMs));
+      batch.unconfirmed.forEach(({ row }) => failedKeys.add(keyOf(row)));
+      published.push(batch);
+    }
+    unpublished.forEach((row) => failedKeys.add(keyOf(row)));
+    return { batch: joinBatches(published), unpublished };
+  }
+
+  /** Releases claimed rows that were not published, without counting an attempt (their lease expires anyway). */
+  private async releaseHeld(rows: readonly ClaimedOutboxRow[]): Promise<void> {
+    await this.store
+      .releaseRows(
+        rows.map((row) => row.id),
+        this.instanceId,
+      )
+      .catch(() => undefined);
+  }
+
   private async claim(inFlight: string[], sent: string[]): Promise<ClaimedOutboxRow[]> {
     const { batchSize, leaseMs } = this.options.relay;
     try {
-      const rows = await this.store.claim(batchSize, this.instanceId, leaseMs, inFlight, sent);
+      const rows = await this.store.claim(
+        batchSize * CLAIM_BATCHES,
+        this.instanceId,
+        leaseMs,
+        inFlight,
+        sent,
+      );
       if (rows.length > 0) this.metrics.claimBatchSize.observe(rows.length);
       return rows;
     } catch (error) {
@@ -261,11 +318,10 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     }
   }
 
-  /** Publishes the rows, in id order; gives up waiting before the lease can expire (then AMBIGUOUS). */
-  private async publish(rows: readonly ClaimedOutboxRow[]): Promise<PublishOutcome[]> {
+  /** Publishes the rows as one batch, in id order; gives up waiting after `timeoutMs` (then AMBIGUOUS). */
+  private async publish(rows: readonly ClaimedOutboxRow[], timeoutMs: number): Promise<PublishOutcome[]> {
     const stopTimer = this.metrics.publishDuration.startTimer();
     try {
-      const timeoutMs = Math.floor(this.options.relay.leaseMs * 0.8);
       return await publishRows(this.transport, this.tracing, rows, timeoutMs);
     } finally {
       stopTimer();

@@ -32,6 +32,16 @@ export function sortOutcomes(
   return { rows, confirmed, unconfirmed };
 }
 
+/** Batches published one after the other, as one. */
+export function joinBatches(batches: readonly PublishedBatch[]): PublishedBatch {
+  if (batches.length === 1) return batches[0];
+  return {
+    rows: batches.flatMap((b) => b.rows),
+    confirmed: batches.flatMap((b) => b.confirmed),
+    unconfirmed: batches.flatMap((b) => b.unconfirmed),
+  };
+}
+
 /** The ordering key of a row: one destination's key. */
 export function keyOf(row: Pick<ClaimedOutboxRow, 'destination' | 'key'>): string {
   return `${row.destination}\u0000${row.key}`;
