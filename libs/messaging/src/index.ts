@@ -16,6 +16,7 @@ export type { MessagingModuleAsyncOptions, MessagingModuleRootOptions } from './
 export type {
   ConsumerOptions,
   DeadLetterOptions,
+  KafkaProducerClient,
   KafkaSaslOptions,
   KafkaTransportOptions,
   MessagingModuleExtras,

@@ -12,7 +12,13 @@ export interface KafkaSaslOptions {
   password: string;
 }
 
-/** Kafka through kafkajs. */
+/**
+ * The client that publishes to Kafka: `kafkajs` (the default) or `platformatic` (`@platformatic/kafka`, an
+ * optional peer to install; see the README, Kafka clients).
+ */
+export type KafkaProducerClient = 'kafkajs' | 'platformatic';
+
+/** Kafka through kafkajs (and, for publishing only, `@platformatic/kafka` if chosen). */
 export interface KafkaTransportOptions {
   /** Selects Kafka. */
   kind: 'kafka';
@@ -24,6 +30,13 @@ export interface KafkaTransportOptions {
   ssl?: boolean;
   /** Client id. Default: `serviceName`. */
   clientId?: string;
+  /**
+   * The client that publishes (the relay, dead-letter and retry copies): `kafkajs`, or `platformatic`, the
+   * maintained `@platformatic/kafka` (1.35+, which needs Node.js 20.19.4+; install it beside kafkajs) with the
+   * same guarantees (idempotent, acks=all, the same partition for a key) at about half the CPU per message.
+   * Consumers, topics and health checks use kafkajs either way. Default `kafkajs`.
+   */
+  producerClient?: KafkaProducerClient;
   /** Topics the library creates when missing (destinations of handled events, retry and DLQ topics). */
   topics?: {
     /** Default 3. */

@@ -3,14 +3,15 @@ import { KafkaBroker } from '../../../tools/infra/kafka-broker';
 import { startPrivateBroker, testKafka } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { createTestDatabase, TEST_DIALECTS, TestDatabase, TestDialect } from '../../harness/test-database';
-import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
+import { KafkaProducerClient } from 'nest-reliable-messaging';
+import { createMessagingApp } from '../support/messaging-app';
 import { OrdersService, ordersWriter } from '../support/orders.fixture';
 import { OutboxRowState, readOutboxRows, waitUntil } from '../support/outbox-rows';
 import { TopicReader } from '../support/topic-reader';
 
-/** One application per database, each with its outbox and topic, through the same outage. */
+/** One application per database (and Kafka producer client), each with its outbox and topic, through the same outage. */
 interface Lane {
-  readonly dialect: TestDialect;
+  readonly name: string;
   readonly topic: string;
   readonly db: TestDatabase;
   readonly app: TestingModule;
@@ -19,10 +20,11 @@ interface Lane {
 /**
  * The blog post's broker-outage test against the relay: Kafka (a private broker of this suite) goes away,
  * requests keep succeeding, rows wait in the outbox with their failures recorded, and once Kafka is back
- * the relay delivers every message by itself, once. One outage for both databases: an application on
- * PostgreSQL and one on MariaDB write through it side by side.
+ * the relay delivers every message by itself, once. One outage for both databases and both producer clients:
+ * applications on PostgreSQL and MariaDB publishing with kafkajs, and one on PostgreSQL publishing with
+ * @platformatic/kafka (`transport.producerClient`), write through it side by side.
  */
-describe('Outbox relay through a Kafka outage (private broker; PostgreSQL and MariaDB)', () => {
+describe('Outbox relay through a Kafka outage (private broker; PostgreSQL and MariaDB, both producer clients)', () => {
   const N = 20;
   let broker: KafkaBroker;
   const lanes: Lane[] = [];
@@ -33,18 +35,23 @@ describe('Outbox relay through a Kafka outage (private broker; PostgreSQL and Ma
     broker = await startPrivateBroker();
     const admin = testKafka(broker.brokers).admin();
     await admin.connect();
-    for (const dialect of TEST_DIALECTS) {
-      const db = await createTestDatabase(dialect, 'outbox_outage');
+    const setups: Array<{ dialect: TestDialect; producerClient: KafkaProducerClient }> = [
+      ...TEST_DIALECTS.map((dialect) => ({ dialect, producerClient: 'kafkajs' as const })),
+      { dialect: 'postgres', producerClient: 'platformatic' },
+    ];
+    for (const { dialect, producerClient } of setups) {
+      const name = `${dialect}, ${producerClient}`;
+      const db = await createTestDatabase(dialect, `outbox_outage_${producerClient}`);
       databases.push(db);
-      const topic = uniqueName(`orders_outage_${dialect}`);
+      const topic = uniqueName(`orders_outage_${dialect}_${producerClient}`);
       await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
       const app = await createMessagingApp({
         schema: db,
-        transport: kafkaTransport(broker.brokers),
+        transport: { kind: 'kafka', brokers: broker.brokers, producerClient },
         ...ordersWriter(topic),
         messaging: { relay: { retryInitialDelayMs: 100, retryMaxDelayMs: 1_000 } },
       });
-      lanes.push({ dialect, topic, db, app });
+      lanes.push({ name, topic, db, app });
     }
     await admin.disconnect();
   });
@@ -68,9 +75,9 @@ describe('Outbox relay through a Kafka outage (private broker; PostgreSQL and Ma
       for (const { app } of lanes) await app.get(OrdersService).place(`customer-${i % 4}`, i, i);
     }
 
-    for (const { dialect, db } of lanes) {
+    for (const { name, db } of lanes) {
       const pending = await waitUntil(
-        `every row written during the outage has failed at least once (${dialect})`,
+        `every row written during the outage has failed at least once (${name})`,
         async () => {
           const rows = (await readOutboxRows(db)).slice(1);
           return rows.length === N && rows.every((r) => r.attempts >= 1 && r.lastError) && rows;
@@ -80,7 +87,7 @@ describe('Outbox relay through a Kafka outage (private broker; PostgreSQL and Ma
       expect(pending.every((r) => r.sentAt === null)).toBe(true);
       expect(pending[0].lastError).toMatch(/^(REJECTED|AMBIGUOUS): /);
       console.log(
-        `[outbox-outage ${dialect}] errors recorded: ${[...new Set(pending.map((r) => r.lastError))].join(' | ')}`,
+        `[outbox-outage ${name}] errors recorded: ${[...new Set(pending.map((r) => r.lastError))].join(' | ')}`,
       );
     }
 
@@ -88,9 +95,9 @@ describe('Outbox relay through a Kafka outage (private broker; PostgreSQL and Ma
     await broker.start();
     const brokerBack = Date.now();
     const sent = await Promise.all(
-      lanes.map(async ({ dialect, db }) => {
+      lanes.map(async ({ name, db }) => {
         const rows = await waitUntil(
-          `every row is sent after the broker returned (${dialect})`,
+          `every row is sent after the broker returned (${name})`,
           async () => {
             const all = await readOutboxRows(db);
             return all.every((r) => r.sentAt !== null) && all;
@@ -100,7 +107,7 @@ describe('Outbox relay through a Kafka outage (private broker; PostgreSQL and Ma
         );
         // The broker counts as back when it answers clients; the relay's backoff (≤ 1 s) comes on top.
         console.log(
-          `[outbox-outage ${dialect}] broker start took ${brokerBack - startCalled} ms; all ${N} pending rows ` +
+          `[outbox-outage ${name}] broker start took ${brokerBack - startCalled} ms; all ${N} pending rows ` +
             `sent ${Date.now() - brokerBack} ms after the broker answered; publish attempts per row during ` +
             `the outage: max ${Math.max(...rows.map((r) => r.attempts))}`,
         );

@@ -7,6 +7,7 @@ import { MissingPeerDependencyError } from '../errors/missing-peer-dependency.er
  */
 export const OPTIONAL_PEERS = {
   kafkajs: { feature: 'The Kafka transport', range: '^2.2.4' },
+  '@platformatic/kafka': { feature: "The Kafka transport's producerClient 'platformatic'", range: '^1.35.0' },
   amqplib: { feature: 'The RabbitMQ transport', range: '^2.0.0' },
   'prom-client': { feature: 'MessagingMetrics (Prometheus metrics)', range: '^15.0.0' },
   '@opentelemetry/api': { feature: 'Tracing', range: '^1.9.0' },

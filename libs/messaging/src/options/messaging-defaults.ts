@@ -9,6 +9,7 @@ export const MESSAGING_DEFAULTS = {
       connectionTimeoutMs: 3_000,
       sessionTimeoutMs: 30_000,
       ssl: false,
+      producerClient: 'kafkajs',
     },
     rabbitmq: { prefetch: 256, heartbeatSeconds: 10, queueType: 'classic' },
   },

@@ -33,6 +33,9 @@ const kafka = z.strictObject({
     )
     .min(1, 'must name at least one broker (host:port)'),
   clientId: name.optional(),
+  producerClient: z
+    .enum(['kafkajs', 'platformatic'], { error: "must be 'kafkajs' or 'platformatic'" })
+    .default(KAFKA.producerClient),
   sasl: z
     .strictObject({
       mechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512'], {

@@ -58,6 +58,7 @@ describe('resolve-messaging-options', () => {
             connectionTimeoutMs: 3_000,
             sessionTimeoutMs: 30_000,
             ssl: false,
+            producerClient: 'kafkajs',
           },
           relay: DEFAULT_RELAY,
           retention: DEFAULT_RETENTION,
@@ -109,6 +110,7 @@ describe('resolve-messaging-options', () => {
             kind: 'kafka',
             brokers: ['kafka-1:9092', '10.0.0.2:19092'],
             clientId: 'post-client',
+            producerClient: 'platformatic',
             topics: { numPartitions: 12, replicationFactor: 3 },
             connectionTimeoutMs: 1_000,
             sessionTimeoutMs: 6_000,
@@ -384,6 +386,9 @@ describe('resolve-messaging-options', () => {
       it('says what a bad option must be', () => {
         expect(issuesOf({ ...KAFKA, transport: { kind: 'kafka', brokers: [] } })).toEqual([
           { path: 'transport.brokers', message: 'must name at least one broker (host:port)' },
+        ]);
+        expect(issuesOf({ ...KAFKA, transport: { ...KAFKA.transport, producerClient: 'rdkafka' } })).toEqual([
+          { path: 'transport.producerClient', message: "must be 'kafkajs' or 'platformatic'" },
         ]);
         expect(issuesOf({ ...KAFKA, relay: { retryMaxDelayMs: 100 } })).toEqual([
           { path: 'relay.retryMaxDelayMs', message: 'retryMaxDelayMs must be ≥ retryInitialDelayMs' },

@@ -15,6 +15,7 @@ export function createTransport(options: ResolvedMessagingOptions, clock: Clock)
   const { transport, serviceName, consumers } = options;
   if (transport.kind === 'kafka') {
     assertPeerInstalled('kafkajs');
+    if (transport.producerClient === 'platformatic') assertPeerInstalled('@platformatic/kafka');
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when Kafka is chosen
     const { KafkaTransport } = require('./kafka/kafka-transport') as typeof KafkaModule;
     return new KafkaTransport(
@@ -29,6 +30,7 @@ export function createTransport(options: ResolvedMessagingOptions, clock: Clock)
         replicationFactor: transport.topics.replicationFactor,
         concurrency: consumers.concurrency,
         topology: options.topology,
+        producerClient: transport.producerClient,
       },
       clock,
     );

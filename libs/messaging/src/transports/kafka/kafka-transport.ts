@@ -1,20 +1,22 @@
 import { Logger } from '@nestjs/common';
-import { Admin, ConfigResourceTypes, Kafka, logLevel, Producer } from 'kafkajs';
+import { Admin, ConfigResourceTypes, Kafka, logLevel } from 'kafkajs';
 import { Clock, systemClock } from '../../common/clock';
 import { WireMessage } from '../../envelope/wire-message';
-import { KafkaSaslOptions, TopologyMode } from '../../messaging-options.interface';
+import { KafkaProducerClient, KafkaSaslOptions, TopologyMode } from '../../messaging-options.interface';
 import { copyDestinationsOf, destinationsOf, MessagingTopology } from '../../topology/messaging-topology';
 import { MessagingTopologyMissingError } from '../../topology/messaging-topology-missing.error';
 import { MessageTransport, TransportHealth } from '../message-transport.interface';
 import { PublishOutcome } from '../publish-outcome';
 import { ConsumerHandle, Subscription, topologyOf } from '../subscription.interface';
 import { TransportCapabilities } from '../transport-capabilities';
-import { LazyKafkaClient, reliableProducer, sendConfirmed } from './kafka-clients';
+import { LazyKafkaClient } from './kafka-clients';
+import { KafkaPublisher, KafkajsPublisher } from './kafka-publisher';
 import { OutageLog } from '../outage-log';
 import { durabilityWarnings } from './kafka-durability';
 import { kafkaLogCreator } from './kafka-logger';
 import { kafkaSasl } from './kafka-sasl';
 import { KafkaSubscriber } from './kafka-subscriber';
+import { PlatformaticPublisher } from './platformatic-publisher';
 
 /** Settings the Kafka transport runs with (validated module options). */
 export interface KafkaTransportSettings {
@@ -32,6 +34,8 @@ export interface KafkaTransportSettings {
   readonly concurrency: number;
   /** Create missing topics, or only check that they exist (the default). */
   readonly topology: TopologyMode;
+  /** The client that publishes. Default kafkajs. */
+  readonly producerClient?: KafkaProducerClient;
 }
 
 /** The topic setting that bounds a record batch (Kafka's default 1 MiB + 12 bytes, from the broker). */
@@ -43,7 +47,8 @@ const COPY_HEADROOM_BYTES = 64 * 1024;
 
 /**
  * Kafka through kafkajs. Publishing uses one idempotent producer with acks=all: a message is CONFIRMED
- * only when every in-sync replica has it. Consumers commit offsets themselves (see `KafkaSubscriber`).
+ * only when every in-sync replica has it; the producer is kafkajs's or, by option, @platformatic/kafka's
+ * (`KafkaPublisher`). Consumers commit offsets themselves (see `KafkaSubscriber`).
  */
 export class KafkaTransport implements MessageTransport {
   readonly kind = 'kafka' as const;
@@ -54,7 +59,7 @@ export class KafkaTransport implements MessageTransport {
   };
   private readonly logger = new Logger(KafkaTransport.name);
   private readonly kafka: Kafka;
-  private readonly producer: LazyKafkaClient<Producer>;
+  private readonly publisher: KafkaPublisher;
   private readonly admin: LazyKafkaClient<Admin>;
   /** The health check's own admin client, kept between checks: a check must not open a client each time. */
   private readonly healthAdmin: LazyKafkaClient<Admin>;
@@ -83,7 +88,10 @@ export class KafkaTransport implements MessageTransport {
       logLevel: logLevel.WARN,
       logCreator: kafkaLogCreator('kafkajs', this.outage),
     });
-    this.producer = new LazyKafkaClient(() => reliableProducer(this.kafka));
+    this.publisher =
+      settings.producerClient === 'platformatic'
+        ? new PlatformaticPublisher(settings)
+        : new KafkajsPublisher(this.kafka);
     this.admin = new LazyKafkaClient(() => this.kafka.admin());
     // Without retries and with short timeouts: a health check must answer quickly, also when Kafka is down.
     const healthKafka = new Kafka({
@@ -106,9 +114,8 @@ export class KafkaTransport implements MessageTransport {
 
   async publish(messages: readonly WireMessage[]): Promise<PublishOutcome[]> {
     if (messages.length === 0) return [];
-    let producer: Producer;
     try {
-      producer = await this.producer.get();
+      await this.publisher.connect();
       await this.ensureDestinations([...new Set(messages.map((m) => m.destination))]);
     } catch (error) {
       this.markDown(error);
@@ -121,8 +128,7 @@ export class KafkaTransport implements MessageTransport {
     const outcomes: PublishOutcome[] = new Array<PublishOutcome>(messages.length);
     await Promise.all(
       [...byTopic].map(async ([topic, indexes]) => {
-        const outcome = await sendConfirmed(
-          producer,
+        const outcome = await this.publisher.send(
           topic,
           indexes.map((i) => messages[i]),
         );
@@ -139,7 +145,7 @@ export class KafkaTransport implements MessageTransport {
         { status: 'CONFIRMED' }
       >;
       this.markDown(failure.error);
-      await this.producer.reset(); // the next publish connects afresh (a new producer id)
+      await this.publisher.reset(); // the next publish connects afresh (a new producer id)
     }
     return outcomes;
   }
@@ -325,7 +331,7 @@ export class KafkaTransport implements MessageTransport {
   async close(): Promise<void> {
     await Promise.all([...this.subscribers].map((s) => s.stop()));
     this.subscribers.clear();
-    await this.producer.reset();
+    await this.publisher.reset();
     await this.admin.reset();
     await this.healthAdmin.reset();
   }
