@@ -4,6 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSourceOptions } from 'typeorm';
 import {
   ConsumerOptions,
+  KafkaProducerClient,
   MessagingMigrations,
   MessagingModule,
   RelayOptions,
@@ -27,6 +28,8 @@ export interface BenchAppOptions {
   /** Instead of `databaseUrl` and `schema`: a connection of `BenchOutbox`, on either database. */
   connection?: DataSourceOptions;
   transport: TransportKind;
+  /** Kafka only: the client the relay publishes with. Default the library's (kafkajs). */
+  producerClient?: KafkaProducerClient;
   serviceName?: string;
   relay?: RelayOptions;
   consumers?: ConsumerOptions;
@@ -51,7 +54,7 @@ export async function createBenchApp(options: BenchAppOptions): Promise<INestApp
       TypeOrmModule.forFeature(entities),
       MessagingModule.forRoot({
         serviceName: options.serviceName ?? 'bench',
-        transport: transportOptions(options.transport),
+        transport: transportOptions(options.transport, options.producerClient),
         relay: options.relay,
         consumers: options.consumers,
         topology: 'declare',
@@ -76,7 +79,11 @@ function connection(options: BenchAppOptions): DataSourceOptions {
   };
 }
 
-export function transportOptions(kind: TransportKind): TransportOptions {
+export function transportOptions(
+  kind: TransportKind,
+  producerClient?: KafkaProducerClient,
+): TransportOptions {
   const env = infraEnv();
-  return kind === 'kafka' ? { kind, brokers: env.kafkaBrokers } : { kind, url: env.amqpUrl };
+  if (kind === 'rabbitmq') return { kind, url: env.amqpUrl };
+  return { kind, brokers: env.kafkaBrokers, ...(producerClient ? { producerClient } : {}) };
 }

@@ -43,6 +43,7 @@ async function kafkajsProducer(): Promise<BatchProducer> {
   await producer.connect();
   return {
     async send(batch) {
+      if (batch.length === 0) return;
       await producer.send({
         topic: batch[0].destination,
         acks: -1,
@@ -75,6 +76,7 @@ async function platformaticProducer(): Promise<BatchProducer> {
   });
   return {
     async send(batch) {
+      if (batch.length === 0) return;
       await producer.send({
         messages: batch.map((m) => ({
           topic: m.destination,

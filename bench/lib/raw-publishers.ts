@@ -1,9 +1,8 @@
 import * as amqp from 'amqplib';
-import { Partitioners, Producer } from 'kafkajs';
 import { MessageHeaders } from 'nest-reliable-messaging';
 import { WireMessage } from 'nest-reliable-messaging/testing';
 import { infraEnv } from '../../tools/infra/env';
-import { benchKafka } from './brokers';
+import { batchProducer, KafkaClientName } from './kafka-clients';
 import { TransportKind } from './plan';
 
 /**
@@ -15,37 +14,17 @@ export interface RawPublisher {
   close(): Promise<void>;
 }
 
-export async function rawPublisher(kind: TransportKind): Promise<RawPublisher> {
-  return kind === 'kafka' ? RawKafkaPublisher.connect() : RawRabbitPublisher.connect();
-}
-
-/** kafkajs: an idempotent producer (acks=all, one request in flight, as the library's), one send per batch. */
-class RawKafkaPublisher implements RawPublisher {
-  private constructor(private readonly producer: Producer) {}
-
-  static async connect(): Promise<RawKafkaPublisher> {
-    const producer = benchKafka('bench-raw').producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-      createPartitioner: Partitioners.DefaultPartitioner,
-    });
-    await producer.connect();
-    return new RawKafkaPublisher(producer);
-  }
-
-  async publish(batch: readonly WireMessage[]): Promise<void> {
-    if (batch.length === 0) return;
-    await this.producer.send({
-      topic: batch[0].destination,
-      acks: -1,
-      messages: batch.map((m) => ({ key: m.key, value: m.body, headers: { ...m.headers } })),
-    });
-  }
-
-  async close(): Promise<void> {
-    await this.producer.disconnect();
-  }
+/**
+ * Kafka: the producer of `client` (kafkajs by default) as the library configures it, idempotent with
+ * acks=all, one send per batch (`lib/kafka-clients.ts`); RabbitMQ: an amqplib confirm channel.
+ */
+export async function rawPublisher(
+  kind: TransportKind,
+  client: KafkaClientName = 'kafkajs',
+): Promise<RawPublisher> {
+  if (kind === 'rabbitmq') return RawRabbitPublisher.connect();
+  const producer = await batchProducer(client);
+  return { publish: (batch) => producer.send(batch), close: () => producer.close() };
 }
 
 /** amqplib: a confirm channel, persistent and mandatory messages, waiting for the confirms of each batch. */

@@ -220,17 +220,15 @@ function record(
     }
   }
   const mib = (bytes: number) => (bytes / MIB).toFixed(1);
+  const usage = (sample: MemorySample) =>
+    `${mib(sample.heapUsed)} / ${mib(sample.external)} / ${mib(sample.rss)}`;
   context.results.notes.push(
     `Memory over ${broker}: ${count} PostCreated events through post-service's relay and subscribe-service's ` +
-      `inbox consumer in ${Math.round(seconds)} s (${Math.round(messages / seconds)} msg/s). Heap used / RSS in MiB ` +
-      `(after a full GC), post-service then subscribe-service, at start ${mib(started.post.heapUsed)} / ` +
-      `${mib(started.post.rss)} and ${mib(started.subscribe.heapUsed)} / ${mib(started.subscribe.rss)}; at ` +
+      `inbox consumer in ${Math.round(seconds)} s (${Math.round(messages / seconds)} msg/s). Heap used / ` +
+      `external (Buffers and other memory outside the heap) / RSS in MiB (after a full GC), post-service then ` +
+      `subscribe-service, at start ${usage(started.post)} and ${usage(started.subscribe)}; at ` +
       taken
-        .map(
-          (s) =>
-            `${s.delivered.toLocaleString('en-US')}: ${mib(s.post.heapUsed)} / ${mib(s.post.rss)} and ` +
-            `${mib(s.subscribe.heapUsed)} / ${mib(s.subscribe.rss)}`,
-        )
+        .map((s) => `${s.delivered.toLocaleString('en-US')}: ${usage(s.post)} and ${usage(s.subscribe)}`)
         .join('; ') +
       '.',
   );
