@@ -70,8 +70,11 @@ const serverProviders = messagingServer();
     // The database's SQL, chosen from the DataSource's type (an unsupported one fails the startup here).
     {
       provide: OutboxStore,
-      useFactory: (dataSource: DataSource) => messagingDialect(dataSource).outboxStore(dataSource),
-      inject: [MESSAGING_DATA_SOURCE],
+      useFactory: (dataSource: DataSource, options: ResolvedMessagingOptions) =>
+        messagingDialect(dataSource).outboxStore(dataSource, {
+          keepSent: options.retention.sentRetentionMs > 0,
+        }),
+      inject: [MESSAGING_DATA_SOURCE, MESSAGING_RESOLVED_OPTIONS],
     },
     {
       provide: InboxStore,

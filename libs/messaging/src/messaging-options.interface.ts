@@ -105,7 +105,12 @@ export interface RelayOptions {
 
 /** Deleting sent outbox rows. */
 export interface OutboxRetentionOptions {
-  /** Keep sent rows this long, ms. Default 86400000 (one day). */
+  /**
+   * Keep sent rows this long, ms. Default 86400000 (one day). With 0 the relay deletes each row as soon as
+   * the broker confirmed it instead of marking it sent: about a quarter less database work per message
+   * (PostgreSQL), but the outbox then holds pending rows only, so nothing in it says what was sent when, and
+   * a message id given to `OutboxService.add()` is checked against pending rows only.
+   */
   sentRetentionMs?: number;
   /** Look for expired rows this often, ms. Default 60000. */
   intervalMs?: number;

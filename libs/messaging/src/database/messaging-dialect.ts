@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { UnsupportedDatabaseError } from '../errors/unsupported-database.error';
 import { InboxStore } from '../inbox/inbox-store';
-import { OutboxStore } from '../outbox/outbox-store';
+import { OutboxStore, OutboxStoreSettings } from '../outbox/outbox-store';
 import { MysqlInboxStore } from './mysql/mysql-inbox-store';
 import { MysqlOutboxStore } from './mysql/mysql-outbox-store';
 import { PostgresInboxStore } from './postgres/postgres-inbox-store';
@@ -9,17 +9,17 @@ import { PostgresOutboxStore } from './postgres/postgres-outbox-store';
 
 /** The SQL of one database family: everything the library does differently per database is behind these. */
 export interface MessagingDialect {
-  readonly outboxStore: (dataSource: DataSource) => OutboxStore;
+  readonly outboxStore: (dataSource: DataSource, settings?: OutboxStoreSettings) => OutboxStore;
   readonly inboxStore: (dataSource: DataSource) => InboxStore;
 }
 
 const POSTGRES: MessagingDialect = {
-  outboxStore: (dataSource) => new PostgresOutboxStore(dataSource),
+  outboxStore: (dataSource, settings) => new PostgresOutboxStore(dataSource, settings),
   inboxStore: (dataSource) => new PostgresInboxStore(dataSource),
 };
 
 const MYSQL: MessagingDialect = {
-  outboxStore: (dataSource) => new MysqlOutboxStore(dataSource),
+  outboxStore: (dataSource, settings) => new MysqlOutboxStore(dataSource, settings),
   inboxStore: (dataSource) => new MysqlInboxStore(dataSource),
 };
 

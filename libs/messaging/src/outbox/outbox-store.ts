@@ -9,6 +9,16 @@ export interface OutboxBacklog {
   readonly oldestAgeMs: number;
 }
 
+/** How a store treats rows the broker confirmed. */
+export interface OutboxStoreSettings {
+  /**
+   * Keep them, marked sent, for the retention job to delete later (`retention.sentRetentionMs` > 0, the
+   * default); or delete them at once (`sentRetentionMs: 0`), which spares the database the row's second
+   * version and its index entries.
+   */
+  readonly keepSent: boolean;
+}
+
 /**
  * The outbox table in one database's SQL: every statement the library sends for the outbox, its purge and
  * its health and metrics queries. One implementation per database (`database/postgres`, `database/mysql`),
@@ -50,8 +60,8 @@ export abstract class OutboxStore {
    * its key is taken in the same claim (or is one of `inFlight`: this owner's rows on the wire right now);
    * expired leases count as free (a crashed instance's rows are taken over).
    *
-   * `sent` are rows of an earlier batch the broker confirmed: they are marked sent in the same statement
-   * (PostgreSQL) or transaction (MySQL/MariaDB), exactly as `markSent(sent, owner)` would, so that a relay
+   * `sent` are rows of an earlier batch the broker confirmed: they are marked sent (or deleted) in the same
+   * statement (PostgreSQL) or transaction (MySQL/MariaDB), exactly as `markSent(sent, owner)` would, so that a relay
    * under load commits once per batch; they are never claimed again, and count as in flight for the order.
    */
   abstract claim(
@@ -63,9 +73,9 @@ export abstract class OutboxStore {
   ): Promise<ClaimedOutboxRow[]>;
 
   /**
-   * Marks confirmed rows sent and releases them: only rows `owner` still holds. A row whose lease ran out
-   * and that another instance took over is that instance's to mark; it publishes the row again (a
-   * duplicate, never a loss).
+   * Marks confirmed rows sent and releases them (or deletes them, without `keepSent`): only rows `owner`
+   * still holds. A row whose lease ran out and that another instance took over is that instance's to mark;
+   * it publishes the row again (a duplicate, never a loss).
    */
   abstract markSent(ids: readonly string[], owner: string): Promise<void>;
 

@@ -2,7 +2,7 @@ import { DataSource, QueryRunner } from 'typeorm';
 import { UnsupportedDatabaseError } from '../../errors/unsupported-database.error';
 import { CreateMysqlMessagingTables1764806400000 } from '../../migrations/create-mysql-messaging-tables.migration';
 import { ClaimedOutboxRow, FailedOutboxRow, NewOutboxRow } from '../../outbox/outbox-row';
-import { OutboxBacklog, OutboxStore } from '../../outbox/outbox-store';
+import { OutboxBacklog, OutboxStore, OutboxStoreSettings } from '../../outbox/outbox-store';
 import { MessagingTables } from '../messaging-tables';
 import { claimMysqlRows } from './mysql-claim';
 import { mysqlServerProblem } from './mysql-server-version';
@@ -34,7 +34,10 @@ export class MysqlOutboxStore extends OutboxStore {
     list: 'MysqlMessagingMigrations',
   };
 
-  constructor(private readonly dataSource: DataSource) {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly settings: OutboxStoreSettings = { keepSent: true },
+  ) {
     super();
     this.tables = mysqlTables(dataSource);
   }
@@ -103,9 +106,12 @@ export class MysqlOutboxStore extends OutboxStore {
     owner: string,
   ): Promise<void> {
     if (ids.length === 0) return;
+    const t = this.tables.outbox;
     await runner.query(
-      `update ${this.tables.outbox} set sent_at = utc_timestamp(6), locked_by = null, locked_until = null
-       where id in (${idList(ids)}) and locked_by = ?`,
+      this.settings.keepSent
+        ? `update ${t} set sent_at = utc_timestamp(6), locked_by = null, locked_until = null
+           where id in (${idList(ids)}) and locked_by = ?`
+        : `delete from ${t} where id in (${idList(ids)}) and locked_by = ?`,
       [owner],
     );
   }

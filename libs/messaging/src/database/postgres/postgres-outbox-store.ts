@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { DataSource, QueryRunner } from 'typeorm';
 import { CreateMessagingTables1764547200000 } from '../../migrations/create-messaging-tables.migration';
 import { ClaimedOutboxRow, FailedOutboxRow, NewOutboxRow } from '../../outbox/outbox-row';
-import { compareIds, OutboxBacklog, OutboxStore } from '../../outbox/outbox-store';
+import { compareIds, OutboxBacklog, OutboxStore, OutboxStoreSettings } from '../../outbox/outbox-store';
 import { MessagingTables } from '../messaging-tables';
 import { postgresTables } from './postgres-tables';
 
@@ -30,10 +30,22 @@ export class PostgresOutboxStore extends OutboxStore {
   readonly notifyChannel: string;
   readonly migration = { name: CreateMessagingTables1764547200000.name, list: 'MessagingMigrations' };
 
-  constructor(private readonly dataSource: DataSource) {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly settings: OutboxStoreSettings = { keepSent: true },
+  ) {
     super();
     this.tables = postgresTables(dataSource);
     this.notifyChannel = notifyChannelName(this.tables.schema ?? 'default');
+  }
+
+  /** The statement that settles confirmed rows `ids` of `owner` (parameter placeholders): mark or delete. */
+  private settleSent(ids: string, owner: string): string {
+    const t = this.tables.outbox;
+    return this.settings.keepSent
+      ? `update ${t} set sent_at = now(), locked_by = null, locked_until = null
+         where id = any(${ids}::bigint[]) and locked_by = ${owner}`
+      : `delete from ${t} where id = any(${ids}::bigint[]) and locked_by = ${owner}`;
   }
 
   /** Every PostgreSQL version TypeORM connects to has what the library uses. */
@@ -80,15 +92,14 @@ export class PostgresOutboxStore extends OutboxStore {
     sent: readonly string[] = [],
   ): Promise<ClaimedOutboxRow[]> {
     const t = this.tables.outbox;
-    // The statement's CTEs all see the table as it was before it: the rows marked sent here still look
-    // pending to the order check, so they count as in flight; and a row whose lease ran out while it was
+    // The statement's CTEs all see the table as it was before it: the rows marked sent (or deleted) here
+    // still look pending to the order check, so they count as in flight; and a row whose lease ran out while it was
     // on the wire must not be picked again in the statement that marks it.
     const excluded = sent.length === 0 ? inFlight : [...inFlight, ...sent];
     // TypeORM answers an UPDATE with [rows, rowCount].
     const [rows] = await this.dataSource.query<[ClaimedRecord[], number]>(
       `with sent as (
-         update ${t} set sent_at = now(), locked_by = null, locked_until = null
-         where id = any($5::bigint[]) and locked_by = $2
+         ${this.settleSent('$5', '$2')}
        ), picked as (
          select id, destination, key from ${t}
          where sent_at is null and available_at <= now() and (locked_until is null or locked_until <= now())
@@ -132,11 +143,7 @@ export class PostgresOutboxStore extends OutboxStore {
 
   async markSent(ids: readonly string[], owner: string): Promise<void> {
     if (ids.length === 0) return;
-    await this.dataSource.query(
-      `update ${this.tables.outbox} set sent_at = now(), locked_by = null, locked_until = null
-       where id = any($1::bigint[]) and locked_by = $2`,
-      [ids, owner],
-    );
+    await this.dataSource.query(this.settleSent('$1', '$2'), [ids, owner]);
   }
 
   async markFailed(rows: readonly FailedOutboxRow[], owner: string): Promise<void> {
