@@ -7,6 +7,7 @@ import {
   KafkaProducerClient,
   MessagingMigrations,
   MessagingModule,
+  OutboxRetentionOptions,
   RelayOptions,
   TransportOptions,
 } from 'nest-reliable-messaging';
@@ -32,6 +33,7 @@ export interface BenchAppOptions {
   producerClient?: KafkaProducerClient;
   serviceName?: string;
   relay?: RelayOptions;
+  retention?: OutboxRetentionOptions;
   consumers?: ConsumerOptions;
   entities?: Type[];
   providers?: Provider[];
@@ -56,6 +58,7 @@ export async function createBenchApp(options: BenchAppOptions): Promise<INestApp
         serviceName: options.serviceName ?? 'bench',
         transport: transportOptions(options.transport, options.producerClient),
         relay: options.relay,
+        retention: options.retention,
         consumers: options.consumers,
         topology: 'declare',
         deadLetter: { keySecret: LOCAL_KEY_SECRET },

@@ -19,25 +19,31 @@ import { now, within } from '../lib/time';
 /** Issue 16's targets: ≥ 0.8× the raw producer on Kafka, ≥ 0.85× on RabbitMQ. */
 const TARGET: Record<TransportKind, number> = { kafka: 0.8, rabbitmq: 0.85 };
 
-/** One series of figure 1: a broker, a database and, on Kafka, the client the relay publishes with. */
+/**
+ * One series of figure 1: a broker, a database, on Kafka the client the relay publishes with, and whether the
+ * outbox keeps sent rows (the default) or deletes them once confirmed (`retention.sentRetentionMs: 0`).
+ */
 interface Series {
   readonly kind: TransportKind;
   readonly dialect: BenchDialect;
   readonly client: KafkaClientName;
+  readonly keepSent: boolean;
 }
 
 /**
- * Per broker and database (PostgreSQL, MariaDB) with the library's default client; on Kafka and PostgreSQL
- * also with `transport.producerClient: 'platformatic'`.
+ * Per broker and database (PostgreSQL, MariaDB) with the library's defaults; on PostgreSQL also without sent
+ * rows, and on Kafka and PostgreSQL also with `transport.producerClient: 'platformatic'` (with and without).
  */
 function seriesOf(plan: BenchPlan): Series[] {
   return plan.transports.flatMap((kind) =>
-    plan.databases.flatMap((dialect): Series[] => [
-      { kind, dialect, client: 'kafkajs' },
-      ...(kind === 'kafka' && dialect === 'postgres'
-        ? [{ kind, dialect, client: 'platformatic' as const }]
-        : []),
-    ]),
+    plan.databases.flatMap((dialect): Series[] => {
+      if (dialect !== 'postgres') return [{ kind, dialect, client: 'kafkajs', keepSent: true }];
+      const clients: KafkaClientName[] = kind === 'kafka' ? ['kafkajs', 'platformatic'] : ['kafkajs'];
+      return clients.flatMap((client) => [
+        { kind, dialect, client, keepSent: true },
+        { kind, dialect, client, keepSent: false },
+      ]);
+    }),
   );
 }
 
@@ -55,11 +61,12 @@ export const relayThroughput: Scenario = {
   },
 };
 
-async function runOn(context: ScenarioContext, { kind, dialect, client }: Series): Promise<void> {
+async function runOn(context: ScenarioContext, series: Series): Promise<void> {
+  const { kind, dialect, client, keepSent } = series;
   const { rows, keys, payloadBytes, batchSize, runs } = context.plan.throughput;
   const { progress, brokers } = context;
   const viaPlatformatic = client === 'platformatic';
-  const destination = benchName(`bench_tp_${kind}${viaPlatformatic ? '_pl' : ''}`);
+  const destination = benchName(`bench_tp_${kind}${viaPlatformatic ? '_pl' : ''}${keepSent ? '' : '_del'}`);
   const sinkQueue = `${destination}.sink`;
   const outbox: BenchOutbox = await openBenchOutbox(dialect, `tp_${kind}`, context.benchDbUrl);
   // RabbitMQ: a bound queue, or the broker returns the messages as unroutable.
@@ -80,6 +87,7 @@ async function runOn(context: ScenarioContext, { kind, dialect, client }: Series
       producerClient: viaPlatformatic ? 'platformatic' : undefined,
       // Only the bench wakes it: the safety poll must not start a run early.
       relay: { batchSize, pollIntervalMs: 3_600_000 },
+      retention: keepSent ? undefined : { sentRetentionMs: 0 },
     });
     const relay = app.get(OutboxRelay);
     // The library creates the topic as it would in production (3 partitions).
@@ -100,9 +108,7 @@ async function runOn(context: ScenarioContext, { kind, dialect, client }: Series
     await reset();
 
     for (let r = 0; r < runs; r++) {
-      progress.step(
-        `1. relay throughput ${outbox.label} → ${kind}${viaPlatformatic ? ' (@platformatic/kafka)' : ''}, run ${r + 1}/${runs} (${rows} rows)`,
-      );
+      progress.step(`1. relay throughput ${label(series)}, run ${r + 1}/${runs} (${rows} rows)`);
       await outbox.fill({ destination, rows, keys, pad, run: `tp${r}` });
       await outbox.analyze();
       const messages = await outbox.pendingWireMessages();
@@ -141,15 +147,18 @@ async function runOn(context: ScenarioContext, { kind, dialect, client }: Series
     await app?.close();
     await outbox.drop();
   }
-  record(context, { kind, database: outbox.label, client }, relayRates, rawRates);
+  record(context, { series, database: outbox.label }, relayRates, rawRates);
   if (viaPlatformatic) {
-    record(
-      context,
-      { kind, database: outbox.label, client, baseline: 'kafkajs' },
-      relayRates,
-      rawKafkajsRates,
-    );
+    record(context, { series, database: outbox.label, baseline: 'kafkajs' }, relayRates, rawKafkajsRates);
   }
+}
+
+function label({ kind, dialect, client, keepSent }: Series): string {
+  const options = [
+    ...(client === 'platformatic' ? ['@platformatic/kafka'] : []),
+    ...(keepSent ? [] : ['sentRetentionMs 0']),
+  ];
+  return `${dialect} → ${kind}${options.length > 0 ? ` (${options.join(', ')})` : ''}`;
 }
 
 /** Publishes in batches, each confirmed before the next; returns the elapsed ms. */
@@ -194,9 +203,9 @@ async function drainRelay(
 
 /** The figure's series; `baseline` names another raw client than the relay's own (measured beside it). */
 interface Recorded {
-  readonly kind: TransportKind;
+  readonly series: Series;
+  /** `PostgreSQL` or `MariaDB`. */
   readonly database: string;
-  readonly client: KafkaClientName;
   readonly baseline?: KafkaClientName;
 }
 
@@ -205,17 +214,20 @@ const CLIENT_LABEL: Record<KafkaClientName, string> = {
   platformatic: '@platformatic/kafka',
 };
 
-function record(context: ScenarioContext, series: Recorded, relay: number[], raw: number[]): void {
-  const { kind, database, client } = series;
+function record(context: ScenarioContext, recorded: Recorded, relay: number[], raw: number[]): void {
+  const { series, database } = recorded;
+  const { kind, client, keepSent } = series;
   const { rows, batchSize, payloadBytes, keys } = context.plan.throughput;
   const ours = summarize(relay);
   const baseline = summarize(raw);
   const r = ratio(ours.median, baseline.median);
   const rawClient =
     kind === 'kafka'
-      ? `${CLIENT_LABEL[series.baseline ?? client]} producer (idempotent, acks=all)`
+      ? `${CLIENT_LABEL[recorded.baseline ?? client]} producer (idempotent, acks=all)`
       : 'amqplib confirm channel';
-  const via = client === 'platformatic' ? ', producerClient @platformatic/kafka' : '';
+  const via =
+    (client === 'platformatic' ? ', producerClient @platformatic/kafka' : '') +
+    (keepSent ? '' : ', sentRetentionMs 0 (rows deleted once confirmed)');
   context.results.figures.push({
     scenario: '1. Relay throughput',
     name: `Relay ${database} → ${kind === 'kafka' ? 'Kafka' : 'RabbitMQ'}${via} (${rows} rows of ${payloadBytes} B, ${keys} keys, batch ${batchSize})`,
@@ -224,6 +236,6 @@ function record(context: ScenarioContext, series: Recorded, relay: number[], raw
     baseline: { name: `raw ${rawClient}, same messages and batches`, value: baseline },
     ratio: r,
     // Against another client's producer the ratio is a comparison, not the relay's overhead: no target.
-    target: series.baseline ? undefined : { text: `≥ ${TARGET[kind]}× raw`, met: r >= TARGET[kind] },
+    target: recorded.baseline ? undefined : { text: `≥ ${TARGET[kind]}× raw`, met: r >= TARGET[kind] },
   });
 }
