@@ -8,7 +8,7 @@ import { ensureInfrastructure } from '../tools/infra/services';
 import { BenchDialect } from './lib/bench-outbox';
 import { BrokerFixtures } from './lib/brokers';
 import { benchName, BenchDatabases } from './lib/databases';
-import { machineInfo } from './lib/machine';
+import { machineInfo, whileMeasuring } from './lib/machine';
 import { LATENCY_CONFIGS } from './lib/latency-configs';
 import {
   buildPlan,
@@ -157,7 +157,8 @@ async function main(): Promise<number> {
     };
     for (const scenario of scenarios) {
       try {
-        await scenario.run(context);
+        const { summary } = await whileMeasuring(() => scenario.run(context));
+        if (summary) results.notes.push(`Machine during ${scenario.name}: ${summary}.`);
       } catch (error) {
         const message = `${scenario.name}: ${(error as Error).stack ?? String(error)}`;
         results.failures.push(message.split('\n').slice(0, 3).join(' '));

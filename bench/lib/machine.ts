@@ -50,3 +50,39 @@ export function packageVersion(name: string): string {
     return 'unknown';
   }
 }
+
+/** The machine's CPU time so far (Linux `/proc/stat`, all cores): busy, stolen by the hypervisor, total. */
+interface CpuTimes {
+  readonly busy: number;
+  readonly steal: number;
+  readonly total: number;
+}
+
+function cpuTimes(): CpuTimes | undefined {
+  try {
+    const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = fields.map(Number);
+    const busy = user + nice + system + irq + softirq;
+    return { busy, steal, total: busy + idle + iowait + steal };
+  } catch {
+    return undefined; // not Linux
+  }
+}
+
+/**
+ * Measures what the machine did while `work` ran: how busy its cores were (every process, not only the
+ * bench's) and how much CPU time the hypervisor gave to other machines (steal). A scenario that ran slow
+ * on a busy or stolen machine shows it in the notes, beside its figures.
+ */
+export async function whileMeasuring<T>(work: () => Promise<T>): Promise<{ result: T; summary?: string }> {
+  const before = cpuTimes();
+  const result = await work();
+  const after = cpuTimes();
+  if (!before || !after || after.total <= before.total) return { result };
+  const share = (value: number) => Math.round((100 * value) / (after.total - before.total));
+  const load = os.loadavg()[0].toFixed(1);
+  return {
+    result,
+    summary: `cores ${share(after.busy - before.busy)}% busy, ${share(after.steal - before.steal)}% stolen by the hypervisor, load average ${load} at the end`,
+  };
+}
