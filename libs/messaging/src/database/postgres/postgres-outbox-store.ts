@@ -93,8 +93,8 @@ export class PostgresOutboxStore extends OutboxStore {
   ): Promise<ClaimedOutboxRow[]> {
     const t = this.tables.outbox;
     // The statement's CTEs all see the table as it was before it: the rows marked sent (or deleted) here
-    // still look pending to the order check, so they count as in flight; and a row whose lease ran out while it was
-    // on the wire must not be picked again in the statement that marks it.
+    // still look pending to the order check, so they count as in flight; and a row whose lease ran out while
+    // it was on the wire must not be picked again in the statement that marks it.
     const excluded = sent.length === 0 ? inFlight : [...inFlight, ...sent];
     // TypeORM answers an UPDATE with [rows, rowCount].
     const [rows] = await this.dataSource.query<[ClaimedRecord[], number]>(
