@@ -1,6 +1,6 @@
 /**
  * `npm run lint:package` (part of `npm run lint`): what `npm pack` would publish is only the build (with its
- * declarations and source maps), the README, LICENSE, CHANGELOG and package.json — no specs, no sources —
+ * declarations and source maps), the README, LICENSE, CHANGELOG and package.json — no specs, no sources (and the bin shim) —
  * and how big it is.
  */
 import { execFileSync } from 'node:child_process';
@@ -19,6 +19,7 @@ const ALLOWED = [
   /^LICENSE$/,
   /^CHANGELOG\.md$/,
   /^dist\/.+\.(js|js\.map|d\.ts)$/,
+  /^bin\/nest-messaging\.js$/,
 ];
 const FORBIDDEN = [/\.spec\./, /\.test\./, /\.tsbuildinfo$/, /^dist\/\.api-extractor\//];
 const REQUIRED = [
@@ -29,6 +30,7 @@ const REQUIRED = [
   'dist/index.js',
   'dist/index.d.ts',
   'dist/cli/main.js',
+  'bin/nest-messaging.js',
 ];
 
 const [pack] = JSON.parse(
