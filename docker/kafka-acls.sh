@@ -1,5 +1,5 @@
 #!/bin/bash
-# One-shot, as the admin: the services' Kafka ACLs, with the README's recipe.
+# One-shot, as the admin: the services' Kafka ACLs, with the recipe of docs/guide/08-redrive.md.
 set -euo pipefail
 cat > /tmp/admin.properties <<PROPERTIES
 security.protocol=SASL_PLAINTEXT

@@ -1,5 +1,5 @@
 #!/bin/sh
-# One-shot, as the admin: the services' RabbitMQ users, with the README's recipe (management API).
+# One-shot, as the admin: the services' RabbitMQ users, with the recipe of docs/guide/08-redrive.md (management API).
 # configure nothing; write only the default exchange (dead-letter copies) or the exchange they publish to;
 # read every queue but dead-letter queues.
 set -eu

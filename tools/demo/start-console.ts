@@ -11,7 +11,7 @@ import { consoleBanner, DEMO_DLQ, localAdminDatabase, startOpsConsole } from './
  * Local development: the admin database `messaging_admin` on the local PostgreSQL (created and migrated),
  * the broker as its local admin (MESSAGING_TRANSPORT, default kafka, like the services), the demo users and
  * an approver key for each approver, the services' metrics on their default ports (3000, 3001). Runs until
- * interrupted. Production runs `apps/ops-console` with its own environment (README, "Operations console").
+ * interrupted. Production runs `apps/ops-console` with its own environment (docs/guide/09-console.md).
  */
 async function main(): Promise<void> {
   const env = infraEnv();

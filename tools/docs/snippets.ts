@@ -1,14 +1,20 @@
 /**
  * `npm run docs:snippets` writes, and `-- --check` (in `npm run lint`) verifies, the code blocks of the
- * READMEs that come from files: a block between `<!-- snippet: path -->` and `<!-- /snippet -->` is the
+ * READMEs and the guide (docs/guide) that come from files: a block between `<!-- snippet: path -->` and `<!-- /snippet -->` is the
  * file at `path` (from the repository root), verbatim (blank lines around the fence, as Prettier writes it). The five-minute example's files are the consumer
  * apps of the compatibility matrix, so the README shows code that is compiled and run on every CI run.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const DOCUMENTS = ['README.md', 'libs/messaging/README.md'];
+const DOCUMENTS = [
+  'README.md',
+  'libs/messaging/README.md',
+  ...readdirSync(path.join(ROOT, 'docs', 'guide'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/guide/${f}`),
+];
 const BLOCK = /(<!-- snippet: ([^\s]+) -->\n)[\s\S]*?(<!-- \/snippet -->)/g;
 
 /** The document with every snippet block replaced by its file's current text. */

@@ -23,7 +23,7 @@ import { RedriveFixture } from './support/redrive-fixture';
 
 /**
  * Issue 15, point 6: Kafka credentials for real. A private broker with SASL/SCRAM and `StandardAuthorizer`
- * ACLs set up with the README's recipe: the service principal consumes and dead-letters but cannot read,
+ * ACLs set up with the guide's recipe (docs/guide/08-redrive.md): the service principal consumes and dead-letters but cannot read,
  * delete or re-create its DLQ; the topology admin declares the topics; the redrive admin plans and redrives
  * (an approver approves); without SASL, or with SASL plain without TLS, the admin CLI refuses to connect.
  */

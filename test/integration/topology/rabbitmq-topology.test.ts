@@ -18,7 +18,7 @@ import { orderMessage } from '../support/raw-messages';
 import { publishRaw } from '../support/rabbit-wire';
 
 /**
- * Issue 15, point 7. With the README's permissions a service can delete nothing and declare nothing: not its
+ * Issue 15, point 7. With the permissions of docs/guide/08-redrive.md a service can delete nothing and declare nothing: not its
  * DLQ, and not a DLQ re-declared with `x-message-ttl: 0` that would confirm dead-letter copies and throw them
  * away. An admin declares the topology (`messaging topology apply`, idempotent); a service in `verify` mode
  * (the default) checks it at startup and stops with an error naming what is missing.

@@ -16,7 +16,7 @@ import { ConfiguredUser, parseConsoleUsers } from '../auth/environment-authentic
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** Everything the ops console reads from its environment (see the README, "Operations console"). */
+/** Everything the ops console reads from its environment (see docs/guide/09-console.md). */
 export interface OpsConsoleConfig {
   readonly port: number;
   readonly host?: string;
@@ -38,7 +38,7 @@ export interface OpsConsoleConfig {
 export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsConsoleConfig> {
   const need = (name: string): string => {
     const value = env[name]?.trim();
-    if (!value) throw new Error(`${name} is required (see the README, "Operations console").`);
+    if (!value) throw new Error(`${name} is required (see docs/guide/09-console.md).`);
     return value;
   };
   const list = (name: string) =>

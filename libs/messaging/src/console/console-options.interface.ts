@@ -28,7 +28,7 @@ export interface ConsoleAuthenticator {
   authenticate(name: string, password: string): Promise<ConsoleUser | undefined>;
 }
 
-/** A service whose Prometheus metrics the overview reads (its `/metrics`, see docs/operations.md). */
+/** A service whose Prometheus metrics the overview reads (its `/metrics`, see docs/guide/10-operations.md). */
 export interface ConsoleMetricsSource {
   /** How the overview names it, e.g. `post-service`. */
   readonly name: string;

@@ -18,7 +18,7 @@ import { OutboxStore } from './outbox-store';
  * With `relay.notify`, listens for NOTIFY on the outbox's channel and wakes the local relay, so that a row
  * committed by another instance is published at once too. Holds one pooled connection; reconnects after a
  * drop. Off by default: NOTIFY takes a global lock while committing transactions queue their
- * notifications, which serialises commits that write outbox rows (see the README's measurement).
+ * notifications, which serialises commits that write outbox rows (see docs/guide/02-guarantees.md).
  */
 @Injectable()
 export class OutboxNotifyListener implements OnApplicationBootstrap, BeforeApplicationShutdown {

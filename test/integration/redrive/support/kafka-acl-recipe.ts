@@ -6,7 +6,7 @@ import {
 } from 'kafkajs';
 import type { Admin } from 'kafkajs';
 
-/** The principals of the README's Kafka recipe. */
+/** The principals of the guide's Kafka recipe (docs/guide/08-redrive.md). */
 export interface KafkaAclNames {
   readonly destination: string;
   readonly group: string;
@@ -21,7 +21,7 @@ export interface KafkaAclNames {
 type Entry = [principal: string, resource: Resource, name: string, pattern: Pattern, operations: Op[]];
 
 /**
- * The README's Kafka permission recipe (section "Redrive", Kafka), entry for entry, as kafkajs ACLs: the
+ * The Kafka permission recipe of docs/guide/08-redrive.md, entry for entry, as kafkajs ACLs: the
  * `kafka-acls.sh` lines there and these rows must say the same. Everything not allowed is refused
  * (`StandardAuthorizer`, `allow.everyone.if.no.acl.found=false`).
  */

@@ -7,7 +7,7 @@ import { uniqueName } from '../../../harness/names';
 const run = promisify(execFile);
 
 /**
- * The services' permissions, as the README's recipe grants them (`rabbitmqctl set_permissions`):
+ * The services' permissions, as the recipe of docs/guide/08-redrive.md grants them (`rabbitmqctl set_permissions`):
  * - configure nothing: a service declares, deletes and re-declares nothing (`messaging topology apply`
  *   declares the topology as the admin; the services only check it, passively);
  * - write to the default exchange (dead-letter and retry copies go straight to their queues) and to the
