@@ -3,6 +3,7 @@ import { BlogStack } from './blog-stack';
 import {
   Audience,
   checkDelivery,
+  createAudience,
   DeliveryCheck,
   PostBurst,
   readNotifications,
@@ -14,7 +15,7 @@ import {
 import { BrokerControl } from './broker-control';
 import { DemoOptions } from './demo-options';
 import { RegisterCleanup } from './demo-infrastructure';
-import { seconds } from './format';
+import { duration, seconds } from './format';
 import { colours, Progress } from './progress';
 import { outageTimings } from './outage-timing';
 import { metricValue } from './prometheus';
@@ -45,6 +46,45 @@ interface Counters {
   published: number;
   pending: number;
   duplicates: number;
+}
+
+/** Posts the warm-up sends, one at a time, before the scenarios (not counted in the summary). */
+const WARM_UP_POSTS = 5;
+
+/**
+ * Before the scenarios: an author of its own with one subscriber posts a few times, one post after the other's
+ * notification, so that what the scenarios measure is the library at work, not a consumer group still joining
+ * or connections still opening (the first message after a start waits for both). Returns how long the first
+ * and the last warm-up post took from the request to the notification.
+ */
+export async function warmUp(
+  stack: BlogStack,
+  out: Progress,
+): Promise<{ firstMs: number; lastMs: number; posts: number }> {
+  const audience = await createAudience(stack.client, 1);
+  const took: number[] = [];
+  for (let i = 0; i < WARM_UP_POSTS; i += 1) {
+    out.bar('warm-up  ', i, WARM_UP_POSTS, 'posts delivered');
+    const sentAt = Date.now();
+    const burst = await sendPostsWithin(stack.client, audience.authorId, 1, 0, 'warm-up');
+    if (burst.postIds.length !== 1) {
+      throw new Error(`The warm-up post was not accepted: ${statusSummary(burst.results)}.`);
+    }
+    const check = await waitForDelivery(stack.client, audience, burst.postIds, {
+      timeoutMs: DELIVERY_TIMEOUT_MS,
+      everyMs: 20,
+    });
+    if (!check.complete) {
+      throw new Error(`The warm-up post was not delivered within ${seconds(DELIVERY_TIMEOUT_MS)}.`);
+    }
+    took.push(Date.now() - sentAt);
+  }
+  out.endBar(
+    `  Warm-up: ${WARM_UP_POSTS} posts by another author, each delivered before the next; the first took ` +
+      `${duration(took[0])} (the consumer group joining, connections opening), the last ${duration(took[took.length - 1])}. ` +
+      'Not counted below.',
+  );
+  return { firstMs: took[0], lastMs: took[took.length - 1], posts: WARM_UP_POSTS };
 }
 
 /** Scenario 1: posts within the window, then every notification. */

@@ -12,7 +12,7 @@ import {
 } from './demo-infrastructure';
 import { infraEnv } from '../infra/env';
 import { consoleBanner, DEMO_DLQ, localAdminDatabase, startOpsConsole } from './ops-console';
-import { normalScenario, outageScenario } from './demo-scenarios';
+import { normalScenario, outageScenario, warmUp } from './demo-scenarios';
 import { failureReasons, printSummary } from './demo-summary';
 import { seconds } from './format';
 import { colours, createProgress, Progress } from './progress';
@@ -118,6 +118,7 @@ async function runDemo(options: DemoOptions, out: Progress, register: RegisterCl
   out.line(`  Logs: ${path.relative(process.cwd(), logDir) || logDir}/`);
   await startDemoConsole(options, infra, stack, build, logDir, out, register);
 
+  await warmUp(stack, out);
   const audience = await createAudience(stack.client, options.subscribers);
   out.line(
     `  Author ${audience.authorId}, followed by ${audience.subscriberIds.length} subscribers: ` +

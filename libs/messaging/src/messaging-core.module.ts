@@ -8,6 +8,7 @@ import { isPeerInstalled } from './common/optional-peer';
 import { TimerRegistry } from './common/timer-registry';
 import { ConsumerExplorer } from './consumers/consumer-explorer';
 import { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
+import { StartupSummary } from './consumers/startup-summary';
 import { DeliveryPipeline } from './consumers/delivery-pipeline';
 import { FailureSettler } from './consumers/failure-settler';
 import { HandlerRegistry } from './consumers/handler-registry';
@@ -94,6 +95,7 @@ const serverProviders = messagingServer();
     ConsumerExplorer,
     FailureSettler,
     DeliveryPipeline,
+    StartupSummary, // before the orchestrator: the summary is logged before anything subscribes
     ConsumerOrchestrator,
     MessagingMetrics,
     MetricsCollector,

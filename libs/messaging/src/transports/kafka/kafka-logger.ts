@@ -3,9 +3,16 @@ import { logCreator, logLevel } from 'kafkajs';
 import { OutageLog } from '../outage-log';
 
 /**
- * Routes kafkajs logs into Nest's logger: INFO to debug, WARN to warn, ERROR (kafkajs logs every failed
- * connection and retried request as one) to warn, or, given an `OutageLog`, to it: one line when errors
- * start, a summary while they go on.
+ * kafkajs warns this each time an idempotent producer is created with fewer than its maximum retries, which
+ * the library does on purpose (a failed send drops the producer, and the relay retries with a new one): after
+ * every broker error. Nothing for an operator to act on, so it goes to debug.
+ */
+const EXPECTED_WARNINGS = [/^Limiting retries for the idempotent producer/];
+
+/**
+ * Routes kafkajs logs into Nest's logger: INFO to debug, WARN to warn (but warnings the library's own settings
+ * cause, to debug), ERROR (kafkajs logs every failed connection and retried request as one) to warn, or, given
+ * an `OutageLog`, to it: one line when errors start, a summary while they go on.
  */
 export function kafkaLogCreator(context: string, outage?: OutageLog): logCreator {
   const logger = new Logger(context);
@@ -14,6 +21,7 @@ export function kafkaLogCreator(context: string, outage?: OutageLog): logCreator
       const { message, broker, error } = log as { message: string; broker?: string; error?: string };
       const line = `${message}${broker ? ` [${broker}]` : ''}${error ? `: ${error}` : ''}`;
       if (level === logLevel.ERROR && outage) outage.failure(line);
+      else if (level === logLevel.WARN && EXPECTED_WARNINGS.some((w) => w.test(message))) logger.debug(line);
       else if (level === logLevel.ERROR || level === logLevel.WARN) logger.warn(line);
       else if (level === logLevel.INFO) logger.debug(line);
     };

@@ -1,0 +1,134 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { destinationNames } from '../dead-letter/destination-names';
+import { FailureCategory } from '../envelope/failure-category';
+import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
+import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
+import { decideRetry } from '../retry/retry-decision-engine';
+import { ResolvedRetryPolicy, RetryMode } from '../retry/retry-policy.interface';
+import { TransportCapabilities } from '../transports/transport-capabilities';
+import { MessageTransport } from '../transports/message-transport.interface';
+import { HandlerDefinition, HandlerRegistry } from './handler-registry';
+
+/**
+ * One log block at startup that says what this service will do: the transport and where it connects
+ * (never a password), the relay, and per consumer group each handler with what a failure leads to, as the
+ * retry engine will decide it on this transport, and where its dead letters go. A mode the transport overrides
+ * (INLINE on an ordered Kafka topic, where ordering PRESERVE pauses the partition instead) is said here rather
+ * than discovered in a failure's log line.
+ */
+@Injectable()
+export class StartupSummary implements OnApplicationBootstrap {
+  private readonly logger = new Logger('Messaging');
+
+  constructor(
+    private readonly registry: HandlerRegistry,
+    @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
+    @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    summaryLines(this.options, this.registry, this.transport.capabilities).forEach((line) =>
+      this.logger.log(line),
+    );
+  }
+}
+
+/** The startup summary, line by line. */
+export function summaryLines(
+  options: ResolvedMessagingOptions,
+  registry: HandlerRegistry,
+  capabilities: TransportCapabilities,
+): string[] {
+  const { relay, consumers, topology } = options;
+  const lines = [
+    `Service ${options.serviceName} on ${describeTransport(options)}; topology ${topology}; ` +
+      (relay.enabled
+        ? `outbox relay on (batches of ${relay.batchSize}, lease ${relay.leaseMs} ms, safety poll every ${relay.pollIntervalMs} ms)`
+        : 'outbox relay off'),
+  ];
+  const groups = registry.groupNames();
+  if (groups.length === 0) lines.push('No consumer groups (no @IdempotentHandler() in this application).');
+  for (const group of groups) {
+    const destinations = registry.destinationsOf(group);
+    lines.push(
+      `Consumer group ${group}: ${[...destinations.keys()].join(', ')} (${consumers.concurrency} lanes, ` +
+        `batches of up to ${consumers.batchSize}${consumers.autoStart ? '' : ', started by MessagingServer'})`,
+    );
+    for (const [destination, handlers] of destinations) {
+      for (const handler of handlers.values()) {
+        lines.push(
+          `  ${handler.event.type} → ${handler.name}: ${describeFailurePath(handler, capabilities)}; ` +
+            `dead letters to ${destinationNames.deadLetter(destination, group)}`,
+        );
+      }
+    }
+  }
+  return lines;
+}
+
+/** What a (retryable) failure of this handler leads to on this transport, as the retry engine decides it. */
+export function describeFailurePath(
+  handler: Pick<HandlerDefinition, 'policy'>,
+  capabilities: TransportCapabilities,
+): string {
+  const { policy } = handler;
+  if (!policy) return 'no retry policy: a failure is dead-lettered at once';
+  const decision = decideRetry({
+    category: FailureCategory.UNKNOWN,
+    attempt: 1,
+    policy,
+    destination: { ordered: capabilities.orderedStream },
+    capabilities,
+    now: () => new Date(0),
+    random: () => 0,
+  });
+  const attempts = `up to ${policy.maxAttempts} attempts`;
+  switch (decision.kind) {
+    case 'PAUSE_AND_RETRY':
+      return `${attempts}, pause and retry in place (later messages of the partition wait)${overridden(policy, RetryMode.PAUSE_PARTITION)}`;
+    case 'RETRY_INLINE':
+      return `${attempts}, retried inline`;
+    case 'RETRY_DESTINATION':
+      return `${attempts}, through retry destinations (${retryWord(policy)})`;
+    case 'REJECT':
+    case 'DEAD_LETTER':
+      return policy.maxAttempts <= 1
+        ? 'no retry (maxAttempts 1): a failure is dead-lettered'
+        : `${attempts}, but no retry path on this transport: a failure is dead-lettered`;
+  }
+}
+
+/** Why the mode the policy asked for is not the one that runs, when it is not. */
+function overridden(policy: ResolvedRetryPolicy, runs: RetryMode): string {
+  if (policy.mode === runs) return '';
+  return (
+    `: mode ${policy.mode} is not used, since ordering PRESERVE on an ordered stream pauses instead ` +
+    '(rule 3); set ordering ALLOW_REORDER to let retries run out of order'
+  );
+}
+
+function retryWord(policy: ResolvedRetryPolicy): string {
+  return policy.mode === RetryMode.BROKER_DELAYED ? 'broker-delayed TTL queues' : 'retry topics';
+}
+
+/** The transport and where it connects, without credentials. */
+function describeTransport(options: ResolvedMessagingOptions): string {
+  const { transport } = options;
+  if (transport.kind === 'kafka') {
+    const client = transport.producerClient === 'platformatic' ? ', publishing with @platformatic/kafka' : '';
+    return `Kafka (${transport.brokers.join(', ')}${transport.sasl ? `, SASL ${transport.sasl.mechanism}` : ''}${client})`;
+  }
+  return `RabbitMQ (${withoutCredentials(transport.url)}, ${transport.queueType} queues)`;
+}
+
+/** A URL with its user and password taken out. */
+export function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString().replace(/\/$/, '');
+  } catch {
+    return '(an unparsable URL)';
+  }
+}
