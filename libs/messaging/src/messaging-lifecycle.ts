@@ -1,4 +1,5 @@
-import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { installedVersion, peerVersionWarnings } from './common/peer-versions';
 import { InvalidMessagingOptionsError } from './errors/invalid-messaging-options.error';
 import { MessagingSchemaMissingError } from './errors/messaging-schema-missing.error';
 import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from './messaging.constants';
@@ -8,12 +9,14 @@ import { OutboxStore } from './outbox/outbox-store';
 import { MessageTransport } from './transports/message-transport.interface';
 
 /**
- * Startup and shutdown of what the library owns: at init, checks the database (its version, that the
- * migrations ran, that it can do what the options ask); at shutdown, after relays and consumers have stopped
+ * Startup and shutdown of what the library owns: at init, warns about peers of another Nest major, checks the
+ * database (its version, that the migrations ran, that it can do what the options ask); at shutdown, after relays and consumers have stopped
  * (they stop in `beforeApplicationShutdown`), closes the broker connections.
  */
 @Injectable()
 export class MessagingLifecycle implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('Messaging');
+
   constructor(
     private readonly store: OutboxStore,
     private readonly inbox: InboxStore,
@@ -22,6 +25,7 @@ export class MessagingLifecycle implements OnModuleInit, OnApplicationShutdown {
   ) {}
 
   async onModuleInit(): Promise<void> {
+    peerVersionWarnings(installedVersion).forEach((warning) => this.logger.warn(warning));
     if (this.options.relay.notify && this.store.notifyChannel === undefined) {
       throw new InvalidMessagingOptionsError([
         {
