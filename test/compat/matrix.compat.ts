@@ -10,6 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
+import { REPO_ROOT } from '../../tools/demo/build-services';
 import { databaseUrl, ensureDatabase } from '../../tools/demo/databases';
 import { buildLibrary, LIBRARY_DIR } from '../../tools/infra/library-build';
 import { KafkaBroker } from '../../tools/infra/kafka-broker';
@@ -23,12 +24,8 @@ import { CompatCell, ConsumerApp } from './support/consumer-app';
 
 const run = promisify(execFile);
 
-/** The five-minute example's topology: OrderPlaced's destination and the billing group (INLINE retries). */
-const TOPOLOGY = {
-  destinations: ['orders'],
-  groups: [{ group: 'billing', destination: 'orders', retryTiersMs: [] }],
-};
-let topologyFile = '';
+/** The five-minute example's topology, as its README applies it: OrderPlaced's destination and the billing group. */
+const TOPOLOGY_FILE = path.join(REPO_ROOT, 'examples', 'five-minute', 'topology.json');
 
 const CELLS: readonly CompatCell[] = [
   // The stack most applications run today: Nest 11 (CommonJS), TypeORM 0.3, on Node 20.
@@ -64,8 +61,6 @@ const prepared = new Map<string, Promise<ConsumerApp>>();
 beforeAll(async () => {
   await buildLibrary();
   workDir = mkdtempSync(path.join(os.tmpdir(), 'compat-'));
-  topologyFile = path.join(workDir, 'topology.json');
-  await fs.writeFile(topologyFile, JSON.stringify(TOPOLOGY));
   // Packed as built (no prepack rebuild): a rebuild empties dist/ while other suites of the run import it.
   const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', workDir], {
     cwd: LIBRARY_DIR,
@@ -101,7 +96,7 @@ describe('the packed library in fresh Nest apps (compatibility matrix)', () => {
           cell.transport !== 'kafka' && !cell.extraPeers.includes('@nestjs/microservices@12');
         // As an admin would, before the application starts: it only checks the topology.
         await app.cli(
-          ['topology', 'apply', '--file', topologyFile, ...services.adminArgs],
+          ['topology', 'apply', '--file', TOPOLOGY_FILE, ...services.adminArgs],
           services.adminEnv,
         );
         const result = await app.check({

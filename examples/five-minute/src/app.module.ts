@@ -4,6 +4,7 @@ import { MessagingMigrations, MessagingModule } from 'nest-reliable-messaging';
 import { BillingHandler } from './shop/billing.handler.js';
 import { Invoice } from './shop/invoice.entity.js';
 import { Order } from './shop/order.entity.js';
+import { OrdersController } from './shop/orders.controller.js';
 import { OrdersService } from './shop/orders.service.js';
 import { ReceiptSender } from './shop/receipt-sender.js';
 
@@ -28,6 +29,7 @@ import { ReceiptSender } from './shop/receipt-sender.js';
       // The topology (destination, DLQ...) comes from an admin: npx nest-messaging topology apply.
     }),
   ],
+  controllers: [OrdersController],
   providers: [OrdersService, BillingHandler, ReceiptSender],
 })
 export class AppModule {}
