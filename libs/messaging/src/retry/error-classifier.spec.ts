@@ -27,19 +27,22 @@ describe(ErrorClassifier.name, () => {
       ]);
       const error = Object.assign(new PaymentDeclinedError(), { retriable: true, code: 'ECONNRESET' });
       expect(withRule.classify(error)).toEqual({ category: VALIDATION, code: 'PAY' });
-      expect(classifier.classify(error)).toEqual({ category: TRANSIENT, code: 'ECONNRESET' });
+      expect(classifier.classify(error)).toEqual({
+        category: TRANSIENT,
+        code: 'PaymentDeclinedError/ECONNRESET',
+      });
     });
 
-    it("takes a class rule's code from the error, else the category", () => {
+    it("takes a class rule's code from the error's class and code, as the built-ins do", () => {
       const rules = [{ errorClass: CodedError, category: AUTHORIZATION }];
       expect(new ErrorClassifier(rules).classify(new CodedError('E42'))).toEqual({
         category: AUTHORIZATION,
-        code: 'E42',
+        code: 'CodedError/E42',
       });
       const noCode = new ErrorClassifier([{ errorClass: PaymentDeclinedError, category: VALIDATION }]);
       expect(noCode.classify(new PaymentDeclinedError())).toEqual({
         category: VALIDATION,
-        code: 'VALIDATION',
+        code: 'PaymentDeclinedError',
       });
     });
 
@@ -50,8 +53,14 @@ describe(ErrorClassifier.name, () => {
         { code: '23505', category: TRANSIENT },
       ];
       const withRules = new ErrorClassifier(rules);
-      expect(withRules.classify(new CodedError('429'))).toEqual({ category: TRANSIENT, code: '429' });
-      expect(withRules.classify(new CodedError('23505'))).toEqual({ category: UNKNOWN, code: '23505' });
+      expect(withRules.classify(new CodedError('429'))).toEqual({
+        category: TRANSIENT,
+        code: 'CodedError/429',
+      });
+      expect(withRules.classify(new CodedError('23505'))).toEqual({
+        category: UNKNOWN,
+        code: 'CodedError/23505',
+      });
     });
 
     it('takes the category and code of a MessageHandlingError', () => {
@@ -61,9 +70,9 @@ describe(ErrorClassifier.name, () => {
 
     it('treats retriable: true (kafkajs) as TRANSIENT and does not classify on retriable: false', () => {
       const retriable = Object.assign(new Error('x'), { name: 'KafkaJSConnectionError', retriable: true });
-      expect(classifier.classify(retriable)).toEqual({ category: TRANSIENT, code: 'TRANSIENT' });
+      expect(classifier.classify(retriable)).toEqual({ category: TRANSIENT, code: 'KafkaJSConnectionError' });
       const notRetriable = Object.assign(new Error('x'), { retriable: false });
-      expect(classifier.classify(notRetriable)).toEqual({ category: UNKNOWN, code: 'UNCLASSIFIED' });
+      expect(classifier.classify(notRetriable)).toEqual({ category: UNKNOWN, code: 'Error' });
     });
 
     it.each([
@@ -85,8 +94,11 @@ describe(ErrorClassifier.name, () => {
       ['23514', VALIDATION],
       ['22P02', VALIDATION],
     ])('classifies PostgreSQL %s as %s via code and via driverError.code', (code, category) => {
-      expect(classifier.classify(new CodedError(code))).toEqual({ category, code });
-      expect(classifier.classify(new QueryFailedLikeError({ code }))).toEqual({ category, code });
+      expect(classifier.classify(new CodedError(code))).toEqual({ category, code: `CodedError/${code}` });
+      expect(classifier.classify(new QueryFailedLikeError({ code }))).toEqual({
+        category,
+        code: `QueryFailedLikeError/${code}`,
+      });
     });
 
     it.each([
@@ -111,8 +123,11 @@ describe(ErrorClassifier.name, () => {
       ['ER_CONSTRAINT_FAILED', VALIDATION],
       ['ER_TRUNCATED_WRONG_VALUE_FOR_FIELD', VALIDATION],
     ])('classifies MySQL/MariaDB %s as %s via code and via driverError.code', (code, category) => {
-      expect(classifier.classify(new CodedError(code))).toEqual({ category, code });
-      expect(classifier.classify(new QueryFailedLikeError({ code }))).toEqual({ category, code });
+      expect(classifier.classify(new CodedError(code))).toEqual({ category, code: `CodedError/${code}` });
+      expect(classifier.classify(new QueryFailedLikeError({ code }))).toEqual({
+        category,
+        code: `QueryFailedLikeError/${code}`,
+      });
     });
 
     it.each([
@@ -124,29 +139,60 @@ describe(ErrorClassifier.name, () => {
       ['ECONNABORTED', TRANSIENT],
       ['ENOTFOUND', CONFIGURATION],
     ])('classifies the network code %s as %s', (code, category) => {
-      expect(classifier.classify(new CodedError(code))).toEqual({ category, code });
+      expect(classifier.classify(new CodedError(code))).toEqual({ category, code: `CodedError/${code}` });
     });
 
-    it.each<[string, unknown]>([
-      ['an unknown error', new Error('boom')],
-      ['an unknown code', new CodedError('ERR_SOMETHING')],
-      ['a thrown string', 'ECONNRESET'],
-      ['undefined', undefined],
-      ['a plain object', { category: 'NOT_A_CATEGORY' }],
-    ])('classifies %s as UNKNOWN / UNCLASSIFIED', (_name, error) => {
-      expect(classifier.classify(error)).toEqual({ category: UNKNOWN, code: 'UNCLASSIFIED' });
+    it.each<[string, unknown, string]>([
+      ['an unknown error', new Error('boom'), 'Error'],
+      ['an error of its own class', new PaymentDeclinedError('declined'), 'PaymentDeclinedError'],
+      ['an unknown code', new CodedError('ERR_SOMETHING'), 'CodedError/ERR_SOMETHING'],
+      [
+        'an error named by its name',
+        Object.assign(new Error('x'), { name: 'QueryFailedError' }),
+        'QueryFailedError',
+      ],
+      ['a thrown string', 'ECONNRESET', 'UNCLASSIFIED'],
+      ['undefined', undefined, 'UNCLASSIFIED'],
+      ['a plain object', { category: 'NOT_A_CATEGORY' }, 'UNCLASSIFIED'],
+    ])('classifies %s as UNKNOWN, code %s', (_name, error, code) => {
+      expect(classifier.classify(error)).toEqual({ category: UNKNOWN, code });
+    });
+
+    it.each<[string, unknown, string]>([
+      [
+        'an HTTP client error (response.status)',
+        Object.assign(new Error('x'), {
+          name: 'AxiosError',
+          code: 'ERR_BAD_RESPONSE',
+          response: { status: 503 },
+        }),
+        'AxiosError/503',
+      ],
+      [
+        "Nest's HttpException (status)",
+        Object.assign(new PaymentDeclinedError('x'), { status: 402 }),
+        'PaymentDeclinedError/402',
+      ],
+      ['a statusCode', Object.assign(new CodedError('E1'), { statusCode: 429 }), 'CodedError/429'],
+      [
+        'a status that is not HTTP',
+        Object.assign(new CodedError('E1'), { status: 'failed' }),
+        'CodedError/E1',
+      ],
+    ])('names %s by its HTTP status', (_name, error, code) => {
+      expect(classifier.classify(error).code).toBe(code);
     });
 
     it('never reads the message: "timeout" in the text is not TRANSIENT', () => {
       const error = new Error('Connection timeout: ETIMEDOUT after 30s (ECONNRESET)');
-      expect(classifier.classify(error)).toEqual({ category: UNKNOWN, code: 'UNCLASSIFIED' });
+      expect(classifier.classify(error)).toEqual({ category: UNKNOWN, code: 'Error' });
     });
 
-    it('sanitises the code to [A-Za-z0-9_.-], at most 64 characters', () => {
+    it('sanitises the code to [A-Za-z0-9_./-], at most 64 characters', () => {
       const error = new MessageHandlingError(VALIDATION, 'bad code: <x>/ü\n' + 'A'.repeat(100));
       const { code } = classifier.classify(error);
-      expect(code).toMatch(/^[A-Za-z0-9_.-]{1,64}$/);
-      expect(code).toBe(('badcodex' + 'A'.repeat(100)).slice(0, 64));
+      expect(code).toMatch(/^[A-Za-z0-9_./-]{1,64}$/);
+      expect(code).toBe(('badcodex/' + 'A'.repeat(100)).slice(0, 64));
     });
 
     it('falls back to the category name when nothing of the code survives', () => {

@@ -4,14 +4,18 @@ import { FailureCategory } from '../envelope/failure-category';
 export interface Classification {
   /** The category the retry decision is taken on. */
   readonly category: FailureCategory;
-  /** Short and machine-readable, `[A-Za-z0-9_.-]{1,64}`; never the error message. */
+  /**
+   * Short and machine-readable, `[A-Za-z0-9_./-]{1,64}`; never the error message. By default the error's class
+   * and its machine code where it has one: `QueryFailedError/23505`, `AxiosError/503`, `Error/ECONNRESET`,
+   * `PaymentDeclinedError` (no code); a rule's or a `MessageHandlingError`'s code as given.
+   */
   readonly code: string;
 }
 
 /**
  * A user rule, tried before the built-ins, in order. Either by type (`instanceof errorClass`; `code`
- * defaults to the error's own code, else the category name) or by the error's `code` property (compared as
- * strings; a TypeORM `driverError.code` counts too).
+ * defaults to the error's class and own code, as the built-ins make it) or by the error's `code` property
+ * (compared as strings; a TypeORM `driverError.code` counts too).
  */
 export type ClassificationRule =
   | {
@@ -55,8 +59,9 @@ const CATEGORIES: readonly unknown[] = Object.values(FailureCategory);
 /**
  * Maps a thrown value to a `FailureCategory`, by type and by code, never by message text. User rules
  * first, then: an error carrying its own `category` (`MessageHandlingError`), `retriable: true` (kafkajs)
- * → TRANSIENT, Node network codes, PostgreSQL SQLSTATEs, MySQL/MariaDB error codes; anything else →
- * UNKNOWN / `UNCLASSIFIED`.
+ * → TRANSIENT, Node network codes, PostgreSQL SQLSTATEs, MySQL/MariaDB error codes; anything else → UNKNOWN.
+ * The failure code names the error's class and its machine code (see `Classification.code`), so that a dead
+ * letter says why without carrying the error's text.
  */
 export class ErrorClassifier {
   /** @param rules tried in order before the built-ins; default none. */
@@ -65,19 +70,20 @@ export class ErrorClassifier {
   /** Classifies a thrown value (an Error or anything else that was thrown). */
   classify(error: unknown): Classification {
     const own = ownCode(error);
+    const described = describedCode(error, own);
     for (const rule of this.rules) {
       if ('errorClass' in rule) {
-        if (error instanceof rule.errorClass) return result(rule.category, rule.code ?? own);
+        if (error instanceof rule.errorClass) return result(rule.category, rule.code ?? described);
       } else if (own !== undefined && own === String(rule.code)) {
-        return result(rule.category, own);
+        return result(rule.category, described);
       }
     }
     const category = property(error, 'category');
+    // The application classified it itself (MessageHandlingError): its code as it chose it.
     if (CATEGORIES.includes(category)) return result(category as FailureCategory, own);
-    if (property(error, 'retriable') === true) return result(FailureCategory.TRANSIENT, own);
+    if (property(error, 'retriable') === true) return result(FailureCategory.TRANSIENT, described);
     const byCode = own === undefined ? undefined : CATEGORY_OF_CODE.get(own);
-    if (byCode !== undefined) return result(byCode, own);
-    return { category: FailureCategory.UNKNOWN, code: 'UNCLASSIFIED' };
+    return result(byCode ?? FailureCategory.UNKNOWN, described);
   }
 }
 
@@ -91,11 +97,52 @@ function ownCode(error: unknown): string | undefined {
   return typeof code === 'string' || typeof code === 'number' ? String(code) : undefined;
 }
 
+/**
+ * The default failure code: the error's class, then its HTTP status (`status`, `statusCode`, an HTTP client's
+ * `response.status`) or its own code: `QueryFailedError/23505`. `UNCLASSIFIED` for a thrown value that is not
+ * an object.
+ */
+function describedCode(error: unknown, own: string | undefined): string {
+  if (typeof error !== 'object' || error === null) return 'UNCLASSIFIED';
+  const machine = httpStatus(error) ?? own;
+  const kind = className(error);
+  return machine === undefined ? kind : `${kind}/${machine}`;
+}
+
+/**
+ * What kind of error it is: its `name` when it says more than `Error` (kafkajs and TypeORM set it), else its
+ * class's name (a subclass that did not set `name` still says what it is), else `Error`; `UNCLASSIFIED` for a
+ * thrown object that is no error.
+ */
+function className(error: object): string {
+  const candidates = [
+    property(error, 'name'),
+    (error as { constructor?: { name?: unknown } }).constructor?.name,
+  ];
+  const named = candidates.find(
+    (n): n is string => typeof n === 'string' && n !== '' && n !== 'Error' && n !== 'Object',
+  );
+  return named ?? (error instanceof Error ? 'Error' : 'UNCLASSIFIED');
+}
+
+function httpStatus(error: object): string | undefined {
+  for (const status of [
+    property(error, 'status'),
+    property(error, 'statusCode'),
+    property(property(error, 'response'), 'status'),
+  ]) {
+    if (typeof status === 'number' && Number.isInteger(status) && status >= 100 && status <= 599) {
+      return String(status);
+    }
+  }
+  return undefined;
+}
+
 function property(value: unknown, key: string): unknown {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
 }
 
 function result(category: FailureCategory, code: string | undefined): Classification {
-  const token = (code ?? '').replace(/[^A-Za-z0-9_.-]/g, '').slice(0, 64);
+  const token = (code ?? '').replace(/[^A-Za-z0-9_./-]/g, '').slice(0, 64);
   return { category, code: token === '' ? category : token };
 }
