@@ -97,4 +97,5 @@ export { MessagingSchemaMissingError } from './errors/messaging-schema-missing.e
 export { MissingPeerDependencyError } from './errors/missing-peer-dependency.error';
 export { NoActiveTransactionError } from './errors/no-active-transaction.error';
 export { OutboxPayloadInvalidError } from './errors/outbox-payload-invalid.error';
+export { TransactionAbortedError } from './errors/transaction-aborted.error';
 export { UnsupportedDatabaseError } from './errors/unsupported-database.error';

@@ -1,251 +1,31 @@
-import { z } from 'zod';
-import { systemClock } from '../common/clock';
-import { encodeEnvelope } from '../envelope/envelope-codec';
-import { defineEvent } from '../envelope/event-definition';
 import { MessageHeaders } from '../envelope/message-headers';
-import { newMessageId } from '../envelope/message-id';
 import { WireMessage } from '../envelope/wire-message';
-import { InboxDelivery, InboxOutcome, InboxService } from '../inbox/inbox.service';
-import { MessageTracing } from '../observability/message-tracing';
-import { MessagingMetrics } from '../observability/messaging-metrics';
-import { resolveMessagingOptions } from '../options/resolve-messaging-options';
 import { RetryPolicyOptions, RetryMode, RetryOrdering } from '../retry/retry-policy.interface';
-import { resolveRetryPolicy } from '../retry/retry-policy';
-import { MessageTransport } from '../transports/message-transport.interface';
-import { PublishOutcome } from '../transports/publish-outcome';
-import { Delivery, DeliveryControl, Settlement } from '../transports/subscription.interface';
+import { Settlement } from '../transports/subscription.interface';
 import { TransportCapabilities } from '../transports/transport-capabilities';
 import { DeliveryPipeline } from './delivery-pipeline';
-import { FailureSettler } from './failure-settler';
-import { HandlerRegistry } from './handler-registry';
 import { MessageContext } from './message-context';
 import { useFakeTime } from '../../spec-support/fake-time';
+import {
+  DESTINATION,
+  FakeInbox,
+  FakeManager,
+  Flaky,
+  GROUP,
+  Harness,
+  idOf,
+  KAFKA,
+  orderWire,
+  RABBITMQ,
+  uniqueViolation,
+  withTimePassing,
+} from '../../spec-support/pipeline-harness';
 
-const KAFKA: TransportCapabilities = { orderedStream: true, delayedDelivery: false, retryDestinations: true };
-const RABBITMQ: TransportCapabilities = {
-  orderedStream: false,
-  delayedDelivery: true,
-  retryDestinations: false,
-};
-const GROUP = 'billing';
-const DESTINATION = 'orders';
 const FAST = { initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 8_000 };
-
-const OrderPlaced = defineEvent({
-  type: 'OrderPlaced',
-  destination: DESTINATION,
-  schema: z.object({ orderId: z.number().int(), customer: z.string() }),
-  key: (order) => order.customer,
-});
-
-/** A transient failure, as a flaky downstream throws it. */
-class Flaky extends Error {
-  readonly retriable = true;
-}
-
-/** A message for `OrderPlaced` as the relay puts it on the wire. */
-function orderWire(
-  payload: object = { orderId: 1, customer: 'c1' },
-  headers: Record<string, string> = {},
-  destination = DESTINATION,
-  type = 'OrderPlaced',
-) {
-  const wire = encodeEnvelope(
-    {
-      messageId: newMessageId(),
-      type,
-      destination,
-      key: 'c1',
-      occurredAt: new Date(),
-      headers: {},
-    },
-    JSON.stringify(payload),
-  );
-  return { ...wire, headers: { ...wire.headers, ...headers } };
-}
-
-interface HarnessOptions {
-  readonly capabilities?: TransportCapabilities;
-  readonly policy?: RetryPolicyOptions;
-  readonly retryDefaults?: Record<string, RetryPolicyOptions>;
-  /** Fails the handler while this returns true (given the attempt). */
-  readonly failWhile?: (attempt: number) => boolean;
-  /** What the handler throws; default a transient failure. */
-  readonly error?: () => Error;
-  /** The inbox (and its attempt counts); a fresh one by default. */
-  readonly inbox?: FakeInbox;
-  /** `consumers.batchSize`. */
-  readonly batchSize?: number;
-}
-
-/** The inbox in memory: handled ids and the failed attempts of messages retried in place. */
-class FakeInbox {
-  readonly handled = new Set<string>();
-  /** Ids as their transactions committed, in order (twice if committed twice). */
-  readonly applied: string[] = [];
-  readonly failed = new Map<string, number>();
-  /** Batch transactions committed (or tried), and rolled back. */
-  commits = 0;
-  rollbacks = 0;
-  /** The next commits that fail (the connection dropped). */
-  failCommits = 0;
-  /** The next batches that cannot begin (the database is away). */
-  failBegins = 0;
-  /** The ids of each batch begun. */
-  readonly batches: string[][] = [];
-
-  async begin(deliveries: readonly InboxDelivery[]): Promise<FakeBatch> {
-    if (this.failBegins > 0) {
-      this.failBegins -= 1;
-      throw new Error('connection refused');
-    }
-    const ids = deliveries.map((d) => d.envelope.messageId);
-    if (new Set(ids).size !== ids.length) throw new Error('an inbox batch holds each message once');
-    this.batches.push(ids);
-    return new FakeBatch(this, ids);
-  }
-
-  async runOnce(
-    delivery: InboxDelivery,
-    work: (scope: { manager: never }, failedBefore: number) => Promise<void>,
-  ): Promise<InboxOutcome> {
-    const id = delivery.envelope.messageId;
-    if (this.handled.has(id)) return 'DUPLICATE';
-    await work({ manager: undefined as never }, this.failed.get(id) ?? 0);
-    this.handled.add(id);
-    this.applied.push(id);
-    this.failed.delete(id);
-    return 'HANDLED';
-  }
-
-  async recordFailedAttempt(delivery: InboxDelivery, attempt: number): Promise<void> {
-    this.failed.set(delivery.envelope.messageId, attempt);
-  }
-
-  async forgetFailedAttempts(delivery: InboxDelivery): Promise<void> {
-    this.failed.delete(delivery.envelope.messageId);
-  }
-}
-
-/** A batch transaction in memory: what its deliveries handled becomes `handled` at the commit. */
-class FakeBatch {
-  readonly staged: string[] = [];
-
-  constructor(
-    private readonly inbox: FakeInbox,
-    private readonly ids: readonly string[],
-  ) {}
-
-  async run(
-    index: number,
-    work: (scope: { manager: never }, failedBefore: number) => Promise<void>,
-  ): Promise<InboxOutcome> {
-    const id = this.ids[index];
-    if (this.inbox.handled.has(id)) return 'DUPLICATE';
-    // The manager tells the transaction: one per batch.
-    await work({ manager: this as never }, this.inbox.failed.get(id) ?? 0);
-    this.staged.push(id);
-    return 'HANDLED';
-  }
-
-  async commit(): Promise<void> {
-    this.inbox.commits += 1;
-    if (this.inbox.failCommits > 0) {
-      this.inbox.failCommits -= 1;
-      throw new Error('connection lost');
-    }
-    for (const id of this.staged) {
-      this.inbox.handled.add(id);
-      this.inbox.applied.push(id);
-      this.inbox.failed.delete(id);
-    }
-  }
-
-  async rollback(): Promise<void> {
-    this.inbox.rollbacks += 1;
-    this.staged.length = 0;
-  }
-}
-
-/** A pipeline over a fake transport and inbox; the test scripts what the broker answers to copies. */
-class Harness {
-  readonly registry = new HandlerRegistry();
-  readonly calls: MessageContext[] = [];
-  /** Called on each handler call (before it fails or not). */
-  onCall?: (context: MessageContext) => void;
-  readonly transport: MessageTransport;
-  readonly copies: WireMessage[] = [];
-  /** What the broker answers to each copy, in turn; CONFIRMED once the script runs out. */
-  readonly answers: Array<PublishOutcome['status']> = [];
-  keepAlives = 0;
-  stopping = false;
-  readonly pipeline: DeliveryPipeline;
-  readonly control: DeliveryControl = {
-    keepAlive: async () => void (this.keepAlives += 1),
-    isStopping: () => this.stopping,
-  };
-
-  constructor(options: HarnessOptions = {}) {
-    const transport = (this.transport = {
-      kind: options.capabilities === RABBITMQ ? 'rabbitmq' : 'kafka',
-      capabilities: options.capabilities ?? KAFKA,
-      publishCopies: async (copies: readonly WireMessage[]): Promise<PublishOutcome[]> =>
-        copies.map((copy) => {
-          this.copies.push(copy);
-          const status = this.answers.shift() ?? 'CONFIRMED';
-          return status === 'CONFIRMED' ? { status } : { status, error: new Error('refused') };
-        }),
-    } as unknown as MessageTransport);
-    const inbox = (options.inbox ?? new FakeInbox()) as unknown as InboxService;
-    const resolved = resolveMessagingOptions({
-      serviceName: 'unit',
-      transport: { kind: 'kafka', brokers: ['127.0.0.1:9092'] },
-      retryDefaults: options.retryDefaults,
-      consumers: { batchSize: options.batchSize },
-      deadLetter: { keySecret: Buffer.alloc(32, 7).toString('base64') },
-    });
-    this.registry.add({
-      group: GROUP,
-      event: OrderPlaced,
-      policy: options.policy && resolveRetryPolicy(options.policy),
-      name: 'Orders.onOrderPlaced',
-      invoke: async (_payload, context) => {
-        this.calls.push(context);
-        this.onCall?.(context);
-        if (options.failWhile?.(context.attempt)) throw options.error?.() ?? new Flaky('downstream flaked');
-      },
-    });
-    const metrics = new MessagingMetrics();
-    this.pipeline = new DeliveryPipeline(
-      this.registry,
-      inbox,
-      new FailureSettler(transport, metrics, systemClock, resolved),
-      transport,
-      resolved,
-      metrics,
-      new MessageTracing(),
-      systemClock,
-    );
-  }
-
-  handleBatch(wires: readonly WireMessage[]): Promise<Settlement[]> {
-    const deliveries = wires.map((wire): Delivery => ({ wire, origin: { source: wire.destination } }));
-    return this.pipeline.handleBatch(GROUP, deliveries, this.control);
-  }
-
-  handle(wire: WireMessage, retryTierMs?: number): Promise<Settlement> {
-    const delivery: Delivery = { wire, origin: { source: wire.destination, retryTierMs } };
-    return this.pipeline.handle(GROUP, delivery, this.control);
-  }
-}
-
-/** Runs `work` to its end while time passes in steps of `stepMs`. */
-async function withTimePassing<T>(work: Promise<T>, stepMs = 100): Promise<T> {
-  let done = false;
-  const result = work.finally(() => (done = true));
-  while (!done) await jest.advanceTimersByTimeAsync(stepMs);
-  return result;
-}
+const ACK = { kind: 'ACK' };
+const orders = (n: number) =>
+  Array.from({ length: n }, (_, i) => orderWire({ orderId: i + 1, customer: 'c1' }));
+const ids = (wires: readonly WireMessage[]) => wires.map(idOf);
 
 describe(DeliveryPipeline.name, () => {
   useFakeTime();
@@ -260,12 +40,9 @@ describe(DeliveryPipeline.name, () => {
   });
 
   describe('handleBatch', () => {
-    const ACK = { kind: 'ACK' };
-    const orders = (n: number) =>
-      Array.from({ length: n }, (_, i) => orderWire({ orderId: i + 1, customer: 'c1' }));
-    const ids = (wires: readonly WireMessage[]) => wires.map((w) => w.headers[MessageHeaders.ID]);
-    const orderIds = (calls: readonly MessageContext[]) =>
-      calls.map((c) => `${(c as unknown as { messageId: string }).messageId}@${c.attempt}`);
+    const orderIds = (calls: readonly MessageContext[]) => calls.map((c) => `${c.messageId}@${c.attempt}`);
+    /** The transaction a handler call ran in. */
+    const batchOf = (call: MessageContext) => (call.manager as unknown as FakeManager).batch;
 
     /** A harness whose handler fails the second of `wires` on its first attempt (retried inline). */
     const secondFailsOnce = (inbox: FakeInbox, wires: readonly WireMessage[], batchSize?: number) => {
@@ -292,11 +69,11 @@ describe(DeliveryPipeline.name, () => {
       const wires = orders(3);
       await expect(harness.handleBatch(wires)).resolves.toEqual([ACK, ACK, ACK]);
       expect(inbox.commits).toBe(1);
-      expect(new Set(harness.calls.map((c) => c.manager)).size).toBe(1);
+      expect(new Set(harness.calls.map(batchOf)).size).toBe(1);
       expect([...inbox.handled]).toEqual(ids(wires));
     });
 
-    it('rolls the batch back at a failing delivery, commits the ones before it again, retries it alone, then goes on', async () => {
+    it('rolls the batch back at a failing delivery, commits the ones before it again alone, retries it alone, then goes on', async () => {
       const inbox = new FakeInbox();
       const wires = orders(4);
       const { harness, failing } = secondFailsOnce(inbox, wires);
@@ -312,15 +89,16 @@ describe(DeliveryPipeline.name, () => {
         `${ids(wires)[2]}@1`,
         `${ids(wires)[3]}@1`,
       ]);
-      // The first batch rolled back whole; the first delivery again in a batch of its own; the retry alone
-      // (runOnce); the rest in a batch of their own.
-      expect(first.manager).toBe(second.manager);
-      expect(firstAgain.manager).not.toBe(first.manager);
-      expect(retried.manager).toBeUndefined();
-      expect(third.manager).toBe(fourth.manager);
-      expect(third.manager).not.toBe(firstAgain.manager);
+      // The first batch rolled back whole; the first delivery again in a transaction of its own; the retry
+      // alone; the rest in a batch of their own.
+      expect(batchOf(first)).toBe(batchOf(second));
+      expect(batchOf(firstAgain)).not.toBe(batchOf(first));
+      expect(batchOf(retried)).not.toBe(batchOf(firstAgain));
+      expect(batchOf(third)).toBe(batchOf(fourth));
+      expect(batchOf(third)).not.toBe(batchOf(retried));
+      expect(inbox.batches.map((b) => b.length)).toEqual([4, 1, 1, 2]);
       expect(inbox.rollbacks).toBe(1);
-      expect(inbox.commits).toBe(2);
+      expect(inbox.commits).toBe(3);
       // Each applied once, in order.
       expect(inbox.applied).toEqual(ids(wires));
     });
@@ -336,7 +114,8 @@ describe(DeliveryPipeline.name, () => {
         `${failing}@2`,
         `${ids(wires)[2]}@1`,
       ]);
-      expect(inbox.batches).toEqual([[ids(wires)[0]], [failing], [ids(wires)[2]]]);
+      // The failing one's retry is a transaction of its own too.
+      expect(inbox.batches).toEqual([[ids(wires)[0]], [failing], [failing], [ids(wires)[2]]]);
       expect(inbox.applied).toEqual(ids(wires));
     });
 
@@ -373,8 +152,9 @@ describe(DeliveryPipeline.name, () => {
       const harness = new Harness({ inbox });
       const wires = orders(3);
       await expect(harness.handleBatch(wires)).resolves.toEqual([ACK, ACK, ACK]);
-      // Three tries in the lost batch, three again alone (each in its own transaction: runOnce).
+      // Three tries in the lost batch, three again alone (each in a transaction of its own).
       expect(harness.calls).toHaveLength(6);
+      expect(inbox.batches.map((b) => b.length)).toEqual([3, 1, 1, 1]);
       expect(inbox.applied).toEqual(ids(wires));
     });
 
@@ -384,7 +164,8 @@ describe(DeliveryPipeline.name, () => {
       const harness = new Harness({ inbox });
       const wires = orders(3);
       await expect(harness.handleBatch(wires)).resolves.toEqual([ACK, ACK, ACK]);
-      expect(harness.calls.map((c) => c.manager)).toEqual([undefined, undefined, undefined]);
+      expect(new Set(harness.calls.map(batchOf)).size).toBe(3);
+      expect(inbox.batches.map((b) => b.length)).toEqual([1, 1, 1]);
       expect(inbox.applied).toEqual(ids(wires));
     });
 
@@ -401,6 +182,156 @@ describe(DeliveryPipeline.name, () => {
       const settled = await harness.handleBatch(wires);
       expect(settled.map((s) => s.kind)).toEqual(['ACK', 'PAUSE', 'LEAVE']);
       expect([...inbox.handled]).toEqual([ids(wires)[0]]);
+    });
+  });
+
+  describe('how often a handler runs', () => {
+    const INLINE: RetryPolicyOptions = {
+      maxAttempts: 6,
+      mode: RetryMode.INLINE,
+      ordering: RetryOrdering.ALLOW_REORDER,
+      backoff: FAST,
+    };
+    /** Calls of each message, in the order of `wires`. */
+    const callCounts = (harness: Harness, wires: readonly WireMessage[]) =>
+      wires.map((w) => harness.callsOf(idOf(w)).length);
+    /** Fails message `id` on its calls numbered in `failOn` (1-based), counting calls per message. */
+    const failOnCalls = (harness: Harness, failOn: ReadonlyMap<string, readonly number[]>) => {
+      harness.onCall = (context) => {
+        const call = harness.callsOf(context.messageId).length;
+        if (failOn.get(context.messageId)?.includes(call)) throw new Flaky('downstream flaked');
+      };
+    };
+
+    it.each([0, 1, 2, 3, 4, 5])(
+      'a failure at position %i of a batch of six: twice for each before it (again alone), once for each after it',
+      async (position) => {
+        const wires = orders(6);
+        const harness = new Harness();
+        failOnCalls(harness, new Map([[idOf(wires[position]), [1, 2, 3]]]));
+        const settled = await harness.handleBatch(wires);
+
+        expect(settled.map((s) => s.kind)).toEqual(Array(6).fill('ACK'));
+        expect(callCounts(harness, wires)).toEqual(wires.map((_, i) => (i < position ? 2 : 1)));
+        expect(harness.copies.map(idOf)).toEqual([idOf(wires[position])]); // no policy: dead-lettered
+        expect(harness.inbox.applied).toEqual(ids(wires).filter((_, i) => i !== position));
+        // Each one before it went again in a transaction of its own.
+        expect(harness.inbox.batches.slice(1, position + 1)).toEqual(
+          ids(wires.slice(0, position)).map((id) => [id]),
+        );
+      },
+    );
+
+    it('never a third time because of neighbours, whichever fails when it runs again (issue 26, defect 6)', async () => {
+      // The last fails on its first call; each of the others but the first fails on a later call of its own,
+      // the fourth on its 2nd, the third on its 3rd...: a rerun of the ones before a failure that failed
+      // again used to rerun the ones before that one again: the first handler ran six times.
+      const wires = orders(6);
+      const harness = new Harness({ policy: INLINE });
+      failOnCalls(
+        harness,
+        new Map(wires.map((w, i) => [idOf(w), i === 5 ? [1] : i === 0 ? [] : [6 - i]] as const)),
+      );
+      const settled = await withTimePassing(harness.handleBatch(wires));
+
+      expect(settled.map((s) => s.kind)).toEqual(Array(6).fill('ACK'));
+      expect(harness.callsOf(idOf(wires[0]))).toHaveLength(2);
+      for (const wire of wires) {
+        const id = idOf(wire);
+        const own = harness.inbox.ownFailures.get(id) ?? 0;
+        expect(harness.callsOf(id).length - own).toBeLessThanOrEqual(2);
+        expect(harness.inbox.neighbourRollbacks.get(id) ?? 0).toBeLessThanOrEqual(1);
+      }
+      expect(harness.inbox.applied).toEqual(ids(wires));
+    });
+
+    it('fails the delivery whose handler swallowed a database error that ended the transaction; the others go again alone', async () => {
+      const wires = orders(4);
+      const harness = new Harness();
+      harness.onCall = (context) => {
+        if (context.messageId === idOf(wires[2]))
+          (context.manager as unknown as FakeManager).swallow(uniqueViolation());
+      };
+      const settled = await harness.handleBatch(wires);
+
+      expect(settled.map((s) => s.kind)).toEqual(['ACK', 'ACK', 'ACK', 'ACK']);
+      expect(harness.inbox.applied).toEqual(ids([wires[0], wires[1], wires[3]]));
+      const [copy] = harness.copies;
+      expect(idOf(copy)).toBe(idOf(wires[2]));
+      expect(copy.headers[MessageHeaders.FAILURE_CATEGORY]).toBe('VALIDATION');
+      expect(copy.headers[MessageHeaders.FAILURE_CODE]).toBe('TransactionAbortedError/23505');
+      expect(callCounts(harness, wires)).toEqual([2, 2, 1, 1]);
+    });
+
+    it('sends each again alone when COMMIT answers ROLLBACK (an error nobody saw), and fails the one that did it', async () => {
+      const wires = orders(3);
+      const harness = new Harness();
+      harness.onCall = (context) => {
+        if (context.messageId === idOf(wires[1])) {
+          (context.manager as unknown as FakeManager).swallow(uniqueViolation(), false);
+        }
+      };
+      const settled = await harness.handleBatch(wires);
+
+      expect(settled.map((s) => s.kind)).toEqual(['ACK', 'ACK', 'ACK']);
+      expect(harness.inbox.applied).toEqual(ids([wires[0], wires[2]]));
+      expect(harness.copies.map(idOf)).toEqual([idOf(wires[1])]);
+      expect(harness.copies[0].headers[MessageHeaders.FAILURE_CODE]).toBe('TransactionAbortedError');
+      expect(callCounts(harness, wires)).toEqual([2, 2, 2]);
+    });
+  });
+
+  describe('after-commit callbacks', () => {
+    /** A harness whose handler registers one callback per call, and the callbacks that ran. */
+    const registering = (inbox: FakeInbox) => {
+      const harness = new Harness({ inbox });
+      const ran: string[] = [];
+      harness.onCall = (context) => {
+        const call = `${context.messageId}#${harness.callsOf(context.messageId).length}`;
+        (context.manager as unknown as FakeManager).afterCommit.push(() => ran.push(call));
+      };
+      return { harness, ran };
+    };
+
+    it('run once per delivery after its commit', async () => {
+      const inbox = new FakeInbox();
+      const { harness, ran } = registering(inbox);
+      const wires = orders(3);
+      await harness.handleBatch(wires);
+      expect(ran).toEqual(ids(wires).map((id) => `${id}#1`));
+    });
+
+    it('run when the answer to COMMIT was lost after the commit: the inbox shows it (DUPLICATE) on the next try', async () => {
+      const inbox = new FakeInbox();
+      inbox.commitAnswers.push('LOST');
+      const { harness, ran } = registering(inbox);
+      const wires = orders(3);
+      await expect(harness.handleBatch(wires)).resolves.toEqual([ACK, ACK, ACK]);
+      // Applied once, in the batch whose answer was lost; each went again alone and found itself handled.
+      expect(inbox.applied).toEqual(ids(wires));
+      expect(harness.calls).toHaveLength(3);
+      expect(ran).toEqual(ids(wires).map((id) => `${id}#1`));
+    });
+
+    it('are dropped when the commit did not happen: the handler runs again and its new callbacks run', async () => {
+      const inbox = new FakeInbox();
+      inbox.commitAnswers.push('FAIL');
+      const { harness, ran } = registering(inbox);
+      const wires = orders(2);
+      await expect(harness.handleBatch(wires)).resolves.toEqual([ACK, ACK]);
+      expect(ran).toEqual(ids(wires).map((id) => `${id}#2`));
+    });
+
+    it('run for a single delivery whose commit answer was lost: it goes again once, and finds itself handled', async () => {
+      const inbox = new FakeInbox();
+      inbox.commitAnswers.push('LOST');
+      const { harness, ran } = registering(inbox);
+      const wire = orderWire();
+      await expect(harness.handle(wire)).resolves.toEqual(ACK);
+      expect(harness.calls).toHaveLength(1);
+      expect(inbox.batches).toEqual([[idOf(wire)], [idOf(wire)]]);
+      expect(ran).toEqual([`${idOf(wire)}#1`]);
+      expect(harness.copies).toEqual([]);
     });
   });
 

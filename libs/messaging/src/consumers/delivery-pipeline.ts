@@ -7,7 +7,8 @@ import { MessageEnvelope } from '../envelope/message-envelope';
 import { isRedriveForAnotherGroup } from '../dead-letter/redrive-target-group';
 import { MessageHeaders } from '../envelope/message-headers';
 import { InboxBatch } from '../inbox/inbox-batch';
-import { InboxDelivery, InboxOutcome, InboxService, InboxWork } from '../inbox/inbox.service';
+import { InboxDelivery, InboxOutcome, InboxService } from '../inbox/inbox.service';
+import { TransactionAbortedError } from '../errors/transaction-aborted.error';
 import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { MessageTracing } from '../observability/message-tracing';
 import { MessagingMetrics } from '../observability/messaging-metrics';
@@ -88,12 +89,15 @@ export class DeliveryPipeline {
    * keys that share a lane), in order, and says how to settle each, in the same order. Consecutive
    * deliveries ready for their handler, up to `consumers.batchSize` distinct messages, share one transaction
    * (`InboxBatch`): their inbox records in one statement, then each handler, then one commit. A handler
-   * that throws spoils the transaction: it is rolled back whole, the deliveries before the failing one run
-   * again in a new one (their handlers run a second time; their writes and after-commit callbacks happen
-   * once), and the failure takes the path of a single delivery (retry inline, pause, retry destination,
-   * dead letter). Anything else (a failure before the handler, a message not due yet) goes alone, after
-   * the batch before it. Nothing is answered ACK before its transaction committed. After a PAUSE or a
-   * LEAVE the rest is LEAVE.
+   * that throws (or swallows a database error that ended the transaction) spoils the transaction: it is
+   * rolled back whole, the deliveries before the failing one run again, each alone in a transaction of its
+   * own (their handlers run a second time, and never a third because of a neighbour; their writes and
+   * after-commit callbacks happen once), and the failure takes the path of a single delivery (retry inline,
+   * pause, retry destination, dead letter). A commit that fails, or whose answer is lost, sends each
+   * delivery of the batch again alone: the inbox tells which committed after all (DUPLICATE: its handler
+   * does not run again, and the callbacks its committed try registered run then). Anything else (a failure
+   * before the handler, a message not due yet) goes alone, after the batch before it. Nothing is answered
+   * ACK before its transaction committed. After a PAUSE or a LEAVE the rest is LEAVE.
    */
   async handleBatch(
     group: string,
@@ -168,12 +172,12 @@ export class DeliveryPipeline {
         return settleInOrder(rest, settled, ({ state }, i) => this.afterOutcome(state, outcomes[i]));
       }
       if (tried.kind === 'LOST') {
-        // Nothing of the batch holds (a commit that did happen after all finds them in the inbox: duplicates).
-        return settleInOrder(rest, settled, ({ state }) =>
-          this.handle(state.group, state.delivery, state.control),
-        );
+        // Nothing of the batch is known to hold: each goes again alone, and the inbox tells what did.
+        for (const { state } of rest) state.commitLost ||= tried.atCommit;
+        return this.eachAlone(rest, settled, halted);
       }
-      if (!(await this.runTogether(rest.slice(0, tried.at), settled, halted))) return false;
+      // Rolled back whole: the ones before the failure go again alone, where no neighbour can undo them.
+      if (!(await this.eachAlone(rest.slice(0, tried.at), settled, halted))) return false;
       const { index, state } = rest[tried.at];
       const settlement = (await this.afterFailure(state, tried.error)) ?? (await this.run(state));
       settled.set(index, settlement);
@@ -183,27 +187,33 @@ export class DeliveryPipeline {
     return true;
   }
 
+  /** Runs and settles deliveries one by one, each in a transaction of its own (LEAVE once halted). */
+  private eachAlone(
+    deliveries: readonly ReadyDelivery[],
+    settled: Map<number, Settlement>,
+    halted: () => boolean,
+  ): Promise<boolean> {
+    return settleInOrder(deliveries, settled, ({ state }) =>
+      halted() ? Promise.resolve(LEAVE) : this.run(state),
+    );
+  }
+
   /**
    * One try of deliveries in one transaction: committed (with each one's outcome), failed at one of them
-   * (rolled back whole), or lost (the transaction could not begin or commit: nothing holds).
+   * (rolled back whole), or lost: the transaction could not begin, or its commit failed (not durable, or
+   * the answer was lost and nobody knows: the callbacks of each delivery's try are kept as unconfirmed).
    */
-  private async tryTogether(
-    together: readonly ReadyDelivery[],
-  ): Promise<
-    | { kind: 'COMMITTED'; outcomes: InboxOutcome[] }
-    | { kind: 'FAILED'; at: number; error: unknown }
-    | { kind: 'LOST' }
-  > {
+  private async tryTogether(together: readonly ReadyDelivery[]): Promise<Tried> {
     let batch: InboxBatch;
     try {
       batch = await this.inbox.begin(together.map(({ state }) => state.inboxDelivery));
-    } catch {
-      return { kind: 'LOST' }; // each goes alone: its failure (the database away) is logged and settled there
+    } catch (error) {
+      return { kind: 'LOST', atCommit: false, error }; // the database away: each fails alone, logged there
     }
     const outcomes: InboxOutcome[] = [];
     for (const [at, { state }] of together.entries()) {
       try {
-        outcomes.push(await this.attempt(state, (_, work) => batch.run(at, work)));
+        outcomes.push(await this.attempt(state, batch, at));
       } catch (error) {
         await batch.rollback();
         return { kind: 'FAILED', at, error };
@@ -212,10 +222,17 @@ export class DeliveryPipeline {
     try {
       await batch.commit();
     } catch (error) {
-      this.logger.warn(
-        `A batch of ${together.length} deliveries did not commit (${errorLine(error)}); each goes again alone.`,
-      );
-      return { kind: 'LOST' };
+      // COMMIT answered ROLLBACK for a single delivery: its own failure (for a batch: whose, nobody knows).
+      if (error instanceof TransactionAbortedError && together.length === 1) {
+        return { kind: 'FAILED', at: 0, error };
+      }
+      for (const { state } of together) state.unconfirmed.push(...state.tryCallbacks);
+      if (together.length > 1) {
+        this.logger.warn(
+          `A batch of ${together.length} deliveries did not commit (${errorLine(error)}); each goes again alone.`,
+        );
+      }
+      return { kind: 'LOST', atCommit: true, error };
     }
     return { kind: 'COMMITTED', outcomes };
   }
@@ -295,26 +312,38 @@ export class DeliveryPipeline {
         inboxDelivery,
         attempt: firstAttempt(delivery),
         failedInPlace: false,
+        commitLost: false,
+        tryCallbacks: [],
+        unconfirmed: [],
         labels: { group, destination: envelope.destination },
       },
     };
   }
 
-  /** Runs the handler, each try in a transaction of its own, until it succeeds or its failure is settled. */
+  /**
+   * Runs the handler, each try in a transaction of its own, until it succeeds or its failure is settled. A
+   * commit that fails goes again once (its answer may have been lost after it committed: the inbox tells)
+   * before it counts as the delivery's failure.
+   */
   private async run(state: RunState): Promise<Settlement> {
     for (;;) {
-      try {
-        const outcome = await this.attempt(state, (delivery, work) => this.inbox.runOnce(delivery, work));
-        return await this.afterOutcome(state, outcome);
-      } catch (error) {
-        const settlement = await this.afterFailure(state, error);
-        if (settlement) return settlement;
+      const tried = await this.tryTogether([{ index: 0, state }]);
+      if (tried.kind === 'COMMITTED') return this.afterOutcome(state, tried.outcomes[0]);
+      if (tried.kind === 'LOST' && tried.atCommit && !state.commitLost) {
+        state.commitLost = true;
+        this.logger.warn(
+          `${describeMessage(state.envelope, state.group, state.attempt)}: the commit failed ` +
+            `(${errorLine(tried.error)}); it goes again once, and the inbox tells whether it committed.`,
+        );
+        continue;
       }
+      const settlement = await this.afterFailure(state, tried.error);
+      if (settlement) return settlement;
     }
   }
 
-  /** One try: the inbox record and the handler, in the transaction `inboxRun` gives. */
-  private attempt(state: RunState, inboxRun: InboxRun): Promise<InboxOutcome> {
+  /** One try: the inbox record and the handler, in the transaction of `batch` (its delivery number `at`). */
+  private attempt(state: RunState, batch: InboxBatch, at: number): Promise<InboxOutcome> {
     const { group, delivery, envelope, handler, payload, labels } = state;
     const spanAttributes = {
       'messaging.consumer.group.name': group,
@@ -322,24 +351,37 @@ export class DeliveryPipeline {
       'messaging.kafka.offset': delivery.origin.offset ?? '',
       'messaging.message.attempt': state.attempt,
     };
+    const callbacks: Array<() => void> = (state.tryCallbacks = []);
     return this.tracing.process(this.transport.kind, delivery.wire, spanAttributes, () =>
-      inboxRun(state.inboxDelivery, async (scope, failedBefore) => {
-        // Deliveries that failed in place before this one, in this process or another.
-        state.attempt = Math.max(state.attempt, failedBefore + 1);
-        state.failedInPlace ||= failedBefore > 0;
-        const lagSeconds = Math.max(0, this.clock.now() - envelope.occurredAt.getTime()) / 1000;
-        this.metrics.endToEnd.observe(labels, lagSeconds);
-        await handler.invoke(
-          payload,
-          messageContext(group, delivery, envelope, state.attempt, scope.manager),
-        );
-      }),
+      batch.run(
+        at,
+        async (scope, failedBefore) => {
+          // The inbox did not have it: no earlier try committed, their callbacks are void.
+          state.unconfirmed.length = 0;
+          // Deliveries that failed in place before this one, in this process or another.
+          state.attempt = Math.max(state.attempt, failedBefore + 1);
+          state.failedInPlace ||= failedBefore > 0;
+          const lagSeconds = Math.max(0, this.clock.now() - envelope.occurredAt.getTime()) / 1000;
+          this.metrics.endToEnd.observe(labels, lagSeconds);
+          await handler.invoke(
+            payload,
+            messageContext(group, delivery, envelope, state.attempt, scope.manager),
+          );
+        },
+        callbacks,
+      ),
     );
   }
 
-  /** How a committed try ends: ACK (handled or a duplicate), or a CONFLICT dead-lettered. */
+  /**
+   * How a committed try ends: ACK (handled or a duplicate), or a CONFLICT dead-lettered. A DUPLICATE after
+   * a try whose commit answer was lost: that try did commit, so the after-commit callbacks it registered
+   * run now; HANDLED: it did not, and they are dropped (this try's own ran at its commit).
+   */
   private async afterOutcome(state: RunState, outcome: InboxOutcome): Promise<Settlement> {
     const { group, delivery, control, envelope, labels } = state;
+    const unconfirmed = state.unconfirmed.splice(0);
+    if (outcome === 'DUPLICATE') this.runCallbacks(unconfirmed);
     if (outcome === 'CONFLICT')
       return this.conflict({ group, delivery, control, attempt: state.attempt }, envelope);
     if (outcome === 'DUPLICATE') {
@@ -431,6 +473,17 @@ export class DeliveryPipeline {
     await this.inbox.forgetFailedAttempts(delivery).catch(() => undefined);
   }
 
+  /** Runs after-commit callbacks of a commit that did happen; one that throws is logged, the others run. */
+  private runCallbacks(callbacks: ReadonlyArray<() => void>): void {
+    for (const callback of callbacks) {
+      try {
+        callback();
+      } catch (error) {
+        this.logger.error(`An after-commit callback failed: ${errorLine(error)}`);
+      }
+    }
+  }
+
   /** Sleeps for an inline retry, keeping the consumer alive; false when the consumer stops meanwhile. */
   private async wait(delayMs: number, control: DeliveryControl): Promise<boolean> {
     const until = this.clock.now() + delayMs;
@@ -458,8 +511,14 @@ function firstAttempt(delivery: Delivery): number {
   return (Number.isFinite(failed) && failed > 0 ? failed : 0) + 1;
 }
 
-/** Runs one try of a delivery in a transaction: its own, or a batch's. */
-type InboxRun = (delivery: InboxDelivery, work: InboxWork) => Promise<InboxOutcome>;
+/**
+ * How one try of deliveries in one transaction ended: committed, failed at the delivery number `at`
+ * (rolled back), or lost (`atCommit`: the commit failed, its outcome perhaps unknown; else it never began).
+ */
+type Tried =
+  | { readonly kind: 'COMMITTED'; readonly outcomes: InboxOutcome[] }
+  | { readonly kind: 'FAILED'; readonly at: number; readonly error: unknown }
+  | { readonly kind: 'LOST'; readonly atCommit: boolean; readonly error: unknown };
 
 /** A delivery ready for its handler, and what its tries learnt so far. */
 interface RunState {
@@ -473,6 +532,12 @@ interface RunState {
   readonly labels: { readonly group: string; readonly destination: string };
   attempt: number;
   failedInPlace: boolean;
+  /** A commit of this delivery failed already (it went again once: the inbox told whether it held). */
+  commitLost: boolean;
+  /** The after-commit callbacks its current try registered. */
+  tryCallbacks: Array<() => void>;
+  /** Callbacks of tries whose commit failed: run if a later try finds it committed (DUPLICATE). */
+  readonly unconfirmed: Array<() => void>;
 }
 
 /** A delivery of a batch ready for its handler, and its place in the batch. */

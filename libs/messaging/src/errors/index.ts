@@ -6,5 +6,6 @@ export * from './messaging-configuration.error';
 export * from './messaging-schema-missing.error';
 export * from './no-active-transaction.error';
 export * from './outbox-payload-invalid.error';
+export * from './transaction-aborted.error';
 export * from './unroutable-message.error';
 export * from './unsupported-database.error';

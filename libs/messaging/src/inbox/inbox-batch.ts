@@ -11,8 +11,9 @@ export interface InboxEntry {
  * Several deliveries in one transaction, their inbox records written together when it began
  * (`InboxService.begin`): each delivery recorded now runs its work in the transaction, one after another.
  * No savepoints: a delivery whose work throws spoils the batch, which the caller rolls back as a whole
- * (and runs again without that delivery). Nothing is durable before `commit()`, so the caller settles
- * nothing of the batch before it.
+ * (and runs again without that delivery). So does one whose work swallowed a database error that ended the
+ * transaction: its `run` throws a `TransactionAbortedError`. Nothing is durable before `commit()`, so the
+ * caller settles nothing of the batch before it.
  */
 export class InboxBatch {
   constructor(
@@ -23,17 +24,22 @@ export class InboxBatch {
 
   /**
    * Runs the work of the batch's delivery number `index` in the transaction when it was recorded now
-   * (HANDLED), not when the inbox had it already; returns its outcome. Throwing, the batch must roll back.
+   * (HANDLED), not when the inbox had it already; returns its outcome. The after-commit callbacks the work
+   * registers go to `afterCommit` (they run after the batch's commit). Throwing, the batch must roll back.
    */
-  async run(index: number, work: InboxWork): Promise<InboxOutcome> {
+  async run(index: number, work: InboxWork, afterCommit: Array<() => void> = []): Promise<InboxOutcome> {
     const { outcome, failedBefore } = this.entries[index];
     if (outcome === 'HANDLED') {
-      await this.transaction.within(() => work(this.transaction.scope, failedBefore));
+      const { transaction } = this;
+      await transaction.within(() => work({ ...transaction.scope, afterCommit }, failedBefore), afterCommit);
     }
     return outcome;
   }
 
-  /** Makes the whole batch durable; throwing, none of it is. */
+  /**
+   * Makes the whole batch durable, then runs its after-commit callbacks. Throwing, none ran, and the batch
+   * is not durable, or its outcome is unknown (the answer to COMMIT was lost: the inbox knows).
+   */
   commit(): Promise<void> {
     return this.transaction.commit();
   }

@@ -3,12 +3,15 @@ import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../transaction/transaction-host';
 import { TransactionScope } from '../transaction/transaction-scope';
 import { InboxBatch, InboxEntry } from './inbox-batch';
-import { InboxDelivery, InboxOutcome, InboxWork } from './inbox-delivery';
+import { InboxDelivery } from './inbox-delivery';
 import { InboxKey, InboxStore } from './inbox-store';
 
 export type { InboxDelivery, InboxOutcome, InboxWork } from './inbox-delivery';
 
-/** Runs a handler at most once per (consumer group, message id), and counts attempts retried in place. */
+/**
+ * Runs a handler at most once per (consumer group, message id), in the transaction that records it, and
+ * counts attempts retried in place.
+ */
 @Injectable()
 export class InboxService {
   constructor(
@@ -17,24 +20,11 @@ export class InboxService {
   ) {}
 
   /**
-   * In one transaction: records the message for the group and runs `work` (told how many deliveries of the
-   * message failed in place before), or, when the record exists, does nothing: a DUPLICATE, or a CONFLICT
-   * when the payload differs from the one handled under that id (the caller dead-letters it, so that it does
-   * not disappear). `work` throwing rolls both back, so the message can be tried again. A message handled
-   * after failed attempts forgets them in the same transaction.
-   */
-  async runOnce(delivery: InboxDelivery, work: InboxWork): Promise<InboxOutcome> {
-    return this.transactions.run(async () => {
-      const scope = this.transactions.currentScope() as TransactionScope;
-      const [{ outcome, failedBefore }] = await this.record(scope, [delivery]);
-      if (outcome === 'HANDLED') await work(scope, failedBefore);
-      return outcome;
-    });
-  }
-
-  /**
-   * Begins a transaction for several deliveries of distinct messages and records them all at once (see
-   * `InboxBatch`); the caller runs their work, then commits or rolls it back. Throwing, nothing was begun.
+   * Begins a transaction for one or several deliveries of distinct messages and records them all at once:
+   * HANDLED for each recorded now (its work is still to run), else a DUPLICATE, or a CONFLICT when the
+   * payload differs from the one handled under that id (the caller dead-letters it, so that it does not
+   * disappear). The caller runs their work (`InboxBatch`), then commits or rolls it back; work that throws
+   * rolls back the record too, so the message can be tried again. Throwing, nothing was begun.
    */
   async begin(deliveries: readonly InboxDelivery[]): Promise<InboxBatch> {
     const ids = new Set(deliveries.map((d) => `${d.group}/${d.envelope.messageId}`));

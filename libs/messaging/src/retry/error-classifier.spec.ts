@@ -1,5 +1,6 @@
 import { FailureCategory } from '../envelope/failure-category';
 import { MessageHandlingError } from '../errors/message-handling.error';
+import { TransactionAbortedError } from '../errors/transaction-aborted.error';
 import { ErrorClassifier } from './error-classifier';
 
 const { TRANSIENT, VALIDATION, AUTHENTICATION, AUTHORIZATION, CONFIGURATION, UNKNOWN } = FailureCategory;
@@ -61,6 +62,28 @@ describe(ErrorClassifier.name, () => {
         category: UNKNOWN,
         code: 'CodedError/23505',
       });
+    });
+
+    it('classifies a TransactionAbortedError as the database error it names, and says so in the code', () => {
+      const unique = new TransactionAbortedError(new QueryFailedLikeError({ code: '23505' }));
+      expect(classifier.classify(unique)).toEqual({
+        category: VALIDATION,
+        code: 'TransactionAbortedError/23505',
+      });
+      const deadlock = new TransactionAbortedError(new QueryFailedLikeError({ code: 'ER_LOCK_DEADLOCK' }));
+      expect(classifier.classify(deadlock)).toEqual({
+        category: TRANSIENT,
+        code: 'TransactionAbortedError/ER_LOCK_DEADLOCK',
+      });
+      expect(classifier.classify(new TransactionAbortedError(undefined))).toEqual({
+        category: UNKNOWN,
+        code: 'TransactionAbortedError',
+      });
+      // User rules apply to it (by class) and to the error it names (by code).
+      const rules = [{ code: '23505', category: TRANSIENT }];
+      expect(new ErrorClassifier(rules).classify(unique).category).toBe(TRANSIENT);
+      const byClass = new ErrorClassifier([{ errorClass: TransactionAbortedError, category: CONFIGURATION }]);
+      expect(byClass.classify(unique)).toEqual({ category: CONFIGURATION, code: 'TransactionAbortedError' });
     });
 
     it('takes the category and code of a MessageHandlingError', () => {

@@ -1,4 +1,5 @@
 import { FailureCategory } from '../envelope/failure-category';
+import { TransactionAbortedError } from '../errors/transaction-aborted.error';
 
 /** What the classifier says about an error: a category to decide on and a token for `msg.failure-code`. */
 export interface Classification {
@@ -58,10 +59,12 @@ const CATEGORIES: readonly unknown[] = Object.values(FailureCategory);
 
 /**
  * Maps a thrown value to a `FailureCategory`, by type and by code, never by message text. User rules
- * first, then: an error carrying its own `category` (`MessageHandlingError`), `retriable: true` (kafkajs)
- * → TRANSIENT, Node network codes, PostgreSQL SQLSTATEs, MySQL/MariaDB error codes; anything else → UNKNOWN.
- * The failure code names the error's class and its machine code (see `Classification.code`), so that a dead
- * letter says why without carrying the error's text.
+ * first, then: a `TransactionAbortedError` as the database error it names (its code
+ * `TransactionAbortedError/<that error's own code>`, e.g. `TransactionAbortedError/23505`), an error carrying
+ * its own `category` (`MessageHandlingError`), `retriable: true` (kafkajs) → TRANSIENT, Node network codes,
+ * PostgreSQL SQLSTATEs, MySQL/MariaDB error codes; anything else → UNKNOWN. The failure code names the
+ * error's class and its machine code (see `Classification.code`), so that a dead letter says why without
+ * carrying the error's text.
  */
 export class ErrorClassifier {
   /** @param rules tried in order before the built-ins; default none. */
@@ -78,12 +81,25 @@ export class ErrorClassifier {
         return result(rule.category, described);
       }
     }
+    if (error instanceof TransactionAbortedError) return this.aborted(error);
     const category = property(error, 'category');
     // The application classified it itself (MessageHandlingError): its code as it chose it.
     if (CATEGORIES.includes(category)) return result(category as FailureCategory, own);
     if (property(error, 'retriable') === true) return result(FailureCategory.TRANSIENT, described);
     const byCode = own === undefined ? undefined : CATEGORY_OF_CODE.get(own);
     return result(byCode ?? FailureCategory.UNKNOWN, described);
+  }
+
+  /**
+   * A swallowed database error that ended the transaction: decided on as that error (user rules included),
+   * and named so: `TransactionAbortedError/23505`; `TransactionAbortedError` (UNKNOWN) when nobody saw it.
+   */
+  private aborted(error: TransactionAbortedError): Classification {
+    const kind = className(error);
+    if (error.databaseError === undefined) return result(FailureCategory.UNKNOWN, kind);
+    const { category } = this.classify(error.databaseError);
+    const code = ownCode(error.databaseError);
+    return result(category, code === undefined ? kind : `${kind}/${code}`);
   }
 }
 

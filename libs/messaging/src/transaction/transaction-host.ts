@@ -1,11 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { IsolationLevel } from 'typeorm/driver/types/IsolationLevel';
 import { MESSAGING_DATA_SOURCE } from '../messaging.constants';
 import { NoActiveTransactionError } from '../errors/no-active-transaction.error';
+import { TransactionAbortedError } from '../errors/transaction-aborted.error';
 import { joinDefaultManager } from './join-default-manager';
 import { TransactionScope } from './transaction-scope';
+import { TransactionWatch } from './transaction-watch';
+import { TransactionWatcher } from './transaction-watcher';
 
 /** Options of `TransactionHost.run()`. */
 export interface RunInTransactionOptions {
@@ -16,19 +19,31 @@ export interface RunInTransactionOptions {
 /**
  * Runs work in one database transaction on the messaging DataSource and carries it through the async call
  * (AsyncLocalStorage): nested calls join the outer transaction, and the application's repositories of that
- * DataSource take part without being passed a manager (see `joinDefaultManager`).
+ * DataSource take part without being passed a manager (see `joinDefaultManager`). It watches the
+ * transactions it opens (`TransactionWatcher`): one the database ended under the code's feet (a database
+ * error caught and not rethrown) is never taken for committed: a `TransactionAbortedError` instead.
  */
 @Injectable()
-export class TransactionHost implements OnModuleInit {
+export class TransactionHost implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(TransactionHost.name);
   private readonly storage = new AsyncLocalStorage<TransactionScope>();
+  private readonly watcher = new TransactionWatcher();
 
   /** @internal Created by Nest; inject it. */
   constructor(@Inject(MESSAGING_DATA_SOURCE) private readonly dataSource: DataSource) {}
 
-  /** @internal Makes the application's repositories of this DataSource join the current transaction. */
+  /**
+   * @internal Makes the application's repositories of this DataSource join the current transaction, and
+   * watches the statements of the transactions begun here.
+   */
   onModuleInit(): void {
     joinDefaultManager(this.dataSource, this.storage);
+    this.watcher.attach(this.dataSource);
+  }
+
+  /** @internal */
+  onModuleDestroy(): void {
+    this.watcher.detach(this.dataSource);
   }
 
   /** True inside `run()`. */
@@ -43,7 +58,9 @@ export class TransactionHost implements OnModuleInit {
 
   /**
    * Runs `work` in a transaction: joins the current one if there is one (propagation REQUIRED), otherwise
-   * begins one, commits when `work` resolves and rolls back when it throws.
+   * begins one, commits when `work` resolves and rolls back when it throws. Throws a
+   * `TransactionAbortedError` when the database ended the transaction although `work` resolved (it caught a
+   * database error and went on): nothing of it was written.
    */
   async run<T>(work: () => Promise<T>, options: RunInTransactionOptions = {}): Promise<T> {
     if (this.storage.getStore()) return work();
@@ -60,7 +77,7 @@ export class TransactionHost implements OnModuleInit {
 
   /**
    * @internal Begins a transaction that outlives one call: several pieces of work run `within` it (one at a
-   * time), then it commits or rolls back. The consumer's batches use it, with a savepoint per message.
+   * time), then it commits or rolls back. The consumer's batches use it.
    */
   async begin(options: RunInTransactionOptions = {}): Promise<OpenTransaction> {
     const queryRunner = this.dataSource.createQueryRunner();
@@ -72,11 +89,12 @@ export class TransactionHost implements OnModuleInit {
       await queryRunner.release().catch(() => undefined);
       throw error;
     }
-    return new OpenTransaction(
-      scope,
-      (work) => this.storage.run(scope, work),
-      (s) => this.runAfterCommit(s),
-    );
+    return new OpenTransaction(scope, {
+      join: (joined, work) => this.storage.run(joined, work),
+      runAfterCommit: (callbacks) => this.runAfterCommit(callbacks),
+      watch: this.watcher.watch(queryRunner, String(this.dataSource.options.type)),
+      unwatch: () => this.watcher.unwatch(queryRunner),
+    });
   }
 
   /** Registers a callback to run once the current transaction has committed. */
@@ -91,8 +109,9 @@ export class TransactionHost implements OnModuleInit {
     return this.storage.getStore();
   }
 
-  private runAfterCommit(scope: TransactionScope): void {
-    for (const callback of scope.afterCommit) {
+  /** Runs after-commit callbacks in order; one that throws is logged and the others still run. */
+  private runAfterCommit(callbacks: ReadonlyArray<() => void>): void {
+    for (const callback of callbacks) {
       try {
         callback();
       } catch (error) {
@@ -102,26 +121,67 @@ export class TransactionHost implements OnModuleInit {
   }
 }
 
+/** What an `OpenTransaction` gets from its host. */
+interface OpenTransactionHost {
+  /** Runs work with `scope` as the current transaction (AsyncLocalStorage). */
+  readonly join: <T>(scope: TransactionScope, work: () => Promise<T>) => Promise<T>;
+  readonly runAfterCommit: (callbacks: ReadonlyArray<() => void>) => void;
+  /** What the database did to the transaction; undefined on a database the library cannot judge. */
+  readonly watch: TransactionWatch | undefined;
+  readonly unwatch: () => void;
+}
+
 /**
  * @internal A transaction begun by `TransactionHost.begin()`: work joins it through `within`; `commit` runs
- * the after-commit callbacks, `rollback` drops them; either ends it and releases the connection.
+ * the after-commit callbacks, `rollback` drops them; either ends it and releases the connection. A
+ * transaction the database ended (a swallowed error) fails `within` and `commit` with a
+ * `TransactionAbortedError`.
  */
 export class OpenTransaction {
   private ended = false;
+  /** The after-commit lists, the transaction's own first, then each one given to `within`, in order. */
+  private readonly callbackLists: Array<Array<() => void>>;
 
   constructor(
     readonly scope: TransactionScope,
-    private readonly join: <T>(work: () => Promise<T>) => Promise<T>,
-    private readonly afterCommit: (scope: TransactionScope) => void,
-  ) {}
-
-  /** Runs `work` in the transaction (repositories of the DataSource join it). */
-  within<T>(work: () => Promise<T>): Promise<T> {
-    return this.join(work);
+    private readonly host: OpenTransactionHost,
+  ) {
+    this.callbackLists = [scope.afterCommit];
   }
 
+  /**
+   * Runs `work` in the transaction (repositories of the DataSource join it). Its after-commit callbacks go
+   * to `afterCommit` when given (the caller keeps them apart, e.g. per message of a batch), else to the
+   * transaction's own list; all run after the commit. Throws a `TransactionAbortedError` when the database
+   * ended the transaction during `work` although `work` resolved, or when `work` failed because of that.
+   */
+  async within<T>(work: () => Promise<T>, afterCommit?: Array<() => void>): Promise<T> {
+    const scope = afterCommit ? { ...this.scope, afterCommit } : this.scope;
+    if (afterCommit && !this.callbackLists.includes(afterCommit)) this.callbackLists.push(afterCommit);
+    const { watch } = this.host;
+    let result: T;
+    try {
+      result = await this.host.join(scope, work);
+    } catch (error) {
+      throw watch ? watch.explain(error) : error;
+    }
+    const aborted = watch?.aborted();
+    if (aborted) throw aborted;
+    return result;
+  }
+
+  /**
+   * Commits, then runs the after-commit callbacks. Throwing, the transaction is over (rolled back, or its
+   * outcome unknown when the answer to COMMIT was lost) and no callback ran.
+   */
   async commit(): Promise<void> {
     const { queryRunner } = this.scope;
+    const { watch } = this.host;
+    const aborted = watch?.aborted();
+    if (aborted) {
+      await this.rollback();
+      throw aborted;
+    }
     try {
       await queryRunner.commitTransaction();
     } catch (error) {
@@ -129,7 +189,9 @@ export class OpenTransaction {
       throw error;
     }
     await this.end();
-    this.afterCommit(this.scope);
+    // PostgreSQL answered COMMIT with ROLLBACK: an error the watch did not see (a statement past TypeORM).
+    if (watch?.commitRolledBack) throw new TransactionAbortedError(undefined);
+    this.host.runAfterCommit(this.callbackLists.flat());
   }
 
   /** Rolls back (never throws: a broken connection has rolled back already). */
@@ -142,6 +204,7 @@ export class OpenTransaction {
   private async end(): Promise<void> {
     if (this.ended) return;
     this.ended = true;
+    this.host.unwatch();
     await this.scope.queryRunner.release().catch(() => undefined);
   }
 }

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { OffsetTracker } from './offset-tracker';
 
 describe(OffsetTracker.name, () => {
@@ -31,6 +32,40 @@ describe(OffsetTracker.name, () => {
       expect(tracker.firstUnsettled()).toBe('2');
       tracker.settle('2');
       expect(tracker.firstUnsettled()).toBeUndefined();
+    });
+  });
+
+  describe('properties', () => {
+    it('never commits past an unsettled offset, whatever order messages settle in, and only moves forward', () => {
+      const batches = fc
+        .uniqueArray(fc.bigInt({ min: 0n, max: 10_000n }), { minLength: 1, maxLength: 30 })
+        .map((offsets) => offsets.sort((a, b) => (a < b ? -1 : 1)).map(String))
+        .chain((offsets) =>
+          fc.record({
+            offsets: fc.constant(offsets),
+            // The ones that settle, in the order they do (lanes finish in any order).
+            settling: fc.shuffledSubarray(offsets),
+          }),
+        );
+      fc.assert(
+        fc.property(batches, ({ offsets, settling }) => {
+          const tracker = new OffsetTracker();
+          offsets.forEach((offset) => tracker.dispatch(offset));
+          const settled = new Set<string>();
+          let before = -1;
+          for (const offset of settling) {
+            tracker.settle(offset);
+            settled.add(offset);
+            const prefix = offsets.findIndex((o) => !settled.has(o));
+            const upTo = prefix === -1 ? offsets.length - 1 : prefix - 1;
+            expect(tracker.committable()).toBe(upTo >= 0 ? offsets[upTo] : undefined);
+            expect(tracker.firstUnsettled()).toBe(prefix === -1 ? undefined : offsets[prefix]);
+            expect(upTo).toBeGreaterThanOrEqual(before);
+            before = upTo;
+          }
+        }),
+        { numRuns: 500 },
+      );
     });
   });
 });
