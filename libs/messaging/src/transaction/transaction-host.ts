@@ -41,7 +41,7 @@ export class TransactionHost implements OnModuleInit, OnModuleDestroy {
     this.watcher.attach(this.dataSource);
   }
 
-  /** @internal */
+  /** @internal Stops watching the DataSource's statements. */
   onModuleDestroy(): void {
     this.watcher.detach(this.dataSource);
   }
