@@ -21,6 +21,17 @@ export default tseslint.config(
     },
   },
   {
+    // The package's bin: plain CommonJS, outside the TypeScript project.
+    files: ['libs/messaging/bin/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', __dirname: 'readonly', console: 'readonly', process: 'readonly' },
+    },
+    rules: { ...tseslint.configs.disableTypeChecked.rules, '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // Outside the package, the library is imported by its name (its build), never from its sources:
     // a second copy of its classes would break Nest's dependency injection and instanceof checks.
     files: [
