@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { MessageHeaders } from '../envelope/message-headers';
 import { WireMessage } from '../envelope/wire-message';
 import { RetryPolicyOptions, RetryMode, RetryOrdering } from '../retry/retry-policy.interface';
@@ -36,6 +37,23 @@ describe(DeliveryPipeline.name, () => {
       await expect(harness.handle(orderWire())).resolves.toEqual({ kind: 'ACK' });
       expect(harness.calls.map((c) => c.attempt)).toEqual([1]);
       expect(harness.copies).toEqual([]);
+    });
+
+    it("names the message's dead-letter destination in the failure's log line", async () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      try {
+        const harness = new Harness();
+        const wire = orderWire();
+        harness.onCall = () => {
+          throw new Flaky('downstream flaked');
+        };
+        await harness.handle(wire);
+        expect(warn).toHaveBeenCalledWith(
+          expect.stringContaining(`dead-lettered (NO_POLICY) to ${DESTINATION}.${GROUP}.dlq`),
+        );
+      } finally {
+        warn.mockRestore();
+      }
     });
   });
 

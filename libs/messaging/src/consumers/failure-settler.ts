@@ -44,7 +44,7 @@ export class FailureSettler {
     const { group, delivery, control, failure, attempt } = failed;
     const what =
       decision.kind === 'DEAD_LETTER'
-        ? `dead-lettered (${decision.reason})`
+        ? `dead-lettered (${decision.reason}) to ${destinationNames.deadLetter(delivery.wire.destination, group)}`
         : decision.kind.toLowerCase().replace(/_/g, ' ');
     this.logFailure(failed, what);
     const headers = failureHeaders(
