@@ -2,9 +2,25 @@ import { createHash } from 'node:crypto';
 import { DataSource, QueryRunner } from 'typeorm';
 import { CreateMessagingTables1764547200000 } from '../../migrations/create-messaging-tables.migration';
 import { ClaimedOutboxRow, FailedOutboxRow, NewOutboxRow } from '../../outbox/outbox-row';
-import { compareIds, OutboxBacklog, OutboxStore, OutboxStoreSettings } from '../../outbox/outbox-store';
+import { OutboxBacklog, OutboxStore, OutboxStoreSettings } from '../../outbox/outbox-store';
+import { isStarved } from '../claim-window';
 import { MessagingTables } from '../messaging-tables';
 import { postgresTables } from './postgres-tables';
+
+/** What one window of a claim did: the rows it picked, the last of them, and those it leased. */
+interface ClaimedWindow {
+  /** Rows the window picked (claimable, in id order), before the order check dropped some. */
+  readonly picked: number;
+  /** The highest id picked (bigint as text); undefined when nothing was. */
+  readonly lastPicked: string | undefined;
+  /** The rows leased, in id order. */
+  readonly rows: ClaimedOutboxRow[];
+}
+
+/** A claimed row with its window's figures, or (id null) the figures alone. */
+type WindowRecord = { picked: number; last_picked: string | null } & (
+  ClaimedRecord | { [K in keyof ClaimedRecord]: null }
+);
 
 interface ClaimedRecord {
   id: string;
@@ -79,10 +95,8 @@ export class PostgresOutboxStore extends OutboxStore {
   }
 
   /**
-   * One statement. The order check finds, per key, the first pending row left out of the claim (`gap`, one probe of the
-   * (destination, key, id) index) and takes the key's rows before it. Checking each picked row against
-   * every earlier row instead cost time quadratic in the backlog: seconds for a few hundred pending rows
-   * on a table without statistics yet, minutes for a few thousand.
+   * One statement, and a second when the first was starved (see `claimWindow`): the relay's claim under
+   * load is one round trip, however the backlog looks.
    */
   async claim(
     limit: number,
@@ -91,22 +105,65 @@ export class PostgresOutboxStore extends OutboxStore {
     inFlight: readonly string[] = [],
     sent: readonly string[] = [],
   ): Promise<ClaimedOutboxRow[]> {
-    const t = this.tables.outbox;
     // The statement's CTEs all see the table as it was before it: the rows marked sent (or deleted) here
-    // still look pending to the order check, so they count as in flight; and a row whose lease ran out while
-    // it was on the wire must not be picked again in the statement that marks it.
+    // still look pending to the order check, so they count as in flight.
     const excluded = sent.length === 0 ? inFlight : [...inFlight, ...sent];
-    // TypeORM answers an UPDATE with [rows, rowCount].
-    const [rows] = await this.dataSource.query<[ClaimedRecord[], number]>(
+    const first = await this.claimWindow({ limit, owner, leaseMs, excluded, sent });
+    if (!isStarved(first.picked, first.rows.length, limit) || first.lastPicked === undefined) {
+      return first.rows;
+    }
+    const more = await this.claimWindow({
+      limit: limit - first.rows.length,
+      owner,
+      leaseMs,
+      excluded: [...excluded, ...first.rows.map((row) => row.id)],
+      sent: [],
+      after: first.lastPicked,
+    });
+    return [...first.rows, ...more.rows];
+  }
+
+  /**
+   * Picks the first `limit` claimable rows in id order (`FOR UPDATE SKIP LOCKED`), then keeps each key's
+   * order: per key, one probe of the (destination, key, id) index finds the first pending row left out of
+   * the claim (its `gap`), and only the key's rows before it are leased. (Checking each picked row against
+   * every earlier row instead cost time quadratic in the backlog: seconds for a few hundred pending rows on
+   * a table without statistics yet, minutes for a few thousand.)
+   *
+   * With `after`, the window continues past an earlier one and skips the rows of keys whose first pending
+   * row can go neither now nor with this owner (backing off after a failure, or leased by another
+   * instance): one more probe per key (memoized), paid only when a window was starved by such keys.
+   */
+  private async claimWindow(window: {
+    limit: number;
+    owner: string;
+    leaseMs: number;
+    excluded: readonly string[];
+    sent: readonly string[];
+    after?: string;
+  }): Promise<ClaimedWindow> {
+    const t = this.tables.outbox;
+    const claimable = (r: string) =>
+      `${r}.available_at <= now() and (${r}.locked_until is null or ${r}.locked_until <= now())`;
+    const pastBlockedKeys =
+      window.after === undefined
+        ? ''
+        : `cross join lateral (
+             select ${claimable('h')} or h.locked_by = $2 as free from ${t} h
+             where h.sent_at is null and h.destination = p.destination and h.key = p.key
+             order by h.id limit 1
+           ) head`;
+    const afterWindow = window.after === undefined ? '' : 'and p.id > $6 and head.free';
+    // One row per claimed row, each with the window's figures; one row of them alone when none was claimed.
+    const records = await this.dataSource.query<WindowRecord[]>(
       `with sent as (
          ${this.settleSent('$5', '$2')}
        ), picked as (
-         select id, destination, key from ${t}
-         where sent_at is null and available_at <= now() and (locked_until is null or locked_until <= now())
-           and id <> all ($5::bigint[])
-         order by id
+         select p.id, p.destination, p.key from ${t} p ${pastBlockedKeys}
+         where p.sent_at is null and ${claimable('p')} and p.id <> all ($4::bigint[]) ${afterWindow}
+         order by p.id
          limit $1
-         for update skip locked
+         for update of p skip locked
        ), gaps as materialized (
          select k.destination, k.key, (
              select b.id from ${t} b
@@ -116,29 +173,49 @@ export class PostgresOutboxStore extends OutboxStore {
              limit 1
            ) as gap
          from (select destination, key, array_agg(id) as ids from picked group by destination, key) k
+       ), claimed as (
+         update ${t} o set locked_by = $2, locked_until = now() + $3 * interval '1 millisecond'
+         from picked p
+         join gaps g on g.destination = p.destination and g.key = p.key
+         where o.id = p.id and (g.gap is null or p.id < g.gap)
+         returning o.id, o.message_id, o.destination, o.type, o.key, o.headers, o.payload::text as payload,
+                   o.occurred_at, o.created_at, o.attempts
        )
-       update ${t} o set locked_by = $2, locked_until = now() + $3 * interval '1 millisecond'
-       from picked p
-       join gaps g on g.destination = p.destination and g.key = p.key
-       where o.id = p.id and (g.gap is null or p.id < g.gap)
-       returning o.id, o.message_id, o.destination, o.type, o.key, o.headers, o.payload::text as payload,
-                 o.occurred_at, o.created_at, o.attempts`,
-      [limit, owner, leaseMs, excluded, sent],
+       select w.picked, w.last_picked, c.*
+       from (select count(*)::int as picked, max(id)::text as last_picked from picked) w
+       left join claimed c on true
+       order by c.id`,
+      [
+        window.limit,
+        window.owner,
+        window.leaseMs,
+        window.excluded,
+        window.sent,
+        ...(window.after === undefined ? [] : [window.after]),
+      ],
     );
-    return rows
-      .map((r) => ({
-        id: String(r.id),
-        messageId: r.message_id,
-        destination: r.destination,
-        type: r.type,
-        key: r.key,
-        headers: r.headers,
-        payloadJson: r.payload,
-        occurredAt: r.occurred_at,
-        createdAt: r.created_at,
-        attempts: r.attempts,
-      }))
-      .sort((a, b) => compareIds(a.id, b.id));
+    return {
+      picked: records[0].picked,
+      lastPicked: records[0].last_picked ?? undefined,
+      rows: records.flatMap((r) =>
+        r.id === null
+          ? []
+          : [
+              {
+                id: String(r.id),
+                messageId: r.message_id,
+                destination: r.destination,
+                type: r.type,
+                key: r.key,
+                headers: r.headers,
+                payloadJson: r.payload,
+                occurredAt: r.occurred_at,
+                createdAt: r.created_at,
+                attempts: r.attempts,
+              },
+            ],
+      ),
+    };
   }
 
   async markSent(ids: readonly string[], owner: string): Promise<void> {
