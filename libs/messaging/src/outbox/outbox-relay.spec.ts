@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { systemClock } from '../common/clock';
 import { MessageHeaders } from '../envelope/message-headers';
 import { WireMessage } from '../envelope/wire-message';
@@ -11,6 +12,7 @@ import { ClaimedOutboxRow, FailedOutboxRow } from './outbox-row';
 import { OutboxStore } from './outbox-store';
 import { RelayWakeup } from './relay-wakeup';
 import { useFakeTime } from '../../spec-support/fake-time';
+import { startModelWorld } from '../../spec-support/model-relays';
 
 const POLL_MS = 10_000;
 
@@ -94,11 +96,16 @@ class FakeStore {
 class FakeTransport {
   readonly kind = 'kafka';
   down = false;
+  /** Thrown by the next publish, as a client does on a closed connection. */
+  throwing?: Error;
   readonly refusing = new Set<string>();
   readonly published: WireMessage[][] = [];
 
   async publish(messages: readonly WireMessage[]): Promise<PublishOutcome[]> {
     this.published.push([...messages]);
+    const thrown = this.throwing;
+    this.throwing = undefined;
+    if (thrown) throw thrown;
     return messages.map((m) =>
       this.down || this.refusing.has(m.key ?? '')
         ? { status: 'REJECTED', error: new Error('broker down') }
@@ -229,25 +236,34 @@ describe(OutboxRelay.name, () => {
 
   describe('broker down', () => {
     it('backs off (exponential, jittered) after each failed round and publishes once the broker is back', async () => {
-      const { store, transport, wakeup } = startRelay();
+      const world = startModelWorld({
+        relay: { retryInitialDelayMs: 200, retryMaxDelayMs: 1_000 },
+        script: [
+          { outcomes: ['reject'], delayMs: 0 },
+          { outcomes: ['reject'], delayMs: 0 },
+        ],
+      });
+      const { broker, store } = world;
       await jest.advanceTimersByTimeAsync(0);
-      transport.down = true;
-      store.add(2);
-      wakeup.fire();
+      const start = Date.now();
+      world.commit(2);
       await jest.advanceTimersByTimeAsync(0);
-      expect(transport.published).toHaveLength(1);
-      expect(store.failed.map((f) => f.retryInMs)).toEqual([100, 100]); // 200 ms × 0.5
+      expect(broker.calls).toHaveLength(1);
+      expect(store.rows.map((r) => r.availableAt - start)).toEqual([100, 100]); // 200 ms × 0.5
 
-      await jest.advanceTimersByTimeAsync(99);
-      expect(transport.published).toHaveLength(1);
+      // The relay resumes half-way (a round for other rows) and wakes again when these are due.
+      await jest.advanceTimersByTimeAsync(109);
+      expect(broker.calls).toHaveLength(1);
       await jest.advanceTimersByTimeAsync(1);
-      expect(transport.published).toHaveLength(2);
-      expect(store.failed.slice(2).map((f) => f.retryInMs)).toEqual([200, 200]); // 400 ms × 0.5
+      expect(broker.calls).toHaveLength(2);
+      expect(store.rows.map((r) => r.availableAt - start)).toEqual([310, 310]); // 400 ms × 0.5, from 110
 
-      transport.down = false;
-      await jest.advanceTimersByTimeAsync(200);
-      expect(transport.published).toHaveLength(3);
-      expect(store.sent).toEqual(['1', '2']);
+      await jest.advanceTimersByTimeAsync(209);
+      expect(broker.calls).toHaveLength(2);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(broker.calls).toHaveLength(3);
+      expect(store.pending()).toEqual([]);
+      await world.stop();
     });
 
     it('does not claim while it backs off, however often it is woken', async () => {
@@ -259,7 +275,7 @@ describe(OutboxRelay.name, () => {
       await jest.advanceTimersByTimeAsync(0);
       const claims = store.claims;
       for (let i = 0; i < 10; i++) wakeup.fire();
-      await jest.advanceTimersByTimeAsync(50);
+      await jest.advanceTimersByTimeAsync(49); // half the rows' delay of 100 ms
       expect(store.claims).toBe(claims);
     });
   });
@@ -275,6 +291,54 @@ describe(OutboxRelay.name, () => {
       expect(store.claims).toBe(claims);
       await jest.advanceTimersByTimeAsync(1);
       expect(store.sent).toEqual(['1']);
+    });
+  });
+
+  // Issue 26, defect 8: the round's promise had no catch; what escaped it was an unhandled rejection.
+  describe('failures inside a round', () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    beforeEach(() => {
+      unhandled.length = 0;
+      process.on('unhandledRejection', onUnhandled);
+      jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    });
+    afterEach(() => process.off('unhandledRejection', onUnhandled));
+
+    it('takes a publish that throws as AMBIGUOUS: the rows are recorded failed and tried again', async () => {
+      const { store, transport, wakeup } = startRelay();
+      await jest.advanceTimersByTimeAsync(0);
+      transport.throwing = new Error('Channel closed');
+      store.add(2);
+      wakeup.fire();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(store.failed.map((f) => [f.id, f.error])).toEqual([
+        ['1', 'AMBIGUOUS: Error: Channel closed'],
+        ['2', 'AMBIGUOUS: Error: Channel closed'],
+      ]);
+      await jest.advanceTimersByTimeAsync(1_000);
+      expect(store.sent).toEqual(['1', '2']);
+      expect(unhandled).toEqual([]);
+    });
+
+    it('logs what escapes a round, backs off and goes on: no unhandled rejection', async () => {
+      const { relay, store, wakeup } = startRelay();
+      await jest.advanceTimersByTimeAsync(0);
+      const stop = relay.onRound(() => {
+        stop();
+        throw new Error('a round listener broke');
+      });
+      store.add(1);
+      wakeup.fire();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(unhandled).toEqual([]);
+      expect(jest.mocked(Logger.prototype.error).mock.calls[0][0]).toContain(
+        'An outbox relay round failed: Error: a round listener broke',
+      );
+      store.add(1);
+      wakeup.fire();
+      await jest.advanceTimersByTimeAsync(1_000);
+      expect(store.sent).toEqual(['1', '2']);
     });
   });
 

@@ -18,6 +18,7 @@ import { PublishOutcome } from '../transports/publish-outcome';
 import { ClaimedOutboxRow } from './outbox-row';
 import { OutboxStore } from './outbox-store';
 import {
+  confirmedNothing,
   holdBackBehindFailures,
   joinBatches,
   keyOf,
@@ -34,6 +35,23 @@ import { RelayWakeup } from './relay-wakeup';
  * Measured (issue 16, 20,000 rows, batches of 200): PostgreSQL's time per row about 15% lower than with one.
  */
 const CLAIM_BATCHES = 2;
+
+/**
+ * The share of the lease a claim's rows may spend being published, counted from the moment the claim was
+ * sent (`Claim.sentAt`); the rest is left for marking them, before another instance may take them over.
+ */
+const PUBLISH_SHARE_OF_LEASE = 0.8;
+
+/** Rows one claim leased, and when it was sent. */
+interface Claim {
+  readonly rows: ClaimedOutboxRow[];
+  /**
+   * This process's clock when the claim was sent. The database started the lease when it ran the claim,
+   * later, so a lease counted from here ends no later than the database's, whatever the offset between the
+   * two clocks.
+   */
+  readonly sentAt: number;
+}
 
 /** What one relay round (one claim, published batch by batch) did. */
 export interface RelayRoundResult {
@@ -117,10 +135,12 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   wake(): void {
     if (this.stopping || !this.started) return;
     this.wakeRequested = true;
-    this.loop ??= this.run().finally(() => {
-      this.loop = undefined;
-      if (this.wakeRequested) this.wake();
-    });
+    this.loop ??= this.run()
+      .catch((error: unknown) => this.roundFailed(error))
+      .finally(() => {
+        this.loop = undefined;
+        if (this.wakeRequested) this.wake();
+      });
   }
 
   /** Observes every round (tests, metrics). Returns a function that stops observing. */
@@ -151,33 +171,34 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
    * unconfirmed message is not published further in this drain: its later rows are released to wait behind it.
    */
   private async drain(): Promise<void> {
-    let rows = await this.claim([], []);
-    if (rows.length === 0 && !this.idleChecked) await this.wakeWhenHeldRowsFree();
-    if (rows.length === 0) return this.report({ claimed: 0, confirmed: 0, failed: 0 });
+    let claim = await this.claim([], []);
+    if (claim.rows.length === 0 && !this.idleChecked) await this.wakeWhenHeldRowsFree();
+    if (claim.rows.length === 0) return this.report({ claimed: 0, confirmed: 0, failed: 0 });
     const failedKeys = new Set<string>();
     // The batch before: published and settled, its confirmed rows marked sent by the next claim.
     let previous: { batch: PublishedBatch; settled: Promise<void> } | undefined;
-    while (rows.length > 0 && !this.stopping) {
+    while (claim.rows.length > 0 && !this.stopping) {
       this.idleChecked = false;
       const sent = previous ? previous.batch.confirmed.map((row) => row.id) : [];
       // The batch before is marked sent by the claim, or beside it on another connection (per database).
       const inClaim = this.store.marksSentInClaim;
       const marking = previous && !inClaim ? this.markSent(previous.batch) : undefined;
-      const next = this.claim([...sent, ...rows.map((row) => row.id)], inClaim ? sent : []);
+      const next = this.claim([...sent, ...claim.rows.map((row) => row.id)], inClaim ? sent : []);
       // Let the claim reach the database before the publish takes the thread (a Kafka client encodes a batch
       // in one go): the two then overlap instead of the claim waiting for the encoding.
       await this.clock.nextTurn();
-      const { batch, unpublished } = await this.publishClaimed(rows, failedKeys);
-      if (unpublished.length > 0) await this.releaseHeld(unpublished);
+      const { batch, unpublished } = await this.publishClaimed(claim, failedKeys);
+      const held = [...unpublished, ...batch.heldBack.map(({ row }) => row)];
+      if (held.length > 0) await this.releaseHeld(held);
       const claimed = await next;
       await marking;
       if (previous) await this.finish(previous); // a round is reported once marked
       previous = { batch, settled: this.settle(batch) };
-      const { publish, release } = holdBackBehindFailures(claimed, failedKeys);
-      const pausing = batch.confirmed.length === 0;
-      const held = pausing ? [...publish, ...release] : release;
-      if (held.length > 0) await this.releaseHeld(held);
-      rows = pausing ? [] : publish;
+      const { publish, release } = holdBackBehindFailures(claimed.rows, failedKeys);
+      const pausing = confirmedNothing(batch);
+      const releasing = pausing ? [...publish, ...release] : release;
+      if (releasing.length > 0) await this.releaseHeld(releasing);
+      claim = { rows: pausing ? [] : publish, sentAt: claimed.sentAt };
     }
     if (previous) {
       await this.markSent(previous.batch);
@@ -186,24 +207,26 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   /**
-   * Publishes claimed rows batch by batch (`relay.batchSize` each, in id order), all within the time the
-   * lease leaves for publishing. A key with an unconfirmed message is added to `failedKeys` and its later
-   * rows are not published; a batch with nothing confirmed (the broker is down) ends the publishing. The
-   * rows left unpublished are returned, to be released; their keys are held back like failed ones.
+   * Publishes claimed rows batch by batch (`relay.batchSize` each, in id order), all within the share of the
+   * lease the claim left for publishing (counted from the claim: its rows may have waited for the batches
+   * before). A key with an unconfirmed message is added to `failedKeys` and its later rows are not
+   * published; a batch with nothing confirmed (the broker is down) ends the publishing. The rows left
+   * unpublished are returned, to be released; their keys are held back like failed ones.
    */
   private async publishClaimed(
-    rows: readonly ClaimedOutboxRow[],
+    claim: Claim,
     failedKeys: Set<string>,
   ): Promise<{ batch: PublishedBatch; unpublished: ClaimedOutboxRow[] }> {
     const { batchSize, leaseMs } = this.options.relay;
-    const deadline = this.clock.now() + Math.floor(leaseMs * 0.8);
+    const { rows } = claim;
+    const deadline = claim.sentAt + Math.floor(leaseMs * PUBLISH_SHARE_OF_LEASE);
     const published: PublishedBatch[] = [];
     const unpublished: ClaimedOutboxRow[] = [];
     for (let start = 0; start < rows.length; start += batchSize) {
       const { publish, release } = holdBackBehindFailures(rows.slice(start, start + batchSize), failedKeys);
       unpublished.push(...release);
       const timeoutMs = deadline - this.clock.now();
-      const brokerDown = published.length > 0 && published.every((b) => b.confirmed.length === 0);
+      const brokerDown = published.length > 0 && published.every(confirmedNothing);
       if (brokerDown || timeoutMs <= 0) {
         unpublished.push(...publish, ...rows.slice(start + batchSize));
         break;
@@ -227,8 +250,9 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       .catch(() => undefined);
   }
 
-  private async claim(inFlight: string[], sent: string[]): Promise<ClaimedOutboxRow[]> {
+  private async claim(inFlight: string[], sent: string[]): Promise<Claim> {
     const { batchSize, leaseMs } = this.options.relay;
+    const sentAt = this.clock.now();
     try {
       const rows = await this.store.claim(
         batchSize * CLAIM_BATCHES,
@@ -238,13 +262,13 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         sent,
       );
       if (rows.length > 0) this.metrics.claimBatchSize.observe(rows.length);
-      return rows;
+      return { rows, sentAt };
     } catch (error) {
       // With the claim, the marking of `sent` failed: see markSent.
       this.backOff(
         `Claiming outbox rows${sent.length > 0 ? ' (and marking the batch before sent)' : ''} failed: ${describe(error)}`,
       );
-      return [];
+      return { rows: [], sentAt };
     }
   }
 
@@ -290,7 +314,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       this.failures = 0;
       return;
     }
-    const retryInMs = this.nextBackoffMs(batch.confirmed.length === 0);
+    const brokerDown = confirmedNothing(batch);
+    const retryInMs = this.nextBackoffMs(brokerDown);
     try {
       await this.store.markFailed(
         batch.unconfirmed.map(({ row, outcome }) => ({
@@ -309,9 +334,12 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       `${batch.unconfirmed.length} of ${batch.rows.length} messages not confirmed (first: ${first.row.messageId} ` +
         `to ${first.row.destination}: ${first.outcome.status} ${describe(first.outcome.error)}); retrying in ${retryInMs} ms.`,
     );
-    if (batch.confirmed.length === 0) {
+    if (brokerDown) {
       this.metrics.brokerErrors.inc({ transport: this.transport.kind, operation: 'publish' });
-      this.pauseFor(retryInMs);
+      // Half the failed rows' delay: the next round comes while they still wait, so that rows of other keys
+      // go then. A key or destination that keeps refusing would otherwise fill every round's claim as its
+      // rows come due again just when the relay resumes, and hold back all the others.
+      this.pauseFor(Math.ceil(retryInMs / 2));
     } else {
       // The rest went through, so no pause; but come back when the failed rows are due.
       this.timers.retryIn(retryInMs);
@@ -334,6 +362,15 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     const { retryInitialDelayMs, retryMaxDelayMs } = this.options.relay;
     const backoff = { initialDelayMs: retryInitialDelayMs, multiplier: 2, maxDelayMs: retryMaxDelayMs };
     return computeRetryDelay(backoff, Math.max(1, this.failures), Math.random);
+  }
+
+  /** What escaped a round (a bug, a listener that threw): logged; the relay backs off and goes on. */
+  private roundFailed(error: unknown): void {
+    this.logger.error(
+      `An outbox relay round failed: ${describe(error)}. Its claimed rows wait for their lease to end.`,
+      error instanceof Error ? error.stack : undefined,
+    );
+    this.backOff('The relay backs off after a failed round');
   }
 
   private backOff(message: string): void {

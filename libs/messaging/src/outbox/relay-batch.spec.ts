@@ -1,5 +1,5 @@
 import { ClaimedOutboxRow } from './outbox-row';
-import { holdBackBehindFailures, keyOf, sortOutcomes } from './relay-batch';
+import { confirmedNothing, holdBackBehindFailures, keyOf, sortOutcomes } from './relay-batch';
 
 function row(id: string, key: string, destination = 'd'): ClaimedOutboxRow {
   return {
@@ -26,6 +26,43 @@ describe('relay-batch', () => {
       );
       expect(batch.confirmed.map((r) => r.id)).toEqual(['1', '3']);
       expect(batch.unconfirmed).toEqual([{ row: row('2', 'b'), outcome: { status: 'REJECTED', error } }]);
+      expect(batch.heldBack).toEqual([]);
+    });
+
+    // Issue 26, defect 7: marking row 3 sent let it count as delivered ahead of row 1, sent again later.
+    it("holds back a key's rows behind its first unconfirmed one, whatever the broker said about them", () => {
+      const error = new Error('nack');
+      const ambiguous = new Error('channel closed');
+      const batch = sortOutcomes(
+        [row('1', 'a'), row('2', 'b'), row('3', 'a'), row('4', 'a'), row('5', 'b')],
+        [
+          { status: 'REJECTED', error },
+          { status: 'CONFIRMED' },
+          { status: 'CONFIRMED' },
+          { status: 'AMBIGUOUS', error: ambiguous },
+          { status: 'CONFIRMED' },
+        ],
+      );
+      expect(batch.confirmed.map((r) => r.id)).toEqual(['2', '5']);
+      expect(batch.unconfirmed.map(({ row }) => row.id)).toEqual(['1']);
+      expect(batch.heldBack.map(({ row, outcome }) => [row.id, outcome.status])).toEqual([
+        ['3', 'CONFIRMED'],
+        ['4', 'AMBIGUOUS'],
+      ]);
+    });
+  });
+
+  describe(confirmedNothing.name, () => {
+    const rejected = { status: 'REJECTED', error: new Error('nack') } as const;
+    it('is true when the broker confirmed no message of the batch, held back or not', () => {
+      expect(confirmedNothing(sortOutcomes([row('1', 'a'), row('2', 'a')], [rejected, rejected]))).toBe(true);
+      expect(confirmedNothing(sortOutcomes([], []))).toBe(false);
+    });
+
+    it('is false when it confirmed one, even one held back behind a refusal', () => {
+      const batch = sortOutcomes([row('1', 'a'), row('2', 'a')], [rejected, { status: 'CONFIRMED' }]);
+      expect(batch.confirmed).toEqual([]);
+      expect(confirmedNothing(batch)).toBe(false);
     });
   });
 

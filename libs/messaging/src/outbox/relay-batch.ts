@@ -10,26 +10,60 @@ export interface UnconfirmedRow {
   readonly outcome: Exclude<PublishOutcome, { status: 'CONFIRMED' }>;
 }
 
+/** A row behind an unconfirmed row of its key in the same batch, with what the broker said about it. */
+export interface HeldBackRow {
+  readonly row: ClaimedOutboxRow;
+  readonly outcome: PublishOutcome;
+}
+
 /** A published batch, sorted by what the broker said. */
 export interface PublishedBatch {
   readonly rows: readonly ClaimedOutboxRow[];
+  /** Confirmed, and no earlier row of their key in the batch unconfirmed: to be marked sent. */
   readonly confirmed: readonly ClaimedOutboxRow[];
+  /** The first unconfirmed row of each key: an attempt is counted, and it is tried again after a backoff. */
   readonly unconfirmed: readonly UnconfirmedRow[];
+  /**
+   * The rows of a key after its first unconfirmed one, whatever the broker said about them: released
+   * without counting an attempt, to go again after it. A confirmed one among them is on the broker ahead of
+   * the earlier row (RabbitMQ answers each message of a batch on its own); its copy that counts is the one
+   * that follows the earlier row's.
+   */
+  readonly heldBack: readonly HeldBackRow[];
 }
 
-/** Pairs each row with its outcome (the transport answers one outcome per message, in order). */
+/**
+ * Pairs each row with its outcome (the transport answers one outcome per message, in order). Once a key has
+ * an unconfirmed row, its later rows in the batch are held back with it: marking one sent would let it
+ * count as delivered before the row ahead of it.
+ */
 export function sortOutcomes(
   rows: readonly ClaimedOutboxRow[],
   outcomes: readonly PublishOutcome[],
 ): PublishedBatch {
   const confirmed: ClaimedOutboxRow[] = [];
   const unconfirmed: UnconfirmedRow[] = [];
+  const heldBack: HeldBackRow[] = [];
+  const failedKeys = new Set<string>();
   rows.forEach((row, i) => {
     const outcome = outcomes[i];
-    if (outcome.status === 'CONFIRMED') confirmed.push(row);
-    else unconfirmed.push({ row, outcome });
+    if (failedKeys.has(keyOf(row))) heldBack.push({ row, outcome });
+    else if (outcome.status === 'CONFIRMED') confirmed.push(row);
+    else {
+      unconfirmed.push({ row, outcome });
+      failedKeys.add(keyOf(row));
+    }
   });
-  return { rows, confirmed, unconfirmed };
+  return { rows, confirmed, unconfirmed, heldBack };
+}
+
+/** True when the broker confirmed no message of a batch that had some (it looks down). */
+export function confirmedNothing(batch: PublishedBatch): boolean {
+  return (
+    batch.rows.length > 0 &&
+    batch.confirmed.length === 0 &&
+    batch.heldBack.every(({ outcome }) => outcome.status !== 'CONFIRMED')
+  );
 }
 
 /** Batches published one after the other, as one. */
@@ -39,6 +73,7 @@ export function joinBatches(batches: readonly PublishedBatch[]): PublishedBatch 
     rows: batches.flatMap((b) => b.rows),
     confirmed: batches.flatMap((b) => b.confirmed),
     unconfirmed: batches.flatMap((b) => b.unconfirmed),
+    heldBack: batches.flatMap((b) => b.heldBack),
   };
 }
 
@@ -63,7 +98,8 @@ export function holdBackBehindFailures(
 
 /**
  * Publishes rows as one batch, in id order, each in a publish span continuing its stored trace. Stops waiting
- * after `timeoutMs` (then every outcome is AMBIGUOUS: the broker may still write them).
+ * after `timeoutMs`, and takes a publish that throws for an answer that never came: then every outcome is
+ * AMBIGUOUS (the broker may still write them).
  */
 export async function publishRows(
   transport: MessageTransport,
@@ -75,12 +111,13 @@ export async function publishRows(
     transport.kind,
     rows.map((row) => encodeEnvelope(row, row.payloadJson)),
   );
-  const outcomes = await outcomesWithin(
-    transport.publish(traced.messages),
-    rows.length,
-    timeoutMs,
-    'broker confirmation',
+  const published = (async () => transport.publish(traced.messages))().catch(
+    (error: unknown): PublishOutcome[] => {
+      const cause = error instanceof Error ? error : new Error(String(error));
+      return rows.map(() => ({ status: 'AMBIGUOUS', error: cause }));
+    },
   );
+  const outcomes = await outcomesWithin(published, rows.length, timeoutMs, 'broker confirmation');
   traced.end(outcomes);
   return outcomes;
 }

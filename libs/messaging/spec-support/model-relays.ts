@@ -1,0 +1,124 @@
+import { systemClock } from '../src/common/clock';
+import { MessageTracing } from '../src/observability/message-tracing';
+import { MessagingMetrics } from '../src/observability/messaging-metrics';
+import { resolveMessagingOptions } from '../src/options/resolve-messaging-options';
+import { RelayOptions } from '../src/messaging-options.interface';
+import { OutboxRelay, RelayRoundResult } from '../src/outbox/outbox-relay';
+import { OutboxStore } from '../src/outbox/outbox-store';
+import { RelayWakeup } from '../src/outbox/relay-wakeup';
+import { MessageTransport } from '../src/transports/message-transport.interface';
+import { ModelLatency, OutboxModelStore } from './outbox-model';
+import { JournalEntry, relayViolations } from './relay-journal';
+import { ScriptedAnswer, ScriptedBroker } from './scripted-broker';
+
+/** One relay of a model world: its own wake-up signal, rounds, and a switch that kills its process. */
+export interface ModelRelay {
+  readonly relay: OutboxRelay;
+  readonly wakeup: RelayWakeup;
+  readonly rounds: RelayRoundResult[];
+  readonly alive: boolean;
+  /** From now on its store and broker calls never answer, as if its process were gone. */
+  kill(): void;
+}
+
+/** Several relays on one model outbox table and one scripted broker, on jest's fake timers. */
+export interface ModelWorld {
+  readonly store: OutboxModelStore;
+  readonly broker: ScriptedBroker;
+  readonly relays: ModelRelay[];
+  /** Commits rows and wakes every live relay, as a commit and NOTIFY would. */
+  commit(count: number, key?: string, destination?: string): void;
+  /** The invariants' violations so far (see `relayViolations`). */
+  violations(): string[];
+  /** Stops the live relays (their shutdown: the round in flight finishes, their leases are released). */
+  stop(): Promise<void>;
+}
+
+/** What a model world is made of. */
+export interface ModelWorldOptions {
+  readonly relays?: number;
+  readonly relay?: Partial<RelayOptions>;
+  readonly script?: readonly ScriptedAnswer[];
+  readonly latency?: ModelLatency;
+  /** MySQL/MariaDB's way: the batch before is marked beside the claim. Default: in it (PostgreSQL). */
+  readonly marksSentBesideClaim?: boolean;
+}
+
+/**
+ * Starts relays on an in-memory outbox (`OutboxModelStore`) and a scripted broker (`ScriptedBroker`),
+ * sharing one journal. Call it inside a test that uses fake timers (`useFakeTime`). Unit specs only.
+ */
+export function startModelWorld(options: ModelWorldOptions = {}): ModelWorld {
+  const journal: JournalEntry[] = [];
+  const store = new OutboxModelStore(journal, options.latency);
+  store.marksSentInClaim = !options.marksSentBesideClaim;
+  const broker = new ScriptedBroker(options.script, journal);
+  const resolved = resolveMessagingOptions({
+    serviceName: 'model',
+    transport: { kind: 'rabbitmq', url: 'amqp://localhost' },
+    relay: {
+      pollIntervalMs: 60_000,
+      leaseMs: 1_000,
+      retryInitialDelayMs: 100,
+      retryMaxDelayMs: 400,
+      ...options.relay,
+    },
+  });
+  // The relay yields a turn between starting a claim and publishing; nothing to let through here.
+  const clock = { ...systemClock, nextTurn: () => Promise.resolve() };
+  const relays = Array.from({ length: options.relays ?? 1 }, (): ModelRelay => {
+    let alive = true;
+    let name = '';
+    const never = () => new Promise<never>(() => undefined);
+    const ownStore = new Proxy(store, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) =>
+          alive ? (value as (...a: unknown[]) => unknown).apply(target, args) : never();
+      },
+    });
+    const wakeup = new RelayWakeup();
+    const relay = new OutboxRelay(
+      ownStore as unknown as OutboxStore,
+      broker.transport(
+        () => name,
+        () => alive,
+      ) as unknown as MessageTransport,
+      wakeup,
+      resolved,
+      new MessagingMetrics(),
+      new MessageTracing(),
+      clock,
+    );
+    name = relay.instanceId;
+    const rounds: RelayRoundResult[] = [];
+    relay.onRound((round) => rounds.push(round));
+    relay.onApplicationBootstrap();
+    return {
+      relay,
+      wakeup,
+      rounds,
+      get alive() {
+        return alive;
+      },
+      kill() {
+        alive = false;
+        journal.push({ kind: 'died', owner: name, at: Date.now() });
+      },
+    };
+  });
+  return {
+    store,
+    broker,
+    relays,
+    commit(count, key, destination) {
+      store.add(count, key, destination);
+      relays.filter((r) => r.alive).forEach((r) => r.wakeup.fire());
+    },
+    violations: () => relayViolations(journal, store.rows),
+    async stop() {
+      await Promise.all(relays.filter((r) => r.alive).map((r) => r.relay.beforeApplicationShutdown()));
+    },
+  };
+}
