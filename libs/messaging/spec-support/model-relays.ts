@@ -26,11 +26,17 @@ export interface ModelWorld {
   readonly store: OutboxModelStore;
   readonly broker: ScriptedBroker;
   readonly relays: ModelRelay[];
-  /** Commits rows and wakes every live relay, as a commit and NOTIFY would. */
-  commit(count: number, key?: string, destination?: string): void;
+  /**
+   * Commits rows and wakes the committing instance's relay (`by`, if alive), or every live relay (as NOTIFY
+   * would) when `by` is omitted.
+   */
+  commit(count: number, key?: string, by?: number): void;
   /** The invariants' violations so far (see `relayViolations`). */
   violations(): string[];
-  /** Stops the live relays (their shutdown: the round in flight finishes, their leases are released). */
+  /**
+   * Stops the live relays (their shutdown: the round in flight finishes, their leases are released), with
+   * fake time running so that the round can finish.
+   */
   stop(): Promise<void>;
 }
 
@@ -112,13 +118,18 @@ export function startModelWorld(options: ModelWorldOptions = {}): ModelWorld {
     store,
     broker,
     relays,
-    commit(count, key, destination) {
-      store.add(count, key, destination);
-      relays.filter((r) => r.alive).forEach((r) => r.wakeup.fire());
+    commit(count, key, by) {
+      store.add(count, key);
+      const woken = by === undefined ? relays : relays.slice(by, by + 1);
+      woken.filter((r) => r.alive).forEach((r) => r.wakeup.fire());
     },
     violations: () => relayViolations(journal, store.rows),
     async stop() {
-      await Promise.all(relays.filter((r) => r.alive).map((r) => r.relay.beforeApplicationShutdown()));
+      const stopped = Promise.all(
+        relays.filter((r) => r.alive).map((r) => r.relay.beforeApplicationShutdown()),
+      );
+      await jest.advanceTimersByTimeAsync(10_000);
+      await stopped;
     },
   };
 }

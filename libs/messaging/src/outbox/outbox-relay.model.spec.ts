@@ -91,4 +91,58 @@ describe(`${OutboxRelay.name} (model outbox, scripted broker)`, () => {
       await world.stop();
     });
   });
+
+  // Counterexamples the property spec (outbox-relay.property.spec.ts) found and shrank, kept as they are.
+  describe('shrunk counterexamples', () => {
+    it('one relay, batches of 3: confirm, refuse, confirm on one key', async () => {
+      // Found against the relay before defect 7's fix: row 3 was marked sent on the first copy, ahead of row 2.
+      const world = startModelWorld({
+        marksSentBesideClaim: false,
+        relay: { batchSize: 3 },
+        script: [{ outcomes: ['confirm', 'reject'], delayMs: 0 }],
+      });
+      await jest.advanceTimersByTimeAsync(0);
+      world.commit(3, 'a');
+      await jest.advanceTimersByTimeAsync(9);
+      world.relays[0].wakeup.fire();
+      world.broker.healed = true;
+      await jest.advanceTimersByTimeAsync(130_000);
+
+      expect(world.violations()).toEqual([]);
+      expect(world.store.pending()).toEqual([]);
+      await world.stop();
+    });
+
+    it('two relays, batches of 1: a slow answer, then none, while each instance commits and wakes its own relay', async () => {
+      // Found against the relay before defect 5's fix: the second relay published row 3 while the first, whose
+      // lease on it had run out on the wire, still waited for an answer.
+      const world = startModelWorld({
+        relays: 2,
+        marksSentBesideClaim: false,
+        relay: { batchSize: 1 },
+        script: [
+          { outcomes: ['confirm'], delayMs: 0 },
+          { outcomes: ['confirm'], delayMs: 300 },
+          { outcomes: ['confirm'], delayMs: 'never' },
+        ],
+      });
+      const steps: Array<[number, () => void]> = [
+        [0, () => world.commit(3, undefined, 0)],
+        [668, () => world.relays[0].wakeup.fire()],
+        [332, () => world.commit(1, undefined, 0)],
+        [0, () => world.commit(1, undefined, 1)],
+      ];
+      await jest.advanceTimersByTimeAsync(0);
+      for (const [afterMs, step] of steps) {
+        await jest.advanceTimersByTimeAsync(afterMs);
+        step();
+      }
+      world.broker.healed = true;
+      await jest.advanceTimersByTimeAsync(130_000);
+
+      expect(world.violations()).toEqual([]);
+      expect(world.store.pending()).toEqual([]);
+      await world.stop();
+    });
+  });
 });

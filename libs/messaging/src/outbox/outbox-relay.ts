@@ -168,13 +168,13 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
    * only after them), and the rows confirmed before are marked sent with it: in the claim's statement
    * (PostgreSQL: one statement per round) or beside it on another connection (MySQL/MariaDB;
    * `OutboxStore.marksSentInClaim`). The last round of a drain is marked on its own. A key with an
-   * unconfirmed message is not published further in this drain: its later rows are released to wait behind it.
+   * unconfirmed message is not published further by this round or from the claim made beside it: its later
+   * rows are released to wait behind it (later claims leave them, the failed row being held by its backoff).
    */
   private async drain(): Promise<void> {
     let claim = await this.claim([], []);
     if (claim.rows.length === 0 && !this.idleChecked) await this.wakeWhenHeldRowsFree();
     if (claim.rows.length === 0) return this.report({ claimed: 0, confirmed: 0, failed: 0 });
-    const failedKeys = new Set<string>();
     // The batch before: published and settled, its confirmed rows marked sent by the next claim.
     let previous: { batch: PublishedBatch; settled: Promise<void> } | undefined;
     while (claim.rows.length > 0 && !this.stopping) {
@@ -187,6 +187,10 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       // Let the claim reach the database before the publish takes the thread (a Kafka client encodes a batch
       // in one go): the two then overlap instead of the claim waiting for the encoding.
       await this.clock.nextTurn();
+      // Keys with a message this publish did not confirm, or did not send: their rows in the claim made beside
+      // it wait behind that message (released). Later claims see the failed rows backing off (or still leased
+      // to this relay) and the unsent ones free again, and keep each key's order by themselves.
+      const failedKeys = new Set<string>();
       const { batch, unpublished } = await this.publishClaimed(claim, failedKeys);
       const held = [...unpublished, ...batch.heldBack.map(({ row }) => row)];
       if (held.length > 0) await this.releaseHeld(held);
