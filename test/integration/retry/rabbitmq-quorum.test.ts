@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { Logger } from '@nestjs/common';
+import * as amqp from 'amqplib';
 import {
   MessagingTopologyMismatchError,
   RabbitQueueType,
@@ -162,4 +164,103 @@ describe('Quorum queues on RabbitMQ', () => {
       expect(again.app).toBeDefined();
     },
   );
+
+  /**
+   * Issue 26, defect 4. RabbitMQ 4.x gives every quorum queue a delivery limit of 20 and drops a message
+   * returned more often; every closed channel returns all its unacked messages (up to the prefetch), so the
+   * neighbours of a message that crashes its consumer go with it. This broker (3.10) has no default limit
+   * but honours one set by a policy: the suite sets 20 that way, as 4.x would.
+   */
+  describe('delivery limit', () => {
+    /** Consumes `queue` like a consumer that crashes before acking: take the messages, close the channel. */
+    const crashLoop = async (queue: string, rounds: number) => {
+      const connection = await rabbit.connect();
+      let returned = 0;
+      for (; returned < rounds; returned++) {
+        const channel = await connection.createChannel();
+        await channel.prefetch(10);
+        const got: amqp.ConsumeMessage[] = [];
+        await channel.consume(queue, (m) => m && got.push(m), { noAck: false });
+        const depth = await eventually(async () => {
+          const { messageCount } = await channel.checkQueue(queue);
+          return got.length > 0 || messageCount === 0 ? got.length : false;
+        });
+        await channel.close(); // the crash: every unacked message goes back
+        if (depth === 0) break;
+      }
+      return returned;
+    };
+    const policy = async (queue: string, set: boolean) => {
+      const name = `test-4x-default-${queue}`;
+      const args = set
+        ? [
+            'set_policy',
+            name,
+            `^${queue.replace(/\./g, '\\.')}$`,
+            '{"delivery-limit":20}',
+            '--apply-to',
+            'queues',
+          ]
+        : ['clear_policy', name];
+      await run('rabbitmqctl', args);
+    };
+
+    test("dead-letters a message returned more than 20 times into the group's DLQ with its neighbours, none dropped", async () => {
+      const { destination, group, app } = await start('qlimit', undefined);
+      await app.close(); // no consumer of the library's: the crash loop below is the only one
+      apps.splice(apps.indexOf(app), 1);
+      const workQueue = `${destination}.${group}`;
+      const dlq = `${workQueue}.dlq`;
+      await policy(workQueue, true);
+      try {
+        const sent = [1, 2, 3].map((seq) => orderMessage(destination, { customer: 'k', seq }));
+        await publishRaw(await rabbit.connect(), sent);
+        await eventually(async () => expect(await depth(workQueue)).toBe(3));
+
+        const returns = await crashLoop(workQueue, 30);
+        expect(returns).toBe(21); // the 21st return passes the limit
+        await eventually(async () => expect(await depth(dlq)).toBe(3));
+        expect(await depth(workQueue)).toBe(0);
+        const parked = await drainQueue(await rabbit.connect(), dlq);
+        expect(parked.map((m) => String(m.properties.headers?.['msg.id'])).sort()).toEqual(
+          sent.map((m) => m.headers['msg.id']).sort(),
+        );
+        const [death] = parked[0].properties.headers?.['x-death'] ?? [];
+        expect(death).toMatchObject({ queue: workQueue, reason: 'delivery_limit' });
+      } finally {
+        await policy(workQueue, false);
+      }
+    });
+
+    test.each(['declare', 'verify'] as const)(
+      '%s mode: a quorum queue declared before the limit keeps working, and startup says which policy protects it',
+      async (topology) => {
+        const destination = uniqueName('qlegacy');
+        const group = uniqueName('g');
+        const workQueue = `${destination}.${group}`;
+        rabbit.trackConsumer(destination, group);
+        // As an earlier version declared them: the type alone.
+        const channel = await (await rabbit.connect()).createChannel();
+        await channel.assertExchange(destination, 'topic', { durable: true });
+        for (const queue of [workQueue, `${workQueue}.dlq`]) {
+          await channel.assertQueue(queue, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+        }
+        await channel.bindQueue(workQueue, destination, '#');
+        await channel.close();
+        const warn = jest.spyOn(Logger.prototype, 'warn');
+
+        await start('qlegacy', undefined, new ConsumerProbe(), { destination, group, topology });
+        const warnings = warn.mock.calls.map(([message]) => String(message));
+        warn.mockRestore();
+        expect(warnings.find((w) => w.includes(`Quorum queue '${workQueue}'`))).toContain(
+          `rabbitmqctl set_policy 'messaging-${workQueue}'`,
+        );
+        expect(warnings.find((w) => w.includes(`Quorum queue '${workQueue}.dlq'`))).toContain(
+          '"delivery-limit":1000000',
+        );
+        await publishRaw(await rabbit.connect(), [orderMessage(destination, { customer: 'k', seq: 1 })]);
+        await eventually(async () => expect(await handled(group)).toHaveLength(1));
+      },
+    );
+  });
 });

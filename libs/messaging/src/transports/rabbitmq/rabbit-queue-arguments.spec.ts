@@ -1,4 +1,9 @@
-import { rabbitQueueSpec, rabbitQueuesOf, withQueueTypes } from './rabbit-queue-arguments';
+import {
+  deliveryLimitPolicy,
+  rabbitQueueSpec,
+  rabbitQueuesOf,
+  withQueueTypes,
+} from './rabbit-queue-arguments';
 
 describe('rabbitQueueSpec', () => {
   const group = { group: 'billing', destination: 'orders', retryTiersMs: [1000] };
@@ -18,9 +23,30 @@ describe('rabbitQueueSpec', () => {
     ]);
   });
 
-  it('declares quorum tiers that dead-letter at-least-once, and no delivery limit', () => {
+  // Issue 26, defect 4: without an explicit limit RabbitMQ 4.x applies 20 and drops what passes it.
+  it('declares a quorum work queue with a delivery limit that dead-letters into its DLQ, at-least-once', () => {
     const quorum = { ...group, queueType: 'quorum' as const };
-    expect(rabbitQueueSpec(quorum, { kind: 'work' }).arguments).toEqual({ 'x-queue-type': 'quorum' });
+    expect(rabbitQueueSpec(quorum, { kind: 'work' })).toEqual({
+      name: 'orders.billing',
+      arguments: {
+        'x-queue-type': 'quorum',
+        'x-delivery-limit': 20,
+        'x-dead-letter-exchange': '',
+        'x-dead-letter-routing-key': 'orders.billing.dlq',
+        'x-dead-letter-strategy': 'at-least-once',
+        'x-overflow': 'reject-publish',
+      },
+      legacyArguments: { 'x-queue-type': 'quorum' },
+    });
+    expect(rabbitQueueSpec(quorum, { kind: 'dead-letter' })).toEqual({
+      name: 'orders.billing.dlq',
+      arguments: { 'x-queue-type': 'quorum', 'x-delivery-limit': 1_000_000 },
+      legacyArguments: { 'x-queue-type': 'quorum' },
+    });
+  });
+
+  it('declares quorum tiers that dead-letter at-least-once, without a limit (nothing consumes them)', () => {
+    const quorum = { ...group, queueType: 'quorum' as const };
     expect(rabbitQueueSpec(quorum, { kind: 'retry', tierMs: 1000 }).arguments).toEqual({
       'x-queue-type': 'quorum',
       'x-message-ttl': 1000,
@@ -29,7 +55,28 @@ describe('rabbitQueueSpec', () => {
       'x-dead-letter-strategy': 'at-least-once',
       'x-overflow': 'reject-publish',
     });
-    expect(rabbitQueuesOf(quorum).some((q) => 'x-delivery-limit' in q.arguments)).toBe(false);
+  });
+
+  it('declares a quorum queue that exists without the limit as it is', () => {
+    const legacy = {
+      ...group,
+      queueType: 'quorum' as const,
+      withoutDeliveryLimit: new Set(['orders.billing']),
+    };
+    expect(rabbitQueueSpec(legacy, { kind: 'work' }).arguments).toEqual({ 'x-queue-type': 'quorum' });
+    expect(rabbitQueueSpec(legacy, { kind: 'dead-letter' }).arguments).toHaveProperty('x-delivery-limit');
+  });
+});
+
+describe('deliveryLimitPolicy', () => {
+  it('gives the rabbitmqctl command that sets the limit and route on that queue alone', () => {
+    const group = { group: 'billing', destination: 'orders', retryTiersMs: [], queueType: 'quorum' as const };
+    const work = rabbitQueueSpec(group, { kind: 'work' });
+    expect(deliveryLimitPolicy(work)).toBe(
+      "rabbitmqctl set_policy 'messaging-orders.billing' '^orders\\.billing$' " +
+        '\'{"delivery-limit":20,"dead-letter-exchange":"","dead-letter-routing-key":"orders.billing.dlq",' +
+        '"dead-letter-strategy":"at-least-once","overflow":"reject-publish"}\' --apply-to queues',
+    );
   });
 });
 

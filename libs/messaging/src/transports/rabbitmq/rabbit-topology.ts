@@ -3,7 +3,13 @@ import { destinationNames } from '../../dead-letter/destination-names';
 import { GroupTopology, MessagingTopology, destinationsOf } from '../../topology/messaging-topology';
 import { MessagingTopologyMismatchError } from '../../topology/messaging-topology-mismatch.error';
 import { TopologyMode } from '../../messaging-options.interface';
-import { RabbitQueueSpec, rabbitQueuesOf } from './rabbit-queue-arguments';
+import {
+  DELIVERY_LIMIT_ARGUMENTS,
+  deliveryLimitPolicy,
+  RabbitGroupTopology,
+  RabbitQueueSpec,
+  rabbitQueuesOf,
+} from './rabbit-queue-arguments';
 
 /** AMQP reply code for NOT_FOUND (a passive declare of something that does not exist). */
 const NOT_FOUND = 404;
@@ -39,7 +45,8 @@ export class RabbitTopology {
  * Declares the topology (idempotent): per destination a durable topic exchange; per group its work queue bound
  * with `#`, its dead-letter queue, and one retry queue per delay tier whose `x-message-ttl` dead-letters back to
  * the work queue (one queue per delay: TTLs expire at the head). Queues are classic or quorum by the group's
- * `queueType` (see `rabbitQueueSpec`). A queue that exists with other arguments (another type) throws
+ * `queueType`, quorum ones with a delivery limit unless listed in `withoutDeliveryLimit` (see
+ * `rabbitQueueSpec`). A queue that exists with other arguments (another type) throws
  * `MessagingTopologyMismatchError`; the broker closes `channel`.
  */
 export async function declareRabbitTopology(
@@ -49,7 +56,7 @@ export async function declareRabbitTopology(
   for (const destination of destinationsOf(topology)) {
     await channel.assertExchange(destination, 'topic', { durable: true });
   }
-  for (const group of topology.groups) {
+  for (const group of topology.groups as readonly RabbitGroupTopology[]) {
     for (const queue of rabbitQueuesOf(group)) {
       try {
         await channel.assertQueue(queue.name, { durable: true, arguments: queue.arguments });
@@ -74,6 +81,11 @@ export interface RabbitTopologyFindings {
   readonly mismatched: string[];
   /** Queues whose arguments could not be compared: the user may not configure them. */
   readonly unchecked: string[];
+  /**
+   * Quorum queues declared, by an earlier version, without the delivery limit and its dead-letter route but
+   * otherwise as expected, each with the policy that gives them both.
+   */
+  readonly withoutDeliveryLimit: Array<{ readonly queue: string; readonly policy: string }>;
 }
 
 /**
@@ -87,7 +99,12 @@ export async function inspectRabbitTopology(
   model: amqp.ChannelModel,
   topology: MessagingTopology,
 ): Promise<RabbitTopologyFindings> {
-  const findings: RabbitTopologyFindings = { missing: [], mismatched: [], unchecked: [] };
+  const findings: RabbitTopologyFindings = {
+    missing: [],
+    mismatched: [],
+    unchecked: [],
+    withoutDeliveryLimit: [],
+  };
   for (const destination of destinationsOf(topology)) {
     if ((await onOwnChannel(model, (c) => c.checkExchange(destination))) === NOT_FOUND)
       findings.missing.push(`exchange '${destination}'`);
@@ -102,10 +119,36 @@ export async function inspectRabbitTopology(
         c.assertQueue(queue.name, { durable: true, arguments: queue.arguments }),
       );
       if (outcome === ACCESS_REFUSED) findings.unchecked.push(queue.name);
-      else if (outcome !== true) findings.mismatched.push(mismatchOf(queue, group, outcome));
+      else if (outcome === true) continue;
+      else if (outcome === NOT_FOUND) findings.missing.push(`queue '${queue.name}'`);
+      else {
+        const legacy = await withLegacyArguments(model, queue, outcome);
+        if (legacy === true) {
+          findings.withoutDeliveryLimit.push({ queue: queue.name, policy: deliveryLimitPolicy(queue) });
+        } else findings.mismatched.push(mismatchOf(queue, group, legacy ?? outcome));
+      }
     }
   }
   return findings;
+}
+
+/**
+ * For a quorum queue that refused its arguments for lacking one of the delivery limit's (the broker names it,
+ * and says the queue has none): the outcome of declaring it with the arguments it had before, true when it
+ * takes them (an error of its own, its type say, otherwise). Undefined for any other refusal.
+ */
+async function withLegacyArguments(
+  model: amqp.ChannelModel,
+  queue: RabbitQueueSpec,
+  refusal: Error,
+): Promise<true | Error | undefined> {
+  const legacy = queue.legacyArguments;
+  const said = /inequivalent arg '([^']+)'.*current is none/.exec(refusal.message);
+  if (!legacy || !said || !DELIVERY_LIMIT_ARGUMENTS.includes(said[1])) return undefined;
+  const outcome = await onOwnChannel(model, (c) =>
+    c.assertQueue(queue.name, { durable: true, arguments: legacy }),
+  );
+  return outcome === true || outcome instanceof Error ? outcome : undefined;
 }
 
 /** One line for a queue whose arguments differ, with the broker's own words on what. */

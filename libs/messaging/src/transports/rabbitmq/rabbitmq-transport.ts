@@ -12,8 +12,8 @@ import { TransportCapabilities } from '../transport-capabilities';
 import { RabbitConnection } from './rabbit-connection';
 import { RabbitPublisher } from './rabbit-publisher';
 import { RabbitSubscriber } from './rabbit-subscriber';
-import { withQueueTypes } from './rabbit-queue-arguments';
-import { declareRabbitTopology, inspectRabbitTopology } from './rabbit-topology';
+import { RabbitGroupTopology, withQueueTypes } from './rabbit-queue-arguments';
+import { declareRabbitTopology, inspectRabbitTopology, RabbitTopologyFindings } from './rabbit-topology';
 
 /** Settings the RabbitMQ transport runs with (validated module options). */
 export interface RabbitMqTransportSettings {
@@ -46,6 +46,8 @@ export class RabbitMqTransport implements MessageTransport {
   private readonly publisher: RabbitPublisher;
   private readonly subscribers = new Set<RabbitSubscriber>();
   private lastPublishError?: string;
+  /** Quorum queues found at startup declared without the delivery limit: declared again as they are. */
+  private readonly withoutDeliveryLimit = new Set<string>();
 
   constructor(
     readonly settings: RabbitMqTransportSettings,
@@ -72,7 +74,14 @@ export class RabbitMqTransport implements MessageTransport {
     await this.prepareTopology({ destinations, groups: [] });
   }
 
+  /**
+   * Declares what is missing. With quorum queues, first checks the existing ones (`inspectRabbitTopology`):
+   * one of another type stops here, one declared without the delivery limit is declared again as it is.
+   */
   async declareTopology(topology: MessagingTopology): Promise<void> {
+    if (this.withQueueTypes(topology).groups.some((g) => g.queueType === 'quorum')) {
+      await this.inspect(topology);
+    }
     const model = await this.connection.get();
     const channel = await model.createChannel();
     channel.on('error', () => undefined);
@@ -89,6 +98,28 @@ export class RabbitMqTransport implements MessageTransport {
    * logged as unchecked (`nest-messaging topology check`, run as an admin, compares them).
    */
   async missingTopology(topology: MessagingTopology): Promise<string[]> {
+    return (await this.inspect(topology)).missing;
+  }
+
+  /**
+   * The topology with each group's queue type filled in from the settings, and the quorum queues found
+   * without a delivery limit (`RabbitGroupTopology`).
+   */
+  withQueueTypes(topology: MessagingTopology): MessagingTopology {
+    const groups = withQueueTypes(
+      topology.groups,
+      this.settings.queueTypes ?? {},
+      this.settings.queueType ?? 'classic',
+    ).map((g): RabbitGroupTopology => ({ ...g, withoutDeliveryLimit: this.withoutDeliveryLimit }));
+    return { ...topology, groups };
+  }
+
+  /**
+   * Checks the topology: a queue of other arguments throws `MessagingTopologyMismatchError`; queues that
+   * could not be compared, and quorum queues declared without the delivery limit (remembered, to be declared
+   * again as they are), are logged with what to do.
+   */
+  private async inspect(topology: MessagingTopology): Promise<RabbitTopologyFindings> {
     const findings = await inspectRabbitTopology(await this.connection.get(), this.withQueueTypes(topology));
     if (findings.mismatched.length > 0)
       throw new MessagingTopologyMismatchError(this.kind, findings.mismatched);
@@ -98,17 +129,17 @@ export class RabbitMqTransport implements MessageTransport {
           'Run `nest-messaging topology check` as an admin to compare them.',
       );
     }
-    return findings.missing;
-  }
-
-  /** The topology with each group's queue type filled in from the settings. */
-  withQueueTypes(topology: MessagingTopology): MessagingTopology {
-    const groups = withQueueTypes(
-      topology.groups,
-      this.settings.queueTypes ?? {},
-      this.settings.queueType ?? 'classic',
-    );
-    return { ...topology, groups };
+    for (const { queue, policy } of findings.withoutDeliveryLimit) {
+      if (this.withoutDeliveryLimit.has(queue)) continue;
+      this.withoutDeliveryLimit.add(queue);
+      this.log.warn(
+        `Quorum queue '${queue}' was declared without a delivery limit and dead-letter route (before ` +
+          'nest-reliable-messaging set them). RabbitMQ 4.x drops a message returned to it more than 20 times, and ' +
+          "every closed channel returns its unacked messages. A queue's arguments cannot change: give it a policy " +
+          `(one policy applies to a queue; merge the keys into one that already matches it): ${policy}`,
+      );
+    }
+    return findings;
   }
 
   /** Declares the topology (`declare` mode), or checks it and throws `MessagingTopologyMissingError`. */
