@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { DataSource, QueryRunner } from 'typeorm';
 import { CreateMessagingTables1764547200000 } from '../../migrations/create-messaging-tables.migration';
 import { ClaimedOutboxRow, FailedOutboxRow, NewOutboxRow } from '../../outbox/outbox-row';
-import { OutboxBacklog, OutboxStore, OutboxStoreSettings } from '../../outbox/outbox-store';
+import { compareIds, OutboxBacklog, OutboxStore, OutboxStoreSettings } from '../../outbox/outbox-store';
 import { isStarved } from '../claim-window';
 import { MessagingTables } from '../messaging-tables';
 import { postgresTables } from './postgres-tables';
@@ -17,10 +17,8 @@ interface ClaimedWindow {
   readonly rows: ClaimedOutboxRow[];
 }
 
-/** A claimed row with its window's figures, or (id null) the figures alone. */
-type WindowRecord = { picked: number; last_picked: string | null } & (
-  ClaimedRecord | { [K in keyof ClaimedRecord]: null }
-);
+/** A picked row: claimed (`kept`), or left out by the order check (then without its payload). */
+type WindowRecord = Omit<ClaimedRecord, 'payload'> & { kept: boolean; payload: string | null };
 
 interface ClaimedRecord {
   id: string;
@@ -154,8 +152,9 @@ export class PostgresOutboxStore extends OutboxStore {
              order by h.id limit 1
            ) head`;
     const afterWindow = window.after === undefined ? '' : 'and p.id > $6 and head.free';
-    // One row per claimed row, each with the window's figures; one row of them alone when none was claimed.
-    const records = await this.dataSource.query<WindowRecord[]>(
+    // Every picked row is returned, `kept` or not (a row the order check drops is "updated" to what it was:
+    // that is how the statement tells how full its window was without a second pass over the result).
+    const records = await this.dataSource.query<[WindowRecord[], number]>(
       `with sent as (
          ${this.settleSent('$5', '$2')}
        ), picked as (
@@ -173,18 +172,17 @@ export class PostgresOutboxStore extends OutboxStore {
              limit 1
            ) as gap
          from (select destination, key, array_agg(id) as ids from picked group by destination, key) k
-       ), claimed as (
-         update ${t} o set locked_by = $2, locked_until = now() + $3 * interval '1 millisecond'
-         from picked p
-         join gaps g on g.destination = p.destination and g.key = p.key
-         where o.id = p.id and (g.gap is null or p.id < g.gap)
-         returning o.id, o.message_id, o.destination, o.type, o.key, o.headers, o.payload::text as payload,
-                   o.occurred_at, o.created_at, o.attempts
+       ), kept as (
+         select p.id, g.gap is null or p.id < g.gap as kept
+         from picked p join gaps g on g.destination = p.destination and g.key = p.key
        )
-       select w.picked, w.last_picked, c.*
-       from (select count(*)::int as picked, max(id)::text as last_picked from picked) w
-       left join claimed c on true
-       order by c.id`,
+       update ${t} o
+       set locked_by = case when k.kept then $2 else o.locked_by end,
+           locked_until = case when k.kept then now() + $3 * interval '1 millisecond' else o.locked_until end
+       from kept k
+       where o.id = k.id
+       returning o.id, k.kept, o.message_id, o.destination, o.type, o.key, o.headers,
+                 case when k.kept then o.payload::text end as payload, o.occurred_at, o.created_at, o.attempts`,
       [
         window.limit,
         window.owner,
@@ -194,27 +192,27 @@ export class PostgresOutboxStore extends OutboxStore {
         ...(window.after === undefined ? [] : [window.after]),
       ],
     );
+    // TypeORM answers an UPDATE with [rows, rowCount].
+    const [picked] = records;
+    const ids = picked.map((r) => String(r.id));
     return {
-      picked: records[0].picked,
-      lastPicked: records[0].last_picked ?? undefined,
-      rows: records.flatMap((r) =>
-        r.id === null
-          ? []
-          : [
-              {
-                id: String(r.id),
-                messageId: r.message_id,
-                destination: r.destination,
-                type: r.type,
-                key: r.key,
-                headers: r.headers,
-                payloadJson: r.payload,
-                occurredAt: r.occurred_at,
-                createdAt: r.created_at,
-                attempts: r.attempts,
-              },
-            ],
-      ),
+      picked: picked.length,
+      lastPicked: ids.length === 0 ? undefined : ids.reduce((a, b) => (compareIds(a, b) < 0 ? b : a)),
+      rows: picked
+        .filter((r) => r.kept)
+        .map((r) => ({
+          id: String(r.id),
+          messageId: r.message_id,
+          destination: r.destination,
+          type: r.type,
+          key: r.key,
+          headers: r.headers,
+          payloadJson: r.payload ?? '',
+          occurredAt: r.occurred_at,
+          createdAt: r.created_at,
+          attempts: r.attempts,
+        }))
+        .sort((a, b) => compareIds(a.id, b.id)),
     };
   }
 
