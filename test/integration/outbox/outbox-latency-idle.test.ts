@@ -132,7 +132,7 @@ describe.each(EACH_DATABASE)('Outbox relay latency and idle cost (%s + Kafka)', 
         : [
             /^SET TRANSACTION ISOLATION LEVEL READ COMMITTED$/,
             /^START TRANSACTION$/,
-            /^select id,/,
+            /^select p\.id,/,
             /^COMMIT$/,
           ];
     expect(statements).toHaveLength(claims * perClaim.length);
