@@ -57,8 +57,10 @@ export abstract class OutboxStore {
   /**
    * Claims up to `limit` rows for `owner` for `leaseMs`, in id order, keeping each key's order: rows locked
    * by a concurrent claim are skipped, not waited for; a row is taken only if every earlier pending row of
-   * its key is taken in the same claim (or is one of `inFlight`: this owner's rows on the wire right now);
-   * expired leases count as free (a crashed instance's rows are taken over).
+   * its key is taken in the same claim (or is one of `inFlight`: this owner's rows on the wire right now,
+   * never claimed again, whatever their lease); expired leases count as free (a crashed instance's rows are
+   * taken over). Rows of a key whose first pending row cannot go (backing off, leased elsewhere) do not
+   * keep the claim from rows of other keys behind them.
    *
    * `sent` are rows of an earlier batch the broker confirmed: they are marked sent (or deleted) in the same
    * statement (PostgreSQL) or transaction (MySQL/MariaDB), exactly as `markSent(sent, owner)` would, so that a relay
