@@ -76,7 +76,7 @@ export async function publishRows(
     rows.map((row) => encodeEnvelope(row, row.payloadJson)),
   );
   const outcomes = await outcomesWithin(
-    transport.publish(traced.messages),
+    (signal) => transport.publish(traced.messages, { signal }),
     rows.length,
     timeoutMs,
     'broker confirmation',

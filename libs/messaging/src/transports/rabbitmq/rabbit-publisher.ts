@@ -85,7 +85,7 @@ export class RabbitPublisher {
 
     // The deadline covers waiting for the channel to drain as well.
     const answered = state.drained.then(() => Promise.all(confirmations));
-    return outcomesWithin(answered, messages.length, timeoutMs, 'publisher confirm');
+    return outcomesWithin(() => answered, messages.length, timeoutMs, 'publisher confirm');
   }
 
   async close(): Promise<void> {
