@@ -53,9 +53,12 @@ interface WaitingMessage {
 
 /**
  * Consumes a group's queues (declared by `nest-messaging topology apply`, or by the subscriber itself in
- * `topology: 'declare'` mode; see `declareRabbitTopology`). It only applies settlements (the pipeline publishes any copy first): ACK acks, DROP nacks without requeue
- * (never with: that is a hot loop), LEAVE leaves the message unacked until the channel closes and the
- * broker delivers it again. Messages with one key are handled one at a time, in order.
+ * `topology: 'declare'` mode; see `declareRabbitTopology`). It only applies settlements (the pipeline
+ * publishes any copy first): ACK acks, DROP nacks without requeue (never with: that is a hot loop). What the
+ * pipeline leaves unsettled (LEAVE) while the consumer runs, or could not handle at all (it threw), goes
+ * back to the queue after a pause (`giveBack`): unacked on a live channel it would wait until the channel
+ * closes. Messages with one key are handled one at a time, in order; messages of a channel that closed are
+ * not handled (the broker delivers them again).
  */
 export class RabbitSubscriber {
   private channel?: amqp.Channel;
@@ -73,6 +76,10 @@ export class RabbitSubscriber {
   private readonly origins = new Map<string, string>();
   /** Retry queue → its delay tier. */
   private readonly retryQueues = new Map<string, number>();
+  /** Channels that closed: their unacked messages are the broker's again. */
+  private readonly closedChannels = new WeakSet<amqp.Channel>();
+  /** Consecutive batches given back unsettled: drives the pause before the next one. */
+  private givenBack = 0;
 
   constructor(
     private readonly host: RabbitSubscriberHost,
@@ -108,6 +115,7 @@ export class RabbitSubscriber {
     const channel = await model.createChannel();
     channel.on('error', () => undefined);
     channel.on('close', () => {
+      this.closedChannels.add(channel);
       if (this.channel === channel) this.channel = undefined;
       if (!this.stopping) this.scheduleReconnect();
     });
@@ -168,16 +176,18 @@ export class RabbitSubscriber {
     try {
       for (;;) {
         const waiting = this.waiting.get(lane) ?? [];
-        const batch = waiting.splice(0, waiting.length);
-        if (batch.length === 0) return;
-        await this.handle(batch);
+        const taken = waiting.splice(0, waiting.length);
+        if (taken.length === 0) return;
+        // A closed channel's messages come again on the new one: handling them now would only repeat them.
+        const batch = taken.filter((w) => !this.closedChannels.has(w.channel));
+        if (batch.length > 0) await this.handle(lane, batch);
       }
     } finally {
       this.waiting.delete(lane);
     }
   }
 
-  private async handle(batch: readonly WaitingMessage[]): Promise<void> {
+  private async handle(lane: number, batch: readonly WaitingMessage[]): Promise<void> {
     // Stopping: prefetched messages not started yet stay unacked; closing the channel returns them.
     if (this.stopping) return;
     const control: DeliveryControl = { keepAlive: async () => undefined, isStopping: () => this.stopping };
@@ -189,12 +199,35 @@ export class RabbitSubscriber {
       );
     } catch (error) {
       this.host.log.error(
-        `Handling ${batch.length} deliveries from ${batch[0].delivery.origin.source} failed unexpectedly: ` +
-          (error as Error).message,
+        `Handling ${batch.length} deliveries from ${batch[0].delivery.origin.source} failed unexpectedly ` +
+          `(they go back to the queue): ${(error as Error).message}`,
       );
-      return;
+      settlements = batch.map(() => ({ kind: 'LEAVE' }));
     }
     settlements.forEach((settlement, i) => this.settle(batch[i].channel, batch[i].message, settlement));
+    const unsettled = batch.filter((_, i) => !['ACK', 'DROP'].includes(settlements[i].kind));
+    if (unsettled.length === 0) this.givenBack = 0;
+    else if (!this.stopping) await this.giveBack(lane, unsettled);
+  }
+
+  /**
+   * Requeues messages left unsettled, after a pause (the backoff of re-subscribing: a failure that persists
+   * does not spin), together with the lane's messages waiting behind them, in order: the lane waits
+   * meanwhile, so that none of their keys' later messages overtakes them. Closing the channel would return
+   * them too, but also every other lane's messages in progress.
+   */
+  private async giveBack(lane: number, unsettled: readonly WaitingMessage[]): Promise<void> {
+    this.givenBack += 1;
+    await this.host.clock.sleep(computeRetryDelay(RESUBSCRIBE_BACKOFF, this.givenBack, Math.random));
+    if (this.stopping) return; // closing the channel returns them
+    const behind = this.waiting.get(lane)?.splice(0) ?? [];
+    for (const { channel, message } of [...unsettled, ...behind]) {
+      try {
+        channel.nack(message, false, true);
+      } catch {
+        // The channel closed: the broker delivers the message again anyway.
+      }
+    }
   }
 
   private settle(channel: amqp.Channel, message: amqp.ConsumeMessage, settlement: Settlement): void {
