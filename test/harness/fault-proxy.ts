@@ -153,7 +153,7 @@ export class FaultProxy {
   blackHole(ms?: number): void {
     this.blackHoling = true;
     clearTimeout(this.blackHoleTimer);
-    if (ms !== undefined) this.blackHoleTimer = setTimeout(() => this.endBlackHole(), ms);
+    if (ms !== undefined) this.blackHoleTimer = setTimeout(() => this.endBlackHole(), ms).unref();
   }
 
   /** Lifts every fault: listens again, ends a black hole, no delays, no pending cuts, no rules. */
