@@ -40,7 +40,7 @@ export interface FaultProxyStats {
   cuts: number;
   /** Frames dropped by a rule. */
   dropped: number;
-  /** Frames a rule delayed. */
+  /** Frames or chunks held back by a delay (`delay`, or a rule's `delayMs`). */
   delayed: number;
   /** Chunks swallowed by a black hole. */
   swallowed: number;
@@ -256,7 +256,6 @@ export class FaultProxy {
         this.send(link, direction, frame.bytes);
         return this.cut(link);
       } else {
-        this.stats.delayed += 1;
         this.send(link, direction, frame.bytes, action.delayMs);
       }
     }
@@ -271,7 +270,9 @@ export class FaultProxy {
   }
 
   private send(link: Link, direction: Direction, bytes: Buffer, extraDelayMs = 0): void {
-    link.queues[direction].write(bytes, this.delays[direction] + extraDelayMs);
+    const delayMs = this.delays[direction] + extraDelayMs;
+    if (delayMs > 0) this.stats.delayed += 1;
+    link.queues[direction].write(bytes, delayMs);
   }
 
   /** Cuts a connection once what was let through before the cut is written. */
