@@ -9,9 +9,9 @@ import { TestDialect } from '../harness/test-database';
 const PAIRS: ReadonlyArray<readonly [Transport, TestDialect]> = isChaos()
   ? [
       ['kafka', 'postgres'],
+      ['rabbitmq', 'mariadb'],
       ['kafka', 'mariadb'],
       ['rabbitmq', 'postgres'],
-      ['rabbitmq', 'mariadb'],
     ]
   : [
       ['kafka', 'mariadb'],
