@@ -56,8 +56,8 @@ interface WaitingMessage {
  * `topology: 'declare'` mode; see `declareRabbitTopology`). It only applies settlements (the pipeline
  * publishes any copy first): ACK acks, DROP nacks without requeue (never with: that is a hot loop). What the
  * pipeline leaves unsettled (LEAVE) while the consumer runs, or could not handle at all (it threw), goes
- * back to the queue after a pause (`giveBack`): unacked on a live channel it would wait until the channel
- * closes. Messages with one key are handled one at a time, in order; messages of a channel that closed are
+ * back to the broker after a pause (`giveBack`): unacked on a live channel it would wait until the channel
+ * closed. Messages with one key are handled one at a time, in order; messages of a channel that closed are
  * not handled (the broker delivers them again).
  */
 export class RabbitSubscriber {
@@ -80,6 +80,8 @@ export class RabbitSubscriber {
   private readonly closedChannels = new WeakSet<amqp.Channel>();
   /** Consecutive batches given back unsettled: drives the pause before the next one. */
   private givenBack = 0;
+  /** Ends the pauses of lanes giving back (a stop must not wait for them). */
+  private readonly pauses = new Set<() => void>();
 
   constructor(
     private readonly host: RabbitSubscriberHost,
@@ -99,6 +101,7 @@ export class RabbitSubscriber {
     this.stopping = true;
     this.reconnect?.();
     this.unlisten?.();
+    this.pauses.forEach((end) => end());
     const channel = this.channel;
     this.channel = undefined;
     if (channel) {
@@ -180,14 +183,14 @@ export class RabbitSubscriber {
         if (taken.length === 0) return;
         // A closed channel's messages come again on the new one: handling them now would only repeat them.
         const batch = taken.filter((w) => !this.closedChannels.has(w.channel));
-        if (batch.length > 0) await this.handle(lane, batch);
+        if (batch.length > 0) await this.handle(batch);
       }
     } finally {
       this.waiting.delete(lane);
     }
   }
 
-  private async handle(lane: number, batch: readonly WaitingMessage[]): Promise<void> {
+  private async handle(batch: readonly WaitingMessage[]): Promise<void> {
     // Stopping: prefetched messages not started yet stay unacked; closing the channel returns them.
     if (this.stopping) return;
     const control: DeliveryControl = { keepAlive: async () => undefined, isStopping: () => this.stopping };
@@ -207,27 +210,43 @@ export class RabbitSubscriber {
     settlements.forEach((settlement, i) => this.settle(batch[i].channel, batch[i].message, settlement));
     const unsettled = batch.filter((_, i) => !['ACK', 'DROP'].includes(settlements[i].kind));
     if (unsettled.length === 0) this.givenBack = 0;
-    else if (!this.stopping) await this.giveBack(lane, unsettled);
+    else if (!this.stopping) await this.giveBack(unsettled);
   }
 
   /**
-   * Requeues messages left unsettled, after a pause (the backoff of re-subscribing: a failure that persists
-   * does not spin), together with the lane's messages waiting behind them, in order: the lane waits
-   * meanwhile, so that none of their keys' later messages overtakes them. Closing the channel would return
-   * them too, but also every other lane's messages in progress.
+   * Gives messages left unsettled back to the broker: after a pause (the backoff of re-subscribing, so that a
+   * failure that persists does not spin; the lane waits meanwhile, its keys' later messages behind it), their
+   * channel is closed, which returns every message it had not acked, in queue order, and the subscriber
+   * subscribes again. A requeue of these messages alone (`nack`) could let a later message of their key,
+   * already on its way to us, overtake them; what other lanes were handling comes again too, and the inbox
+   * skips what they committed.
    */
-  private async giveBack(lane: number, unsettled: readonly WaitingMessage[]): Promise<void> {
+  private async giveBack(unsettled: readonly WaitingMessage[]): Promise<void> {
     this.givenBack += 1;
-    await this.host.clock.sleep(computeRetryDelay(RESUBSCRIBE_BACKOFF, this.givenBack, Math.random));
-    if (this.stopping) return; // closing the channel returns them
-    const behind = this.waiting.get(lane)?.splice(0) ?? [];
-    for (const { channel, message } of [...unsettled, ...behind]) {
-      try {
-        channel.nack(message, false, true);
-      } catch {
-        // The channel closed: the broker delivers the message again anyway.
-      }
+    await this.pause(computeRetryDelay(RESUBSCRIBE_BACKOFF, this.givenBack, Math.random));
+    if (this.stopping) return; // stopping closes the channel anyway
+    for (const channel of new Set(unsettled.map((w) => w.channel))) {
+      if (this.closedChannels.has(channel)) continue;
+      this.closedChannels.add(channel);
+      this.host.log.warn(
+        `Closing the channel of consumer group ${this.subscription.group}: ${unsettled.length} ` +
+          'deliveries could not be settled; the broker delivers them again.',
+      );
+      await channel.close().catch(() => undefined);
     }
+  }
+
+  /** Waits `delayMs`, or until the subscriber stops. */
+  private pause(delayMs: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const end = () => {
+        cancel();
+        this.pauses.delete(end);
+        resolve();
+      };
+      const cancel = this.host.clock.setTimeout(end, delayMs);
+      this.pauses.add(end);
+    });
   }
 
   private settle(channel: amqp.Channel, message: amqp.ConsumeMessage, settlement: Settlement): void {
