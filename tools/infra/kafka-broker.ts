@@ -31,6 +31,12 @@ export interface KafkaBrokerOptions {
   sasl?: KafkaBrokerSasl;
   /** One node of a KRaft cluster (issue 19) instead of a single node. Default: a single node. */
   cluster?: KafkaClusterMember;
+  /**
+   * A second PLAINTEXT listener for clients that reach the broker through a proxy (a test's fault proxy): it
+   * listens on `port` and advertises `advertisedPort`, so that a client that came in through the proxy is
+   * sent back to the proxy, while clients of `port` (`brokers`) talk to the broker directly. Default: none.
+   */
+  proxied?: { readonly port: number; readonly advertisedPort: number };
 }
 
 /** This node's place in a cluster of combined broker+controller nodes. */
@@ -89,6 +95,7 @@ export class KafkaBroker {
   private readonly log: (line: string) => void;
   private readonly sasl?: KafkaBrokerSasl;
   private readonly cluster?: KafkaClusterMember;
+  private readonly proxied?: { readonly port: number; readonly advertisedPort: number };
   private readonly brokerPassword = randomBytes(12).toString('hex');
 
   constructor(options: KafkaBrokerOptions = {}) {
@@ -100,6 +107,7 @@ export class KafkaBroker {
     this.log = options.log ?? (() => undefined);
     this.sasl = options.sasl;
     this.cluster = options.cluster;
+    this.proxied = options.proxied;
   }
 
   /** Bootstrap address list for clients. */
@@ -240,11 +248,15 @@ export class KafkaBroker {
   }
 
   private plaintextProperties(): string[] {
+    const proxied = this.proxied;
     return [
-      `listeners=PLAINTEXT://127.0.0.1:${this.port},CONTROLLER://127.0.0.1:${this.controllerPort}`,
-      `advertised.listeners=PLAINTEXT://127.0.0.1:${this.port}`,
+      `listeners=PLAINTEXT://127.0.0.1:${this.port},CONTROLLER://127.0.0.1:${this.controllerPort}` +
+        (proxied ? `,PROXIED://127.0.0.1:${proxied.port}` : ''),
+      `advertised.listeners=PLAINTEXT://127.0.0.1:${this.port}` +
+        (proxied ? `,PROXIED://127.0.0.1:${proxied.advertisedPort}` : ''),
       'inter.broker.listener.name=PLAINTEXT',
-      'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+      'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT' +
+        (proxied ? ',PROXIED:PLAINTEXT' : ''),
     ];
   }
 

@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { sleep } from '../../../tools/demo/blog-scenario';
 import { ServiceProcess } from '../../../tools/demo/service-process';
 import { FaultKind, FaultProfile, SeededRandom } from './fault-profile';
+import { injectLinkFault } from './link-faults';
 import { FaultStack } from './fault-stack';
 import { PostLoad } from './post-load';
 import { logLinesSince, waitForLogLine } from './service-log';
@@ -129,6 +130,16 @@ export class FaultInjector {
         await sleep(holdMs);
         await this.stack.database.start();
         return done(`${this.stack.database.label} (stop, ${mode})`, `held down ${seconds(holdMs)}`);
+      }
+      default: {
+        if (!this.stack.links) throw new Error(`${kind} needs the services' links behind fault proxies`);
+        const { target, detail } = await injectLinkFault(
+          kind,
+          this.stack.links,
+          this.stack.transport,
+          this.rng,
+        );
+        return done(target, detail);
       }
     }
   }

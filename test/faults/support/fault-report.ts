@@ -1,4 +1,5 @@
 import { renderTable } from '../../../tools/demo/table';
+import type { FaultProxyStats } from '../../harness/fault-proxy';
 import { FaultRecord, seconds } from './fault-injector';
 import { FaultKind, FaultProfile } from './fault-profile';
 import { FaultVerdict } from './fault-verdict';
@@ -22,6 +23,8 @@ export interface FaultRunFigures {
   /** From the end of the load until quiescence. */
   readonly quiescenceMs: number;
   readonly logDir: string;
+  /** Chaos mode: what each link's fault proxy did. */
+  readonly links?: ReadonlyArray<FaultProxyStats & { readonly name: string }>;
 }
 
 /** The longest recovery of the run, or undefined when some fault did not recover in time. */
@@ -52,6 +55,11 @@ export function renderFaultSummary(verdict: FaultVerdict, figures: FaultRunFigur
       'Faults injected',
       [...byKind].map(([kind, n]) => `${kind} × ${n}`).join(', ') + ' + a second relay throughout',
     ],
+    ...(figures.links ?? []).map((link) => [
+      `  proxy: ${link.name}`,
+      `${link.connections} connections, ${link.cuts} cut, ${link.dropped} frames dropped, ` +
+        `${link.delayed} delayed, ${link.swallowed} chunks swallowed`,
+    ]),
     [
       'Notifications expected / delivered',
       `${verdict.expectedNotifications} / ${verdict.deliveredNotifications}`,

@@ -26,15 +26,16 @@ import { deadLetterCount, startWireWitness, WireWitness } from './wire-witness';
  * broker stopped and started, PostgreSQL restarted. Then quiescence, and the checks: from the databases and
  * from an independent raw consumer of the wire. Correctness is asserted; timings are printed, never asserted.
  */
-export function faultRunSuite(transport: Transport, dialect: TestDialect = 'postgres'): void {
-  const profile = faultProfile();
+export function faultRunSuite(transport: Transport, dialect: TestDialect = 'postgres', chaos = false): void {
+  const profile = faultProfile(process.env, chaos);
   const broker = transport === 'kafka' ? 'Kafka' : 'RabbitMQ';
   // Start-up and teardown of a private broker, cluster and three processes, on a busy 2-core machine.
   const setupTimeoutMs = 240_000;
   const runTimeoutMs = profile.loadMs * 2 + profile.quiescenceTimeoutMs + 180_000;
 
   const database = dialectLabel(dialect);
-  describe(`Faults under load over ${broker} on ${database}: ${profile.name} run, services as processes`, () => {
+  const title = chaos ? 'Chaos (link faults, kills, restarts)' : 'Faults';
+  describe(`${title} under load over ${broker} on ${database}: ${profile.name} run, services as processes`, () => {
     let stack: FaultStack | undefined;
     let witness: WireWitness | undefined;
     const logDir = mkdtempSync(path.join(os.tmpdir(), `faults-${transport}-${dialect}-`));
@@ -42,7 +43,7 @@ export function faultRunSuite(transport: Transport, dialect: TestDialect = 'post
 
     beforeAll(async () => {
       log(`seed ${profile.seed} (replay with FAULTS_SEED=${profile.seed}); service logs in ${logDir}`);
-      stack = await FaultStack.start(transport, dialect, e2eBuild(), logDir);
+      stack = await FaultStack.start(transport, dialect, e2eBuild(), logDir, chaos);
       witness = await startWireWitness(transport, stack.broker, PostCreated.destination);
     }, setupTimeoutMs);
 
@@ -95,7 +96,7 @@ export function faultRunSuite(transport: Transport, dialect: TestDialect = 'post
         await meter.stop();
         const facts = await readDatabaseFacts(s.database, SUBSCRIBE_GROUP);
         const wire = await witness!.collect();
-        const verdict = judgeFaultRun(load.requests, audience, facts, wire);
+        const verdict = judgeFaultRun(load.requests, audience, facts, wire, { serverErrorsAmbiguous: chaos });
         const figures: FaultRunFigures = {
           transport,
           database,
@@ -108,6 +109,12 @@ export function faultRunSuite(transport: Transport, dialect: TestDialect = 'post
           deadLettered: await deadLetterCount(transport, s.broker, PostCreated.destination, SUBSCRIBE_GROUP),
           quiescenceMs,
           logDir,
+          links: s.links
+            ? [s.links.broker, s.links.postDatabase, s.links.subscribeDatabase].map((p) => ({
+                name: p.name,
+                ...p.stats,
+              }))
+            : undefined,
         };
         process.stdout.write(`\n${renderFaultSummary(verdict, figures)}`);
 

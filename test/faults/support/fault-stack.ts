@@ -5,7 +5,12 @@ import { applyBlogTopology, BLOG_SERVICE_ENV } from '../../../tools/demo/blog-to
 import { BuiltServices, ServiceName } from '../../../tools/demo/build-services';
 import { ServiceProcess } from '../../../tools/demo/service-process';
 import { freePort } from '../../../tools/infra/ports';
+import { kafkaBrokerControl, rabbitNodeControl } from '../../../tools/demo/broker-control';
+import { FaultProxy } from '../../harness/fault-proxy';
+import { infraEnv } from '../../harness/infra';
 import { PrivateDatabaseServer, startPrivateDatabaseServer } from '../../harness/private-database-server';
+import { proxyUrl, startProxiedKafka } from '../../harness/proxied';
+import { startPrivateRabbitNode } from '../../harness/rabbitmq-node';
 import { TestDialect } from '../../harness/test-database';
 import { PrivateBroker, startPrivateBrokerFor } from '../../e2e/support/private-broker';
 
@@ -59,6 +64,55 @@ export async function serviceProcess(spec: ServiceSpec): Promise<ServiceProcess>
 }
 
 /**
+ * The fault proxies of a chaos run, one per link of the services: to the broker (every service), to
+ * post-service's database (both instances) and to subscribe-service's.
+ */
+export interface StackLinks {
+  readonly broker: FaultProxy;
+  readonly postDatabase: FaultProxy;
+  readonly subscribeDatabase: FaultProxy;
+}
+
+/** A private broker whose services' link goes through a fault proxy (`broker` stays direct, for witnesses). */
+async function startProxiedBroker(transport: Transport): Promise<{
+  broker: PrivateBroker;
+  proxy: FaultProxy;
+  service: { kafkaBrokers: string[]; amqpUrl: string };
+}> {
+  if (transport === 'kafka') {
+    const kafka = await startProxiedKafka();
+    return {
+      broker: {
+        kafkaBrokers: kafka.directBrokers,
+        amqpUrl: infraEnv().amqpUrl,
+        outage: kafkaBrokerControl(kafka.broker),
+        destroy: () => kafka.destroy(),
+      },
+      proxy: kafka.proxy,
+      service: { kafkaBrokers: kafka.brokers, amqpUrl: infraEnv().amqpUrl },
+    };
+  }
+  const node = await startPrivateRabbitNode();
+  const link = await proxyUrl(node.url, 'amqp', 'RabbitMQ').catch(async (error: unknown) => {
+    await node.destroy();
+    throw error;
+  });
+  return {
+    broker: {
+      kafkaBrokers: infraEnv().kafkaBrokers,
+      amqpUrl: node.url,
+      outage: rabbitNodeControl(node),
+      destroy: async () => {
+        await link.proxy.close();
+        await node.destroy();
+      },
+    },
+    proxy: link.proxy,
+    service: { kafkaBrokers: infraEnv().kafkaBrokers, amqpUrl: link.url },
+  };
+}
+
+/**
  * Everything a fault run injects faults into, all of the suite's own: a PostgreSQL cluster or MariaDB server
  * (post-service's and subscribe-service's databases), a Kafka broker or RabbitMQ node, subscribe-service, and two
  * post-service instances on one database (two relays on one outbox).
@@ -72,29 +126,54 @@ export class FaultStack {
     readonly subscribeDatabaseUrl: string,
     readonly subscribe: ServiceProcess,
     readonly posts: readonly ServiceProcess[],
+    /** The services' links through fault proxies (chaos mode), or undefined. */
+    readonly links?: StackLinks,
   ) {}
 
+  /** Starts the stack; with `proxied` (chaos mode) the services reach the broker and databases through proxies. */
   static async start(
     transport: Transport,
     dialect: TestDialect,
     build: BuiltServices,
     logDir: string,
+    proxied = false,
   ): Promise<FaultStack> {
     const cleanups: Array<() => Promise<unknown>> = [];
     try {
       const database = await startPrivateDatabaseServer(dialect, `faults-${transport}`);
       cleanups.push(() => database.destroy());
-      const [postDatabaseUrl, subscribeDatabaseUrl] = await Promise.all([
+      let [postDatabaseUrl, subscribeDatabaseUrl] = await Promise.all([
         database.createDatabase('post_service'),
         database.createDatabase('subscribe_service'),
       ]);
-      const broker = await startPrivateBrokerFor(transport);
+      let links: StackLinks | undefined;
+      let broker: PrivateBroker;
+      let service: { kafkaBrokers: string[]; amqpUrl: string };
+      if (proxied) {
+        const protocol = dialect === 'postgres' ? 'postgres' : 'mysql';
+        const [post, subscribe] = [
+          await proxyUrl(postDatabaseUrl, protocol, 'post-service database'),
+          await proxyUrl(subscribeDatabaseUrl, protocol, 'subscribe-service database'),
+        ];
+        cleanups.push(
+          () => post.proxy.close(),
+          () => subscribe.proxy.close(),
+        );
+        [postDatabaseUrl, subscribeDatabaseUrl] = [post.url, subscribe.url];
+        const started = await startProxiedBroker(transport);
+        broker = started.broker;
+        service = started.service;
+        links = { broker: started.proxy, postDatabase: post.proxy, subscribeDatabase: subscribe.proxy };
+      } else {
+        broker = await startPrivateBrokerFor(transport);
+        service = broker;
+      }
       cleanups.push(() => broker.destroy());
       await applyBlogTopology({ transport, kafkaBrokers: broker.kafkaBrokers, amqpUrl: broker.amqpUrl });
       const common = {
         transport,
-        kafkaBrokers: broker.kafkaBrokers,
-        amqpUrl: broker.amqpUrl,
+        kafkaBrokers: service.kafkaBrokers,
+        amqpUrl: service.amqpUrl,
         build,
         logDir,
         env: FAULT_RUN_ENV,
@@ -129,6 +208,7 @@ export class FaultStack {
         subscribeDatabaseUrl,
         subscribe,
         posts,
+        links,
       );
     } catch (error) {
       for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
@@ -149,6 +229,8 @@ export class FaultStack {
   /** Kills every process (SIGKILL, by pid), stops the broker and the database server and removes their data. */
   async destroy(): Promise<void> {
     await Promise.all(this.services.map((s) => s.kill()));
+    await this.links?.postDatabase.close();
+    await this.links?.subscribeDatabase.close();
     await this.broker.destroy().catch(() => undefined);
     await this.database.destroy();
   }

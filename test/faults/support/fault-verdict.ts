@@ -60,14 +60,21 @@ export function judgeFaultRun(
   audience: RunAudience,
   facts: DatabaseFacts,
   wire: readonly WireCopy[],
+  options: {
+    /**
+     * Server errors (5xx) count as unanswered: in chaos mode a COMMIT's answer can be lost after the
+     * database committed, and post-service cannot know. Default false.
+     */
+    readonly serverErrorsAmbiguous?: boolean;
+  } = {},
 ): FaultVerdict {
   const postsByTitle = new Map(facts.posts.map((p) => [p.title, p]));
   const requestByTitle = new Map(requests.map((r) => [r.title, r]));
   const created = requests.filter((r) => r.status === 201);
-  const refusedRequests = requests.filter(
-    (r) => r.status !== undefined && r.status !== 201 && r.status !== 0,
-  );
-  const unanswered = requests.filter((r) => r.status === 0 || r.status === undefined);
+  const ambiguous = (r: PostRequest) =>
+    r.status === 0 || r.status === undefined || (options.serverErrorsAmbiguous === true && r.status >= 500);
+  const refusedRequests = requests.filter((r) => r.status !== 201 && !ambiguous(r));
+  const unanswered = requests.filter(ambiguous);
   const notifiedTitles = new Set(facts.notifications.map((n) => n.title));
 
   const createdButMissing = created

@@ -10,12 +10,14 @@ import { ConfigResourceTypes } from 'kafkajs';
 import { infraEnv } from '../../harness/infra';
 import { KafkaTopics, testKafka } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
+import { ProxiedKafka, startProxiedKafka } from '../../harness/proxied';
 import { createTestDatabase, TestDatabase } from '../../harness/test-database';
 import { createMessagingApp } from '../support/messaging-app';
 import { OrdersService, ordersWriter } from '../support/orders.fixture';
 import { readOutboxRows, waitUntil } from '../support/outbox-rows';
 import { orderMessage } from '../support/raw-messages';
 import { ReadRecord, TopicReader } from '../support/topic-reader';
+import type { Frame } from '../../harness/fault-proxy';
 
 const CLIENTS: KafkaProducerClient[] = ['kafkajs', 'platformatic'];
 const CUSTOMERS = 12;
@@ -157,6 +159,129 @@ describe('Kafka producer clients (kafkajs, @platformatic/kafka)', () => {
       new Set(batches.flat().map((m) => m.headers['msg.id'])),
     );
   });
+
+  function transportOf(client: KafkaProducerClient): MessageTransport {
+    return (apps.get(client) as TestingModule).get<MessageTransport>(MESSAGING_TRANSPORT);
+  }
+});
+
+/**
+ * Issue 26, defect 2: sequence numbers reused after an ambiguous send. A private broker behind a fault proxy
+ * writes a batch whose answer the proxy drops; a second send is queued behind it. Reusing the first send's
+ * producer id and sequence numbers, the second batch would be taken for a retry of the first: confirmed and
+ * never written. Every message must end up on the topic, read back with a raw consumer past the proxy.
+ */
+describe('Kafka producer clients when an answer is lost after the broker wrote the batch', () => {
+  let kafka: ProxiedKafka;
+  let topics: KafkaTopics;
+  const readers: TopicReader[] = [];
+  const apps = new Map<KafkaProducerClient, TestingModule>();
+  const databases: TestDatabase[] = [];
+
+  beforeAll(async () => {
+    kafka = await startProxiedKafka();
+    topics = new KafkaTopics(testKafka(kafka.directBrokers));
+    for (const client of CLIENTS) {
+      const db = await createTestDatabase('postgres', `producer_lost_${client}`);
+      databases.push(db);
+      apps.set(
+        client,
+        await createMessagingApp({
+          schema: db,
+          transport: { kind: 'kafka', brokers: kafka.brokers, producerClient: client },
+        }),
+      );
+    }
+  }, 240_000);
+
+  afterAll(async () => {
+    await Promise.all(readers.map((reader) => reader.stop()));
+    await Promise.all([...apps.values()].map((app) => app.close()));
+    await Promise.all(databases.map((db) => db.drop()));
+    await topics?.cleanup();
+    await kafka?.destroy();
+  }, 120_000);
+
+  afterEach(() => kafka.proxy.heal());
+
+  /** Every record on the topic now, read past the proxy. */
+  const recordsOf = async (topic: string): Promise<ReadRecord[]> => {
+    const reader = await new TopicReader(topic, testKafka(kafka.directBrokers)).start();
+    readers.push(reader);
+    return reader.settle();
+  };
+
+  /** A one-partition topic the transport knows, with one message confirmed on it (the producer is up). */
+  const freshTopic = async (client: KafkaProducerClient): Promise<string> => {
+    const topic = await topics.create(uniqueName(`lost_answer_${client}`), 1);
+    const transport = transportOf(client);
+    await transport.ensureDestinations([topic]);
+    const [warm] = await transport.publish([orderMessage(topic, { customer: 'k', seq: 0 })]);
+    expect(warm.status).toBe('CONFIRMED');
+    return topic;
+  };
+
+  /** A Produce request (or its answer) carrying the message with `id`. */
+  const carrying = (id: string) => (frame: Frame) =>
+    frame.apiKey === 0 && (frame.request ?? frame).bytes.includes(Buffer.from(id));
+
+  it.each(CLIENTS)(
+    '%s: a send queued behind one whose answer was lost is written, and so is the lost one',
+    async (client) => {
+      const transport = transportOf(client);
+      const topic = await freshTopic(client);
+      const [a, b] = [1, 2].map((seq) => orderMessage(topic, { customer: 'k', seq }));
+      const idOf = (m: WireMessage) => m.headers['msg.id'];
+      // The broker writes A; its answer never comes back; the client's retries of A are cut before they
+      // reach the broker: A's send fails (AMBIGUOUS), with A on the topic.
+      const lost = kafka.proxy.on({ direction: 'downstream', match: carrying(idOf(a)), action: 'drop' });
+      const first = transport.publish([a]);
+      await lost;
+      void kafka.proxy.on({
+        direction: 'upstream',
+        match: carrying(idOf(a)),
+        action: 'cut',
+        times: Number.POSITIVE_INFINITY,
+      });
+      const second = transport.publish([b]); // queued behind A: it must not reuse A's sequence numbers
+
+      const outcomes = [...(await first), ...(await second)];
+      await kafka.proxy.heal();
+      const ids = (await recordsOf(topic)).map((r) => r.headers['msg.id']);
+      expect(ids).toEqual(expect.arrayContaining([idOf(a), idOf(b)]));
+      expect(outcomes[1].status).toBe('CONFIRMED');
+    },
+    120_000,
+  );
+
+  it.each(CLIENTS)(
+    '%s: a send whose caller stopped waiting before it started is never sent',
+    async (client) => {
+      const transport = transportOf(client);
+      const topic = await freshTopic(client);
+      const [a, c] = [1, 2].map((seq) => orderMessage(topic, { customer: 'k', seq }));
+      // A's answer is held a while: C waits behind A, and its caller gives up meanwhile (the relay's deadline).
+      const held = kafka.proxy.on({
+        direction: 'downstream',
+        match: carrying(a.headers['msg.id']),
+        action: { delayMs: 3_000 },
+      });
+      const first = transport.publish([a]);
+      await held;
+      const abandon = new AbortController();
+      const second = transport.publish([c], { signal: abandon.signal });
+      abandon.abort();
+      const [outcome] = await second;
+      expect(outcome.status).toBe('AMBIGUOUS');
+      expect((await first)[0].status).toBe('CONFIRMED');
+      const [after] = await transport.publish([orderMessage(topic, { customer: 'k', seq: 3 })]);
+      expect(after.status).toBe('CONFIRMED');
+      const ids = (await recordsOf(topic)).map((r) => r.headers['msg.id']);
+      expect(ids).toContain(a.headers['msg.id']);
+      expect(ids).not.toContain(c.headers['msg.id']);
+    },
+    120_000,
+  );
 
   function transportOf(client: KafkaProducerClient): MessageTransport {
     return (apps.get(client) as TestingModule).get<MessageTransport>(MESSAGING_TRANSPORT);

@@ -111,13 +111,12 @@ export async function publishRows(
     transport.kind,
     rows.map((row) => encodeEnvelope(row, row.payloadJson)),
   );
-  const published = (async () => transport.publish(traced.messages))().catch(
-    (error: unknown): PublishOutcome[] => {
-      const cause = error instanceof Error ? error : new Error(String(error));
-      return rows.map(() => ({ status: 'AMBIGUOUS', error: cause }));
-    },
+  const outcomes = await outcomesWithin(
+    (signal) => transport.publish(traced.messages, { signal }),
+    rows.length,
+    timeoutMs,
+    'broker confirmation',
   );
-  const outcomes = await outcomesWithin(published, rows.length, timeoutMs, 'broker confirmation');
   traced.end(outcomes);
   return outcomes;
 }

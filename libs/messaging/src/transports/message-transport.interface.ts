@@ -11,6 +11,16 @@ export interface TransportHealth {
   readonly lastError?: string;
 }
 
+/** How one publish call may be steered. */
+export interface PublishOptions {
+  /**
+   * Aborted when the caller stops waiting for the outcomes (the relay at its deadline): whatever of the
+   * publish has not started yet is not sent (AMBIGUOUS), since a late send would only be a stray copy.
+   * Default: none.
+   */
+  readonly signal?: AbortSignal;
+}
+
 /**
  * One broker behind a small interface. Implementations: `KafkaTransport`, `RabbitMqTransport`.
  * Every method may be called while the broker is down: publish then answers REJECTED or AMBIGUOUS per
@@ -21,7 +31,7 @@ export interface MessageTransport {
   readonly capabilities: TransportCapabilities;
 
   /** Publishes a batch; resolves with one outcome per message, in order. Never rejects. */
-  publish(messages: readonly WireMessage[]): Promise<PublishOutcome[]>;
+  publish(messages: readonly WireMessage[], options?: PublishOptions): Promise<PublishOutcome[]>;
 
   /**
    * Publishes dead-letter and retry copies to the group destinations their `destination` names (Kafka:

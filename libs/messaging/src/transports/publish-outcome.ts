@@ -11,24 +11,32 @@ export type PublishOutcome =
 export const CONFIRMED: PublishOutcome = Object.freeze({ status: 'CONFIRMED' });
 
 /**
- * `outcomes`, or AMBIGUOUS for each of the `count` messages when no answer came within `timeoutMs`: a
- * publish without an answer may or may not have reached the broker.
+ * The outcomes `publish` resolves with, or AMBIGUOUS for each of the `count` messages when no answer came
+ * within `timeoutMs`: a publish without an answer may or may not have reached the broker. At the deadline
+ * the signal given to `publish` aborts, so that what it has not sent yet is not sent later; a `publish` that
+ * rejects (it should not) counts as AMBIGUOUS too.
  */
 export async function outcomesWithin(
-  outcomes: Promise<PublishOutcome[]>,
+  publish: (signal: AbortSignal) => Promise<PublishOutcome[]>,
   count: number,
   timeoutMs: number,
   waitingFor: string,
 ): Promise<PublishOutcome[]> {
+  const ambiguous = (error: Error): PublishOutcome[] =>
+    Array.from({ length: count }, () => ({ status: 'AMBIGUOUS', error }));
+  const abandon = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<PublishOutcome[]>((resolve) => {
     timer = setTimeout(() => {
-      const error = new Error(`no ${waitingFor} within ${timeoutMs} ms`);
-      resolve(Array.from({ length: count }, () => ({ status: 'AMBIGUOUS', error })));
+      resolve(ambiguous(new Error(`no ${waitingFor} within ${timeoutMs} ms`)));
+      abandon.abort();
     }, timeoutMs);
   });
+  const answered = Promise.resolve()
+    .then(() => publish(abandon.signal))
+    .catch((error: unknown) => ambiguous(error instanceof Error ? error : new Error(String(error))));
   try {
-    return await Promise.race([outcomes, timeout]);
+    return await Promise.race([answered, timeout]);
   } finally {
     clearTimeout(timer);
   }

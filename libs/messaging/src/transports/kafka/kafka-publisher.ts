@@ -1,45 +1,63 @@
 import { Kafka, Producer } from 'kafkajs';
 import { WireMessage } from '../../envelope/wire-message';
 import { PublishOutcome } from '../publish-outcome';
-import { LazyKafkaClient, publishFailure, reliableProducer, sendConfirmed } from './kafka-clients';
+import { IdempotentSends } from './idempotent-sends';
+import { publishFailure, reliableProducer, sendConfirmed } from './kafka-clients';
 
 /**
  * The Kafka client that publishes for the transport (the relay's batches, dead-letter and retry copies):
- * an idempotent producer with acks=all, whichever library is behind it (`transport.producerClient`).
+ * an idempotent producer with acks=all, whichever library is behind it (`transport.producerClient`). After a
+ * send that was not CONFIRMED, no later send uses that producer id (see `IdempotentSends`).
  */
 export interface KafkaPublisher {
-  /** Connects (on first use, or after `reset`); throws when the cluster cannot be reached. */
+  /** Connects (on first use, or after a failed send); throws when the cluster cannot be reached. */
   connect(): Promise<void>;
-  /** Sends messages of one topic with acks=all; resolves with one outcome for all of them, never throws. */
-  send(topic: string, messages: readonly WireMessage[]): Promise<PublishOutcome>;
   /**
-   * Drops the producer after a failed send: the next send connects afresh with a new producer id, so that
-   * no later batch reuses the sequence numbers of one the broker may have written.
+   * Sends messages of one topic with acks=all; resolves with one outcome for all of them, never throws. A send
+   * not started when `signal` aborts is not sent (AMBIGUOUS).
    */
-  reset(): Promise<void>;
+  send(topic: string, messages: readonly WireMessage[], signal?: AbortSignal): Promise<PublishOutcome>;
+  /** Closes the producers once their sends ended. */
+  close(): Promise<void>;
 }
 
-/** kafkajs's producer: the library's default publisher. */
+/**
+ * kafkajs's producer: the library's default publisher. Sends of one topic go one at a time.
+ *
+ * Why (kafkajs 2.2, `producer/sendMessages.js`): under a lock per broker, a send takes the next sequence
+ * numbers of each partition (`eosManager.getSequence`, then `updateSequence(+count)`) and produces; when the
+ * produce throws (a timeout, a dropped connection, a retriable error) it gives them back
+ * (`updateSequence(-count)`) and releases the lock, and its retrier sends the same batch again a little later
+ * with the same numbers, which the broker recognises as a retry. A send waiting for the lock meanwhile takes
+ * those numbers first: if the broker had written the failed batch and the counts match, it answers the new
+ * batch with success and writes nothing (a message confirmed and lost). When the retries run out, the numbers
+ * stay given back and the next send reuses them the same way. Hence: one send at a time per topic (sequences
+ * are per partition), and a new producer id after any send that was not confirmed.
+ */
 export class KafkajsPublisher implements KafkaPublisher {
-  private readonly producer: LazyKafkaClient<Producer>;
+  private readonly sends: IdempotentSends<Producer>;
 
   constructor(kafka: Kafka) {
-    this.producer = new LazyKafkaClient(() => reliableProducer(kafka));
+    this.sends = new IdempotentSends({
+      open: async () => {
+        const producer = reliableProducer(kafka);
+        await producer.connect();
+        return producer;
+      },
+      close: (producer) => producer.disconnect(),
+      failure: publishFailure,
+    });
   }
 
-  async connect(): Promise<void> {
-    await this.producer.get();
+  connect(): Promise<void> {
+    return this.sends.connect();
   }
 
-  async send(topic: string, messages: readonly WireMessage[]): Promise<PublishOutcome> {
-    try {
-      return await sendConfirmed(await this.producer.get(), topic, messages);
-    } catch (error) {
-      return publishFailure(error); // the connect failed
-    }
+  send(topic: string, messages: readonly WireMessage[], signal?: AbortSignal): Promise<PublishOutcome> {
+    return this.sends.send(topic, (producer) => sendConfirmed(producer, topic, messages), signal);
   }
 
-  reset(): Promise<void> {
-    return this.producer.reset();
+  close(): Promise<void> {
+    return this.sends.close();
   }
 }

@@ -5,7 +5,7 @@ import { WireMessage } from '../../envelope/wire-message';
 import { KafkaProducerClient, KafkaSaslOptions, TopologyMode } from '../../messaging-options.interface';
 import { copyDestinationsOf, destinationsOf, MessagingTopology } from '../../topology/messaging-topology';
 import { MessagingTopologyMissingError } from '../../topology/messaging-topology-missing.error';
-import { MessageTransport, TransportHealth } from '../message-transport.interface';
+import { MessageTransport, PublishOptions, TransportHealth } from '../message-transport.interface';
 import { PublishOutcome } from '../publish-outcome';
 import { ConsumerHandle, Subscription, topologyOf } from '../subscription.interface';
 import { TransportCapabilities } from '../transport-capabilities';
@@ -112,7 +112,7 @@ export class KafkaTransport implements MessageTransport {
     return this.kafka;
   }
 
-  async publish(messages: readonly WireMessage[]): Promise<PublishOutcome[]> {
+  async publish(messages: readonly WireMessage[], options: PublishOptions = {}): Promise<PublishOutcome[]> {
     if (messages.length === 0) return [];
     try {
       await this.publisher.connect();
@@ -131,6 +131,7 @@ export class KafkaTransport implements MessageTransport {
         const outcome = await this.publisher.send(
           topic,
           indexes.map((i) => messages[i]),
+          options.signal,
         );
         indexes.forEach((i) => (outcomes[i] = outcome));
       }),
@@ -144,8 +145,7 @@ export class KafkaTransport implements MessageTransport {
         PublishOutcome,
         { status: 'CONFIRMED' }
       >;
-      this.markDown(failure.error);
-      await this.publisher.reset(); // the next publish connects afresh (a new producer id)
+      this.markDown(failure.error); // the publisher replaced its producer (a new producer id)
     }
     return outcomes;
   }
@@ -331,7 +331,7 @@ export class KafkaTransport implements MessageTransport {
   async close(): Promise<void> {
     await Promise.all([...this.subscribers].map((s) => s.stop()));
     this.subscribers.clear();
-    await this.publisher.reset();
+    await this.publisher.close();
     await this.admin.reset();
     await this.healthAdmin.reset();
   }

@@ -3,6 +3,7 @@ import { requirePeer } from '../../common/optional-peer';
 import { WireMessage } from '../../envelope/wire-message';
 import { KafkaSaslOptions } from '../../messaging-options.interface';
 import { CONFIRMED, PublishOutcome } from '../publish-outcome';
+import { IdempotentSends } from './idempotent-sends';
 import { KafkaPublisher } from './kafka-publisher';
 
 type PlatformaticKafka = typeof Platformatic;
@@ -35,47 +36,55 @@ const SASL_MECHANISMS = {
  *
  * Sends go out one at a time. The producer numbers a partition's batches when it sends one and counts them
  * once the broker answered, so two sends on their way together would carry the same sequence numbers and the
- * broker would take the second for a retry of the first: a confirmed batch that was never written.
+ * broker would take the second for a retry of the first: a confirmed batch that was never written. For the
+ * same reason a send that failed leaves its numbers to the next one: after it, the producer is replaced
+ * before the next send starts (`IdempotentSends`).
  */
 export class PlatformaticPublisher implements KafkaPublisher {
-  private producer?: Producer;
-  /** The send in progress (and the ones queued behind it); each waits for the one before. */
-  private tail: Promise<unknown> = Promise.resolve();
+  private readonly sends: IdempotentSends<Producer>;
 
   constructor(
     private readonly settings: PlatformaticPublisherSettings,
     private readonly kafka: PlatformaticKafka = requirePeer<PlatformaticKafka>('@platformatic/kafka'),
-  ) {}
+  ) {
+    this.sends = new IdempotentSends({
+      open: async () => {
+        const producer = this.create();
+        try {
+          // A producer id from the cluster now (a send would get one on its first use).
+          await producer.initIdempotentProducer({});
+        } catch (error) {
+          await closeProducer(producer);
+          throw platformaticFailure(error).error;
+        }
+        return producer;
+      },
+      // Forced: requests still waiting for an answer fail rather than keep the old producer id alive.
+      close: closeProducer,
+      failure: platformaticFailure,
+    });
+  }
 
-  /** Gets a producer id from the cluster, once per producer (a send would, on its first use). */
-  async connect(): Promise<void> {
-    const producer = this.current();
-    if (producer.producerId !== undefined) return;
+  connect(): Promise<void> {
+    return this.sends.connect();
+  }
+
+  send(topic: string, messages: readonly WireMessage[], signal?: AbortSignal): Promise<PublishOutcome> {
+    // One lane for every topic: one send at a time, as above.
+    return this.sends.send('', (producer) => this.sendNow(producer, topic, messages), signal);
+  }
+
+  close(): Promise<void> {
+    return this.sends.close();
+  }
+
+  private async sendNow(
+    producer: Producer,
+    topic: string,
+    messages: readonly WireMessage[],
+  ): Promise<PublishOutcome> {
     try {
-      await producer.initIdempotentProducer({});
-    } catch (error) {
-      await this.reset();
-      throw platformaticFailure(error).error;
-    }
-  }
-
-  send(topic: string, messages: readonly WireMessage[]): Promise<PublishOutcome> {
-    const sending = this.tail.then(() => this.sendNow(topic, messages));
-    this.tail = sending;
-    return sending;
-  }
-
-  async reset(): Promise<void> {
-    const producer = this.producer;
-    this.producer = undefined;
-    await this.tail;
-    // Forced: requests still waiting for an answer fail rather than keep the old producer id alive.
-    if (producer) await new Promise<void>((resolve) => producer.close(true, () => resolve()));
-  }
-
-  private async sendNow(topic: string, messages: readonly WireMessage[]): Promise<PublishOutcome> {
-    try {
-      await this.current().send({
+      await producer.send({
         messages: messages.map((m) => ({
           topic,
           key: m.key ?? undefined,
@@ -87,11 +96,6 @@ export class PlatformaticPublisher implements KafkaPublisher {
     } catch (error) {
       return platformaticFailure(error);
     }
-  }
-
-  private current(): Producer {
-    this.producer ??= this.create();
-    return this.producer;
   }
 
   private create(): Producer {
@@ -126,6 +130,10 @@ export class PlatformaticPublisher implements KafkaPublisher {
       },
     });
   }
+}
+
+function closeProducer(producer: Producer): Promise<void> {
+  return new Promise<void>((resolve) => producer.close(true, () => resolve()));
 }
 
 /**

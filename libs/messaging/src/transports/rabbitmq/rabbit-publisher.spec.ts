@@ -7,6 +7,8 @@ import { RabbitPublisher } from './rabbit-publisher';
 /** A confirm channel that records each publish; the test plays the broker's answers. */
 class FakeConfirmChannel extends EventEmitter {
   readonly sent: Array<{ options: amqp.Options.Publish; confirm: (error: unknown) => void }> = [];
+  /** After this many publishes the channel is closed: amqplib then throws from `publish`. */
+  closedAfter = Number.POSITIVE_INFINITY;
 
   publish(
     _exchange: string,
@@ -15,6 +17,7 @@ class FakeConfirmChannel extends EventEmitter {
     options: amqp.Options.Publish,
     confirm: (error: unknown) => void,
   ): boolean {
+    if (this.sent.length >= this.closedAfter) throw new Error('Channel closed');
     this.sent.push({ options, confirm });
     return true;
   }
@@ -75,6 +78,29 @@ describe(RabbitPublisher.name, () => {
       channel.returnMessage(0);
       channel.sent.forEach(({ confirm }) => confirm(null));
       expect((await outcomes).map((o) => o.status)).toEqual(['REJECTED', 'CONFIRMED']);
+    });
+
+    it('answers AMBIGUOUS, and does not throw, when the channel closed under the publish', async () => {
+      const channel = new FakeConfirmChannel();
+      const publisher = publisherOver(channel);
+      channel.closedAfter = 1; // the connection dropped after the first message went out
+      const outcomes = publisher.publish([copyTo('orders.billing.dlq'), copyTo('orders.billing.dlq')], true);
+      await flush();
+      channel.emit('close');
+      channel.sent[0].confirm(new Error('channel closed')); // amqplib fails what was not confirmed
+      const answered = await outcomes;
+      expect(answered.map((o) => o.status)).toEqual(['AMBIGUOUS', 'AMBIGUOUS']);
+      expect(answered[1].status !== 'CONFIRMED' && answered[1].error.message).toMatch(/channel closed/i);
+    });
+
+    it('sends nothing of a publish whose caller stopped waiting', async () => {
+      const channel = new FakeConfirmChannel();
+      const publisher = publisherOver(channel);
+      const abandoned = new AbortController();
+      abandoned.abort();
+      const outcomes = await publisher.publish([copyTo('orders.billing.dlq')], true, abandoned.signal);
+      expect(outcomes.map((o) => o.status)).toEqual(['AMBIGUOUS']);
+      expect(channel.sent).toHaveLength(0);
     });
   });
 });

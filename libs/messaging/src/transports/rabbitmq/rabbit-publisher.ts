@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import * as amqp from 'amqplib';
 import { MessageHeaders } from '../../envelope/message-headers';
 import { WireMessage } from '../../envelope/wire-message';
@@ -28,11 +27,14 @@ export class RabbitPublisher {
 
   /**
    * Publishes to each message's destination exchange with the event type as routing key, or, with
-   * `toQueues`, straight to the queue its destination names (default exchange).
+   * `toQueues`, straight to the queue its destination names (default exchange). Never rejects: a channel that
+   * closed before or during the publish makes its messages AMBIGUOUS (those sent before may have arrived), and
+   * a publish not started when `signal` aborts is not sent.
    */
   async publish(
     messages: readonly WireMessage[],
     toQueues = false,
+    signal?: AbortSignal,
     timeoutMs = 15_000,
   ): Promise<PublishOutcome[]> {
     let state: ChannelState;
@@ -43,11 +45,35 @@ export class RabbitPublisher {
       this.channel = undefined;
       return messages.map(() => ({ status: 'REJECTED', error: asError(error) }));
     }
+    return outcomesWithin(
+      async () => {
+        const confirmations = messages.map((message) => this.confirm(state, message, toQueues, signal));
+        // The deadline covers waiting for the channel to drain as well.
+        await state.drained;
+        return Promise.all(confirmations);
+      },
+      messages.length,
+      timeoutMs,
+      'publisher confirm',
+    );
+  }
+
+  /** Publishes one message and waits for the broker's answer to it. Never rejects. */
+  private async confirm(
+    state: ChannelState,
+    message: WireMessage,
+    toQueues: boolean,
+    signal?: AbortSignal,
+  ): Promise<PublishOutcome> {
     const { channel } = state;
-    const confirmations = messages.map(async (message): Promise<PublishOutcome> => {
-      const messageId = message.headers[MessageHeaders.ID] ?? '';
-      const correlationId = randomUUID();
-      const answer = new Promise<Error | undefined>((resolve) => {
+    if (signal?.aborted)
+      return { status: 'AMBIGUOUS', error: new Error('not sent: the caller stopped waiting') };
+    const messageId = message.headers[MessageHeaders.ID] ?? '';
+    const correlationId = randomUUID();
+    let error: Error | undefined;
+    try {
+      error = await new Promise<Error | undefined>((resolve) => {
+        // amqplib throws here when the channel has closed (or is closing): the executor's throw rejects.
         const ok = channel.publish(
           toQueues ? '' : message.destination,
           toQueues ? message.destination : (message.headers[MessageHeaders.TYPE] ?? ''),
@@ -66,26 +92,29 @@ export class RabbitPublisher {
                 ? { ...message.headers }
                 : { ...message.headers, [MessageHeaders.KEY]: message.key },
           },
-          (error: unknown) => resolve(error ? asError(error) : undefined),
+          (answer: unknown) => resolve(answer ? asError(answer) : undefined),
         );
-        if (!ok) state.drained = state.drained.then(() => once(channel, 'drain').then(() => undefined));
+        if (!ok) state.drained = state.drained.then(() => drainedOrClosed(channel));
       });
-      const error = await answer;
-      if (error) {
-        return state.closed ? { status: 'AMBIGUOUS', error } : { status: 'REJECTED', error };
-      }
-      if (state.returned.delete(correlationId)) {
-        return {
-          status: 'REJECTED',
-          error: new UnroutableMessageError(message.destination, message.headers[MessageHeaders.TYPE] ?? ''),
-        };
-      }
-      return CONFIRMED;
-    });
-
-    // The deadline covers waiting for the channel to drain as well.
-    const answered = state.drained.then(() => Promise.all(confirmations));
-    return outcomesWithin(answered, messages.length, timeoutMs, 'publisher confirm');
+    } catch (thrown) {
+      // Not sent; but the channel's earlier publishes, this batch's too, may or may not have arrived.
+      return {
+        status: 'AMBIGUOUS',
+        error: new Error(`The channel closed before the publish: ${asError(thrown).message}`, {
+          cause: thrown,
+        }),
+      };
+    }
+    if (error) {
+      return state.closed ? { status: 'AMBIGUOUS', error } : { status: 'REJECTED', error };
+    }
+    if (state.returned.delete(correlationId)) {
+      return {
+        status: 'REJECTED',
+        error: new UnroutableMessageError(message.destination, message.headers[MessageHeaders.TYPE] ?? ''),
+      };
+    }
+    return CONFIRMED;
   }
 
   async close(): Promise<void> {
@@ -131,6 +160,19 @@ interface ChannelState {
   closed: boolean;
   drained: Promise<void>;
   readonly topology: RabbitTopology;
+}
+
+/** Resolves when the channel can take more (`drain`), or closed (then nothing more is sent on it). */
+function drainedOrClosed(channel: amqp.ConfirmChannel): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      channel.off('drain', done);
+      channel.off('close', done);
+      resolve();
+    };
+    channel.on('drain', done);
+    channel.on('close', done);
+  });
 }
 
 function asError(error: unknown): Error {

@@ -21,7 +21,11 @@ class RecordingChannel extends EventEmitter {
   assertQueue = async () => undefined;
   bindQueue = async () => undefined;
   cancel = async () => undefined;
-  close = async () => undefined;
+  /** Closed by the subscriber (giving unsettled messages back): the broker would deliver them again. */
+  closed = false;
+  close = async () => {
+    this.closed = true;
+  };
 
   async consume(_queue: string, onMessage: (message: amqp.ConsumeMessage | null) => void) {
     this.onMessage = onMessage;
@@ -148,14 +152,19 @@ describe(`${RabbitSubscriber.name} (properties)`, () => {
         };
         for (const [i, { key, gapMs }] of scenario.messages.entries()) {
           stopIfDue();
-          if (stopping) break;
+          if (stopping || channel.closed) break;
           const tag = i + 1;
           keyOf.set(tag, key);
           channel.deliver(tag, key);
           await jest.advanceTimersByTimeAsync(gapMs);
           elapsed += gapMs;
         }
-        const busy = () => answered.size < handedOver.length || (!stopping && handedOver.length < keyOf.size);
+        // A closed channel's messages not handed over yet are the broker's again (it redelivers them); a
+        // LEAVE is given back after a pause.
+        const busy = () =>
+          answered.size < handedOver.length ||
+          (!stopping && !channel.closed && handedOver.length < keyOf.size) ||
+          (!stopping && !channel.closed && [...answered.values()].includes('LEAVE'));
         for (let tick = 0; tick < 1_000 && busy(); tick++) {
           await jest.advanceTimersByTimeAsync(10);
           elapsed += 10;
@@ -163,6 +172,7 @@ describe(`${RabbitSubscriber.name} (properties)`, () => {
         }
         // Every message arrived before the stop was handed over and answered.
         expect(busy()).toBe(false);
+        const givenBack = channel.closed; // before the stop, which closes the channel too
         stopping = true;
         stopped ??= subscriber.stop();
         await jest.advanceTimersByTimeAsync(100);
@@ -190,6 +200,10 @@ describe(`${RabbitSubscriber.name} (properties)`, () => {
         }
         // Once stopping, nothing more is handed over (it stays unacked; closing the channel returns it).
         expect(handedAfterStop).toEqual([]);
+        // Never stuck: a LEAVE while the subscriber runs gives its channel's unacked messages back (closes it).
+        if (scenario.stopAtMs === undefined && [...answered.values()].includes('LEAVE')) {
+          expect(givenBack).toBe(true);
+        }
       }),
       { numRuns: 150 },
     );

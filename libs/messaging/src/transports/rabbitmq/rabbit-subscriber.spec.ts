@@ -51,7 +51,7 @@ class FakeChannel extends EventEmitter {
   }
 }
 
-async function startSubscriber(settle: (delivery: Delivery) => Settlement) {
+async function startSubscriber(settle: (delivery: Delivery) => Settlement | Promise<Settlement>) {
   const channels: FakeChannel[] = [];
   let refuse = 0;
   const lost = new Set<() => void>();
@@ -133,6 +133,45 @@ describe(RabbitSubscriber.name, () => {
       await jest.advanceTimersByTimeAsync(0);
       expect(channels[0].acked).toEqual([1]);
       expect(channels[0].nacked).toEqual([[2, false]]);
+    });
+  });
+
+  describe('unsettled deliveries', () => {
+    const sameKey = { [MessageHeaders.KEY]: 'one-key' };
+
+    it('gives a batch the pipeline could not handle back after a pause: closes its channel, the lane waiting meanwhile', async () => {
+      let calls = 0;
+      const { channels, deliveries } = await startSubscriber(() => {
+        calls += 1;
+        if (calls === 1) throw new Error('the database went away');
+        return { kind: 'ACK' };
+      });
+      [1, 2].forEach((tag) => channels[0].deliver(tag, sameKey));
+      await jest.advanceTimersByTimeAsync(0);
+      channels[0].deliver(3, sameKey); // arrives while the lane pauses: behind the others
+      await jest.advanceTimersByTimeAsync(249); // the re-subscribe backoff: 500 ms × 0.5
+      expect(channels[0].close).not.toHaveBeenCalled();
+      await jest.advanceTimersByTimeAsync(1);
+      // Closing returns every unacked message of the channel, in queue order; none is requeued alone.
+      expect(channels[0].close).toHaveBeenCalledTimes(1);
+      expect(channels[0].nacked).toEqual([]);
+      expect(channels[0].acked).toEqual([]);
+      expect(deliveries.map((d) => d.origin.deliveryTag)).toEqual([1]); // 3 waits for the broker's redelivery
+    });
+
+    it('gives back what the pipeline left unsettled while the consumer runs', async () => {
+      const { channels } = await startSubscriber(() => ({ kind: 'LEAVE' }));
+      channels[0].deliver(1);
+      await jest.advanceTimersByTimeAsync(250);
+      expect(channels[0].close).toHaveBeenCalledTimes(1);
+    });
+
+    it('does not handle the messages of a channel that closed (the broker delivers them again)', async () => {
+      const { channels, deliveries } = await startSubscriber(() => ({ kind: 'ACK' }));
+      channels[0].deliver(1);
+      channels[0].emit('close');
+      await jest.advanceTimersByTimeAsync(0);
+      expect(deliveries).toEqual([]);
     });
   });
 

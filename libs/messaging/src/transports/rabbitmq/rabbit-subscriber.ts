@@ -53,9 +53,12 @@ interface WaitingMessage {
 
 /**
  * Consumes a group's queues (declared by `nest-messaging topology apply`, or by the subscriber itself in
- * `topology: 'declare'` mode; see `declareRabbitTopology`). It only applies settlements (the pipeline publishes any copy first): ACK acks, DROP nacks without requeue
- * (never with: that is a hot loop), LEAVE leaves the message unacked until the channel closes and the
- * broker delivers it again. Messages with one key are handled one at a time, in order.
+ * `topology: 'declare'` mode; see `declareRabbitTopology`). It only applies settlements (the pipeline
+ * publishes any copy first): ACK acks, DROP nacks without requeue (never with: that is a hot loop). What the
+ * pipeline leaves unsettled (LEAVE) while the consumer runs, or could not handle at all (it threw), goes
+ * back to the broker after a pause (`giveBack`): unacked on a live channel it would wait until the channel
+ * closed. Messages with one key are handled one at a time, in order; messages of a channel that closed are
+ * not handled (the broker delivers them again).
  */
 export class RabbitSubscriber {
   private channel?: amqp.Channel;
@@ -73,6 +76,12 @@ export class RabbitSubscriber {
   private readonly origins = new Map<string, string>();
   /** Retry queue → its delay tier. */
   private readonly retryQueues = new Map<string, number>();
+  /** Channels that closed: their unacked messages are the broker's again. */
+  private readonly closedChannels = new WeakSet<amqp.Channel>();
+  /** Consecutive batches given back unsettled: drives the pause before the next one. */
+  private givenBack = 0;
+  /** Ends the pauses of lanes giving back (a stop must not wait for them). */
+  private readonly pauses = new Set<() => void>();
 
   constructor(
     private readonly host: RabbitSubscriberHost,
@@ -92,6 +101,7 @@ export class RabbitSubscriber {
     this.stopping = true;
     this.reconnect?.();
     this.unlisten?.();
+    this.pauses.forEach((end) => end());
     const channel = this.channel;
     this.channel = undefined;
     if (channel) {
@@ -108,6 +118,7 @@ export class RabbitSubscriber {
     const channel = await model.createChannel();
     channel.on('error', () => undefined);
     channel.on('close', () => {
+      this.closedChannels.add(channel);
       if (this.channel === channel) this.channel = undefined;
       if (!this.stopping) this.scheduleReconnect();
     });
@@ -168,9 +179,11 @@ export class RabbitSubscriber {
     try {
       for (;;) {
         const waiting = this.waiting.get(lane) ?? [];
-        const batch = waiting.splice(0, waiting.length);
-        if (batch.length === 0) return;
-        await this.handle(batch);
+        const taken = waiting.splice(0, waiting.length);
+        if (taken.length === 0) return;
+        // A closed channel's messages come again on the new one: handling them now would only repeat them.
+        const batch = taken.filter((w) => !this.closedChannels.has(w.channel));
+        if (batch.length > 0) await this.handle(batch);
       }
     } finally {
       this.waiting.delete(lane);
@@ -189,12 +202,51 @@ export class RabbitSubscriber {
       );
     } catch (error) {
       this.host.log.error(
-        `Handling ${batch.length} deliveries from ${batch[0].delivery.origin.source} failed unexpectedly: ` +
-          (error as Error).message,
+        `Handling ${batch.length} deliveries from ${batch[0].delivery.origin.source} failed unexpectedly ` +
+          `(they go back to the queue): ${(error as Error).message}`,
       );
-      return;
+      settlements = batch.map(() => ({ kind: 'LEAVE' }));
     }
     settlements.forEach((settlement, i) => this.settle(batch[i].channel, batch[i].message, settlement));
+    const unsettled = batch.filter((_, i) => !['ACK', 'DROP'].includes(settlements[i].kind));
+    if (unsettled.length === 0) this.givenBack = 0;
+    else if (!this.stopping) await this.giveBack(unsettled);
+  }
+
+  /**
+   * Gives messages left unsettled back to the broker: after a pause (the backoff of re-subscribing, so that a
+   * failure that persists does not spin; the lane waits meanwhile, its keys' later messages behind it), their
+   * channel is closed, which returns every message it had not acked, in queue order, and the subscriber
+   * subscribes again. A requeue of these messages alone (`nack`) could let a later message of their key,
+   * already on its way to us, overtake them; what other lanes were handling comes again too, and the inbox
+   * skips what they committed.
+   */
+  private async giveBack(unsettled: readonly WaitingMessage[]): Promise<void> {
+    this.givenBack += 1;
+    await this.pause(computeRetryDelay(RESUBSCRIBE_BACKOFF, this.givenBack, Math.random));
+    if (this.stopping) return; // stopping closes the channel anyway
+    for (const channel of new Set(unsettled.map((w) => w.channel))) {
+      if (this.closedChannels.has(channel)) continue;
+      this.closedChannels.add(channel);
+      this.host.log.warn(
+        `Closing the channel of consumer group ${this.subscription.group}: ${unsettled.length} ` +
+          'deliveries could not be settled; the broker delivers them again.',
+      );
+      await channel.close().catch(() => undefined);
+    }
+  }
+
+  /** Waits `delayMs`, or until the subscriber stops. */
+  private pause(delayMs: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const end = () => {
+        cancel();
+        this.pauses.delete(end);
+        resolve();
+      };
+      const cancel = this.host.clock.setTimeout(end, delayMs);
+      this.pauses.add(end);
+    });
   }
 
   private settle(channel: amqp.Channel, message: amqp.ConsumeMessage, settlement: Settlement): void {

@@ -5,7 +5,7 @@ import { TopologyMode } from '../../messaging-options.interface';
 import { MessagingTopology, RabbitQueueType } from '../../topology/messaging-topology';
 import { MessagingTopologyMismatchError } from '../../topology/messaging-topology-mismatch.error';
 import { MessagingTopologyMissingError } from '../../topology/messaging-topology-missing.error';
-import { MessageTransport, TransportHealth } from '../message-transport.interface';
+import { MessageTransport, PublishOptions, TransportHealth } from '../message-transport.interface';
 import { PublishOutcome } from '../publish-outcome';
 import { ConsumerHandle, Subscription, topologyOf } from '../subscription.interface';
 import { TransportCapabilities } from '../transport-capabilities';
@@ -57,9 +57,9 @@ export class RabbitMqTransport implements MessageTransport {
     this.publisher = new RabbitPublisher(this.connection, settings.connectionName, settings.topology);
   }
 
-  async publish(messages: readonly WireMessage[]): Promise<PublishOutcome[]> {
+  async publish(messages: readonly WireMessage[], options: PublishOptions = {}): Promise<PublishOutcome[]> {
     if (messages.length === 0) return [];
-    const outcomes = await this.publisher.publish(messages);
+    const outcomes = await this.publisher.publish(messages, false, options.signal);
     const failure = outcomes.find((o) => o.status !== 'CONFIRMED');
     this.lastPublishError = failure && 'error' in failure ? failure.error.message : undefined;
     return outcomes;
