@@ -22,12 +22,14 @@ export interface DeadLetterBackend {
   /** Throws `RedriveTargetNotFoundError` when `target` does not exist. */
   checkTarget(source: string, target: string): Promise<void>;
   /**
-   * Reads the planned messages again (refusing with `RedrivePlanStaleError` if they changed), publishes
-   * `copyOf(record)` for each to the target and settles in the source exactly those the target confirmed.
+   * Reads the planned messages again (refusing with `RedrivePlanStaleError` if they changed), runs
+   * `checkRead` on them (which throws to move nothing), publishes `copyOf(record)` for each to the target and
+   * settles in the source exactly those the target confirmed.
    */
   move(
     plan: RedrivePlan,
     copyOf: (record: DeadLetterRecord) => WireMessage,
+    checkRead: (records: readonly DeadLetterRecord[]) => void,
   ): Promise<MessageRedriveOutcome[]>;
   close(): Promise<void>;
 }

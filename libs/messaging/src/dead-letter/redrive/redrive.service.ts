@@ -1,15 +1,15 @@
 import { v7 as uuidv7 } from 'uuid';
 import { MessagingMetrics } from '../../observability/messaging-metrics';
 import { KeySecret } from '../key-secret';
-import { AdminCredential, checkAdminConnection, RedriveBroker } from './admin-connection';
+import { MessagingTopology } from '../../topology/messaging-topology';
+import { AdminCredential, checkAdminConnection, isLocalDevelopment, RedriveBroker } from './admin-connection';
 import { ApprovedRedrivePlan, brandApproved } from './approved-redrive-plan';
 import { ApproverKeyring } from './approvals/approver-keyring';
 import { DeadLetterBackend } from './dead-letter-backend.interface';
 import { createDeadLetterBackend } from './dead-letter-backends';
 import { MessageHeaders } from '../../envelope/message-headers';
 import { describeRecord } from './dead-letter-record';
-import { samePerson } from './approvals/approver-name';
-import { ApprovalMismatchError } from './errors/approval-mismatch.error';
+import { checkFourEyes } from './approvals/four-eyes';
 import { ApprovalAlreadyUsedError } from './errors/approval-already-used.error';
 import { ApprovalRequiredError } from './errors/approval-required.error';
 import { RedrivePlanStaleError } from './errors/redrive-plan-stale.error';
@@ -17,12 +17,13 @@ import { RedriveRefusedError } from './errors/redrive-refused.error';
 import { RedriveTargetRefusedError } from './errors/redrive-target-refused.error';
 import { RedriveAuditEntry, RedriveLedger } from './ledger/redrive-ledger.interface';
 import { RedriveApproval, verifyApproval } from './redrive-approval';
+import { reviewPlan } from './plan-review';
 import { checkBatchSize, checkDistinctTarget, checkPlannedCount, requireCredential } from './redrive-guards';
 import { redriveCopy } from './redrive-headers';
 import { RedriveLimits } from './redrive-limits';
 import { PlannedMessage, RedrivePlan, sealPlan } from './redrive-plan';
 import { DeadLetterQueueInfo, RedriveResult } from './redrive-result';
-import { checkTarget, redriveRoute } from './redrive-route';
+import { checkRecords, checkTarget, deriveRoute } from './redrive-route';
 import { restoreKey } from './restore-key';
 
 /** What a `RedriveService` is built with. */
@@ -31,8 +32,18 @@ export interface RedriveServiceOptions {
   readonly broker: RedriveBroker;
   /** The admin credential; without one every operation is refused (`MissingAdminCredentialError`). */
   readonly credential: AdminCredential | undefined;
-  /** The approvers whose approvals `approve()` accepts. Default: nobody (plan and list only). */
+  /**
+   * The reviewed keyring: the approvers whose approvals `approve()` accepts, and (version 2) the identity
+   * map four eyes counts people by. Without an identity map every approval is refused, except in local
+   * development (`broker.allowPlaintextLocal`). Default: nobody (plan and list only).
+   */
   readonly approvers?: ApproverKeyring;
+  /**
+   * The topology (`topology.json`): a dead-letter destination's route comes from its group there. Needed
+   * for a DLQ whose name reads two ways (dots in the names, `AmbiguousRedriveRouteError`). Default: the
+   * route comes from the name alone.
+   */
+  readonly topology?: MessagingTopology;
   /** The admin database: audit log, used approvals, exclusive holds (`PostgresRedriveLedger`). */
   readonly ledger: RedriveLedger;
   /** The services' key secret, which restores each message's real key. Required for messages with a key. */
@@ -89,14 +100,26 @@ export class RedriveService {
   private backendInstance?: DeadLetterBackend;
 
   constructor(private readonly options: RedriveServiceOptions) {
-    this.credential = requireCredential(options.credential);
-    checkAdminConnection(options.broker);
+    const { broker } = options;
+    const noPassword = broker.kind === 'kafka' && !broker.sasl && isLocalDevelopment(broker);
+    this.credential = requireCredential(options.credential, noPassword);
+    checkAdminConnection(broker);
     this.clock = options.clock ?? (() => new Date());
   }
 
   /** The broker this service works on. */
   get transport(): 'kafka' | 'rabbitmq' {
     return this.options.broker.kind;
+  }
+
+  /** The reviewed keyring the service checks approvals and four eyes with. */
+  get approvers(): ApproverKeyring {
+    return this.options.approvers ?? ApproverKeyring.empty();
+  }
+
+  /** The topology routes are derived with, if one was given. */
+  get topology(): MessagingTopology | undefined {
+    return this.options.topology;
   }
 
   /** Dead-letter destinations and their depths. RabbitMQ cannot list queues over AMQP: name them. */
@@ -111,7 +134,7 @@ export class RedriveService {
   async inspect(source: string, limit: number = RedriveLimits.MAX_BATCH): Promise<InspectedDeadLetter[]> {
     checkBatchSize(limit);
     const backend = this.backend();
-    redriveRoute(backend.kind, source, []); // a dead-letter destination only
+    deriveRoute(backend.kind, source, this.options.topology); // a dead-letter destination only
     const { records } = await backend.peek(source, limit);
     return records.map((record) => {
       const { [MessageHeaders.SEALED_KEY]: _sealed, ...headers } = record.wire.headers;
@@ -136,25 +159,26 @@ export class RedriveService {
         checkTarget(request.source, request.target);
       }
       const backend = this.backend();
-      redriveRoute(backend.kind, request.source, []); // the source's name, before anything is read
-      const { records, depth } = await backend.peek(request.source, limit);
-      const route = redriveRoute(backend.kind, request.source, records);
-      if (route && request.target !== undefined && request.target !== route.target) {
+      // The route, from the source's name and the topology, before anything is read.
+      const route = deriveRoute(backend.kind, request.source, this.options.topology);
+      if (request.target !== undefined && request.target !== route.target) {
         throw new RedriveTargetRefusedError(
           request.source,
           request.target,
           `its messages go back to '${route.target}' only`,
         );
       }
-      if (route) await backend.checkTarget(request.source, route.target);
+      const { records, depth } = await backend.peek(request.source, limit);
+      checkRecords(request.source, route, records);
+      if (records.length > 0) await backend.checkTarget(request.source, route.target);
       records.forEach((record) => restoreKey(record.wire, this.options.keySecret));
       const plan = sealPlan({
         version: 2,
         transport: backend.kind,
         plannedBy: actor,
         source: request.source,
-        target: route?.target ?? '',
-        group: route?.group ?? '',
+        target: route.target,
+        group: route.group,
         createdAt: this.clock().toISOString(),
         depth,
         messages: records.map(describeRecord),
@@ -169,9 +193,11 @@ export class RedriveService {
   }
 
   /**
-   * Checks that `approval` approves this very plan, now, by an approver of the keyring who is neither the
-   * planner nor the executor; the only way to get an `ApprovedRedrivePlan`. The executor is `executedBy`
-   * (a console user acting through this service's credential), by default the credential's principal.
+   * Checks that `plan` is the one `plan()` made (its route is the one its source derives, the audit log has
+   * its PLAN entry, which names the planner) and that `approval` approves it, now, by an approver of the
+   * keyring who is another person than the planner and the executor; the only way to get an
+   * `ApprovedRedrivePlan`. The executor is `executedBy` (a console user acting through this service's
+   * credential), by default the credential's principal.
    */
   async approve(
     plan: RedrivePlan,
@@ -181,7 +207,7 @@ export class RedriveService {
     return this.audited(this.entry('EXECUTE', plan, approval, executedBy), async () => {
       if (!approval) throw new ApprovalRequiredError('the plan has no approval');
       this.checkPlan(plan);
-      this.verify(plan, approval, executedBy);
+      await this.verify(plan, approval, executedBy);
       const approvedPlan = brandApproved(plan, approval);
       this.approved.set(approvedPlan, executedBy);
       return approvedPlan;
@@ -207,7 +233,7 @@ export class RedriveService {
     const base = { ...this.entry('EXECUTE', plan, approval, executedBy), redriveId };
     return this.audited(base, async () => {
       this.checkPlan(plan);
-      this.verify(plan, approval, executedBy);
+      await this.verify(plan, approval, executedBy);
       const { ledger } = this.options;
       const messages = await ledger.withExclusiveHold(plan.transport, plan.source, async () => {
         const use = await ledger.claimApproval({
@@ -250,20 +276,29 @@ export class RedriveService {
 
   private async move(plan: RedrivePlan, redriveId: string) {
     const backend = this.backend();
-    await backend.checkTarget(plan.source, plan.target);
-    const to = { target: plan.target, group: plan.group };
-    return backend.move(plan, (record) =>
-      redriveCopy(record.wire, { ...to, key: restoreKey(record.wire, this.options.keySecret) }, redriveId),
+    const route = deriveRoute(backend.kind, plan.source, this.options.topology);
+    await backend.checkTarget(plan.source, route.target);
+    const to = { target: route.target, group: route.group };
+    return backend.move(
+      plan,
+      (record) =>
+        redriveCopy(record.wire, { ...to, key: restoreKey(record.wire, this.options.keySecret) }, redriveId),
+      (records) => checkRecords(plan.source, route, records), // what is read again, before anything moves
     );
   }
 
-  private verify(plan: RedrivePlan, approval: RedriveApproval, executedBy: string): void {
-    const approvers = this.options.approvers ?? ApproverKeyring.empty();
-    verifyApproval(plan, approval, approvers, executedBy, this.clock());
-    // Four eyes also against the credential a front end acts through: its owner approves nothing it runs.
-    if (samePerson(approval.approver, this.credential.principal)) {
-      throw new ApprovalMismatchError('SELF_APPROVAL');
-    }
+  /**
+   * The plan is the one `plan()` made (route, audit log), the approval is valid for it, and four eyes holds
+   * between the planner the audit log names, the approver, the executor and the credential's owner.
+   */
+  private async verify(plan: RedrivePlan, approval: RedriveApproval, executedBy: string): Promise<void> {
+    const planner = await reviewPlan(plan, this.options.ledger, this.options.topology);
+    verifyApproval(plan, approval, this.approvers, this.clock());
+    checkFourEyes(
+      this.approvers,
+      { planner, approver: approval.approver, executor: executedBy, credential: this.credential.principal },
+      !isLocalDevelopment(this.options.broker),
+    );
   }
 
   private checkPlan(plan: RedrivePlan): void {

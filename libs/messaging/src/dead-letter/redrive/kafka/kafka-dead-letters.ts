@@ -80,8 +80,9 @@ export class KafkaDeadLetters implements DeadLetterBackend {
   async move(
     plan: RedrivePlan,
     copyOf: (record: DeadLetterRecord) => WireMessage,
+    checkRead: (records: readonly DeadLetterRecord[]) => void,
   ): Promise<MessageRedriveOutcome[]> {
-    return this.asAdmin(`redrive ${plan.source}`, () => this.mover.move(plan, copyOf));
+    return this.asAdmin(`redrive ${plan.source}`, () => this.mover.move(plan, copyOf, checkRead));
   }
 
   async close(): Promise<void> {

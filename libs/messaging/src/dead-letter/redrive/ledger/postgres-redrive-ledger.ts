@@ -142,6 +142,16 @@ export class PostgresRedriveLedger implements RedriveLedger {
     }
   }
 
+  /** The actor of the first PLAN entry with outcome PLANNED for `planHash`, if any. */
+  async plannerOf(planHash: string): Promise<string | undefined> {
+    const [row] = await this.dataSource.query<Array<{ actor: string }>>(
+      `select actor from ${this.audit}
+       where plan_hash = $1 and action = 'PLAN' and outcome = 'PLANNED' order by id limit 1`,
+      [planHash],
+    );
+    return row?.actor;
+  }
+
   /** The latest `limit` audit entries, newest last; of one source when `source` is given. */
   async history(filter: { source?: string; limit: number }): Promise<RecordedRedriveAuditEntry[]> {
     const rows = await this.dataSource.query<AuditRow[]>(

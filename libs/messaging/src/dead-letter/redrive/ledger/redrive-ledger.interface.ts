@@ -70,6 +70,11 @@ export interface RedriveLedger {
    * another process holds it.
    */
   withExclusiveHold<T>(transport: 'kafka' | 'rabbitmq', source: string, work: () => Promise<T>): Promise<T>;
+  /**
+   * The actor of the PLAN entry `RedriveService.plan()` recorded for a plan with this hash (the first, if
+   * several), or undefined when there is none: the planner as the ledger knows them, never as a file says.
+   */
+  plannerOf(planHash: string): Promise<string | undefined>;
   /** The latest entries, newest last; of one source when given. */
   history(filter: { readonly source?: string; readonly limit: number }): Promise<RecordedRedriveAuditEntry[]>;
   /** Releases the ledger's connections; the ledger is not used after. */

@@ -71,6 +71,7 @@ export class RabbitDeadLetters implements DeadLetterBackend {
   async move(
     plan: RedrivePlan,
     copyOf: (record: DeadLetterRecord) => WireMessage,
+    checkRead: (records: readonly DeadLetterRecord[]) => void,
   ): Promise<MessageRedriveOutcome[]> {
     return this.withChannel(`read ${plan.source}`, async (channel) => {
       await this.depthOf(channel, plan.source);
@@ -87,6 +88,7 @@ export class RabbitDeadLetters implements DeadLetterBackend {
           `${records.length} of ${plan.messages.length} messages left`,
         );
       }
+      checkRead(records);
       const outcomes = await this.transport.publishCopies(records.map(copyOf));
       return outcomes.map((outcome, i): MessageRedriveOutcome => {
         const { position, messageId } = plan.messages[i];
