@@ -8,7 +8,7 @@ import { ConsoleRedrive } from './console-redrive';
 import { ConsoleSession } from './console-sessions';
 import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition';
 import { CONSOLE_CSS } from './views/console-css';
-import { auditPage, messagePage, overviewPage } from './views/access-views';
+import { auditPage, chainNotice, messagePage, overviewPage } from './views/access-views';
 import {
   DeadLetterFilter,
   deadLetterPage,
@@ -16,6 +16,9 @@ import {
   deadLetterQueuesPage,
 } from './views/dead-letter-views';
 import { redrivePlanPage, redrivePlansPage } from './views/redrive-views';
+
+/** Entries the audit page shows, and whose chain it checks on every view. */
+const AUDIT_PAGE_SIZE = 200;
 
 /**
  * The console's pages and forms. It only translates HTTP: `ConsoleGate` decides who may do what,
@@ -171,8 +174,11 @@ export class ConsoleController {
     const session = await this.gate.forPage(req, res);
     if (!session) return;
     const source = field(req.query, 'source');
-    const entries = await this.options.ledger.history({ source, limit: 200 });
-    sendPage(res, 200, auditPage(this.gate.context(session), entries, source));
+    const whole = field(req.query, 'verify') === 'all';
+    const entries = await this.options.ledger.history({ source, limit: AUDIT_PAGE_SIZE });
+    const check = await this.options.ledger.verifyChain(whole ? {} : { last: AUDIT_PAGE_SIZE });
+    const context = this.gate.context(session);
+    sendPage(res, 200, auditPage(context, entries, source, chainNotice(context, check, whole)));
   }
 
   private async step(req: ConsoleRequest, res: ConsoleResponse, verb: 'approve' | 'execute'): Promise<void> {

@@ -5,7 +5,6 @@ import { parseKeySecret } from '../../dead-letter/key-secret';
 import { ApproverKeyring } from '../../dead-letter/redrive/approvals/approver-keyring';
 import { RedriveRefusedError } from '../../dead-letter/redrive/errors/redrive-refused.error';
 import { PostgresRedriveLedger } from '../../dead-letter/redrive/ledger/postgres-redrive-ledger';
-import { RedriveLedger } from '../../dead-letter/redrive/ledger/redrive-ledger.interface';
 import { RedriveService } from '../../dead-letter/redrive/redrive.service';
 import { MessagingTopology, parseMessagingTopology } from '../../topology/messaging-topology';
 import { AdminEnv, BrokerFlags, resolveAdminDatabase, resolveAdminOptions } from '../admin-options';
@@ -17,7 +16,7 @@ export interface CommandContext {
   /** Prints lines to standard output. */
   print(lines: readonly string[]): void;
   /** Runs `work` with the admin database's ledger, then closes it. */
-  withLedger<T>(work: (ledger: RedriveLedger) => Promise<T>): Promise<T>;
+  withLedger<T>(work: (ledger: PostgresRedriveLedger) => Promise<T>): Promise<T>;
   /** The reviewed keyring (`MESSAGING_ADMIN_APPROVERS`); empty when none is given. */
   keyring(): Promise<ApproverKeyring>;
   /** The topology of `--topology` or `MESSAGING_ADMIN_TOPOLOGY`, if either is given. */
@@ -44,7 +43,7 @@ export function commandContext(io: CliIo): CommandContext {
     const file = flags.topology ?? (io.env[AdminEnv.TOPOLOGY] || undefined);
     return file === undefined ? undefined : parseMessagingTopology(await readJson(io, file));
   };
-  const withLedger = async <T>(work: (ledger: RedriveLedger) => Promise<T>): Promise<T> => {
+  const withLedger = async <T>(work: (ledger: PostgresRedriveLedger) => Promise<T>): Promise<T> => {
     const ledger = await PostgresRedriveLedger.connect(resolveAdminDatabase(io.env));
     try {
       return await work(ledger);

@@ -1,3 +1,4 @@
+import { AuditChainCheck } from '../../dead-letter/redrive/ledger/audit-chain';
 import { RecordedRedriveAuditEntry } from '../../dead-letter/redrive/ledger/redrive-ledger.interface';
 import { ServiceFigures } from '../console-metrics';
 import { DeadLetterQueueInfo } from '../../dead-letter/redrive/redrive-result';
@@ -146,16 +147,39 @@ export function overviewPage(
   );
 }
 
-/** The audit log, newest first. */
+/** What the audit page says of the hash chain: intact for the entries checked, or where it breaks. */
+export function chainNotice(context: PageContext, check: AuditChainCheck, whole: boolean): Html {
+  if (!check.intact) {
+    return notice(
+      'error',
+      html`<span data-testid="chain-broken"
+        >The audit log’s hash chain is broken at entry ${check.brokenAt}: ${check.reason}. Entries were
+        changed or removed outside the CLI and the console: compare with a copy of the log.</span
+      >`,
+    );
+  }
+  const scope = whole ? `all ${check.checked} entries` : `the latest ${check.checked} entries`;
+  const head = check.head
+    ? html` (head: entry ${check.head.id}, <span class="mono">${check.head.hash}</span>)`
+    : '';
+  const more = whole ? '' : html` <a href="${context.base}/audit?verify=all">Check the whole log</a>`;
+  return html`<p class="muted" data-testid="chain-intact">
+    ${`Hash chain intact for ${scope}`}${head}.${more}
+  </p>`;
+}
+
+/** The audit log, newest first, with what the check of its hash chain found. */
 export function auditPage(
   context: PageContext,
   entries: readonly RecordedRedriveAuditEntry[],
-  source?: string,
+  source: string | undefined,
+  chain: Html,
 ): string {
   return page(
     context,
     'Audit log',
-    html`<form method="get" class="inline" action="${context.base}/audit">
+    html`${chain}
+      <form method="get" class="inline" action="${context.base}/audit">
         <label for="source"
           >Source (dead-letter queue)<input id="source" name="source" value="${source ?? ''}"
         /></label>

@@ -65,6 +65,9 @@ class FakeLedger implements RedriveLedger {
   async history() {
     return [];
   }
+  async verifyChain() {
+    return { intact: true as const, checked: 0 };
+  }
   async close() {}
 }
 
