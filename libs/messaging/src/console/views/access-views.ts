@@ -138,7 +138,7 @@ export function overviewPage(
         </tbody>
       </table>
       <h2 id="dlqs">Dead-letter queues</h2>
-      ${queueError ? notice('error', `The broker could not be read: ${queueError}`) : ''}
+      ${queueError ? notice('error', queueError) : ''}
       ${queuesTable(context, queues, html`aria-labelledby="dlqs"`)}
       <p class="muted">
         Counters are since each service started; "published / min" needs two readings a minute apart.
@@ -200,22 +200,31 @@ export function auditPage(
           </tr>
         </thead>
         <tbody>
-          ${[...entries].reverse().map(
-            (e) =>
-              html`<tr>
-                <td>${e.id}</td>
-                <td>${e.at.toISOString()}</td>
-                <td>${e.action}</td>
-                <td>${e.actor}</td>
-                <td>${e.outcome}</td>
-                <td>${e.source ?? ''}${e.target ? ` → ${e.target}` : ''}</td>
-                <td>${e.approver ?? ''}</td>
-                <td class="mono">${e.redriveId ?? ''}</td>
-                <td>${e.detail ?? ''}</td>
-              </tr>`,
-          )}
+          ${[...entries].reverse().map((e) => {
+            const hidden = hideFrom(context, e);
+            return html`<tr>
+              <td>${e.id}</td>
+              <td>${e.at.toISOString()}</td>
+              <td>${e.action}</td>
+              <td>${hidden ? '(hidden from viewers)' : e.actor}</td>
+              <td>${e.outcome}</td>
+              <td>${e.source ?? ''}${e.target ? ` → ${e.target}` : ''}</td>
+              <td>${e.approver ?? ''}</td>
+              <td class="mono">${e.redriveId ?? ''}</td>
+              <td>${hidden ? '' : (e.detail ?? '')}</td>
+            </tr>`;
+          })}
         </tbody>
       </table>`,
     '/audit',
   );
+}
+
+/**
+ * Sign-in entries keep what was typed as a name (entries written before names were left out: often a
+ * password typed in the wrong field): viewers do not see it.
+ */
+function hideFrom(context: PageContext, entry: RecordedRedriveAuditEntry): boolean {
+  const viewerOnly = !(context.user?.roles ?? []).some((role) => role !== 'viewer');
+  return viewerOnly && entry.action === 'ACCESS' && entry.outcome.startsWith('SIGN_IN');
 }

@@ -21,7 +21,8 @@ import { reviewPlan } from './plan-review';
 import { checkBatchSize, checkDistinctTarget, checkPlannedCount, requireCredential } from './redrive-guards';
 import { redriveCopy } from './redrive-headers';
 import { RedriveLimits } from './redrive-limits';
-import { PlannedMessage, RedrivePlan, sealPlan } from './redrive-plan';
+import { DeadLetterRecord } from './dead-letter-record';
+import { MessagePosition, PlannedMessage, RedrivePlan, sealPlan } from './redrive-plan';
 import { DeadLetterQueueInfo, RedriveResult } from './redrive-result';
 import { checkRecords, checkTarget, deriveRoute } from './redrive-route';
 import { restoreKey } from './restore-key';
@@ -72,7 +73,7 @@ export interface RedrivePlanRequest {
   readonly plannedBy?: string;
 }
 
-/** A parked message as an admin may inspect it: what a plan shows, and its headers and payload. */
+/** A parked message as an admin may inspect it: what a plan shows, and its headers. */
 export interface InspectedDeadLetter {
   /** What a plan shows of it (reserved headers only). */
   readonly message: PlannedMessage;
@@ -80,8 +81,22 @@ export interface InspectedDeadLetter {
   readonly firstFailureAt: string | null;
   /** All its headers, as parked (the key is a pseudonym; the sealed key is left out). */
   readonly headers: Readonly<Record<string, string>>;
-  /** Its body, as UTF-8 text: show it only to people allowed to read payloads. */
-  readonly payload: string;
+}
+
+/** The start of a parked message's body, as `inspectMessage()` reads it. */
+export interface DeadLetterPayload {
+  /** The first `maxBytes` of the body as UTF-8 text: show it only to people allowed to read payloads. */
+  readonly text: string;
+  /** The body's whole size, bytes. */
+  readonly bytes: number;
+  /** True when `text` is only the start of the body. */
+  readonly truncated: boolean;
+}
+
+/** One parked message with the start of its payload. */
+export interface InspectedDeadLetterWithPayload extends InspectedDeadLetter {
+  /** The start of its body. */
+  readonly payload: DeadLetterPayload;
 }
 
 /**
@@ -136,15 +151,32 @@ export class RedriveService {
     const backend = this.backend();
     deriveRoute(backend.kind, source, this.options.topology); // a dead-letter destination only
     const { records } = await backend.peek(source, limit);
-    return records.map((record) => {
-      const { [MessageHeaders.SEALED_KEY]: _sealed, ...headers } = record.wire.headers;
-      return {
-        message: describeRecord(record),
-        firstFailureAt: headers[MessageHeaders.FIRST_FAILURE_AT] ?? null,
-        headers,
-        payload: record.wire.body.toString('utf8'),
-      };
-    });
+    return records.map(inspected);
+  }
+
+  /**
+   * The message at `position` of `source` if it is still the one with `messageId`, with the first
+   * `maxBytes` of its body (default 64 KiB): one message read (RabbitMQ: up to it from the head), nothing
+   * settled, nothing recorded. Undefined when another message (or none) is there now.
+   */
+  async inspectMessage(
+    source: string,
+    position: MessagePosition,
+    messageId: string | null,
+    maxBytes = 64 * 1024,
+  ): Promise<InspectedDeadLetterWithPayload | undefined> {
+    const backend = this.backend();
+    deriveRoute(backend.kind, source, this.options.topology);
+    const record = await backend.peekAt(source, position);
+    if (!record || (record.wire.headers[MessageHeaders.ID] ?? null) !== messageId) return undefined;
+    const body = record.wire.body;
+    const truncated = body.length > maxBytes;
+    const text = body.subarray(0, maxBytes).toString('utf8');
+    return {
+      ...inspected(record),
+      // A character cut in two at the limit would show as a replacement character: leave it out.
+      payload: { text: truncated ? text.replace(/\uFFFD$/, '') : text, bytes: body.length, truncated },
+    };
   }
 
   /** A dry run: reads up to `limit` messages from the head of the source, settles nothing, publishes nothing. */
@@ -360,4 +392,14 @@ export class RedriveService {
     this.backendInstance ??= createDeadLetterBackend(this.options.broker, this.credential);
     return this.backendInstance;
   }
+}
+
+/** What an admin may see of a parked message: what a plan shows, its failure time, its headers. */
+function inspected(record: DeadLetterRecord): InspectedDeadLetter {
+  const { [MessageHeaders.SEALED_KEY]: _sealed, ...headers } = record.wire.headers;
+  return {
+    message: describeRecord(record),
+    firstFailureAt: headers[MessageHeaders.FIRST_FAILURE_AT] ?? null,
+    headers,
+  };
 }

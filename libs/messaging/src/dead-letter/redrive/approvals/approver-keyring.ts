@@ -79,15 +79,18 @@ export class ApproverKeyring {
             accounts: p.accounts,
             key: p.publicKey === undefined ? undefined : ed25519PublicKey(p.publicKey),
           }));
-    const seen: Array<{ name: string; person: string }> = [];
-    for (const person of people) {
+    const seen: Array<{ name: string; entry: number }> = [];
+    for (const [entry, person] of people.entries()) {
       for (const name of [person.name, ...person.accounts]) {
         const earlier = seen.find((s) => samePerson(s.name, name));
+        if (earlier?.entry === entry) continue; // an entry may repeat its person's own name
         if (earlier) {
-          const whose = earlier.person === person.name ? '' : `, for ${earlier.person} and ${person.name}`;
-          throw new Error(`The approver keyring names '${name}' twice${whose}: one account, one person.`);
+          const first = people[earlier.entry].name;
+          throw new Error(
+            `The approver keyring names '${name}' twice, for ${first} and ${person.name}: one account, one person.`,
+          );
         }
-        seen.push({ name, person: person.name });
+        seen.push({ name, entry });
       }
     }
     return new ApproverKeyring(people, parsed.version === 2);

@@ -6,7 +6,7 @@ import { DeadLetterRecord } from '../dead-letter-record';
 import { DeadLetterQueueNotFoundError } from '../errors/dead-letter-queue-not-found.error';
 import { RedriveTargetNotFoundError } from '../errors/redrive-target-not-found.error';
 import { RedriveLimits } from '../redrive-limits';
-import { RedrivePlan } from '../redrive-plan';
+import { MessagePosition, RedrivePlan } from '../redrive-plan';
 import { DeadLetterQueueInfo, MessageRedriveOutcome } from '../redrive-result';
 import { firstByTime } from './first-by-time';
 import { asKafkaAdmin } from './kafka-access';
@@ -68,6 +68,20 @@ export class KafkaDeadLetters implements DeadLetterBackend {
       );
       const records = firstByTime(lists, limit, (item) => item.at).map((item) => item.record);
       return { depth: recordsIn(ranges), records };
+    });
+  }
+
+  async peekAt(source: string, position: MessagePosition): Promise<DeadLetterRecord | undefined> {
+    if (position.kind !== 'partition') return undefined;
+    return this.asAdmin(`read ${source}`, async (admin) => {
+      await this.requireTopic(admin, source, () => new DeadLetterQueueNotFoundError(source));
+      const offset = BigInt(position.offset);
+      const pending = (await pendingRanges(admin, source)).find((r) => r.partition === position.partition);
+      if (!pending || offset < pending.from || offset >= pending.to) return undefined;
+      const range = { partition: position.partition, from: offset, to: offset + 1n };
+      const read = await readRanges(this.kafka, admin, source, [range], RedriveLimits.KAFKA_READ_TIMEOUT_MS);
+      const [message] = read.get(position.partition) ?? [];
+      return message ? kafkaRecord(source, position.partition, message) : undefined;
     });
   }
 

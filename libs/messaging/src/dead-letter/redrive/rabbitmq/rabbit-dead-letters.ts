@@ -8,7 +8,7 @@ import { DeadLetterRecord, fingerprintOf } from '../dead-letter-record';
 import { DeadLetterQueueNotFoundError } from '../errors/dead-letter-queue-not-found.error';
 import { RedrivePlanStaleError } from '../errors/redrive-plan-stale.error';
 import { RedriveTargetNotFoundError } from '../errors/redrive-target-not-found.error';
-import { RedrivePlan } from '../redrive-plan';
+import { MessagePosition, RedrivePlan } from '../redrive-plan';
 import { DeadLetterQueueInfo, MessageRedriveOutcome } from '../redrive-result';
 import { asAdmin, NOT_FOUND, replyCode } from './rabbit-access';
 import { adminAmqpUrl } from './rabbit-admin-url';
@@ -73,6 +73,16 @@ export class RabbitDeadLetters implements DeadLetterBackend {
         records: messages.map((m, i) => rabbitRecord(source, m, i)),
       };
     }); // closing the channel returns every message, unacked, to its place (head first, quorum queues too)
+  }
+
+  async peekAt(source: string, position: MessagePosition): Promise<DeadLetterRecord | undefined> {
+    if (position.kind !== 'queue') return undefined;
+    return this.withChannel(`read ${source}`, async (channel) => {
+      await this.depthOf(channel, source);
+      const messages = await getMessages(channel, source, position.index + 1);
+      const message = messages[position.index];
+      return message ? rabbitRecord(source, message, position.index) : undefined;
+    }); // every message read goes back to its place when the channel closes
   }
 
   async checkTarget(source: string, target: string): Promise<void> {
