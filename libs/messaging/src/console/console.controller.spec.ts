@@ -7,7 +7,8 @@ import {
   RedriveLedger,
 } from '../dead-letter/redrive/ledger/redrive-ledger.interface';
 import { MessagePosition } from '../dead-letter/redrive/redrive-plan';
-import { InspectedDeadLetterWithPayload, RedriveService } from '../dead-letter/redrive/redrive.service';
+import { InspectedDeadLetterWithPayload } from '../dead-letter/redrive/inspected-dead-letter';
+import { RedriveService } from '../dead-letter/redrive/redrive.service';
 import { ConsoleGate } from './console-gate';
 import { ConsoleUser, MessagingConsoleOptions } from './console-options.interface';
 import { ConsoleRedrive } from './console-redrive';

@@ -1,5 +1,5 @@
 import { MessagePosition } from '../../dead-letter/redrive/redrive-plan';
-import { DeadLetterPayload, InspectedDeadLetter } from '../../dead-letter/redrive/redrive.service';
+import { DeadLetterPayload, InspectedDeadLetter } from '../../dead-letter/redrive/inspected-dead-letter';
 import { DeadLetterQueueInfo } from '../../dead-letter/redrive/redrive-result';
 import { csrfField, headRow, page, PageContext } from './layout';
 import { html, Html } from './html';

@@ -52,11 +52,6 @@ export type RedriveBroker = RabbitMqRedriveBroker | KafkaRedriveBroker;
 const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\]|::1)$/;
 const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\]|::1):\d+$/;
 
-/** True when `broker` is local development (`allowPlaintextLocal`); `checkAdminConnection` holds it to loopback. */
-export function isLocalDevelopment(broker: RedriveBroker): boolean {
-  return broker.allowPlaintextLocal === true;
-}
-
 /**
  * Refuses an admin connection that would expose or not use its credential: Kafka without SASL (unless
  * `allowPlaintextLocal`, and then only to loopback brokers), or SASL `plain` without TLS; and local

@@ -1,4 +1,4 @@
-import { AdminCredential } from './admin-connection';
+import { AdminCredential, RedriveBroker } from './admin-connection';
 import { isPrintableName } from './approvals/approver-name';
 import { MissingAdminCredentialError } from './errors/missing-admin-credential.error';
 import { RedriveBatchTooLargeError } from './errors/redrive-batch-too-large.error';
@@ -18,6 +18,11 @@ export function requireCredential(
     throw new MissingAdminCredentialError();
   }
   return { principal, secret: credential?.secret ?? '' };
+}
+
+/** True when `broker` is local development (`allowPlaintextLocal`); `checkAdminConnection` holds it to loopback. */
+export function isLocalDevelopment(broker: RedriveBroker): boolean {
+  return broker.allowPlaintextLocal === true;
 }
 
 /** Refuses a batch of more than 100 messages; rejects a size that is not a positive integer. */

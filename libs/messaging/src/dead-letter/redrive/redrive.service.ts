@@ -2,13 +2,13 @@ import { v7 as uuidv7 } from 'uuid';
 import { MessagingMetrics } from '../../observability/messaging-metrics';
 import { KeySecret } from '../key-secret';
 import { MessagingTopology } from '../../topology/messaging-topology';
-import { AdminCredential, checkAdminConnection, isLocalDevelopment, RedriveBroker } from './admin-connection';
+import { AdminCredential, checkAdminConnection, RedriveBroker } from './admin-connection';
+import { MessageHeaders } from '../../envelope/message-headers';
 import { ApprovedRedrivePlan, brandApproved } from './approved-redrive-plan';
+import { describeRecord } from './dead-letter-record';
 import { ApproverKeyring } from './approvals/approver-keyring';
 import { DeadLetterBackend } from './dead-letter-backend.interface';
 import { createDeadLetterBackend } from './dead-letter-backends';
-import { MessageHeaders } from '../../envelope/message-headers';
-import { describeRecord } from './dead-letter-record';
 import { checkFourEyes } from './approvals/four-eyes';
 import { ApprovalAlreadyUsedError } from './errors/approval-already-used.error';
 import { ApprovalRequiredError } from './errors/approval-required.error';
@@ -18,11 +18,22 @@ import { RedriveTargetRefusedError } from './errors/redrive-target-refused.error
 import { RedriveAuditEntry, RedriveLedger } from './ledger/redrive-ledger.interface';
 import { RedriveApproval, verifyApproval } from './redrive-approval';
 import { reviewPlan } from './plan-review';
-import { checkBatchSize, checkDistinctTarget, checkPlannedCount, requireCredential } from './redrive-guards';
+import {
+  checkBatchSize,
+  checkDistinctTarget,
+  checkPlannedCount,
+  isLocalDevelopment,
+  requireCredential,
+} from './redrive-guards';
 import { redriveCopy } from './redrive-headers';
+import {
+  InspectedDeadLetter,
+  inspected,
+  InspectedDeadLetterWithPayload,
+  payloadOf,
+} from './inspected-dead-letter';
 import { RedriveLimits } from './redrive-limits';
-import { DeadLetterRecord } from './dead-letter-record';
-import { MessagePosition, PlannedMessage, RedrivePlan, sealPlan } from './redrive-plan';
+import { MessagePosition, RedrivePlan, sealPlan } from './redrive-plan';
 import { DeadLetterQueueInfo, RedriveResult } from './redrive-result';
 import { checkRecords, checkTarget, deriveRoute } from './redrive-route';
 import { restoreKey } from './restore-key';
@@ -71,32 +82,6 @@ export interface RedrivePlanRequest {
    * the plan's `plannedBy`, who may not approve it. Default: the admin credential's principal.
    */
   readonly plannedBy?: string;
-}
-
-/** A parked message as an admin may inspect it: what a plan shows, and its headers. */
-export interface InspectedDeadLetter {
-  /** What a plan shows of it (reserved headers only). */
-  readonly message: PlannedMessage;
-  /** `msg.first-failure-at`: when its first delivery failed, ISO 8601 (null when absent). */
-  readonly firstFailureAt: string | null;
-  /** All its headers, as parked (the key is a pseudonym; the sealed key is left out). */
-  readonly headers: Readonly<Record<string, string>>;
-}
-
-/** The start of a parked message's body, as `inspectMessage()` reads it. */
-export interface DeadLetterPayload {
-  /** The first `maxBytes` of the body as UTF-8 text: show it only to people allowed to read payloads. */
-  readonly text: string;
-  /** The body's whole size, bytes. */
-  readonly bytes: number;
-  /** True when `text` is only the start of the body. */
-  readonly truncated: boolean;
-}
-
-/** One parked message with the start of its payload. */
-export interface InspectedDeadLetterWithPayload extends InspectedDeadLetter {
-  /** The start of its body. */
-  readonly payload: DeadLetterPayload;
 }
 
 /**
@@ -169,14 +154,7 @@ export class RedriveService {
     deriveRoute(backend.kind, source, this.options.topology);
     const record = await backend.peekAt(source, position);
     if (!record || (record.wire.headers[MessageHeaders.ID] ?? null) !== messageId) return undefined;
-    const body = record.wire.body;
-    const truncated = body.length > maxBytes;
-    const text = body.subarray(0, maxBytes).toString('utf8');
-    return {
-      ...inspected(record),
-      // A character cut in two at the limit would show as a replacement character: leave it out.
-      payload: { text: truncated ? text.replace(/\uFFFD$/, '') : text, bytes: body.length, truncated },
-    };
+    return { ...inspected(record), payload: payloadOf(record.wire.body, maxBytes) };
   }
 
   /** A dry run: reads up to `limit` messages from the head of the source, settles nothing, publishes nothing. */
@@ -392,14 +370,4 @@ export class RedriveService {
     this.backendInstance ??= createDeadLetterBackend(this.options.broker, this.credential);
     return this.backendInstance;
   }
-}
-
-/** What an admin may see of a parked message: what a plan shows, its failure time, its headers. */
-function inspected(record: DeadLetterRecord): InspectedDeadLetter {
-  const { [MessageHeaders.SEALED_KEY]: _sealed, ...headers } = record.wire.headers;
-  return {
-    message: describeRecord(record),
-    firstFailureAt: headers[MessageHeaders.FIRST_FAILURE_AT] ?? null,
-    headers,
-  };
 }
