@@ -1,15 +1,8 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { AnonymousRefusals } from './anonymous-refusals';
 import { ConsoleAction, mayDo } from './console-access';
-import {
-  addCookie,
-  ConsoleRequest,
-  ConsoleResponse,
-  cookie,
-  cookiesOf,
-  field,
-  sendPage,
-} from './console-http';
+import { ConsoleCookies } from './console-cookies';
+import { ConsoleRequest, ConsoleResponse, field, sendPage } from './console-http';
 import { ConsoleRole, MessagingConsoleOptions } from './console-options.interface';
 import { ConsoleSession, ConsoleSessions, tokensMatch } from './console-sessions';
 import { LoginTokens } from './login-tokens';
@@ -25,7 +18,6 @@ const DEFAULT_SESSION_TTL_MS = 30 * 60_000;
 const LOGIN_FORM_TTL_S = 15 * 60;
 /** Refusals without a session go to the audit log as one entry per minute at most. */
 const ANONYMOUS_INTERVAL_MS = 60_000;
-const HSTS = 'max-age=31536000';
 
 /**
  * Who may do what in the console: sessions (sign-in through the application's authenticator, a session
@@ -42,7 +34,7 @@ export class ConsoleGate implements OnModuleDestroy {
   private readonly checking: BoundedConcurrency;
   private readonly loginTokens: LoginTokens;
   private readonly anonymous: AnonymousRefusals;
-  private readonly secure: boolean;
+  private readonly cookies: ConsoleCookies;
   /** Roles that may read payloads. */
   readonly payloadRoles: readonly ConsoleRole[];
 
@@ -57,7 +49,7 @@ export class ConsoleGate implements OnModuleDestroy {
     this.checking = new BoundedConcurrency(this.guard.limits.maxConcurrent, this.guard.limits.maxWaiting);
     this.loginTokens = new LoginTokens(LOGIN_FORM_TTL_S * 1000, now);
     this.anonymous = new AnonymousRefusals(ANONYMOUS_INTERVAL_MS, now);
-    this.secure = options.secureCookies === true;
+    this.cookies = new ConsoleCookies(base, options.secureCookies === true);
     this.payloadRoles = options.payloadRoles ?? ['operator', 'approver'];
   }
 
@@ -76,8 +68,8 @@ export class ConsoleGate implements OnModuleDestroy {
    * 403 for a role that may not) and returns undefined.
    */
   async forPage(request: ConsoleRequest, response: ConsoleResponse, action: ConsoleAction = 'view') {
-    this.securityHeaders(response);
-    const session = this.sessions.find(this.cookie(request, SESSION_COOKIE));
+    this.cookies.securityHeaders(response);
+    const session = this.sessions.find(this.cookies.read(request, SESSION_COOKIE));
     if (!session) {
       response.redirect(303, `${this.base}/login`);
       return undefined;
@@ -90,8 +82,8 @@ export class ConsoleGate implements OnModuleDestroy {
    * matches; otherwise answers 403 and returns undefined. Checked in that order, before the form is read.
    */
   async forForm(request: ConsoleRequest, response: ConsoleResponse, action: ConsoleAction) {
-    this.securityHeaders(response);
-    const session = this.sessions.find(this.cookie(request, SESSION_COOKIE));
+    this.cookies.securityHeaders(response);
+    const session = this.sessions.find(this.cookies.read(request, SESSION_COOKIE));
     if (!session) {
       await this.refuse(response, undefined, 'NOT_SIGNED_IN', `${request.method} without a session`);
       return undefined;
@@ -111,12 +103,9 @@ export class ConsoleGate implements OnModuleDestroy {
     status = 200,
     retryAfterSeconds?: number,
   ): void {
-    this.securityHeaders(response);
+    this.cookies.securityHeaders(response);
     const token = this.loginTokens.issue();
-    addCookie(
-      response,
-      cookie(this.name(LOGIN_COOKIE), token, this.cookieOptions(request, LOGIN_FORM_TTL_S)),
-    );
+    this.cookies.set(response, request, LOGIN_COOKIE, token, LOGIN_FORM_TTL_S);
     if (retryAfterSeconds !== undefined) response.setHeader('Retry-After', String(retryAfterSeconds));
     sendPage(response, status, loginPage(this.context(), token, error));
   }
@@ -126,8 +115,8 @@ export class ConsoleGate implements OnModuleDestroy {
    * credentials (a few at a time); opens a session or shows the form again.
    */
   async signIn(request: ConsoleRequest, response: ConsoleResponse): Promise<void> {
-    this.securityHeaders(response);
-    if (!this.loginTokens.accepts(field(request.body, '_csrf'), this.cookie(request, LOGIN_COOKIE))) {
+    this.cookies.securityHeaders(response);
+    if (!this.loginTokens.accepts(field(request.body, '_csrf'), this.cookies.read(request, LOGIN_COOKIE))) {
       await this.countAnonymous('CSRF_REFUSED');
       return this.loginForm(request, response, 'The sign-in form expired. Please sign in again.', 403);
     }
@@ -164,9 +153,9 @@ export class ConsoleGate implements OnModuleDestroy {
     }
     this.guard.succeeded(name);
     const session = this.sessions.open(user);
-    addCookie(response, cookie(this.name(LOGIN_COOKIE), '', this.cookieOptions(request, 0)));
+    this.cookies.set(response, request, LOGIN_COOKIE, '', 0);
     const ttlS = ((this.options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS) / 1000) | 0;
-    addCookie(response, cookie(this.name(SESSION_COOKIE), session.id, this.cookieOptions(request, ttlS)));
+    this.cookies.set(response, request, SESSION_COOKIE, session.id, ttlS);
     await this.record(user.name, 'SIGNED_IN', `roles: ${user.roles.join(', ') || 'none'}`);
     response.redirect(303, this.base);
   }
@@ -174,7 +163,7 @@ export class ConsoleGate implements OnModuleDestroy {
   /** Ends the session (the form carried its CSRF token: `forForm` checked it). */
   async signOut(session: ConsoleSession, request: ConsoleRequest, response: ConsoleResponse): Promise<void> {
     this.sessions.close(session.id);
-    addCookie(response, cookie(this.name(SESSION_COOKIE), '', this.cookieOptions(request, 0)));
+    this.cookies.set(response, request, SESSION_COOKIE, '', 0);
     await this.record(session.user.name, 'SIGNED_OUT');
     response.redirect(303, `${this.base}/login`);
   }
@@ -250,26 +239,6 @@ export class ConsoleGate implements OnModuleDestroy {
           ? 'Refused: sign in first.'
           : 'Refused: your role may not do this.';
     sendPage(response, 403, messagePage(this.context(session), 'Forbidden', text));
-  }
-
-  /** HSTS once the console is said to be served over HTTPS only. */
-  private securityHeaders(response: ConsoleResponse): void {
-    if (this.secure) response.setHeader('Strict-Transport-Security', HSTS);
-  }
-
-  /** A cookie's name: `__Host-` in front when secure (Secure, path `/`, no domain: the browser enforces it). */
-  private name(cookieName: string): string {
-    return this.secure ? `__Host-${cookieName}` : cookieName;
-  }
-
-  private cookie(request: ConsoleRequest, cookieName: string): string | undefined {
-    return cookiesOf(request)[this.name(cookieName)];
-  }
-
-  private cookieOptions(request: ConsoleRequest, maxAgeSeconds: number) {
-    return this.secure
-      ? { path: '/', maxAgeSeconds, secure: true }
-      : { path: this.base, maxAgeSeconds, secure: request.secure };
   }
 }
 
