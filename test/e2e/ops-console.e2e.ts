@@ -319,4 +319,35 @@ describe('The operations console in a browser (RabbitMQ, services as processes)'
     expect(audit.some((r) => /ACCESS\tvictor\tFORBIDDEN/.test(r))).toBe(true);
     expect(audit.some((r) => /ACCESS\talice\tCSRF_REFUSED/.test(r))).toBe(true);
   });
+
+  it('makes a password guesser wait, and writes no entry per wrong password (issue 28)', async () => {
+    const context = await browser!.newContext();
+    try {
+      const page = await context.newPage();
+      const statuses: number[] = [];
+      for (let i = 0; i < 7; i++) {
+        await page.goto(`${base}/login`);
+        await page.getByLabel('User name').fill('nobody');
+        await page.getByLabel('Password').fill(`guess-${i}`);
+        const [answer] = await Promise.all([
+          page.waitForResponse((r) => r.url().endsWith('/login') && r.request().method() === 'POST'),
+          page.getByRole('button', { name: 'Sign in' }).click(),
+        ]);
+        statuses.push(answer.status());
+      }
+      expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
+      await expect(page.getByRole('alert').innerText()).resolves.toMatch(
+        /Too many failed sign-ins for this account/,
+      );
+      await shot(page, 'sign-in-throttled');
+    } finally {
+      await context.close();
+    }
+    const victor = await signedIn('victor');
+    await victor.goto(`${base}/audit`);
+    const audit = await victor.locator('table[aria-label="Audit log"]').innerText();
+    expect(audit).not.toContain('nobody');
+    expect(audit).toMatch(/ACCESS\t\(hidden from viewers\)\tSIGN_IN_LOCKED/);
+    await expect(victor.getByTestId('chain-intact').count()).resolves.toBe(1);
+  });
 });

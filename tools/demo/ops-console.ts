@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { generateApproverKeys, PostgresRedriveLedger } from 'nest-reliable-messaging/redrive';
@@ -38,18 +39,33 @@ export interface OpsConsoleSetup {
 }
 
 /**
- * The ops console's environment for local development: the demo users (scrypt-hashed), an approver key
- * for each approver (written to `<dir>/approver-keys`), the broker as the local admin.
+ * The ops console's environment for local development, set up as production asks: the demo users
+ * (scrypt-hashed); an approver key for each approver (written to `<dir>/approver-keys`, mode 0600, each
+ * encrypted with a passphrase of its own); the reviewed keyring with the identity map (each user a person
+ * whose account is their console name; the approvers' public keys), `<dir>/approvers.json`; the broker as
+ * the local admin (Kafka: local development, no password).
  */
 export async function opsConsoleEnv(setup: OpsConsoleSetup): Promise<Record<string, string>> {
   const users = setup.users ?? DEMO_CONSOLE_USERS;
   const keys = path.join(setup.dir, 'approver-keys');
   await fs.mkdir(keys, { recursive: true, mode: 0o700 });
-  for (const user of users.filter((u) => u.roles.includes('approver'))) {
+  await fs.chmod(keys, 0o700);
+  const passphrases: Record<string, string> = {};
+  const people: Array<{ name: string; accounts: string[]; publicKey?: string }> = [];
+  for (const user of users) {
+    const person = { name: user.name, accounts: [user.name] };
+    if (!user.roles.includes('approver')) {
+      people.push(person);
+      continue;
+    }
+    passphrases[user.name] = randomBytes(16).toString('base64url');
+    const { privateKeyFile, publicKey } = generateApproverKeys(user.name, passphrases[user.name]);
     const file = path.join(keys, `${user.name}.approver-key.json`);
-    const { privateKeyFile } = generateApproverKeys(user.name);
     await fs.writeFile(file, JSON.stringify(privateKeyFile), { mode: 0o600 });
+    people.push({ ...person, publicKey: publicKey.publicKey });
   }
+  const keyring = path.join(setup.dir, 'approvers.json');
+  await fs.writeFile(keyring, JSON.stringify({ version: 2, people }, null, 2), { mode: 0o600 });
   const hashed = await Promise.all(
     users.map(async (u) => ({ name: u.name, roles: u.roles, passwordHash: await hashPassword(u.password) })),
   );
@@ -58,9 +74,7 @@ export async function opsConsoleEnv(setup: OpsConsoleSetup): Promise<Record<stri
       ? { MESSAGING_ADMIN_AMQP_URL: setup.amqpUrl }
       : {
           MESSAGING_ADMIN_KAFKA_BROKERS: setup.kafkaBrokers.join(','),
-          MESSAGING_ADMIN_KAFKA_LOCAL_PLAINTEXT: 'true',
-          MESSAGING_ADMIN_PRINCIPAL: 'local-admin',
-          MESSAGING_ADMIN_PASSWORD: '-',
+          MESSAGING_ADMIN_LOCAL_PLAINTEXT: 'true', // a local broker without SASL: no password to give
         };
   return {
     ...broker,
@@ -68,7 +82,9 @@ export async function opsConsoleEnv(setup: OpsConsoleSetup): Promise<Record<stri
     ...(setup.adminDatabase.schema ? { MESSAGING_ADMIN_DATABASE_SCHEMA: setup.adminDatabase.schema } : {}),
     MESSAGING_KEY_SECRET: LOCAL_KEY_SECRET,
     CONSOLE_USERS: JSON.stringify(hashed),
+    MESSAGING_ADMIN_APPROVERS: keyring,
     CONSOLE_APPROVER_KEYS: keys,
+    CONSOLE_APPROVER_PASSPHRASES: JSON.stringify(passphrases),
     CONSOLE_DEAD_LETTER_QUEUES: setup.deadLetterQueues.join(','),
     CONSOLE_METRICS: setup.metrics.map((m) => `${m.name}=${m.url}`).join(','),
   };

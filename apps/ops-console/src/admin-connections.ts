@@ -18,6 +18,7 @@ export class AdminConnections implements OnApplicationShutdown {
         broker: config.broker,
         credential: config.credential,
         approvers: config.keyring,
+        topology: config.topology,
         ledger,
         keySecret: config.keySecret,
       });

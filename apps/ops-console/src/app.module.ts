@@ -43,6 +43,7 @@ export class AppModule {
             deadLetterQueues: c.deadLetterQueues,
             metricsSources: c.metricsSources,
             sessionTtlMs: c.sessionTtlMs,
+            secureCookies: c.secureCookies,
           }),
         }),
       ],

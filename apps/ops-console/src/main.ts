@@ -23,6 +23,8 @@ async function bootstrap(): Promise<void> {
     bodyParser: false,
   });
   app.disable('x-powered-by');
+  // Behind a TLS proxy: the client's address (sign-in limits) and HTTPS (cookies) come from its headers.
+  if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
   app.useBodyParser('urlencoded', { extended: false, limit: '16kb' });
   app.enableShutdownHooks();
   await app.listen(config.port, config.host ?? '127.0.0.1');

@@ -67,6 +67,7 @@ export { MessagingTopologyMissingError } from './topology/messaging-topology-mis
 
 // Tables
 export {
+  ChainRedriveAudit1764979200000,
   CreateMessagingAttempts1764720000000,
   CreateMessagingTables1764547200000,
   CreateMysqlMessagingAttempts1764892800000,

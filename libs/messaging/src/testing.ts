@@ -38,7 +38,6 @@ export type { MessagingDialect } from './database/messaging-dialect';
 export { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
 
 // Redrive internals and the CLI
-export { sealPlan } from './dead-letter/redrive/redrive-plan';
 export { signApproval } from './dead-letter/redrive/redrive-approval';
 export type { CliIo } from './cli/cli-io';
 export { runMessagingCli } from './cli/messaging-cli';

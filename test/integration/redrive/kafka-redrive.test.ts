@@ -180,6 +180,29 @@ describe('Redrive on Kafka', () => {
     expect(rest.messages).toHaveLength(1);
   });
 
+  it('reads one message by its position, with the start of its payload, and nothing already redriven', async () => {
+    const destination = uniqueName('redrive_k_one');
+    const dlq = await topics.create(`${destination}.billing.dlq`, 1);
+    await topics.create(destination, 1);
+    groups.push(`${dlq}.redrive`);
+    const parked = [1, 2, 3].map((seq) => parkedOrder(destination, 'billing', seq));
+    await raw.send(parked, 0);
+    const at = (offset: string) => ({ kind: 'partition' as const, partition: 0, offset });
+    const second = await redrive.inspectMessage(dlq, at('1'), parked[1].headers['msg.id'], 10);
+    expect(second?.message.messageId).toBe(parked[1].headers['msg.id']);
+    expect(second?.payload).toEqual({
+      text: parked[1].body.subarray(0, 10).toString('utf8'),
+      bytes: parked[1].body.length,
+      truncated: true,
+    });
+    expect(await redrive.inspectMessage(dlq, at('1'), parked[0].headers['msg.id'])).toBeUndefined();
+    expect(await redrive.inspectMessage(dlq, at('3'), parked[1].headers['msg.id'])).toBeUndefined();
+    // Once redriven (the first), a message is not shown at its old position any more.
+    const plan = await redrive.plan({ source: dlq, limit: 1 });
+    await redrive.execute(await approve(plan));
+    expect(await redrive.inspectMessage(dlq, at('0'), parked[0].headers['msg.id'])).toBeUndefined();
+  });
+
   it('leaves a message whose copy the target refuses (NOT_CONFIRMED) in the DLQ, and those after it', async () => {
     const destination = uniqueName('redrive_k_refused');
     const dlq = await topics.create(`${destination}.billing.dlq`, 1);

@@ -50,6 +50,7 @@ describe('Redrive approvals signed by approvers’ own keys', () => {
   beforeAll(async () => {
     fixture = await RedriveFixture.create('approvals');
     vhost = await RabbitVhost.create('approvals');
+    fixture.admit(vhost.admin.name);
     connection = await amqp.connect(vhost.urlAs(vhost.admin));
   });
 
@@ -116,16 +117,13 @@ describe('Redrive approvals signed by approvers’ own keys', () => {
     // An approver the keyring does not know.
     const stranger = await cli(['approver', 'keygen', '--name', 'mallory']);
     expect(stranger.code).toBe(0);
-    await cli([
-      'dlq',
-      'approve',
-      '--plan',
-      'self.json',
-      '--key',
-      'mallory.approver-key.json',
-      '--out',
-      'm.json',
-    ]);
+    const approveArgs = ['dlq', 'approve', '--plan', 'self.json', '--key', 'mallory.approver-key.json'];
+    // The approver's own command already knows the identity map has no mallory...
+    const refused = await cli([...approveArgs, '--out', 'm.json']);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain("the approver 'mallory' is in no entry of the identity map");
+    // ...and an approval signed without the map (MESSAGING_ADMIN_APPROVERS unset) does not run either.
+    expect((await cli([...approveArgs, '--out', 'm.json'], { MESSAGING_ADMIN_APPROVERS: '' })).code).toBe(0);
     const unknown = await cli(['dlq', 'redrive', '--plan', 'self.json', '--approval', 'm.json']);
     expect(unknown.code).toBe(2);
     expect(unknown.err).toContain('not in the approver keyring');

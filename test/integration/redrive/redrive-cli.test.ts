@@ -37,6 +37,7 @@ describe('messaging dlq (CLI) on RabbitMQ', () => {
   beforeAll(async () => {
     fixture = await RedriveFixture.create('redrive_cli');
     vhost = await RabbitVhost.create('redrive_cli');
+    fixture.admit(vhost.admin.name);
     connection = await amqp.connect(vhost.urlAs(vhost.admin));
     folder = mkdtempSync(path.join(os.tmpdir(), 'redrive-cli-'));
     await declareGroupQueues(connection, workQueue);

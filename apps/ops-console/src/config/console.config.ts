@@ -1,6 +1,4 @@
 import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
-import { createPublicKey } from 'node:crypto';
 import type { ConsoleMetricsSource } from 'nest-reliable-messaging/console';
 import {
   AdminCredential,
@@ -8,11 +6,12 @@ import {
   ApproverKeyring,
   ApproverSigner,
   parseKeySecret,
-  readApproverSigner,
   RedriveBroker,
   type KeySecret,
 } from 'nest-reliable-messaging/redrive';
+import type { MessagingTopology } from 'nest-reliable-messaging';
 import { ConfiguredUser, parseConsoleUsers } from '../auth/environment-authenticator';
+import { readTopology, readTrustedSigners } from './approver-signers';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -28,6 +27,11 @@ export interface OpsConsoleConfig {
   readonly deadLetterQueues: string[];
   readonly metricsSources: ConsoleMetricsSource[];
   readonly sessionTtlMs: number;
+  /** `CONSOLE_SECURE_COOKIES=true`: served over HTTPS only (`__Host-` cookies, HSTS). */
+  readonly secureCookies: boolean;
+  /** `CONSOLE_TRUST_PROXY`: Express's `trust proxy` (the client's address and HTTPS behind a proxy). */
+  readonly trustProxy?: boolean | number | string;
+  readonly topology?: MessagingTopology;
   readonly broker: RedriveBroker;
   readonly credential?: AdminCredential;
   readonly database: AdminDatabaseOptions;
@@ -46,9 +50,12 @@ export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsC
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean);
-  const approverSigners = await readSigners(env.CONSOLE_APPROVER_KEYS, env.MESSAGING_APPROVER_KEY_PASSPHRASE);
-  const keyring = await keyringOf(env.MESSAGING_ADMIN_APPROVERS, approverSigners);
   const { broker, credential } = brokerOf(env);
+  const local = broker.allowPlaintextLocal === true;
+  const keyring = env.MESSAGING_ADMIN_APPROVERS
+    ? ApproverKeyring.parse(JSON.parse(await fs.readFile(env.MESSAGING_ADMIN_APPROVERS, 'utf8')))
+    : ApproverKeyring.empty();
+  const approverSigners = await readTrustedSigners(env, keyring, local);
   const databaseUrl = need('MESSAGING_ADMIN_DATABASE_URL');
   const deadLetterQueues = list('CONSOLE_DEAD_LETTER_QUEUES');
   if (deadLetterQueues.length === 0)
@@ -74,6 +81,9 @@ export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsC
       return { name: entry.slice(0, at), url: entry.slice(at + 1) };
     }),
     sessionTtlMs: ttlMinutes * 60_000,
+    secureCookies: env.CONSOLE_SECURE_COOKIES === 'true',
+    trustProxy: trustProxyOf(env.CONSOLE_TRUST_PROXY),
+    topology: await readTopology(env.MESSAGING_ADMIN_TOPOLOGY),
     broker,
     credential,
     database: { url: databaseUrl, schema: env.MESSAGING_ADMIN_DATABASE_SCHEMA || undefined },
@@ -94,9 +104,15 @@ function brokerOf(env: Env): { broker: RedriveBroker; credential?: AdminCredenti
     const [p, s] = [principal(url), secret(url)];
     return p && s ? { principal: p, secret: s } : undefined;
   };
+  // Local development (brokers on this machine): four eyes without an identity map, Kafka without SASL.
+  const local =
+    env.MESSAGING_ADMIN_LOCAL_PLAINTEXT === 'true' || env.MESSAGING_ADMIN_KAFKA_LOCAL_PLAINTEXT === 'true';
   if (amqpUrl) {
     const url = new URL(amqpUrl);
-    return { broker: { kind: 'rabbitmq', url: amqpUrl }, credential: credentialOf(url) };
+    return {
+      broker: { kind: 'rabbitmq', url: amqpUrl, allowPlaintextLocal: local },
+      credential: credentialOf(url),
+    };
   }
   const brokers = (env.MESSAGING_ADMIN_KAFKA_BROKERS ?? '')
     .split(',')
@@ -108,43 +124,24 @@ function brokerOf(env: Env): { broker: RedriveBroker; credential?: AdminCredenti
     );
   }
   const sasl = env.MESSAGING_ADMIN_KAFKA_SASL as 'plain' | 'scram-sha-256' | 'scram-sha-512' | undefined;
+  const noPassword = local && !sasl;
   return {
     broker: {
       kind: 'kafka',
       brokers,
       sasl,
       ssl: env.MESSAGING_ADMIN_KAFKA_SSL === 'true',
-      allowPlaintextLocal: env.MESSAGING_ADMIN_KAFKA_LOCAL_PLAINTEXT === 'true',
+      allowPlaintextLocal: local,
     },
-    credential: credentialOf(),
+    credential: noPassword
+      ? { principal: principal() ?? 'local-console', secret: secret() ?? '' }
+      : credentialOf(),
   };
 }
 
-/** The approvers' private key files (`<name>.approver-key.json`) in `dir`, which the console signs with. */
-async function readSigners(
-  dir: string | undefined,
-  passphrase: string | undefined,
-): Promise<ApproverSigner[]> {
-  if (!dir) return [];
-  const files = (await fs.readdir(dir)).filter((f) => f.endsWith('.approver-key.json')).sort();
-  return Promise.all(
-    files.map(async (file) =>
-      readApproverSigner(JSON.parse(await fs.readFile(path.join(dir, file), 'utf8')), passphrase),
-    ),
-  );
-}
-
-/** The keyring the redrive trusts: the file's approvers and the console's own (by their public keys). */
-async function keyringOf(
-  file: string | undefined,
-  signers: readonly ApproverSigner[],
-): Promise<ApproverKeyring> {
-  const fromFile = file
-    ? (JSON.parse(await fs.readFile(file, 'utf8')) as { approvers?: unknown[] })
-    : { approvers: [] };
-  const own = signers.map((s) => ({
-    approver: s.approver,
-    publicKey: createPublicKey(s.key).export({ type: 'spki', format: 'pem' }).toString(),
-  }));
-  return ApproverKeyring.parse({ version: 1, approvers: [...(fromFile.approvers ?? []), ...own] });
+/** `CONSOLE_TRUST_PROXY` as Express takes it: `true`, a number of hops, or addresses. */
+function trustProxyOf(value: string | undefined): boolean | number | string | undefined {
+  if (!value) return undefined;
+  if (value === 'true') return true;
+  return /^\d+$/.test(value) ? Number(value) : value;
 }

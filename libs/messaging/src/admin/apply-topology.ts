@@ -61,8 +61,10 @@ async function withAdminTransport<T>(
   options: TopologyAdminOptions,
   work: (transport: MessageTransport) => Promise<T>,
 ): Promise<T> {
-  const credential = requireCredential(options.credential);
-  checkAdminConnection(options.broker);
+  const { broker } = options;
+  const noPassword = broker.kind === 'kafka' && !broker.sasl && broker.allowPlaintextLocal === true;
+  const credential = requireCredential(options.credential, noPassword);
+  checkAdminConnection(broker);
   const transport = adminTransport(options, credential);
   try {
     return await work(transport);

@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { resolveAdminDatabase, resolveAdminOptions } from './admin-options';
 import { CliUsageError } from './cli-usage.error';
 
@@ -14,7 +15,7 @@ describe(resolveAdminOptions.name, () => {
   it('takes the RabbitMQ admin user from the admin URL', () => {
     const env = { MESSAGING_ADMIN_AMQP_URL: 'amqp://ops%40corp:p%2Fw@rabbit:5672/orders' };
     expect(resolveAdminOptions({}, env)).toEqual({
-      broker: { kind: 'rabbitmq', url: env.MESSAGING_ADMIN_AMQP_URL },
+      broker: { kind: 'rabbitmq', url: env.MESSAGING_ADMIN_AMQP_URL, allowPlaintextLocal: false },
       credential: { principal: 'ops@corp', secret: 'p/w' },
     });
   });
@@ -40,7 +41,7 @@ describe(resolveAdminOptions.name, () => {
     expect(
       resolveAdminOptions({ amqpUrl: 'amqp://rabbit:5672/' }, { MESSAGING_ADMIN_PASSWORD: 'p' }),
     ).toEqual({
-      broker: { kind: 'rabbitmq', url: 'amqp://rabbit:5672/' },
+      broker: { kind: 'rabbitmq', url: 'amqp://rabbit:5672/', allowPlaintextLocal: false },
       credential: undefined,
     });
   });
@@ -75,6 +76,32 @@ describe(resolveAdminOptions.name, () => {
       allowPlaintextLocal: true,
     });
     expect(() => resolveAdminOptions({ kafkaSasl: 'gssapi' }, env)).toThrow(/Unknown SASL mechanism/);
+  });
+
+  it('local development needs no principal or password: the system user on Kafka, guest on RabbitMQ', () => {
+    const kafka = { MESSAGING_ADMIN_KAFKA_BROKERS: '127.0.0.1:9092' };
+    expect(resolveAdminOptions({ localPlaintext: true }, kafka)).toEqual({
+      broker: {
+        kind: 'kafka',
+        brokers: ['127.0.0.1:9092'],
+        sasl: undefined,
+        ssl: false,
+        allowPlaintextLocal: true,
+      },
+      credential: { principal: userInfo().username, secret: '' },
+    });
+    expect(
+      resolveAdminOptions(
+        {},
+        { ...kafka, MESSAGING_ADMIN_LOCAL_PLAINTEXT: 'true', MESSAGING_ADMIN_PRINCIPAL: 'dev' },
+      ).credential,
+    ).toEqual({ principal: 'dev', secret: '' });
+    expect(resolveAdminOptions({}, kafka).credential).toBeUndefined();
+    const rabbit = { MESSAGING_ADMIN_AMQP_URL: 'amqp://127.0.0.1:5672/' };
+    expect(resolveAdminOptions({ localPlaintext: true }, rabbit)).toEqual({
+      broker: { kind: 'rabbitmq', url: rabbit.MESSAGING_ADMIN_AMQP_URL, allowPlaintextLocal: true },
+      credential: { principal: 'guest', secret: 'guest' },
+    });
   });
 });
 

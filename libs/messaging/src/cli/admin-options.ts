@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { AdminCredential, KafkaRedriveBroker, RedriveBroker } from '../dead-letter/redrive/admin-connection';
 import { AdminDatabaseOptions } from '../dead-letter/redrive/ledger/postgres-redrive-ledger';
 import { CliUsageError } from './cli-usage.error';
@@ -21,8 +22,12 @@ export const AdminEnv = {
   /** The admin database: audit log, used approvals, exclusive holds. */
   DATABASE_URL: 'MESSAGING_ADMIN_DATABASE_URL',
   DATABASE_SCHEMA: 'MESSAGING_ADMIN_DATABASE_SCHEMA',
-  /** The approver keyring file (JSON) the executor trusts. */
+  /** The reviewed keyring (JSON): the approvers' public keys and, version 2, the identity map. */
   APPROVERS: 'MESSAGING_ADMIN_APPROVERS',
+  /** The topology file (`topology.json`): redrive routes come from its groups. */
+  TOPOLOGY: 'MESSAGING_ADMIN_TOPOLOGY',
+  /** `true`: local development, as `--local-plaintext`. */
+  LOCAL_PLAINTEXT: 'MESSAGING_ADMIN_LOCAL_PLAINTEXT',
   /** The services' key secret: restores real keys on redrive. */
   KEY_SECRET: 'MESSAGING_KEY_SECRET',
   /** Opens an approver's encrypted private key. */
@@ -36,7 +41,10 @@ export interface BrokerFlags {
   readonly kafkaBrokers?: string;
   readonly kafkaSasl?: string;
   readonly kafkaSsl?: boolean;
-  /** Allow a Kafka broker without SASL on this machine. */
+  /**
+   * Local development: brokers on this machine only; Kafka without SASL and without a password; four eyes
+   * without an identity map.
+   */
   readonly localPlaintext?: boolean;
   readonly principal?: string;
 }
@@ -45,7 +53,11 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 const SASL = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
 
-/** The broker and admin credential from flags, then the environment. The credential may be missing. */
+/**
+ * The broker and admin credential from flags, then the environment. The credential may be missing. In local
+ * development (`--local-plaintext`) a missing principal is RabbitMQ's local `guest` (with its password) or,
+ * on Kafka without SASL, the operating-system user (no password: nothing checks it).
+ */
 export function resolveAdminOptions(
   flags: BrokerFlags,
   env: Env,
@@ -60,12 +72,17 @@ export function resolveAdminOptions(
   const transport =
     flags.transport ?? env[AdminEnv.TRANSPORT] ?? (amqpUrl ? 'rabbitmq' : kafkaBrokers ? 'kafka' : '');
   const fromUrl = transport === 'rabbitmq' && amqpUrl ? userOf(parseUrl(amqpUrl, AdminEnv.AMQP_URL)) : {};
-  const principal = flags.principal ?? env[AdminEnv.PRINCIPAL] ?? fromUrl.principal;
-  const secret = env[AdminEnv.PASSWORD] ?? fromUrl.secret;
+  const local = flags.localPlaintext === true || env[AdminEnv.LOCAL_PLAINTEXT] === 'true';
+  const principal = flags.principal ?? (env[AdminEnv.PRINCIPAL] || fromUrl.principal);
+  const secret = env[AdminEnv.PASSWORD] || fromUrl.secret;
   const credential = principal && secret ? { principal, secret } : undefined;
   if (transport === 'rabbitmq') {
     if (!amqpUrl) throw new CliUsageError(`Give the RabbitMQ URL: --amqp-url or ${AdminEnv.AMQP_URL}.`);
-    return { broker: { kind: 'rabbitmq', url: amqpUrl }, credential };
+    const localGuest = local && !principal ? { principal: 'guest', secret: 'guest' } : undefined;
+    return {
+      broker: { kind: 'rabbitmq', url: amqpUrl, allowPlaintextLocal: local },
+      credential: credential ?? localGuest,
+    };
   }
   if (transport === 'kafka') {
     const brokers = (kafkaBrokers ?? '')
@@ -75,7 +92,12 @@ export function resolveAdminOptions(
     if (brokers.length === 0) {
       throw new CliUsageError(`Give the Kafka brokers: --kafka-brokers or ${AdminEnv.KAFKA_BROKERS}.`);
     }
-    return { broker: kafkaBroker(brokers, flags, env), credential };
+    const broker = kafkaBroker(brokers, flags, env, local);
+    const noPassword = local && !broker.sasl;
+    const localUser = noPassword
+      ? { principal: principal || userInfo().username, secret: secret ?? '' }
+      : undefined;
+    return { broker, credential: localUser ?? credential };
   }
   throw new CliUsageError(
     `Say which broker: ${AdminEnv.AMQP_URL} (RabbitMQ) or ${AdminEnv.KAFKA_BROKERS} (Kafka), or --transport.`,
@@ -97,7 +119,7 @@ export function resolveAdminDatabase(env: Env): AdminDatabaseOptions {
   return { url, schema: env[AdminEnv.DATABASE_SCHEMA] || undefined };
 }
 
-function kafkaBroker(brokers: string[], flags: BrokerFlags, env: Env): KafkaRedriveBroker {
+function kafkaBroker(brokers: string[], flags: BrokerFlags, env: Env, local: boolean): KafkaRedriveBroker {
   const sasl = flags.kafkaSasl ?? env[AdminEnv.KAFKA_SASL];
   if (sasl !== undefined && !SASL.includes(sasl as (typeof SASL)[number])) {
     throw new CliUsageError(`Unknown SASL mechanism; use one of ${SASL.join(', ')}.`);
@@ -108,7 +130,7 @@ function kafkaBroker(brokers: string[], flags: BrokerFlags, env: Env): KafkaRedr
     brokers,
     sasl: sasl as KafkaRedriveBroker['sasl'],
     ssl,
-    allowPlaintextLocal: flags.localPlaintext === true,
+    allowPlaintextLocal: local,
   };
 }
 

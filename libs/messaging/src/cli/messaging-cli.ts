@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { ZodError } from 'zod';
 import { RedriveRefusedError } from '../dead-letter/redrive/errors/redrive-refused.error';
+import { printableLines } from '../common/printable';
 import { CliIo, processIo } from './cli-io';
 import { approverKeygenCommand } from './commands/approver-keygen.command';
 import { commandContext } from './commands/command-context';
@@ -53,7 +54,8 @@ function throwInsteadOfExit(command: Command, io: CliIo): void {
  * Runs the CLI on `argv` (the arguments after the program name) and resolves with its exit code:
  * 0 done, 2 refused by a redrive guard, 1 any other failure.
  */
-export async function runMessagingCli(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+export async function runMessagingCli(argv: readonly string[], given: CliIo = processIo()): Promise<number> {
+  const io = printableIo(given);
   try {
     await messagingProgram(io).parseAsync(argv, { from: 'user' });
     return ExitCode.OK;
@@ -66,6 +68,18 @@ export async function runMessagingCli(argv: readonly string[], io: CliIo = proce
     io.err(`Error: ${describe(error)}\n`);
     return ExitCode.ERROR;
   }
+}
+
+/**
+ * The CLI's output, every line through the printable filter: refusals and errors quote names read from the
+ * DLQ (a planted `msg.origin-destination`), and plans show its headers; none reaches the terminal raw.
+ */
+function printableIo(io: CliIo): CliIo {
+  return {
+    ...io,
+    out: (text) => io.out(printableLines(text)),
+    err: (text) => io.err(printableLines(text)),
+  };
 }
 
 function describe(error: unknown): string {

@@ -1,88 +1,71 @@
 import { RedriveAuditEntry, RedriveLedger } from '../dead-letter/redrive/ledger/redrive-ledger.interface';
 import { RedriveService } from '../dead-letter/redrive/redrive.service';
 import { ConsoleGate } from './console-gate';
-import { ConsoleRequest, ConsoleResponse } from './console-http';
+import { FakeResponse, fakeRequest } from '../../spec-support/console-fakes';
 import { ConsoleUser, MessagingConsoleOptions } from './console-options.interface';
-
-/** Records what the gate answers. */
-class FakeResponse implements ConsoleResponse {
-  statusCode = 200;
-  body = '';
-  location?: string;
-  readonly headers = new Map<string, unknown>();
-  status(code: number) {
-    this.statusCode = code;
-    return this;
-  }
-  setHeader(name: string, value: string | readonly string[]) {
-    this.headers.set(name.toLowerCase(), value);
-    return this;
-  }
-  getHeader(name: string) {
-    return this.headers.get(name.toLowerCase());
-  }
-  send(body: string) {
-    this.body = body;
-    return this;
-  }
-  redirect(status: number, url: string) {
-    this.statusCode = status;
-    this.location = url;
-  }
-  /** The cookies it sets, by name. */
-  cookies(): Record<string, string> {
-    const list = (this.headers.get('set-cookie') as string[] | undefined) ?? [];
-    return Object.fromEntries(list.map((c) => c.split(';')[0].split('=') as [string, string]));
-  }
-}
 
 const USERS: Record<string, ConsoleUser & { password: string }> = {
   alice: { name: 'alice', roles: ['operator'], password: 'alice-pw' },
   victor: { name: 'victor', roles: ['viewer'], password: 'victor-pw' },
 };
 
-function gate(now: { ms: number }) {
+/** The authenticator's side: who is checked, how many at once (`hold` keeps checks running). */
+class CountingAuthenticator {
+  calls: string[] = [];
+  running = 0;
+  most = 0;
+  hold?: Promise<void>;
+  async authenticate(name: string, password: string) {
+    this.calls.push(name);
+    this.running += 1;
+    this.most = Math.max(this.most, this.running);
+    try {
+      await this.hold;
+      const user = USERS[name];
+      return user && user.password === password ? { name: user.name, roles: user.roles } : undefined;
+    } finally {
+      this.running -= 1;
+    }
+  }
+}
+
+function gate(now: { ms: number }, extra: Partial<MessagingConsoleOptions> = {}) {
   const entries: RedriveAuditEntry[] = [];
   const ledger = { record: async (e: RedriveAuditEntry) => void entries.push(e) } as unknown as RedriveLedger;
+  const authenticator = new CountingAuthenticator();
   const options: MessagingConsoleOptions = {
     redrive: { transport: 'rabbitmq' } as RedriveService,
     ledger,
-    authenticator: {
-      authenticate: async (name, password) => {
-        const user = USERS[name];
-        return user && user.password === password ? { name: user.name, roles: user.roles } : undefined;
-      },
-    },
+    authenticator,
     deadLetterQueues: [],
     sessionTtlMs: 60_000,
     clock: () => new Date(now.ms),
+    ...extra,
   };
-  return { gate: new ConsoleGate(options, '/console'), entries };
+  return { gate: new ConsoleGate(options, '/console'), entries, authenticator };
 }
 
-const request = (cookies: Record<string, string>, body: Record<string, unknown> = {}): ConsoleRequest => ({
-  method: 'POST',
-  headers: {
-    cookie: Object.entries(cookies)
-      .map(([k, v]) => `${k}=${v}`)
-      .join('; '),
-  },
-  body,
-  query: {},
-  params: {},
-  secure: false,
-});
+const request = (cookies: Record<string, string>, body: Record<string, unknown> = {}, ip = '10.0.0.1') =>
+  fakeRequest(cookies, body, { ip });
+
+/** The sign-in form as a browser gets it: its cookies and its token. */
+function loginForm(g: ConsoleGate, cookieName = 'messaging_console_login') {
+  const form = new FakeResponse();
+  g.loginForm(request({}), form);
+  return { cookies: form.cookies(), token: form.cookies()[cookieName] };
+}
+
+/** Posts the sign-in form with `password`, as a browser would. */
+async function attempt(g: ConsoleGate, name: string, password: string, ip = '10.0.0.1') {
+  const form = loginForm(g);
+  const answer = new FakeResponse();
+  await g.signIn(request(form.cookies, { _csrf: form.token, name, password }, ip), answer);
+  return answer;
+}
 
 /** Signs `name` in through the form, as a browser would; returns the session cookie and the CSRF token. */
 async function signIn(g: ConsoleGate, name: string) {
-  const form = new FakeResponse();
-  g.loginForm(request({}), form);
-  const loginToken = form.cookies().messaging_console_login;
-  const answer = new FakeResponse();
-  await g.signIn(
-    request(form.cookies(), { _csrf: loginToken, name, password: USERS[name].password }),
-    answer,
-  );
+  const answer = await attempt(g, name, USERS[name].password);
   const cookies = { messaging_console_session: answer.cookies().messaging_console_session };
   const page = new FakeResponse();
   const session = await g.forPage(request(cookies), page);
@@ -102,18 +85,121 @@ describe(ConsoleGate.name, () => {
       expect(entries).toMatchObject([{ action: 'ACCESS', actor: 'alice', outcome: 'SIGNED_IN' }]);
     });
 
-    it('refuses a wrong password (401) and a sign-in form without its token (403), and records both', async () => {
+    it('refuses a wrong password (401) and a sign-in form without its token (403), and counts both', async () => {
       const { gate: g, entries } = gate({ ms: 0 });
-      const form = new FakeResponse();
-      g.loginForm(request({}), form);
-      const wrong = new FakeResponse();
-      const token = form.cookies().messaging_console_login;
-      await g.signIn(request(form.cookies(), { _csrf: token, name: 'alice', password: 'nope' }), wrong);
-      expect(wrong.statusCode).toBe(401);
+      expect((await attempt(g, 'alice', 'nope')).statusCode).toBe(401);
       const forged = new FakeResponse();
       await g.signIn(request({}, { _csrf: 'x', name: 'alice', password: 'alice-pw' }), forged);
       expect(forged.statusCode).toBe(403);
-      expect(entries.map((e) => e.outcome)).toEqual(['SIGN_IN_FAILED', 'CSRF_REFUSED']);
+      expect(entries).toEqual([]);
+      await g.flushAnonymous();
+      expect(entries).toMatchObject([
+        {
+          actor: '(anonymous)',
+          outcome: 'REFUSED_WITHOUT_SESSION',
+          detail: expect.stringMatching(/SIGN_IN_FAILED 1, CSRF_REFUSED 1$/) as unknown,
+        },
+      ]);
+    });
+
+    it('makes a guesser wait: after 5 wrong passwords even the right one is not checked until the wait is over', async () => {
+      const now = { ms: 0 };
+      const { gate: g, authenticator } = gate(now);
+      const statuses: number[] = [];
+      for (let i = 0; i < 200; i++) statuses.push((await attempt(g, 'alice', `guess-${i}`)).statusCode);
+      expect(statuses.filter((s) => s === 401)).toHaveLength(5);
+      expect(authenticator.calls).toHaveLength(5);
+      const right = await attempt(g, 'alice', 'alice-pw');
+      expect(right.statusCode).toBe(429);
+      expect(right.getHeader('retry-after')).toBe('30');
+      expect(right.body).toContain('Too many failed sign-ins for this account: try again in 30 s.');
+      now.ms += 30_000;
+      expect((await attempt(g, 'alice', 'alice-pw')).statusCode).toBe(303);
+    });
+
+    it('makes an address wait that guesses across accounts', async () => {
+      const { gate: g } = gate({ ms: 0 }, { signIn: { addressFailures: 3 } });
+      for (const name of ['a', 'b', 'c'])
+        expect((await attempt(g, name, 'x', '10.9.9.9')).statusCode).toBe(401);
+      const next = await attempt(g, 'victor', 'victor-pw', '10.9.9.9');
+      expect(next.statusCode).toBe(429);
+      expect(next.body).toContain('from this address');
+      expect((await attempt(g, 'victor', 'victor-pw', '10.0.0.2')).statusCode).toBe(303);
+    });
+
+    it('accepts only a sign-in token the server issued, not any cookie and field that match', async () => {
+      const { gate: g, authenticator } = gate({ ms: 0 });
+      const madeUp = 'x'.repeat(43);
+      const answer = new FakeResponse();
+      const body = { _csrf: madeUp, name: 'alice', password: 'alice-pw' };
+      await g.signIn(request({ messaging_console_login: madeUp }, body), answer);
+      expect(answer.statusCode).toBe(403);
+      expect(authenticator.calls).toEqual([]);
+    });
+
+    it('expires the sign-in token with its form', async () => {
+      const now = { ms: 0 };
+      const { gate: g } = gate(now);
+      const form = loginForm(g);
+      now.ms += 15 * 60_000;
+      const answer = new FakeResponse();
+      await g.signIn(
+        request(form.cookies, { _csrf: form.token, name: 'alice', password: 'alice-pw' }),
+        answer,
+      );
+      expect(answer.statusCode).toBe(403);
+    });
+
+    it('writes refusals without a session as one audit entry a minute, and never a typed name', async () => {
+      const now = { ms: 0 };
+      const { gate: g, entries } = gate(now);
+      for (let i = 0; i < 300; i++) {
+        const res = new FakeResponse();
+        await g.forForm(request({}), res, 'plan');
+        now.ms += 250; // 300 refusals in 75 s
+      }
+      await attempt(g, 'hunter2-typed-in-the-name-field', 'x');
+      expect(entries).toHaveLength(1);
+      expect(entries[0]).toMatchObject({ actor: '(anonymous)', outcome: 'REFUSED_WITHOUT_SESSION' });
+      await g.flushAnonymous();
+      expect(entries).toHaveLength(2);
+      expect(JSON.stringify(entries)).not.toContain('hunter2');
+      for (let i = 0; i < 5; i++) await attempt(g, 'alice', 'wrong');
+      expect(entries.at(-1)).toMatchObject({
+        outcome: 'SIGN_IN_LOCKED',
+        detail: expect.stringContaining("'al…' (5 characters)") as unknown,
+      });
+    });
+
+    it('checks at most 2 sign-ins at once, lets 20 wait, and answers 503 beyond', async () => {
+      const { gate: g, authenticator } = gate({ ms: 0 });
+      let release: () => void = () => undefined;
+      authenticator.hold = new Promise<void>((resolve) => (release = resolve));
+      const answers = Array.from({ length: 25 }, (_, i) => attempt(g, 'victor', 'victor-pw', `10.1.0.${i}`));
+      const busy = await Promise.all(answers.slice(22));
+      expect(busy.map((a) => a.statusCode)).toEqual([503, 503, 503]);
+      release();
+      expect((await Promise.all(answers.slice(0, 22))).map((a) => a.statusCode)).toEqual(
+        Array.from({ length: 22 }, () => 303),
+      );
+      expect(authenticator.most).toBe(2);
+    });
+
+    it('with secureCookies: __Host- cookies, Secure, path /, and HSTS', async () => {
+      const { gate: g } = gate({ ms: 0 }, { secureCookies: true });
+      const form = loginForm(g, '__Host-messaging_console_login');
+      expect(form.token).toBeDefined();
+      const answer = new FakeResponse();
+      await g.signIn(
+        request(form.cookies, { _csrf: form.token, name: 'alice', password: 'alice-pw' }),
+        answer,
+      );
+      expect(answer.statusCode).toBe(303);
+      const session = (answer.getHeader('set-cookie') as string[]).find((c) =>
+        c.startsWith('__Host-messaging_console_session='),
+      );
+      expect(session).toMatch(/; Path=\/; Max-Age=60; HttpOnly; SameSite=Strict; Secure$/);
+      expect(answer.getHeader('strict-transport-security')).toBe('max-age=31536000');
     });
   });
 
@@ -122,8 +208,10 @@ describe(ConsoleGate.name, () => {
       const { gate: g, entries } = gate({ ms: 0 });
       const alice = await signIn(g, 'alice');
       const victor = await signIn(g, 'victor');
+      const anonymous = new FakeResponse();
+      await expect(g.forForm(request({}, { _csrf: alice.csrf }), anonymous, 'plan')).resolves.toBeUndefined();
+      expect(anonymous.statusCode).toBe(403);
       const cases = [
-        [request({}, { _csrf: alice.csrf }), 'NOT_SIGNED_IN'],
         [request(alice.cookies), 'CSRF_REFUSED'],
         [request(alice.cookies, { _csrf: victor.csrf }), 'CSRF_REFUSED'],
         [request(victor.cookies, { _csrf: victor.csrf }), 'FORBIDDEN'],

@@ -1,16 +1,12 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { AnonymousRefusals } from './anonymous-refusals';
 import { ConsoleAction, mayDo } from './console-access';
-import {
-  addCookie,
-  ConsoleRequest,
-  ConsoleResponse,
-  cookie,
-  cookiesOf,
-  field,
-  sendPage,
-} from './console-http';
+import { ConsoleCookies } from './console-cookies';
+import { ConsoleRequest, ConsoleResponse, field, sendPage } from './console-http';
 import { ConsoleRole, MessagingConsoleOptions } from './console-options.interface';
-import { ConsoleSession, ConsoleSessions, randomToken, tokensMatch } from './console-sessions';
+import { ConsoleSession, ConsoleSessions, tokensMatch } from './console-sessions';
+import { LoginTokens } from './login-tokens';
+import { BoundedConcurrency, SignInGuard } from './sign-in-guard';
 import { MESSAGING_CONSOLE_BASE } from './console.tokens';
 import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition';
 import { loginPage, messagePage } from './views/access-views';
@@ -20,16 +16,25 @@ const SESSION_COOKIE = 'messaging_console_session';
 const LOGIN_COOKIE = 'messaging_console_login';
 const DEFAULT_SESSION_TTL_MS = 30 * 60_000;
 const LOGIN_FORM_TTL_S = 15 * 60;
+/** Refusals without a session go to the audit log as one entry per minute at most. */
+const ANONYMOUS_INTERVAL_MS = 60_000;
 
 /**
  * Who may do what in the console: sessions (sign-in through the application's authenticator, a session
- * cookie, expiry), roles per action, and the CSRF token every state-changing request must carry. Every
- * sign-in, sign-out and refusal goes to the audit log.
+ * cookie, expiry), roles per action, and the CSRF token every state-changing request must carry. Sign-ins
+ * are throttled per account and per address (`SignInGuard`), checked a few at a time, and their form
+ * carries a token the server issued. Sign-ins, sign-outs and refusals of signed-in users go to the audit
+ * log; refusals without a session are counted and written as one entry a minute.
  */
 @Injectable()
-export class ConsoleGate {
+export class ConsoleGate implements OnModuleDestroy {
   private readonly logger = new Logger('MessagingConsole');
   private readonly sessions: ConsoleSessions;
+  private readonly guard: SignInGuard;
+  private readonly checking: BoundedConcurrency;
+  private readonly loginTokens: LoginTokens;
+  private readonly anonymous: AnonymousRefusals;
+  private readonly cookies: ConsoleCookies;
   /** Roles that may read payloads. */
   readonly payloadRoles: readonly ConsoleRole[];
 
@@ -38,9 +43,13 @@ export class ConsoleGate {
     @Inject(MESSAGING_CONSOLE_BASE) readonly base: string,
   ) {
     const clock = options.clock ?? (() => new Date());
-    this.sessions = new ConsoleSessions(options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS, () =>
-      clock().getTime(),
-    );
+    const now = () => clock().getTime();
+    this.sessions = new ConsoleSessions(options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS, now);
+    this.guard = new SignInGuard(options.signIn ?? {}, now);
+    this.checking = new BoundedConcurrency(this.guard.limits.maxConcurrent, this.guard.limits.maxWaiting);
+    this.loginTokens = new LoginTokens(LOGIN_FORM_TTL_S * 1000, now);
+    this.anonymous = new AnonymousRefusals(ANONYMOUS_INTERVAL_MS, now);
+    this.cookies = new ConsoleCookies(base, options.secureCookies === true);
     this.payloadRoles = options.payloadRoles ?? ['operator', 'approver'];
   }
 
@@ -59,7 +68,8 @@ export class ConsoleGate {
    * 403 for a role that may not) and returns undefined.
    */
   async forPage(request: ConsoleRequest, response: ConsoleResponse, action: ConsoleAction = 'view') {
-    const session = this.sessions.find(cookiesOf(request)[SESSION_COOKIE]);
+    this.cookies.securityHeaders(response);
+    const session = this.sessions.find(this.cookies.read(request, SESSION_COOKIE));
     if (!session) {
       response.redirect(303, `${this.base}/login`);
       return undefined;
@@ -72,7 +82,8 @@ export class ConsoleGate {
    * matches; otherwise answers 403 and returns undefined. Checked in that order, before the form is read.
    */
   async forForm(request: ConsoleRequest, response: ConsoleResponse, action: ConsoleAction) {
-    const session = this.sessions.find(cookiesOf(request)[SESSION_COOKIE]);
+    this.cookies.securityHeaders(response);
+    const session = this.sessions.find(this.cookies.read(request, SESSION_COOKIE));
     if (!session) {
       await this.refuse(response, undefined, 'NOT_SIGNED_IN', `${request.method} without a session`);
       return undefined;
@@ -84,30 +95,67 @@ export class ConsoleGate {
     return (await this.allowed(session, action, request, response)) ? session : undefined;
   }
 
-  /** The sign-in page, with a fresh token for the form (login CSRF, double-submitted in a cookie). */
-  loginForm(request: ConsoleRequest, response: ConsoleResponse, error?: string, status = 200): void {
-    const token = randomToken();
-    addCookie(response, cookie(LOGIN_COOKIE, token, this.cookieOptions(request, LOGIN_FORM_TTL_S)));
+  /** The sign-in page, with a token the server issued for its form (login CSRF), also in a cookie. */
+  loginForm(
+    request: ConsoleRequest,
+    response: ConsoleResponse,
+    error?: string,
+    status = 200,
+    retryAfterSeconds?: number,
+  ): void {
+    this.cookies.securityHeaders(response);
+    const token = this.loginTokens.issue();
+    this.cookies.set(response, request, LOGIN_COOKIE, token, LOGIN_FORM_TTL_S);
+    if (retryAfterSeconds !== undefined) response.setHeader('Retry-After', String(retryAfterSeconds));
     sendPage(response, status, loginPage(this.context(), token, error));
   }
 
-  /** Checks the sign-in form's token and the credentials; opens a session or shows the form again. */
+  /**
+   * Checks the sign-in form's token, whether the account and the address may try now, then the
+   * credentials (a few at a time); opens a session or shows the form again.
+   */
   async signIn(request: ConsoleRequest, response: ConsoleResponse): Promise<void> {
-    if (!tokensMatch(field(request.body, '_csrf'), cookiesOf(request)[LOGIN_COOKIE])) {
-      await this.record('(anonymous)', 'CSRF_REFUSED', 'sign-in form without a valid token');
+    this.cookies.securityHeaders(response);
+    if (!this.loginTokens.accepts(field(request.body, '_csrf'), this.cookies.read(request, LOGIN_COOKIE))) {
+      await this.countAnonymous('CSRF_REFUSED');
       return this.loginForm(request, response, 'The sign-in form expired. Please sign in again.', 403);
     }
     const name = field(request.body, 'name') ?? '';
     const password = typeof request.body?.password === 'string' ? request.body.password : '';
-    const user = name && password ? await this.options.authenticator.authenticate(name, password) : undefined;
+    const address = request.ip ?? 'unknown';
+    const verdict = this.guard.check(name, address);
+    if (!verdict.allowed) {
+      await this.countAnonymous('SIGN_IN_THROTTLED');
+      const seconds = Math.ceil(verdict.retryAfterMs / 1000);
+      const whose = verdict.by === 'account' ? 'for this account' : 'from this address';
+      const text = `Too many failed sign-ins ${whose}: try again in ${seconds} s.`;
+      return this.loginForm(request, response, text, 429, seconds);
+    }
+    const checked =
+      name && password
+        ? await this.checking.run(() => this.options.authenticator.authenticate(name, password))
+        : { value: undefined };
+    if (!checked) {
+      await this.countAnonymous('SIGN_IN_BUSY');
+      return this.loginForm(request, response, 'Too many sign-ins at once: try again in a moment.', 503, 5);
+    }
+    const user = checked.value;
     if (!user) {
-      await this.record(name.slice(0, 100) || '(anonymous)', 'SIGN_IN_FAILED', 'wrong name or password');
+      const limitReached = this.guard.failed(name, address);
+      await this.countAnonymous('SIGN_IN_FAILED');
+      if (limitReached) {
+        // The typed name may be a password typed in the wrong field: only its first letters are kept.
+        const detail = `the account ${masked(name)} must wait: ${this.guard.limits.accountFailures} failed sign-ins`;
+        this.logger.warn(`Sign-in: ${detail}.`);
+        await this.record('(sign-in)', 'SIGN_IN_LOCKED', detail);
+      }
       return this.loginForm(request, response, 'Wrong user name or password.', 401);
     }
+    this.guard.succeeded(name);
     const session = this.sessions.open(user);
-    addCookie(response, cookie(LOGIN_COOKIE, '', this.cookieOptions(request, 0)));
+    this.cookies.set(response, request, LOGIN_COOKIE, '', 0);
     const ttlS = ((this.options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS) / 1000) | 0;
-    addCookie(response, cookie(SESSION_COOKIE, session.id, this.cookieOptions(request, ttlS)));
+    this.cookies.set(response, request, SESSION_COOKIE, session.id, ttlS);
     await this.record(user.name, 'SIGNED_IN', `roles: ${user.roles.join(', ') || 'none'}`);
     response.redirect(303, this.base);
   }
@@ -115,13 +163,31 @@ export class ConsoleGate {
   /** Ends the session (the form carried its CSRF token: `forForm` checked it). */
   async signOut(session: ConsoleSession, request: ConsoleRequest, response: ConsoleResponse): Promise<void> {
     this.sessions.close(session.id);
-    addCookie(response, cookie(SESSION_COOKIE, '', this.cookieOptions(request, 0)));
+    this.cookies.set(response, request, SESSION_COOKIE, '', 0);
     await this.record(session.user.name, 'SIGNED_OUT');
     response.redirect(303, `${this.base}/login`);
   }
 
   /** Records a console access (sign-in, refusal, payload shown) in the audit log. */
   async record(actor: string, outcome: string, detail?: string, source?: string): Promise<void> {
+    await this.flushAnonymous(false);
+    await this.write(actor, outcome, detail, source);
+  }
+
+  /** Writes the refusals without a session counted so far as one entry (when it is time, or `force`). */
+  async flushAnonymous(force = true): Promise<void> {
+    const counted = this.anonymous.take(force);
+    if (counted) await this.write('(anonymous)', 'REFUSED_WITHOUT_SESSION', counted.detail);
+  }
+
+  /** On shutdown, what was counted is written. */
+  async onModuleDestroy(): Promise<void> {
+    await this.flushAnonymous().catch((error: unknown) =>
+      this.logger.error(`Could not record the refusals counted before shutdown: ${String(error)}`),
+    );
+  }
+
+  private async write(actor: string, outcome: string, detail?: string, source?: string): Promise<void> {
     try {
       await this.options.ledger.record({
         action: 'ACCESS',
@@ -135,6 +201,11 @@ export class ConsoleGate {
       this.logger.error(`Could not record ${outcome} by ${actor} in the audit log: ${String(error)}`);
       throw error;
     }
+  }
+
+  private async countAnonymous(outcome: string): Promise<void> {
+    this.anonymous.count(outcome);
+    await this.flushAnonymous(false);
   }
 
   private async allowed(
@@ -159,7 +230,8 @@ export class ConsoleGate {
     outcome: string,
     detail: string,
   ): Promise<void> {
-    await this.record(session?.user.name ?? '(anonymous)', outcome, detail);
+    if (session) await this.record(session.user.name, outcome, detail);
+    else await this.countAnonymous(outcome);
     const text =
       outcome === 'CSRF_REFUSED'
         ? 'Refused: this request did not come from a console form (missing or wrong CSRF token).'
@@ -168,8 +240,10 @@ export class ConsoleGate {
           : 'Refused: your role may not do this.';
     sendPage(response, 403, messagePage(this.context(session), 'Forbidden', text));
   }
+}
 
-  private cookieOptions(request: ConsoleRequest, maxAgeSeconds: number) {
-    return { path: this.base, maxAgeSeconds, secure: request.secure };
-  }
+/** The first two characters of a typed name and its length: enough to tell accounts apart, not a password. */
+function masked(name: string): string {
+  const characters = [...name];
+  return `'${characters.slice(0, 2).join('')}…' (${characters.length} characters)`;
 }

@@ -5,7 +5,10 @@ export interface ConsoleRequest {
   readonly body?: Readonly<Record<string, unknown>>;
   readonly query: Readonly<Record<string, unknown>>;
   readonly params: Readonly<Record<string, string>>;
+  /** True over HTTPS (behind a proxy: Express's `trust proxy` must be set for it to be true). */
   readonly secure: boolean;
+  /** The client's address (behind a proxy: Express's `trust proxy` makes it the client's, not the proxy's). */
+  readonly ip?: string;
 }
 
 /** The parts of an Express response the console writes. */

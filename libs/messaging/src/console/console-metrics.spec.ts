@@ -1,4 +1,6 @@
-import { ConsoleMetrics, figuresOf, parseMetrics } from './console-metrics';
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { ConsoleMetrics, fetchMetricsText, figuresOf, parseMetrics } from './console-metrics';
 
 const TEXT = `# HELP messaging_outbox_pending Outbox rows not yet published.
 # TYPE messaging_outbox_pending gauge
@@ -65,5 +67,75 @@ describe(ConsoleMetrics.name, () => {
     now = 120_000;
     published = 100;
     expect((await metrics.read())[0].destinations[0].publishedPerMinute).toBe(30);
+  });
+});
+
+describe(fetchMetricsText.name, () => {
+  let server: Server;
+  let base = '';
+  const hits: string[] = [];
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      hits.push(req.url ?? '');
+      if (req.url === '/redirect') {
+        res.writeHead(302, { location: `${base}/elsewhere` }).end();
+      } else if (req.url === '/huge') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const line = Buffer.alloc(64 * 1024, 'a');
+        let sent = 0;
+        const more = () => {
+          while (sent < 160 && res.write(line)) sent += 1;
+          if (sent < 160) res.once('drain', more);
+          else res.end();
+        };
+        res.on('close', () => (sent = 160));
+        more();
+      } else if (req.url === '/fails') {
+        res.writeHead(500).end('internal details of 10.0.3.7');
+      } else {
+        res.writeHead(200).end('messaging_outbox_pending{destination="d"} 3\n');
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const limits = { timeoutMs: 10_000, maxBytes: 1024 * 1024 };
+
+  it('reads a small /metrics', async () => {
+    await expect(fetchMetricsText(`${base}/metrics`, limits)).resolves.toContain('messaging_outbox_pending');
+  });
+
+  it('refuses a redirect instead of following it', async () => {
+    hits.length = 0;
+    await expect(fetchMetricsText(`${base}/redirect`, limits)).rejects.toThrow(
+      'answered 302, a redirect (not followed)',
+    );
+    expect(hits).toEqual(['/redirect']);
+  });
+
+  it('stops reading past the limit', async () => {
+    await expect(fetchMetricsText(`${base}/huge`, limits)).rejects.toThrow('sent more than 1048576 bytes');
+  });
+
+  it('says what went wrong without the URL or the answer', async () => {
+    const failed = fetchMetricsText(`${base}/fails`, limits);
+    await expect(failed).rejects.toThrow(/^answered 500$/);
+    const closed = await new Promise<number>((resolve) => {
+      const probe = createServer();
+      probe.listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    await expect(fetchMetricsText(`http://127.0.0.1:${closed}/metrics`, limits)).rejects.toThrow(
+      /^no answer \(ECONNREFUSED\)$/,
+    );
   });
 });

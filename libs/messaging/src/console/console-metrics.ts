@@ -162,8 +162,61 @@ export class ConsoleMetrics {
   }
 }
 
-async function fetchMetricsText(url: string): Promise<string> {
-  const response = await fetch(url, { signal: AbortSignal.timeout(3_000) });
-  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
-  return response.text();
+/** How the overview reads a `/metrics`: at most this long, this many bytes, no redirect followed. */
+export const METRICS_FETCH = { timeoutMs: 3_000, maxBytes: 4 * 1024 * 1024 } as const;
+
+/**
+ * Reads a service's `/metrics`: a redirect is refused, not followed (it could lead the console, inside the
+ * network, anywhere), and reading stops past `maxBytes`. Errors say what happened in a few words, never
+ * the URL or a library's message (viewers see them).
+ */
+export async function fetchMetricsText(
+  url: string,
+  limits: { timeoutMs: number; maxBytes: number } = METRICS_FETCH,
+): Promise<string> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), limits.timeoutMs);
+  try {
+    let response: Response;
+    try {
+      response = await fetch(url, { redirect: 'manual', signal: controller.signal });
+    } catch (error) {
+      const code = (error as { cause?: { code?: unknown } }).cause?.code;
+      throw new Error(
+        controller.signal.aborted
+          ? 'no answer in time'
+          : `no answer${typeof code === 'string' ? ` (${code})` : ''}`,
+      );
+    }
+    if (response.status >= 300 && response.status < 400) {
+      throw new Error(`answered ${response.status}, a redirect (not followed)`);
+    }
+    if (!response.ok) throw new Error(`answered ${response.status}`);
+    return await readAtMost(response, limits.maxBytes, controller);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function readAtMost(
+  response: Response,
+  maxBytes: number,
+  controller: AbortController,
+): Promise<string> {
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    controller.abort();
+    throw new Error(`sent more than ${maxBytes} bytes`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response.body ?? []) {
+    size += (chunk as Uint8Array).byteLength;
+    if (size > maxBytes) {
+      controller.abort();
+      throw new Error(`sent more than ${maxBytes} bytes`);
+    }
+    chunks.push(Buffer.from(chunk as Uint8Array));
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,6 +1,7 @@
 import type { ApproverSigner } from '../dead-letter/redrive/approvals/approver-keys';
 import type { RedriveLedger } from '../dead-letter/redrive/ledger/redrive-ledger.interface';
 import type { RedriveService } from '../dead-letter/redrive/redrive.service';
+import type { SignInLimits } from './sign-in-guard';
 
 /**
  * What a console user may do: a `viewer` reads figures, dead letters (without payloads) and the audit log;
@@ -48,8 +49,10 @@ export interface MessagingConsoleOptions {
   /** Who may sign in, with which roles. */
   readonly authenticator: ConsoleAuthenticator;
   /**
-   * The approvers' own Ed25519 keys, which the console signs with for the signed-in approver of the same
-   * name (their public keys must be in `redrive`'s keyring). Default: none (nobody can approve here).
+   * The approvers' own Ed25519 keys, which the console signs with for the signed-in approver (of the same
+   * name, or, with an identity map, one of whose accounts is the signed-in user). Each must be in
+   * `redrive`'s reviewed keyring with the same public key, or the console does not start. Default: none
+   * (nobody can approve here).
    */
   readonly approverSigners?: readonly ApproverSigner[];
   /** The dead-letter destinations to show (RabbitMQ cannot list queues: name them). */
@@ -62,7 +65,22 @@ export interface MessagingConsoleOptions {
   readonly approvalTtlMs?: number;
   /** Roles that may read a dead letter's payload. Default `['operator', 'approver']` (viewers never). */
   readonly payloadRoles?: readonly ConsoleRole[];
-  /** The clock sessions expire by. Default: the system clock. */
+  /**
+   * Limits on sign-ins: failures per account and per address before a wait, the waits, sign-ins checked
+   * at once. Default: 5 per account and 20 per address within 15 minutes, then 30 s doubling up to 15 minutes;
+   * 2 checked at once, 20 waiting (see `SignInLimits`).
+   */
+  readonly signIn?: SignInLimits;
+  /**
+   * The console is served over HTTPS only (directly or behind a TLS proxy): cookies are `Secure`, named
+   * `__Host-…` (so path `/`, no domain) and pages send HSTS (`Strict-Transport-Security: max-age=31536000`).
+   * Default false: cookies are `Secure` only when the request itself came over HTTPS (`request.secure`,
+   * which behind a proxy needs Express's `trust proxy`).
+   */
+  readonly secureCookies?: boolean;
+  /** At most this many bytes of a payload are shown (the rest is counted, not sent). Default 65536. */
+  readonly payloadPreviewBytes?: number;
+  /** The clock sessions expire and sign-ins wait by. Default: the system clock. */
   readonly clock?: () => Date;
 }
 

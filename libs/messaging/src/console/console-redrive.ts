@@ -1,4 +1,6 @@
+import { createPublicKey } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { ApproverSigner } from '../dead-letter/redrive/approvals/approver-keys';
 import { ApprovalMismatchError } from '../dead-letter/redrive/errors/approval-mismatch.error';
 import { RedrivePlanStaleError } from '../dead-letter/redrive/errors/redrive-plan-stale.error';
 import { RedriveRefusedError } from '../dead-letter/redrive/errors/redrive-refused.error';
@@ -23,7 +25,9 @@ export type StepOutcome =
 export class ConsoleRedrive {
   readonly plans = new ConsolePlans();
 
-  constructor(@Inject(MESSAGING_CONSOLE_OPTIONS) private readonly options: MessagingConsoleOptions) {}
+  constructor(@Inject(MESSAGING_CONSOLE_OPTIONS) private readonly options: MessagingConsoleOptions) {
+    for (const signer of options.approverSigners ?? []) this.checkTrusted(signer);
+  }
 
   /** A dry run of the first `limit` messages of `source`, planned by the signed-in operator. */
   async plan(session: ConsoleSession, source: string, limit: number): Promise<ConsolePlan> {
@@ -35,12 +39,17 @@ export class ConsoleRedrive {
   async approve(session: ConsoleSession, entry: ConsolePlan): Promise<StepOutcome> {
     const name = session.user.name;
     if (entry.approval || entry.result) return refused(409, 'This plan is approved already.');
-    const signer = this.options.approverSigners?.find((s) => s.approver === name);
+    const { redrive } = this.options;
+    // With an identity map, the key of the signed-in person (one of their accounts); else of this name.
+    const person = redrive.approvers.hasIdentityMap ? redrive.approvers.personOf(name) : name;
+    const signer = this.options.approverSigners?.find((s) => s.approver === person);
     if (!signer) return refused(403, `No approver key is configured for ${name} in this console.`);
     try {
       const ttlMs = this.options.approvalTtlMs ?? RedriveLimits.DEFAULT_APPROVAL_TTL_MS;
       entry.approval = await issueApproval(entry.plan, signer, {
         ledger: this.options.ledger,
+        keyring: redrive.approvers,
+        topology: redrive.topology,
         ttlMs,
         now: this.options.clock?.(),
       });
@@ -62,6 +71,25 @@ export class ConsoleRedrive {
       return { ok: true };
     } catch (error) {
       return this.refusal(entry, error);
+    }
+  }
+
+  /**
+   * The console signs only with keys of the reviewed keyring: a key whose name the keyring does not know,
+   * or whose public half differs from the keyring's, stops the console at startup.
+   */
+  private checkTrusted(signer: ApproverSigner): void {
+    const trusted = this.options.redrive.approvers.publicKeyOf(signer.approver);
+    const problem = !trusted
+      ? 'is not in the reviewed keyring the redrive trusts (MESSAGING_ADMIN_APPROVERS)'
+      : !createPublicKey(signer.key).equals(trusted)
+        ? 'does not match the public key the reviewed keyring holds for that name'
+        : undefined;
+    if (problem) {
+      throw new Error(
+        `MessagingConsoleModule: the approver key of '${signer.approver}' ${problem}. Add its public key to ` +
+          'the keyring through its review, or take the key away from the console.',
+      );
     }
   }
 

@@ -1,4 +1,5 @@
-import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { Controller, Get, Inject, Logger, Post, Req, Res } from '@nestjs/common';
 import { RedriveRefusedError } from '../dead-letter/redrive/errors/redrive-refused.error';
 import { ConsoleGate } from './console-gate';
 import { ConsoleRequest, ConsoleResponse, field, sendPage } from './console-http';
@@ -8,14 +9,20 @@ import { ConsoleRedrive } from './console-redrive';
 import { ConsoleSession } from './console-sessions';
 import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition';
 import { CONSOLE_CSS } from './views/console-css';
-import { auditPage, messagePage, overviewPage } from './views/access-views';
+import { auditPage, chainNotice, messagePage, overviewPage } from './views/access-views';
 import {
   DeadLetterFilter,
   deadLetterPage,
   deadLetterQueuePage,
   deadLetterQueuesPage,
+  positionFromParam,
 } from './views/dead-letter-views';
 import { redrivePlanPage, redrivePlansPage } from './views/redrive-views';
+
+/** Entries the audit page shows, and whose chain it checks on every view. */
+const AUDIT_PAGE_SIZE = 200;
+/** Bytes of a payload shown by default. */
+const PAYLOAD_PREVIEW_BYTES = 64 * 1024;
 
 /**
  * The console's pages and forms. It only translates HTTP: `ConsoleGate` decides who may do what,
@@ -23,6 +30,7 @@ import { redrivePlanPage, redrivePlansPage } from './views/redrive-views';
  */
 @Controller()
 export class ConsoleController {
+  private readonly logger = new Logger('MessagingConsole');
   private readonly metrics: ConsoleMetrics;
   private readonly now: () => number;
 
@@ -73,7 +81,7 @@ export class ConsoleController {
     const session = await this.gate.forPage(req, res);
     if (!session) return;
     const { queues, error } = await this.queues();
-    if (error) return this.fail(res, session, 502, `The broker could not be read: ${error}`);
+    if (error) return this.fail(res, session, 502, error);
     sendPage(res, 200, deadLetterQueuesPage(this.gate.context(session), queues));
   }
 
@@ -83,7 +91,12 @@ export class ConsoleController {
     if (!session) return;
     const queue = this.knownQueue(req, res, session);
     if (!queue) return;
-    const letters = await this.options.redrive.inspect(queue);
+    let letters;
+    try {
+      letters = await this.options.redrive.inspect(queue);
+    } catch (error) {
+      return this.fail(res, session, 502, this.brokerTrouble(error));
+    }
     const older = Number(field(req.query, 'olderThanMinutes'));
     const filter: DeadLetterFilter = {
       category: field(req.query, 'category'),
@@ -105,11 +118,23 @@ export class ConsoleController {
     if (!session) return;
     const queue = this.knownQueue(req, res, session);
     if (!queue) return;
-    const letter = (await this.options.redrive.inspect(queue)).find(
-      (l) => l.message.messageId === req.params.id,
-    );
-    if (!letter)
-      return this.fail(res, session, 404, 'That message is not among the first 100 of the queue (any more).');
+    const position = positionFromParam(field(req.query, 'at'));
+    if (!position) return this.fail(res, session, 404, 'Open the message from its queue’s page.');
+    let letter;
+    try {
+      const preview = this.options.payloadPreviewBytes ?? PAYLOAD_PREVIEW_BYTES;
+      letter = await this.options.redrive.inspectMessage(queue, position, req.params.id, preview);
+    } catch (error) {
+      return this.fail(res, session, 502, this.brokerTrouble(error));
+    }
+    if (!letter) {
+      return this.fail(
+        res,
+        session,
+        404,
+        'That message is no longer there (redriven, or the queue changed).',
+      );
+    }
     const mayRead = this.gate.may(session, 'read-payload');
     if (mayRead)
       await this.gate.record(session.user.name, 'PAYLOAD_SHOWN', `message ${req.params.id}`, queue);
@@ -171,8 +196,11 @@ export class ConsoleController {
     const session = await this.gate.forPage(req, res);
     if (!session) return;
     const source = field(req.query, 'source');
-    const entries = await this.options.ledger.history({ source, limit: 200 });
-    sendPage(res, 200, auditPage(this.gate.context(session), entries, source));
+    const whole = field(req.query, 'verify') === 'all';
+    const entries = await this.options.ledger.history({ source, limit: AUDIT_PAGE_SIZE });
+    const check = await this.options.ledger.verifyChain(whole ? {} : { last: AUDIT_PAGE_SIZE });
+    const context = this.gate.context(session);
+    sendPage(res, 200, auditPage(context, entries, source, chainNotice(context, check, whole)));
   }
 
   private async step(req: ConsoleRequest, res: ConsoleResponse, verb: 'approve' | 'execute'): Promise<void> {
@@ -208,8 +236,21 @@ export class ConsoleController {
     try {
       return { queues: await this.options.redrive.list(this.options.deadLetterQueues) };
     } catch (error) {
-      return { queues: [], error: error instanceof Error ? error.message : String(error) };
+      return { queues: [], error: this.brokerTrouble(error) };
     }
+  }
+
+  /**
+   * What a page says when the broker could not be read: a guard's refusal as it is (the library's own
+   * words), anything else as a reference into the console's log, never the broker's text (it can name
+   * hosts, users, queues a viewer has no business seeing).
+   */
+  private brokerTrouble(error: unknown): string {
+    if (error instanceof RedriveRefusedError) return error.message;
+    const reference = randomBytes(4).toString('hex');
+    const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    this.logger.error(`The broker could not be read (reference ${reference}): ${text}`);
+    return `The broker could not be read (reference ${reference}: the console’s log has the details).`;
   }
 
   private fail(res: ConsoleResponse, session: ConsoleSession, status: number, text: string): void {

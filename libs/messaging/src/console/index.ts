@@ -6,6 +6,7 @@ export type {
   MessagingConsoleExtras,
   MessagingConsoleOptions,
 } from './console-options.interface';
+export type { SignInLimits } from './sign-in-guard';
 export type {
   MessagingConsoleAsyncOptions,
   MessagingConsoleRootOptions,

@@ -1,4 +1,4 @@
-import { destinationNames } from './destination-names';
+import { deadLetterSplits, destinationNames } from './destination-names';
 
 describe('destination-names', () => {
   describe('destinationNames', () => {
@@ -48,6 +48,25 @@ describe('destination-names', () => {
     it('gives two groups of one destination distinct names', () => {
       expect(destinationNames.deadLetter('d', 'a')).not.toBe(destinationNames.deadLetter('d', 'b'));
       expect(destinationNames.retry('d', 'a', 1000)).not.toBe(destinationNames.retry('d', 'b', 1000));
+    });
+  });
+
+  describe('deadLetterSplits', () => {
+    it('reads a dead-letter name back as destination and group, every way it can be read', () => {
+      expect(deadLetterSplits('orders.billing.dlq')).toEqual([{ destination: 'orders', group: 'billing' }]);
+      expect(deadLetterSplits('shop.orders.billing.dlq')).toEqual([
+        { destination: 'shop', group: 'orders.billing' },
+        { destination: 'shop.orders', group: 'billing' },
+      ]);
+      for (const name of ['orders.billing', 'orders.dlq', '.billing.dlq', 'orders..dlq', 'dlq']) {
+        expect(deadLetterSplits(name)).toEqual([]);
+      }
+    });
+
+    it('is the inverse of destinationNames.deadLetter', () => {
+      const splits = deadLetterSplits(destinationNames.deadLetter('a.b', 'c.d'));
+      expect(splits).toContainEqual({ destination: 'a.b', group: 'c.d' });
+      for (const s of splits) expect(destinationNames.deadLetter(s.destination, s.group)).toBe('a.b.c.d.dlq');
     });
   });
 });

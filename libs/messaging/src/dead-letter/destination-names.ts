@@ -10,3 +10,27 @@ export const destinationNames = {
   /** The group's retry destination for one delay tier. */
   retry: (destination: string, group: string, tierMs: number) => `${destination}.${group}.retry.${tierMs}ms`,
 };
+
+/** How a dead-letter destination's name may split into the destination and the group it is for. */
+export interface DeadLetterSplit {
+  readonly destination: string;
+  readonly group: string;
+}
+
+const DLQ_SUFFIX = '.dlq';
+
+/**
+ * Every way `name` reads as `destinationNames.deadLetter(destination, group)`: none when it does not end in
+ * `.dlq`, one for `orders.billing.dlq`, several when the names hold dots (`shop.orders.billing.dlq` is the
+ * group `billing` of `shop.orders`, or the group `orders.billing` of `shop`): then only the topology says.
+ */
+export function deadLetterSplits(name: string): DeadLetterSplit[] {
+  if (!name.endsWith(DLQ_SUFFIX)) return [];
+  const stem = name.slice(0, -DLQ_SUFFIX.length);
+  const splits: DeadLetterSplit[] = [];
+  for (let at = stem.indexOf('.'); at > 0; at = stem.indexOf('.', at + 1)) {
+    const split = { destination: stem.slice(0, at), group: stem.slice(at + 1) };
+    if (split.group !== '') splits.push(split);
+  }
+  return splits;
+}

@@ -1,3 +1,4 @@
+import { ChainRedriveAudit1764979200000 } from './chain-redrive-audit.migration';
 import { CreateMessagingAttempts1764720000000 } from './create-attempts-table.migration';
 import { CreateMessagingTables1764547200000 } from './create-messaging-tables.migration';
 import { CreateMysqlMessagingAttempts1764892800000 } from './create-mysql-attempts-table.migration';
@@ -6,6 +7,7 @@ import { CreateRedriveLedger1764892800000 } from './create-redrive-ledger.migrat
 import { OutboxFillfactor1764633600000 } from './outbox-fillfactor.migration';
 
 export {
+  ChainRedriveAudit1764979200000,
   CreateMessagingAttempts1764720000000,
   CreateMessagingTables1764547200000,
   CreateMysqlMessagingAttempts1764892800000,
@@ -16,13 +18,15 @@ export {
 
 /**
  * The library's migrations for PostgreSQL, in order: add them to your DataSource's `migrations`. The last
- * creates the redrive ledger (audit log, used approvals), used in the admin database only.
+ * two create the redrive ledger (audit log and its hash chain, used approvals), used in the admin database
+ * only.
  */
 export const MessagingMigrations = [
   CreateMessagingTables1764547200000,
   OutboxFillfactor1764633600000,
   CreateMessagingAttempts1764720000000,
   CreateRedriveLedger1764892800000,
+  ChainRedriveAudit1764979200000,
 ];
 
 /**

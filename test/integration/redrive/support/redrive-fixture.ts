@@ -23,18 +23,17 @@ export type Approver = (typeof APPROVERS)[number];
 
 /**
  * What a redrive suite needs besides a broker: an admin database (a schema of its own, the library's
- * migrations run, the ledger), approver key pairs and the keyring that trusts them, and `RedriveService`s
- * built like the CLI builds one. Also the same, as files and environment, for the CLI.
+ * migrations run, the ledger), approver key pairs and the reviewed keyring with its identity map (jane and
+ * bob approve; each admin principal the suite uses is a person of its own), and `RedriveService`s built like
+ * the CLI builds one. Also the same, as files and environment, for the CLI.
  */
 export class RedriveFixture {
   readonly keys = Object.fromEntries(APPROVERS.map((name) => [name, generateApproverKeys(name)])) as Record<
     Approver,
     ReturnType<typeof generateApproverKeys>
   >;
-  readonly approvers = ApproverKeyring.parse({
-    version: 1,
-    approvers: APPROVERS.map((name) => this.keys[name].publicKey),
-  });
+  /** The identity map's people besides the approvers: one per admin account. */
+  private readonly admins: string[] = [];
   readonly folder = mkdtempSync(path.join(os.tmpdir(), 'redrive-'));
   private readonly services: RedriveService[] = [];
 
@@ -42,10 +41,7 @@ export class RedriveFixture {
     readonly schema: TestSchema,
     readonly ledger: PostgresRedriveLedger,
   ) {
-    writeFileSync(
-      path.join(this.folder, 'approvers.json'),
-      JSON.stringify({ version: 1, approvers: APPROVERS.map((name) => this.keys[name].publicKey) }),
-    );
+    this.writeKeyring();
     for (const name of APPROVERS) {
       writeFileSync(
         path.join(this.folder, `${name}.key.json`),
@@ -61,12 +57,37 @@ export class RedriveFixture {
     return new RedriveFixture(schema, await PostgresRedriveLedger.connect(database));
   }
 
-  /** A service as the CLI builds one: ledger, keyring, the local key secret. */
+  /** The reviewed keyring: version 2, the approvers with their keys and the admitted admin accounts. */
+  get keyringFile(): unknown {
+    return {
+      version: 2,
+      people: [
+        ...APPROVERS.map((name) => ({ name, publicKey: this.keys[name].publicKey.publicKey })),
+        ...this.admins.map((account) => ({ name: account, accounts: [] })),
+      ],
+    };
+  }
+
+  /** The keyring as `RedriveService` reads it. */
+  get approvers(): ApproverKeyring {
+    return ApproverKeyring.parse(this.keyringFile);
+  }
+
+  /** Adds each admin account as a person of its own to the identity map (the CLI's file too). */
+  admit(...accounts: string[]): void {
+    for (const account of accounts) {
+      if (this.approvers.personOf(account) === undefined) this.admins.push(account);
+    }
+    this.writeKeyring();
+  }
+
+  /** A service as the CLI builds one: ledger, keyring (its principal admitted), the local key secret. */
   service(
     broker: RedriveBroker,
     credential: AdminCredential | undefined,
     extra: { metrics?: MessagingMetrics; clock?: () => Date } = {},
   ): RedriveService {
+    if (credential) this.admit(credential.principal);
     const service = new RedriveService({
       broker,
       credential,
@@ -107,6 +128,10 @@ export class RedriveFixture {
   /** The audit log. */
   history(source?: string) {
     return this.ledger.history({ source, limit: 1_000 });
+  }
+
+  private writeKeyring(): void {
+    writeFileSync(path.join(this.folder, 'approvers.json'), JSON.stringify(this.keyringFile));
   }
 
   async close(): Promise<void> {

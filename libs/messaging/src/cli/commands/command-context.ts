@@ -5,8 +5,8 @@ import { parseKeySecret } from '../../dead-letter/key-secret';
 import { ApproverKeyring } from '../../dead-letter/redrive/approvals/approver-keyring';
 import { RedriveRefusedError } from '../../dead-letter/redrive/errors/redrive-refused.error';
 import { PostgresRedriveLedger } from '../../dead-letter/redrive/ledger/postgres-redrive-ledger';
-import { RedriveLedger } from '../../dead-letter/redrive/ledger/redrive-ledger.interface';
 import { RedriveService } from '../../dead-letter/redrive/redrive.service';
+import { MessagingTopology, parseMessagingTopology } from '../../topology/messaging-topology';
 import { AdminEnv, BrokerFlags, resolveAdminDatabase, resolveAdminOptions } from '../admin-options';
 import { CliIo, readJson } from '../cli-io';
 
@@ -16,21 +16,34 @@ export interface CommandContext {
   /** Prints lines to standard output. */
   print(lines: readonly string[]): void;
   /** Runs `work` with the admin database's ledger, then closes it. */
-  withLedger<T>(work: (ledger: RedriveLedger) => Promise<T>): Promise<T>;
+  withLedger<T>(work: (ledger: PostgresRedriveLedger) => Promise<T>): Promise<T>;
+  /** The reviewed keyring (`MESSAGING_ADMIN_APPROVERS`); empty when none is given. */
+  keyring(): Promise<ApproverKeyring>;
+  /** The topology of `--topology` or `MESSAGING_ADMIN_TOPOLOGY`, if either is given. */
+  topology(flags: TopologyFlag): Promise<MessagingTopology | undefined>;
   /**
    * Runs `work` with a `RedriveService` built from the flags and environment (broker, admin credential,
-   * approver keyring, key secret, ledger), then closes it. A refusal to build one is recorded too.
+   * reviewed keyring, topology, key secret, ledger), then closes it. A refusal to build one is recorded too.
    */
   withService<T>(
-    flags: BrokerFlags,
+    flags: BrokerFlags & TopologyFlag,
     work: (service: RedriveService) => Promise<T>,
     about?: { readonly source?: string },
   ): Promise<T>;
 }
 
+/** The flag that names a topology file. */
+export interface TopologyFlag {
+  readonly topology?: string;
+}
+
 /** A context over `io`. */
 export function commandContext(io: CliIo): CommandContext {
-  const withLedger = async <T>(work: (ledger: RedriveLedger) => Promise<T>): Promise<T> => {
+  const topology = async (flags: TopologyFlag) => {
+    const file = flags.topology ?? (io.env[AdminEnv.TOPOLOGY] || undefined);
+    return file === undefined ? undefined : parseMessagingTopology(await readJson(io, file));
+  };
+  const withLedger = async <T>(work: (ledger: PostgresRedriveLedger) => Promise<T>): Promise<T> => {
     const ledger = await PostgresRedriveLedger.connect(resolveAdminDatabase(io.env));
     try {
       return await work(ledger);
@@ -42,6 +55,8 @@ export function commandContext(io: CliIo): CommandContext {
     io,
     print: (lines) => io.out(lines.map((line) => `${line}\n`).join('')),
     withLedger,
+    keyring: () => keyringOf(io),
+    topology,
     withService: (flags, work, about) =>
       withLedger(async (ledger) => {
         const { broker, credential } = resolveAdminOptions(flags, io.env);
@@ -52,6 +67,7 @@ export function commandContext(io: CliIo): CommandContext {
             credential,
             ledger,
             approvers: await keyringOf(io),
+            topology: await topology(flags),
             keySecret: keySecretOf(io),
             clock: io.now,
           });
@@ -89,6 +105,14 @@ function keySecretOf(io: CliIo) {
   return text ? parseKeySecret(text, AdminEnv.KEY_SECRET) : undefined;
 }
 
+/** Adds `--topology`, for the commands that derive a redrive's route. */
+export function withTopologyOption(command: Command): Command {
+  return command.option(
+    '--topology <topology.json>',
+    `the topology routes come from (${AdminEnv.TOPOLOGY}); needed when a DLQ name reads two ways`,
+  );
+}
+
 /** Writes a file only its owner may read (a private key), refusing to overwrite one. */
 export async function writePrivateFile(io: CliIo, file: string, text: string): Promise<void> {
   await fs.writeFile(path.resolve(io.cwd, file), text, { encoding: 'utf8', mode: 0o600, flag: 'wx' });
@@ -107,7 +131,11 @@ export function withBrokerOptions(command: Command): Command {
     .option('--kafka-brokers <list>', `Kafka brokers, comma-separated (${AdminEnv.KAFKA_BROKERS})`)
     .option('--kafka-sasl <mechanism>', `scram-sha-256, scram-sha-512 or plain (${AdminEnv.KAFKA_SASL})`)
     .option('--kafka-ssl', `connect to Kafka with TLS (${AdminEnv.KAFKA_SSL}=true)`)
-    .option('--local-plaintext', 'allow a Kafka broker without SASL on this machine (local development)')
+    .option(
+      '--local-plaintext',
+      `local development (${AdminEnv.LOCAL_PLAINTEXT}=true): brokers on this machine only; Kafka without ` +
+        'SASL or password; four eyes without an identity map',
+    )
     .option(
       '--principal <name>',
       `admin user or principal (${AdminEnv.PRINCIPAL}); password in ${AdminEnv.PASSWORD}`,

@@ -6,7 +6,9 @@ import { CommandContext } from './command-context';
 /** `nest-messaging db migrate`: the library's migrations on the admin database (the redrive ledger's tables). */
 export function dbCommand(context: CommandContext): Command {
   const migrate = new Command('migrate')
-    .description("run the library's migrations on the admin database (MESSAGING_ADMIN_DATABASE_URL)")
+    .description(
+      "run the library's migrations on the admin database (MESSAGING_ADMIN_DATABASE_URL), as the tables' owner",
+    )
     .action(async () => {
       const ran = await PostgresRedriveLedger.migrate(resolveAdminDatabase(context.io.env));
       context.print([

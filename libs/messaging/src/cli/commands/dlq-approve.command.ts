@@ -6,18 +6,19 @@ import { AdminEnv } from '../admin-options';
 import { readJson, writeJson } from '../cli-io';
 import { parseDuration } from '../duration';
 import { formatPlan } from '../format/plan-format';
-import { CommandContext } from './command-context';
+import { CommandContext, withTopologyOption } from './command-context';
 
 interface ApproveFlags {
   readonly plan: string;
   readonly key: string;
   readonly ttl: string;
   readonly out?: string;
+  readonly topology?: string;
 }
 
 /** `nest-messaging dlq approve --plan plan.json --key <name>.approver-key.json [--ttl 15m] [--out approval.json]`. */
 export function approveCommand(context: CommandContext): Command {
-  return new Command('approve')
+  return withTopologyOption(new Command('approve'))
     .description('approve a plan for a limited time, signed with your own approver key (no broker access)')
     .requiredOption('--plan <file>', 'the plan written by "dlq plan --out"')
     .requiredOption(
@@ -33,14 +34,18 @@ export function approveCommand(context: CommandContext): Command {
         context.io.env[AdminEnv.APPROVER_KEY_PASSPHRASE],
       );
       const ttlMs = parseDuration(flags.ttl);
+      const keyring = await context.keyring();
+      const topology = await context.topology(flags);
       const approval = await context.withLedger((ledger) =>
-        issueApproval(plan, signer, { ledger, ttlMs, now: context.io.now?.() }),
+        issueApproval(plan, signer, { ledger, ttlMs, keyring, topology, now: context.io.now?.() }),
       );
       const out = flags.out ?? `${flags.plan.replace(/\.json$/, '')}.approval.json`;
       await writeJson(context.io, out, approval);
       context.print([
         ...formatPlan(plan, 'approval'),
         '',
+        `Checked: the route is the one ${plan.source} derives${topology ? ' (with the topology)' : ''}, ` +
+          `and the audit log has this plan, made by ${plan.plannedBy}.`,
         `Approved by ${approval.approver} until ${approval.expiresAt}. Approval written to ${out}.`,
         `Next, by another admin than the approver: nest-messaging dlq redrive --plan ${flags.plan} --approval ${out}`,
       ]);

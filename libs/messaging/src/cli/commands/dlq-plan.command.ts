@@ -2,18 +2,19 @@ import { Command } from 'commander';
 import { BrokerFlags } from '../admin-options';
 import { writeJson } from '../cli-io';
 import { formatPlan } from '../format/plan-format';
-import { CommandContext, withBrokerOptions } from './command-context';
+import { CommandContext, withBrokerOptions, withTopologyOption } from './command-context';
 
 interface PlanFlags extends BrokerFlags {
   readonly source: string;
   readonly target?: string;
   readonly limit?: string;
   readonly out?: string;
+  readonly topology?: string;
 }
 
 /** `nest-messaging dlq plan --source X [--target Y] [--limit N] [--out plan.json]`: a dry run. */
 export function planCommand(context: CommandContext): Command {
-  return withBrokerOptions(new Command('plan'))
+  return withTopologyOption(withBrokerOptions(new Command('plan')))
     .description('dry run: show what a redrive would move; changes nothing')
     .requiredOption('--source <dlq>', 'the dead-letter destination, <destination>.<group>.dlq')
     .option(

@@ -4,16 +4,17 @@ import { BrokerFlags } from '../admin-options';
 import { readJson } from '../cli-io';
 import { formatResult } from '../format/result-format';
 import { RedriveIncompleteError } from '../redrive-incomplete.error';
-import { CommandContext, withBrokerOptions } from './command-context';
+import { CommandContext, withBrokerOptions, withTopologyOption } from './command-context';
 
 interface RedriveFlags extends BrokerFlags {
   readonly plan: string;
   readonly approval: string;
+  readonly topology?: string;
 }
 
 /** `nest-messaging dlq redrive --plan plan.json --approval approval.json`: moves the approved plan's messages. */
 export function redriveCommand(context: CommandContext): Command {
-  return withBrokerOptions(new Command('redrive'))
+  return withTopologyOption(withBrokerOptions(new Command('redrive')))
     .description('move the messages of an approved plan: publish, wait for confirms, then settle')
     .requiredOption('--plan <file>', 'the plan written by "dlq plan --out"')
     .requiredOption('--approval <file>', 'the approval written by "dlq approve"')

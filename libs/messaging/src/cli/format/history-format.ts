@@ -1,3 +1,4 @@
+import { AuditChainCheck } from '../../dead-letter/redrive/ledger/audit-chain';
 import { RecordedRedriveAuditEntry } from '../../dead-letter/redrive/ledger/redrive-ledger.interface';
 import { table } from './table';
 
@@ -24,4 +25,22 @@ export function formatHistoryDetail(entries: readonly RecordedRedriveAuditEntry[
     ...table(['', 'MESSAGE IDS'], [['', (e.messageIds ?? []).map((id) => id ?? '(none)').join(', ')]]),
     '',
   ]);
+}
+
+/** What `dlq history --verify` found, and a warning when this login could rewrite the log anyway. */
+export function formatChainCheck(check: AuditChainCheck, rewriteRights: readonly string[]): string[] {
+  const lines = check.intact
+    ? [
+        `Audit chain intact: ${check.checked} entries.` +
+          (check.head ? ` Head: entry ${check.head.id}, ${check.head.hash}.` : ''),
+        'Keep the head somewhere else (a ticket, a chat): a later check that does not reach it shows a rewrite.',
+      ]
+    : [`Audit chain BROKEN at entry ${check.brokenAt}: ${check.reason}.`];
+  if (rewriteRights.length > 0) {
+    lines.push(
+      `Warning: this login can rewrite the audit log (${rewriteRights.join(', ')}): give the CLI and the ` +
+        "console a role with SELECT and INSERT only (the guide's recipe for the admin database).",
+    );
+  }
+  return lines;
 }

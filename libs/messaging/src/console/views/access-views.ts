@@ -1,3 +1,4 @@
+import { AuditChainCheck } from '../../dead-letter/redrive/ledger/audit-chain';
 import { RecordedRedriveAuditEntry } from '../../dead-letter/redrive/ledger/redrive-ledger.interface';
 import { ServiceFigures } from '../console-metrics';
 import { DeadLetterQueueInfo } from '../../dead-letter/redrive/redrive-result';
@@ -137,7 +138,7 @@ export function overviewPage(
         </tbody>
       </table>
       <h2 id="dlqs">Dead-letter queues</h2>
-      ${queueError ? notice('error', `The broker could not be read: ${queueError}`) : ''}
+      ${queueError ? notice('error', queueError) : ''}
       ${queuesTable(context, queues, html`aria-labelledby="dlqs"`)}
       <p class="muted">
         Counters are since each service started; "published / min" needs two readings a minute apart.
@@ -146,16 +147,39 @@ export function overviewPage(
   );
 }
 
-/** The audit log, newest first. */
+/** What the audit page says of the hash chain: intact for the entries checked, or where it breaks. */
+export function chainNotice(context: PageContext, check: AuditChainCheck, whole: boolean): Html {
+  if (!check.intact) {
+    return notice(
+      'error',
+      html`<span data-testid="chain-broken"
+        >The audit log’s hash chain is broken at entry ${check.brokenAt}: ${check.reason}. Entries were
+        changed or removed outside the CLI and the console: compare with a copy of the log.</span
+      >`,
+    );
+  }
+  const scope = whole ? `all ${check.checked} entries` : `the latest ${check.checked} entries`;
+  const head = check.head
+    ? html` (head: entry ${check.head.id}, <span class="mono">${check.head.hash}</span>)`
+    : '';
+  const more = whole ? '' : html` <a href="${context.base}/audit?verify=all">Check the whole log</a>`;
+  return html`<p class="muted" data-testid="chain-intact">
+    ${`Hash chain intact for ${scope}`}${head}.${more}
+  </p>`;
+}
+
+/** The audit log, newest first, with what the check of its hash chain found. */
 export function auditPage(
   context: PageContext,
   entries: readonly RecordedRedriveAuditEntry[],
-  source?: string,
+  source: string | undefined,
+  chain: Html,
 ): string {
   return page(
     context,
     'Audit log',
-    html`<form method="get" class="inline" action="${context.base}/audit">
+    html`${chain}
+      <form method="get" class="inline" action="${context.base}/audit">
         <label for="source"
           >Source (dead-letter queue)<input id="source" name="source" value="${source ?? ''}"
         /></label>
@@ -176,22 +200,31 @@ export function auditPage(
           </tr>
         </thead>
         <tbody>
-          ${[...entries].reverse().map(
-            (e) =>
-              html`<tr>
-                <td>${e.id}</td>
-                <td>${e.at.toISOString()}</td>
-                <td>${e.action}</td>
-                <td>${e.actor}</td>
-                <td>${e.outcome}</td>
-                <td>${e.source ?? ''}${e.target ? ` → ${e.target}` : ''}</td>
-                <td>${e.approver ?? ''}</td>
-                <td class="mono">${e.redriveId ?? ''}</td>
-                <td>${e.detail ?? ''}</td>
-              </tr>`,
-          )}
+          ${[...entries].reverse().map((e) => {
+            const hidden = hideFrom(context, e);
+            return html`<tr>
+              <td>${e.id}</td>
+              <td>${e.at.toISOString()}</td>
+              <td>${e.action}</td>
+              <td>${hidden ? '(hidden from viewers)' : e.actor}</td>
+              <td>${e.outcome}</td>
+              <td>${e.source ?? ''}${e.target ? ` → ${e.target}` : ''}</td>
+              <td>${e.approver ?? ''}</td>
+              <td class="mono">${e.redriveId ?? ''}</td>
+              <td>${hidden ? '' : (e.detail ?? '')}</td>
+            </tr>`;
+          })}
         </tbody>
       </table>`,
     '/audit',
   );
+}
+
+/**
+ * Sign-in entries keep what was typed as a name (entries written before names were left out: often a
+ * password typed in the wrong field): viewers do not see it.
+ */
+function hideFrom(context: PageContext, entry: RecordedRedriveAuditEntry): boolean {
+  const viewerOnly = !(context.user?.roles ?? []).some((role) => role !== 'viewer');
+  return viewerOnly && entry.action === 'ACCESS' && entry.outcome.startsWith('SIGN_IN');
 }

@@ -1,4 +1,5 @@
-import { InspectedDeadLetter } from '../../dead-letter/redrive/redrive.service';
+import { MessagePosition } from '../../dead-letter/redrive/redrive-plan';
+import { DeadLetterPayload, InspectedDeadLetter } from '../../dead-letter/redrive/inspected-dead-letter';
 import { DeadLetterQueueInfo } from '../../dead-letter/redrive/redrive-result';
 import { csrfField, headRow, page, PageContext } from './layout';
 import { html, Html } from './html';
@@ -102,7 +103,7 @@ export function deadLetterQueuePage(
             return html`<tr>
               <td class="num">${positionOf(m.position)}</td>
               <td class="mono">
-                ${m.messageId ? html`<a href="${queuePath}/messages/${encodeURIComponent(m.messageId)}">${m.messageId}</a>` : '(none)'}
+                ${m.messageId ? html`<a href="${queuePath}/messages/${encodeURIComponent(m.messageId)}?at=${positionParam(m.position)}">${m.messageId}</a>` : '(none)'}
               </td>
               <td>${m.type ?? ''}</td>
               <td>${m.failureCategory ?? ''}/${m.failureCode ?? ''}</td>
@@ -147,12 +148,12 @@ export function deadLetterQueuePage(
   );
 }
 
-/** One parked message: its headers, attempts and failures; its payload only when `payload` is given. */
+/** One parked message: its headers, attempts and failures; the start of its payload when `payload` is given. */
 export function deadLetterPage(
   context: PageContext,
   queue: string,
   letter: InspectedDeadLetter,
-  payload: string | undefined,
+  payload: DeadLetterPayload | undefined,
 ): string {
   const m = letter.message;
   return page(
@@ -199,7 +200,8 @@ export function deadLetterPage(
       ${
         payload === undefined
           ? html`<p class="muted" data-testid="payload-hidden">Your role may not read payloads.</p>`
-          : html`<pre aria-labelledby="payload" data-testid="payload">${payload}</pre>`
+          : html`<pre aria-labelledby="payload" data-testid="payload">${payload.text}</pre>
+              ${payload.truncated ? html`<p class="muted" data-testid="payload-truncated">The first ${payload.text.length === 0 ? 0 : Buffer.byteLength(payload.text)} of ${payload.bytes} bytes; the rest is not shown.</p>` : ''}`
       }`,
     '/dead-letters',
   );
@@ -208,4 +210,17 @@ export function deadLetterPage(
 /** A message's position as the plan shows it. */
 export function positionOf(position: InspectedDeadLetter['message']['position']): string {
   return position.kind === 'queue' ? `#${position.index}` : `p${position.partition}@${position.offset}`;
+}
+
+/** A position in a message link: `q3` (RabbitMQ, from the head), `p1-42` (Kafka, partition and offset). */
+export function positionParam(position: MessagePosition): string {
+  return position.kind === 'queue' ? `q${position.index}` : `p${position.partition}-${position.offset}`;
+}
+
+/** The position of a message link, or undefined when it is not one. */
+export function positionFromParam(param: string | undefined): MessagePosition | undefined {
+  const queue = /^q(\d{1,3})$/.exec(param ?? '');
+  if (queue) return { kind: 'queue', index: Number(queue[1]) };
+  const partition = /^p(\d{1,6})-(\d{1,19})$/.exec(param ?? '');
+  return partition ? { kind: 'partition', partition: Number(partition[1]), offset: partition[2] } : undefined;
 }

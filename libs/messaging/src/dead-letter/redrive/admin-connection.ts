@@ -18,6 +18,11 @@ export interface RabbitMqRedriveBroker {
   readonly kind: 'rabbitmq';
   /** AMQP URL with the virtual host, e.g. `amqp://127.0.0.1:5672/orders`. */
   readonly url: string;
+  /**
+   * Local development: a broker on this machine (a loopback host, refused otherwise), where four eyes may
+   * go without an identity map (names are compared as they are). Default false.
+   */
+  readonly allowPlaintextLocal?: boolean;
 }
 
 /** Where the Kafka cluster is and how the admin principal logs in. */
@@ -34,8 +39,9 @@ export interface KafkaRedriveBroker {
   /** Use TLS. Default false. */
   readonly ssl?: boolean;
   /**
-   * Allow a broker without SASL, on a loopback address only (local development, where nothing checks the
-   * credential). Default false: an admin command without SASL is refused.
+   * Local development: allow a broker without SASL, on a loopback address only (nothing checks the
+   * credential, so its password may be left out), where four eyes may go without an identity map (names
+   * are compared as they are). Default false: an admin command without SASL is refused.
    */
   readonly allowPlaintextLocal?: boolean;
 }
@@ -43,14 +49,23 @@ export interface KafkaRedriveBroker {
 /** The broker a `RedriveService` works on. */
 export type RedriveBroker = RabbitMqRedriveBroker | KafkaRedriveBroker;
 
+const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\]|::1)$/;
 const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\]|::1):\d+$/;
 
 /**
  * Refuses an admin connection that would expose or not use its credential: Kafka without SASL (unless
- * `allowPlaintextLocal`, and then only to loopback brokers), or SASL `plain` without TLS.
+ * `allowPlaintextLocal`, and then only to loopback brokers), or SASL `plain` without TLS; and local
+ * development (`allowPlaintextLocal`) on a broker that is not on this machine.
  */
 export function checkAdminConnection(broker: RedriveBroker): void {
-  if (broker.kind !== 'kafka') return;
+  if (broker.kind !== 'kafka') {
+    if (broker.allowPlaintextLocal && !LOOPBACK_HOST.test(hostOf(broker.url))) {
+      throw new InsecureAdminConnectionError(
+        '--local-plaintext allows a broker on this machine only, not the host of the AMQP URL',
+      );
+    }
+    return;
+  }
   if (broker.sasl === 'plain' && !broker.ssl) {
     throw new InsecureAdminConnectionError('SASL plain would send the password in clear text without TLS');
   }
@@ -63,5 +78,14 @@ export function checkAdminConnection(broker: RedriveBroker): void {
     throw new InsecureAdminConnectionError(
       `--local-plaintext allows brokers on this machine only, not ${remote.join(', ')}`,
     );
+  }
+}
+
+/** The host of an AMQP URL ('' when it does not parse): never echoed, it may carry a password. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return '';
   }
 }

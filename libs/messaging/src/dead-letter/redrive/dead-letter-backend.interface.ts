@@ -1,6 +1,6 @@
 import { WireMessage } from '../../envelope/wire-message';
 import { DeadLetterRecord } from './dead-letter-record';
-import { RedrivePlan } from './redrive-plan';
+import { MessagePosition, RedrivePlan } from './redrive-plan';
 import { DeadLetterQueueInfo, MessageRedriveOutcome } from './redrive-result';
 
 /** What a dry run read: the first messages of a dead-letter destination and its depth. */
@@ -19,15 +19,22 @@ export interface DeadLetterBackend {
   list(names: readonly string[]): Promise<DeadLetterQueueInfo[]>;
   /** Up to `limit` messages from the head of `source`, in the order a redrive would move them. */
   peek(source: string, limit: number): Promise<DeadLetterPeek>;
+  /**
+   * The message at `position` of `source` (RabbitMQ: reads up to it from the head; Kafka: that one offset,
+   * if it is not redriven yet), settling nothing; undefined when there is none there.
+   */
+  peekAt(source: string, position: MessagePosition): Promise<DeadLetterRecord | undefined>;
   /** Throws `RedriveTargetNotFoundError` when `target` does not exist. */
   checkTarget(source: string, target: string): Promise<void>;
   /**
-   * Reads the planned messages again (refusing with `RedrivePlanStaleError` if they changed), publishes
-   * `copyOf(record)` for each to the target and settles in the source exactly those the target confirmed.
+   * Reads the planned messages again (refusing with `RedrivePlanStaleError` if they changed), runs
+   * `checkRead` on them (which throws to move nothing), publishes `copyOf(record)` for each to the target and
+   * settles in the source exactly those the target confirmed.
    */
   move(
     plan: RedrivePlan,
     copyOf: (record: DeadLetterRecord) => WireMessage,
+    checkRead: (records: readonly DeadLetterRecord[]) => void,
   ): Promise<MessageRedriveOutcome[]>;
   close(): Promise<void>;
 }

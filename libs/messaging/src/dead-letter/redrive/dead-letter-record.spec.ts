@@ -27,6 +27,24 @@ describe('dead-letter records', () => {
       expect(fingerprintOf({ ...wire, key: null })).not.toBe(fingerprintOf(wire));
       expect(fingerprintOf({ ...wire, headers: { ...wire.headers, x: '1' } })).not.toBe(fingerprintOf(wire));
     });
+
+    it('covers what the message is, not how often the broker delivered it (quorum queues count every read)', () => {
+      const read = {
+        ...wire,
+        headers: {
+          ...wire.headers,
+          'x-delivery-count': '7',
+          'x-acquired-count': '9',
+          'x-death': '[{"count":1}]',
+          'x-first-death-queue': 'orders.billing',
+          'x-last-death-reason': 'expired',
+        },
+      };
+      expect(fingerprintOf(read)).toBe(fingerprintOf(wire));
+      expect(fingerprintOf({ ...read, headers: { ...read.headers, 'x-tenant': 'a' } })).not.toBe(
+        fingerprintOf(wire),
+      );
+    });
   });
 
   describe(describeRecord.name, () => {

@@ -12,10 +12,22 @@ export interface DeadLetterRecord {
   readonly wire: WireMessage;
 }
 
-/** SHA-256 of a message's key, headers and body: tells whether the message at a position is still the one. */
+/**
+ * Headers a broker writes about a message's deliveries, not about the message: a quorum queue counts every
+ * read (`x-delivery-count`, RabbitMQ 4.3's `x-acquired-count`), and broker dead-lettering adds `x-death`.
+ */
+const DELIVERY_STATE_HEADERS = /^x-(delivery-count|acquired-count|death|first-death-.*|last-death-.*)$/;
+
+/**
+ * SHA-256 of what a message is (key, headers, body), leaving out the broker's delivery bookkeeping: tells
+ * whether the message at a position is still the one, however often it was read in between.
+ */
 export function fingerprintOf(wire: WireMessage): string {
   const hash = createHash('sha256');
-  hash.update(canonicalJson({ key: wire.key, headers: wire.headers }));
+  const headers = Object.fromEntries(
+    Object.entries(wire.headers).filter(([name]) => !DELIVERY_STATE_HEADERS.test(name)),
+  );
+  hash.update(canonicalJson({ key: wire.key, headers }));
   hash.update('\n');
   hash.update(wire.body);
   return `sha256:${hash.digest('hex')}`;

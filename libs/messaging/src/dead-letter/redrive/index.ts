@@ -9,6 +9,11 @@ export {
 } from './approvals/approver-keys';
 export type { ApprovedRedrivePlan } from './approved-redrive-plan';
 export * from './errors';
+export type {
+  DeadLetterPayload,
+  InspectedDeadLetter,
+  InspectedDeadLetterWithPayload,
+} from './inspected-dead-letter';
 export * from './issue-approval';
 export * from './ledger';
 export type { ApprovalGrant, RedriveApproval } from './redrive-approval';

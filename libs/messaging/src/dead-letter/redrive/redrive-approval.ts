@@ -72,14 +72,13 @@ export function signApproval(
 
 /**
  * Checks that `approval` approves exactly this plan, was signed by the key the keyring holds for its
- * approver, is valid at `now`, and that its approver neither made the plan nor runs it (`executor`).
- * Throws the guard's error otherwise.
+ * approver and is valid at `now`. Throws the guard's error otherwise. Who may approve whose plan is
+ * `checkFourEyes()`'s.
  */
 export function verifyApproval(
   plan: RedrivePlan,
   approval: RedriveApproval,
   keyring: ApproverKeyring,
-  executor: string,
   now: Date,
 ): void {
   if (!isPlanIntact(plan)) throw new ApprovalMismatchError('PLAN_EDITED');
@@ -92,9 +91,6 @@ export function verifyApproval(
     typeof signature === 'string' &&
     verify(null, signedBytes(unsigned), key, Buffer.from(signature, 'base64'));
   if (!valid) throw new ApprovalMismatchError('BAD_SIGNATURE');
-  if (samePerson(approval.approver, plan.plannedBy) || samePerson(approval.approver, executor)) {
-    throw new ApprovalMismatchError('SELF_APPROVAL');
-  }
   const from = Date.parse(approval.approvedAt);
   const until = Date.parse(approval.expiresAt);
   if (!(until > from) || until - from > RedriveLimits.MAX_APPROVAL_TTL_MS) {

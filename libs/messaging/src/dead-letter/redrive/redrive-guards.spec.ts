@@ -15,7 +15,15 @@ describe('redrive guards', () => {
 
     it('passes a complete one', () => {
       const credential = { principal: 'admin', secret: 'x' };
-      expect(requireCredential(credential)).toBe(credential);
+      expect(requireCredential(credential)).toEqual(credential);
+    });
+
+    it('passes a principal without a password where nothing checks one (Kafka without SASL, locally)', () => {
+      expect(requireCredential({ principal: 'dev', secret: '' }, true)).toEqual({
+        principal: 'dev',
+        secret: '',
+      });
+      expect(() => requireCredential(undefined, true)).toThrow(MissingAdminCredentialError);
     });
   });
 

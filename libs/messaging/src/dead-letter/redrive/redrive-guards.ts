@@ -1,16 +1,28 @@
-import { AdminCredential } from './admin-connection';
+import { AdminCredential, RedriveBroker } from './admin-connection';
 import { isPrintableName } from './approvals/approver-name';
 import { MissingAdminCredentialError } from './errors/missing-admin-credential.error';
 import { RedriveBatchTooLargeError } from './errors/redrive-batch-too-large.error';
 import { SameSourceAndTargetError } from './errors/same-source-and-target.error';
 import { RedriveLimits } from './redrive-limits';
 
-/** The credential, if it names a principal (printable) and a secret; refuses otherwise. */
-export function requireCredential(credential: AdminCredential | undefined): AdminCredential {
-  if (!credential?.principal?.trim() || !credential.secret || !isPrintableName(credential.principal)) {
+/**
+ * The credential, if it names a principal (printable) and a secret; refuses otherwise. `secretOptional`:
+ * a broker that checks no password (Kafka without SASL in local development) needs the principal only.
+ */
+export function requireCredential(
+  credential: AdminCredential | undefined,
+  secretOptional = false,
+): AdminCredential {
+  const principal = credential?.principal;
+  if (!principal?.trim() || !isPrintableName(principal) || (!credential?.secret && !secretOptional)) {
     throw new MissingAdminCredentialError();
   }
-  return credential;
+  return { principal, secret: credential?.secret ?? '' };
+}
+
+/** True when `broker` is local development (`allowPlaintextLocal`); `checkAdminConnection` holds it to loopback. */
+export function isLocalDevelopment(broker: RedriveBroker): boolean {
+  return broker.allowPlaintextLocal === true;
 }
 
 /** Refuses a batch of more than 100 messages; rejects a size that is not a positive integer. */

@@ -1,17 +1,18 @@
 import { MessageHeaders } from '../../envelope/message-headers';
-import { destinationNames } from '../destination-names';
+import { MessagingTopology } from '../../topology/messaging-topology';
+import { deadLetterSplits, DeadLetterSplit, destinationNames } from '../destination-names';
 import { DeadLetterRecord } from './dead-letter-record';
+import { AmbiguousRedriveRouteError } from './errors/ambiguous-redrive-route.error';
 import { NotADeadLetterSourceError } from './errors/not-a-dead-letter-source.error';
 import { RedriveTargetRefusedError } from './errors/redrive-target-refused.error';
 
-const DLQ_SUFFIX = '.dlq';
 const GROUP = /^[A-Za-z0-9._-]{1,100}$/;
 /** Never a redrive target: dead-letter and retry destinations, Kafka's and RabbitMQ's own. */
 const FORBIDDEN_TARGET = /^(__.*|_schemas|amq\..*)$|(^|\.)(dlq|retry\.\d+ms)$/;
 
 /** Where a dead-letter destination's messages go back to, and the only group that gets them again. */
 export interface RedriveRoute {
-  /** The destination the messages failed in (`msg.origin-destination`, matching the source's name). */
+  /** The destination the messages failed in (each one's `msg.origin-destination` must name it). */
   readonly origin: string;
   /** The consumer group that failed them. */
   readonly group: string;
@@ -20,44 +21,67 @@ export interface RedriveRoute {
 }
 
 /**
- * The route of a redrive of `source`, derived from its name `<destination>.<group>.dlq` and checked against
- * every record: each must be a dead-letter copy (failure headers present) naming that destination as its
- * origin. A header alone never picks the target (any service that writes the DLQ can plant one).
- * Undefined for an empty source. Throws `NotADeadLetterSourceError` or `RedriveTargetRefusedError`.
+ * The route of a redrive of `source`, from its name `<destination>.<group>.dlq` alone, or from the
+ * topology's group whose dead-letter destination it is when `topology` is given. Never from a message
+ * header (any service that writes the DLQ can plant one). A name that reads two ways (dots in the names)
+ * needs the topology. Throws `NotADeadLetterSourceError`, `AmbiguousRedriveRouteError` or
+ * `RedriveTargetRefusedError`.
  */
-export function redriveRoute(
+export function deriveRoute(
   transport: 'kafka' | 'rabbitmq',
   source: string,
-  records: readonly DeadLetterRecord[],
-): RedriveRoute | undefined {
-  if (!source.endsWith(DLQ_SUFFIX)) {
-    throw new NotADeadLetterSourceError(source, "its name does not end in '.dlq'");
+  topology?: MessagingTopology,
+): RedriveRoute {
+  const splits = deadLetterSplits(source).filter((s) => GROUP.test(s.group));
+  if (splits.length === 0) {
+    throw new NotADeadLetterSourceError(source, "its name is not '<destination>.<group>.dlq'");
   }
-  if (records.length === 0) return undefined;
-  const origins = new Set<string>();
+  let split: DeadLetterSplit;
+  if (topology) {
+    const groups = topology.groups.filter(
+      (g) => destinationNames.deadLetter(g.destination, g.group) === source,
+    );
+    if (groups.length === 0) {
+      throw new NotADeadLetterSourceError(
+        source,
+        'the topology names no group whose dead-letter destination it is',
+      );
+    }
+    if (groups.length > 1) throw new AmbiguousRedriveRouteError(source, groups.map(reading));
+    split = groups[0];
+  } else {
+    if (splits.length > 1) throw new AmbiguousRedriveRouteError(source, splits.map(reading));
+    split = splits[0];
+  }
+  const target =
+    transport === 'kafka' ? split.destination : destinationNames.workQueue(split.destination, split.group);
+  checkTarget(source, target);
+  return { origin: split.destination, group: split.group, target };
+}
+
+/**
+ * Checks that every record read from `source` is a dead-letter copy (failure headers present) that failed in
+ * the route's destination. Throws `NotADeadLetterSourceError` or `RedriveTargetRefusedError`.
+ */
+export function checkRecords(
+  source: string,
+  route: RedriveRoute,
+  records: readonly DeadLetterRecord[],
+): void {
   for (const record of records) {
     const h = record.wire.headers;
     const origin = h[MessageHeaders.ORIGIN_DESTINATION];
     if (!origin || !h[MessageHeaders.FAILURE_CATEGORY]) {
       throw new NotADeadLetterSourceError(source, 'it holds a message without failure headers');
     }
-    origins.add(origin);
+    if (origin !== route.origin) {
+      throw new RedriveTargetRefusedError(
+        source,
+        origin,
+        `a message's msg.origin-destination is not '${route.origin}', the destination the DLQ is for`,
+      );
+    }
   }
-  if (origins.size > 1) {
-    throw new RedriveTargetRefusedError(source, [...origins].join(', '), 'its messages name several origins');
-  }
-  const [origin] = origins;
-  const group = source.startsWith(`${origin}.`) ? source.slice(origin.length + 1, -DLQ_SUFFIX.length) : '';
-  if (!GROUP.test(group) || source !== destinationNames.deadLetter(origin, group)) {
-    throw new RedriveTargetRefusedError(
-      source,
-      origin,
-      "the messages' msg.origin-destination is not the destination the DLQ's name derives from",
-    );
-  }
-  const target = transport === 'kafka' ? origin : destinationNames.workQueue(origin, group);
-  checkTarget(source, target);
-  return { origin, group, target };
 }
 
 /** Refuses a target that is a dead-letter or retry destination, or a broker's own. */
@@ -69,4 +93,9 @@ export function checkTarget(source: string, target: string): void {
       'a dead-letter, retry or broker-internal destination is never a target',
     );
   }
+}
+
+/** How a split reads in a refusal: `shop + orders.billing`. */
+function reading(split: DeadLetterSplit): string {
+  return `${split.destination} + ${split.group}`;
 }

@@ -10,6 +10,7 @@ import { MissingAdminCredentialError } from './errors/missing-admin-credential.e
 import { NotADeadLetterSourceError } from './errors/not-a-dead-letter-source.error';
 import { RedriveBatchTooLargeError } from './errors/redrive-batch-too-large.error';
 import { RedriveInProgressError } from './errors/redrive-in-progress.error';
+import { RedrivePlanAlteredError } from './errors/redrive-plan-altered.error';
 import { RedriveTargetRefusedError } from './errors/redrive-target-refused.error';
 import { SameSourceAndTargetError } from './errors/same-source-and-target.error';
 import { ApprovalUse, RedriveAuditEntry, RedriveLedger } from './ledger/redrive-ledger.interface';
@@ -19,16 +20,32 @@ import { RedriveService } from './redrive.service';
 
 const t0 = new Date('2026-01-01T10:00:00.000Z');
 const jane = generateApproverKeys('jane');
-const approvers = ApproverKeyring.parse({ version: 1, approvers: [jane.publicKey] });
+/** The identity map: jane approves; alice plans; carol and dave execute (one credential, a console user). */
+const approvers = ApproverKeyring.parse({
+  version: 2,
+  people: [
+    { name: 'jane', publicKey: jane.publicKey.publicKey },
+    { name: 'alice' },
+    { name: 'carol' },
+    { name: 'dave' },
+  ],
+});
 const janeSigner = readApproverSigner(jane.privateKeyFile);
 
-/** The ledger's contract in memory: one process only, for these specs. */
+/**
+ * The ledger's contract in memory: one process only, for these specs. The plans `planned` lists have
+ * their PLAN entry (as if `plan()` had made them), apart from `entries`.
+ */
 class FakeLedger implements RedriveLedger {
   readonly entries: RedriveAuditEntry[] = [];
   readonly used = new Map<string, ApprovalUse>();
   readonly held = new Set<string>();
+  constructor(private readonly planned: readonly RedrivePlan[] = knownPlans()) {}
   async record(entry: RedriveAuditEntry) {
     this.entries.push(entry);
+  }
+  async plannerOf(hash: string) {
+    return this.planned.find((p) => p.hash === hash)?.plannedBy;
   }
   async claimApproval(use: ApprovalUse) {
     const earlier = this.used.get(use.nonce);
@@ -48,15 +65,24 @@ class FakeLedger implements RedriveLedger {
   async history() {
     return [];
   }
+  async verifyChain() {
+    return { intact: true as const, checked: 0 };
+  }
   async close() {}
 }
 
 /** Never connects: every case here is decided before the broker is reached (nothing listens on port 1). */
-function service(now: () => Date = () => t0, ledger: RedriveLedger = new FakeLedger(), principal = 'carol') {
+function service(
+  now: () => Date = () => t0,
+  ledger: RedriveLedger = new FakeLedger(),
+  principal = 'carol',
+  keyring: ApproverKeyring = approvers,
+  local = false,
+) {
   return new RedriveService({
-    broker: { kind: 'rabbitmq', url: 'amqp://127.0.0.1:1' },
+    broker: { kind: 'rabbitmq', url: 'amqp://127.0.0.1:1', allowPlaintextLocal: local },
     credential: { principal, secret: 's3cret' },
-    approvers,
+    approvers: keyring,
     ledger,
     clock: now,
   });
@@ -78,7 +104,7 @@ function message(index: number): PlannedMessage {
   };
 }
 
-function plan(count = 0, target = 'orders.billing'): RedrivePlan {
+function plan(count = 0, target = 'orders.billing', edits: Partial<RedrivePlan> = {}): RedrivePlan {
   return sealPlan({
     version: 2,
     transport: 'rabbitmq',
@@ -89,7 +115,13 @@ function plan(count = 0, target = 'orders.billing'): RedrivePlan {
     createdAt: t0.toISOString(),
     depth: count,
     messages: Array.from({ length: count }, (_, i) => message(i)),
+    ...edits,
   });
+}
+
+/** The plans these specs use, as `plan()` would have recorded them. */
+function knownPlans(): RedrivePlan[] {
+  return [plan(0), plan(1), plan(2), plan(101), plan(1, 'orders.billing.dlq')];
 }
 
 const approvalOf = (p: RedrivePlan, ttlMs?: number): RedriveApproval =>
@@ -168,6 +200,46 @@ describe(RedriveService.name, () => {
       await expect(
         service(undefined, new FakeLedger(), 'jane').approve(plan(1), approvalOf(plan(1))),
       ).rejects.toMatchObject({ mismatch: 'SELF_APPROVAL' });
+    });
+
+    it('refuses a plan whose target or group is not what its source derives, naming each difference', async () => {
+      const edited = plan(1, 'shipping.work', { group: 'shipping' });
+      const ledger = new FakeLedger([edited]);
+      const refusal = service(undefined, ledger).approve(edited, approvalOf(edited));
+      await expect(refusal).rejects.toThrow(RedrivePlanAlteredError);
+      await expect(refusal).rejects.toMatchObject({
+        differences: [
+          "target: the plan says 'shipping.work', orders.billing.dlq derives 'orders.billing'",
+          "group: the plan says 'shipping', the source derives 'billing'",
+        ],
+      });
+      expect(ledger.entries).toMatchObject([{ action: 'REFUSE', outcome: 'PLAN_ALTERED' }]);
+    });
+
+    it('takes the planner from the audit log: a plan it does not know, or naming another planner, is refused', async () => {
+      const renamed = plan(1, undefined, { plannedBy: 'dave' });
+      await expect(service().approve(renamed, approvalOf(renamed))).rejects.toThrow(
+        'the audit log has no plan with this hash',
+      );
+      const claimed = new FakeLedger([{ ...renamed, plannedBy: 'jane' }]);
+      await expect(service(undefined, claimed).approve(renamed, approvalOf(renamed))).rejects.toThrow(
+        "planner: the plan says 'dave', the audit log 'jane'",
+      );
+    });
+
+    it('refuses any approval without an identity map, except in local development', async () => {
+      const namesOnly = ApproverKeyring.parse({ version: 1, approvers: [jane.publicKey] });
+      await expect(
+        service(undefined, undefined, 'carol', namesOnly).approve(plan(1), approvalOf(plan(1))),
+      ).rejects.toMatchObject({ mismatch: 'NO_IDENTITY_MAP' });
+      const local = service(undefined, undefined, 'carol', namesOnly, true);
+      await expect(local.approve(plan(1), approvalOf(plan(1)))).resolves.toBeDefined();
+    });
+
+    it('refuses an executor the identity map does not know', async () => {
+      await expect(
+        service(undefined, undefined, 'mallory').approve(plan(1), approvalOf(plan(1))),
+      ).rejects.toMatchObject({ mismatch: 'UNMAPPED_ACCOUNT' });
     });
 
     it('takes the executor a front end names (a console user), and still refuses its credential as approver', async () => {

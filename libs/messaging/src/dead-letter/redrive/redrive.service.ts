@@ -1,15 +1,15 @@
 import { v7 as uuidv7 } from 'uuid';
 import { MessagingMetrics } from '../../observability/messaging-metrics';
 import { KeySecret } from '../key-secret';
+import { MessagingTopology } from '../../topology/messaging-topology';
 import { AdminCredential, checkAdminConnection, RedriveBroker } from './admin-connection';
+import { MessageHeaders } from '../../envelope/message-headers';
 import { ApprovedRedrivePlan, brandApproved } from './approved-redrive-plan';
+import { describeRecord } from './dead-letter-record';
 import { ApproverKeyring } from './approvals/approver-keyring';
 import { DeadLetterBackend } from './dead-letter-backend.interface';
 import { createDeadLetterBackend } from './dead-letter-backends';
-import { MessageHeaders } from '../../envelope/message-headers';
-import { describeRecord } from './dead-letter-record';
-import { samePerson } from './approvals/approver-name';
-import { ApprovalMismatchError } from './errors/approval-mismatch.error';
+import { checkFourEyes } from './approvals/four-eyes';
 import { ApprovalAlreadyUsedError } from './errors/approval-already-used.error';
 import { ApprovalRequiredError } from './errors/approval-required.error';
 import { RedrivePlanStaleError } from './errors/redrive-plan-stale.error';
@@ -17,12 +17,25 @@ import { RedriveRefusedError } from './errors/redrive-refused.error';
 import { RedriveTargetRefusedError } from './errors/redrive-target-refused.error';
 import { RedriveAuditEntry, RedriveLedger } from './ledger/redrive-ledger.interface';
 import { RedriveApproval, verifyApproval } from './redrive-approval';
-import { checkBatchSize, checkDistinctTarget, checkPlannedCount, requireCredential } from './redrive-guards';
+import { reviewPlan } from './plan-review';
+import {
+  checkBatchSize,
+  checkDistinctTarget,
+  checkPlannedCount,
+  isLocalDevelopment,
+  requireCredential,
+} from './redrive-guards';
 import { redriveCopy } from './redrive-headers';
+import {
+  InspectedDeadLetter,
+  inspected,
+  InspectedDeadLetterWithPayload,
+  payloadOf,
+} from './inspected-dead-letter';
 import { RedriveLimits } from './redrive-limits';
-import { PlannedMessage, RedrivePlan, sealPlan } from './redrive-plan';
+import { MessagePosition, RedrivePlan, sealPlan } from './redrive-plan';
 import { DeadLetterQueueInfo, RedriveResult } from './redrive-result';
-import { checkTarget, redriveRoute } from './redrive-route';
+import { checkRecords, checkTarget, deriveRoute } from './redrive-route';
 import { restoreKey } from './restore-key';
 
 /** What a `RedriveService` is built with. */
@@ -31,8 +44,18 @@ export interface RedriveServiceOptions {
   readonly broker: RedriveBroker;
   /** The admin credential; without one every operation is refused (`MissingAdminCredentialError`). */
   readonly credential: AdminCredential | undefined;
-  /** The approvers whose approvals `approve()` accepts. Default: nobody (plan and list only). */
+  /**
+   * The reviewed keyring: the approvers whose approvals `approve()` accepts, and (version 2) the identity
+   * map four eyes counts people by. Without an identity map every approval is refused, except in local
+   * development (`broker.allowPlaintextLocal`). Default: nobody (plan and list only).
+   */
   readonly approvers?: ApproverKeyring;
+  /**
+   * The topology (`topology.json`): a dead-letter destination's route comes from its group there. Needed
+   * for a DLQ whose name reads two ways (dots in the names, `AmbiguousRedriveRouteError`). Default: the
+   * route comes from the name alone.
+   */
+  readonly topology?: MessagingTopology;
   /** The admin database: audit log, used approvals, exclusive holds (`PostgresRedriveLedger`). */
   readonly ledger: RedriveLedger;
   /** The services' key secret, which restores each message's real key. Required for messages with a key. */
@@ -61,18 +84,6 @@ export interface RedrivePlanRequest {
   readonly plannedBy?: string;
 }
 
-/** A parked message as an admin may inspect it: what a plan shows, and its headers and payload. */
-export interface InspectedDeadLetter {
-  /** What a plan shows of it (reserved headers only). */
-  readonly message: PlannedMessage;
-  /** `msg.first-failure-at`: when its first delivery failed, ISO 8601 (null when absent). */
-  readonly firstFailureAt: string | null;
-  /** All its headers, as parked (the key is a pseudonym; the sealed key is left out). */
-  readonly headers: Readonly<Record<string, string>>;
-  /** Its body, as UTF-8 text: show it only to people allowed to read payloads. */
-  readonly payload: string;
-}
-
 /**
  * Redrive, an admin operation (spec §3): `plan()` is a dry run that changes nothing; an approver signs a
  * plan with their own key (`signApproval`); `approve()` checks plan and approval and is the only source of an
@@ -89,14 +100,26 @@ export class RedriveService {
   private backendInstance?: DeadLetterBackend;
 
   constructor(private readonly options: RedriveServiceOptions) {
-    this.credential = requireCredential(options.credential);
-    checkAdminConnection(options.broker);
+    const { broker } = options;
+    const noPassword = broker.kind === 'kafka' && !broker.sasl && isLocalDevelopment(broker);
+    this.credential = requireCredential(options.credential, noPassword);
+    checkAdminConnection(broker);
     this.clock = options.clock ?? (() => new Date());
   }
 
   /** The broker this service works on. */
   get transport(): 'kafka' | 'rabbitmq' {
     return this.options.broker.kind;
+  }
+
+  /** The reviewed keyring the service checks approvals and four eyes with. */
+  get approvers(): ApproverKeyring {
+    return this.options.approvers ?? ApproverKeyring.empty();
+  }
+
+  /** The topology routes are derived with, if one was given. */
+  get topology(): MessagingTopology | undefined {
+    return this.options.topology;
   }
 
   /** Dead-letter destinations and their depths. RabbitMQ cannot list queues over AMQP: name them. */
@@ -111,17 +134,27 @@ export class RedriveService {
   async inspect(source: string, limit: number = RedriveLimits.MAX_BATCH): Promise<InspectedDeadLetter[]> {
     checkBatchSize(limit);
     const backend = this.backend();
-    redriveRoute(backend.kind, source, []); // a dead-letter destination only
+    deriveRoute(backend.kind, source, this.options.topology); // a dead-letter destination only
     const { records } = await backend.peek(source, limit);
-    return records.map((record) => {
-      const { [MessageHeaders.SEALED_KEY]: _sealed, ...headers } = record.wire.headers;
-      return {
-        message: describeRecord(record),
-        firstFailureAt: headers[MessageHeaders.FIRST_FAILURE_AT] ?? null,
-        headers,
-        payload: record.wire.body.toString('utf8'),
-      };
-    });
+    return records.map(inspected);
+  }
+
+  /**
+   * The message at `position` of `source` if it is still the one with `messageId`, with the first
+   * `maxBytes` of its body (default 64 KiB): one message read (RabbitMQ: up to it from the head), nothing
+   * settled, nothing recorded. Undefined when another message (or none) is there now.
+   */
+  async inspectMessage(
+    source: string,
+    position: MessagePosition,
+    messageId: string | null,
+    maxBytes = 64 * 1024,
+  ): Promise<InspectedDeadLetterWithPayload | undefined> {
+    const backend = this.backend();
+    deriveRoute(backend.kind, source, this.options.topology);
+    const record = await backend.peekAt(source, position);
+    if (!record || (record.wire.headers[MessageHeaders.ID] ?? null) !== messageId) return undefined;
+    return { ...inspected(record), payload: payloadOf(record.wire.body, maxBytes) };
   }
 
   /** A dry run: reads up to `limit` messages from the head of the source, settles nothing, publishes nothing. */
@@ -136,25 +169,26 @@ export class RedriveService {
         checkTarget(request.source, request.target);
       }
       const backend = this.backend();
-      redriveRoute(backend.kind, request.source, []); // the source's name, before anything is read
-      const { records, depth } = await backend.peek(request.source, limit);
-      const route = redriveRoute(backend.kind, request.source, records);
-      if (route && request.target !== undefined && request.target !== route.target) {
+      // The route, from the source's name and the topology, before anything is read.
+      const route = deriveRoute(backend.kind, request.source, this.options.topology);
+      if (request.target !== undefined && request.target !== route.target) {
         throw new RedriveTargetRefusedError(
           request.source,
           request.target,
           `its messages go back to '${route.target}' only`,
         );
       }
-      if (route) await backend.checkTarget(request.source, route.target);
+      const { records, depth } = await backend.peek(request.source, limit);
+      checkRecords(request.source, route, records);
+      if (records.length > 0) await backend.checkTarget(request.source, route.target);
       records.forEach((record) => restoreKey(record.wire, this.options.keySecret));
       const plan = sealPlan({
         version: 2,
         transport: backend.kind,
         plannedBy: actor,
         source: request.source,
-        target: route?.target ?? '',
-        group: route?.group ?? '',
+        target: route.target,
+        group: route.group,
         createdAt: this.clock().toISOString(),
         depth,
         messages: records.map(describeRecord),
@@ -169,9 +203,11 @@ export class RedriveService {
   }
 
   /**
-   * Checks that `approval` approves this very plan, now, by an approver of the keyring who is neither the
-   * planner nor the executor; the only way to get an `ApprovedRedrivePlan`. The executor is `executedBy`
-   * (a console user acting through this service's credential), by default the credential's principal.
+   * Checks that `plan` is the one `plan()` made (its route is the one its source derives, the audit log has
+   * its PLAN entry, which names the planner) and that `approval` approves it, now, by an approver of the
+   * keyring who is another person than the planner and the executor; the only way to get an
+   * `ApprovedRedrivePlan`. The executor is `executedBy` (a console user acting through this service's
+   * credential), by default the credential's principal.
    */
   async approve(
     plan: RedrivePlan,
@@ -181,7 +217,7 @@ export class RedriveService {
     return this.audited(this.entry('EXECUTE', plan, approval, executedBy), async () => {
       if (!approval) throw new ApprovalRequiredError('the plan has no approval');
       this.checkPlan(plan);
-      this.verify(plan, approval, executedBy);
+      await this.verify(plan, approval, executedBy);
       const approvedPlan = brandApproved(plan, approval);
       this.approved.set(approvedPlan, executedBy);
       return approvedPlan;
@@ -207,7 +243,7 @@ export class RedriveService {
     const base = { ...this.entry('EXECUTE', plan, approval, executedBy), redriveId };
     return this.audited(base, async () => {
       this.checkPlan(plan);
-      this.verify(plan, approval, executedBy);
+      await this.verify(plan, approval, executedBy);
       const { ledger } = this.options;
       const messages = await ledger.withExclusiveHold(plan.transport, plan.source, async () => {
         const use = await ledger.claimApproval({
@@ -250,20 +286,29 @@ export class RedriveService {
 
   private async move(plan: RedrivePlan, redriveId: string) {
     const backend = this.backend();
-    await backend.checkTarget(plan.source, plan.target);
-    const to = { target: plan.target, group: plan.group };
-    return backend.move(plan, (record) =>
-      redriveCopy(record.wire, { ...to, key: restoreKey(record.wire, this.options.keySecret) }, redriveId),
+    const route = deriveRoute(backend.kind, plan.source, this.options.topology);
+    await backend.checkTarget(plan.source, route.target);
+    const to = { target: route.target, group: route.group };
+    return backend.move(
+      plan,
+      (record) =>
+        redriveCopy(record.wire, { ...to, key: restoreKey(record.wire, this.options.keySecret) }, redriveId),
+      (records) => checkRecords(plan.source, route, records), // what is read again, before anything moves
     );
   }
 
-  private verify(plan: RedrivePlan, approval: RedriveApproval, executedBy: string): void {
-    const approvers = this.options.approvers ?? ApproverKeyring.empty();
-    verifyApproval(plan, approval, approvers, executedBy, this.clock());
-    // Four eyes also against the credential a front end acts through: its owner approves nothing it runs.
-    if (samePerson(approval.approver, this.credential.principal)) {
-      throw new ApprovalMismatchError('SELF_APPROVAL');
-    }
+  /**
+   * The plan is the one `plan()` made (route, audit log), the approval is valid for it, and four eyes holds
+   * between the planner the audit log names, the approver, the executor and the credential's owner.
+   */
+  private async verify(plan: RedrivePlan, approval: RedriveApproval, executedBy: string): Promise<void> {
+    const planner = await reviewPlan(plan, this.options.ledger, this.options.topology);
+    verifyApproval(plan, approval, this.approvers, this.clock());
+    checkFourEyes(
+      this.approvers,
+      { planner, approver: approval.approver, executor: executedBy, credential: this.credential.principal },
+      !isLocalDevelopment(this.options.broker),
+    );
   }
 
   private checkPlan(plan: RedrivePlan): void {

@@ -8,7 +8,9 @@ export type ApprovalMismatch =
   | 'UNKNOWN_APPROVER'
   | 'BAD_SIGNATURE'
   | 'SELF_APPROVAL'
-  | 'INVALID_VALIDITY';
+  | 'INVALID_VALIDITY'
+  | 'NO_IDENTITY_MAP'
+  | 'UNMAPPED_ACCOUNT';
 
 const EXPLANATIONS: Record<ApprovalMismatch, string> = {
   PLAN_EDITED: 'the plan was changed after it was made (its content no longer matches its hash)',
@@ -21,6 +23,11 @@ const EXPLANATIONS: Record<ApprovalMismatch, string> = {
   SELF_APPROVAL:
     'the approver made the plan or runs the redrive; four eyes: planner, approver and executor are three people',
   INVALID_VALIDITY: 'the approval’s validity period is invalid or longer than allowed',
+  NO_IDENTITY_MAP:
+    'no identity map is configured, so four eyes cannot tell people apart: give a keyring of version 2 ' +
+    '(MESSAGING_ADMIN_APPROVERS) that lists each person with the accounts they act under; only local ' +
+    'development (--local-plaintext, brokers on this machine) goes without',
+  UNMAPPED_ACCOUNT: 'an account is in no entry of the identity map (MESSAGING_ADMIN_APPROVERS)',
 };
 
 /** The approval does not approve this plan. Approve the plan you mean to run, unchanged. */
@@ -31,8 +38,10 @@ export class ApprovalMismatchError extends RedriveRefusedError {
   constructor(
     /** Why the approval does not approve the plan. */
     readonly mismatch: ApprovalMismatch,
+    /** The case at hand in words, e.g. which account is unknown; default: the mismatch explained. */
+    readonly detail: string = EXPLANATIONS[mismatch],
   ) {
-    super(`Redrive refused: ${EXPLANATIONS[mismatch]}. Approve the plan you mean to run, unchanged.`);
+    super(`Redrive refused: ${detail}. Approve the plan you mean to run, unchanged.`);
     this.name = 'ApprovalMismatchError';
   }
 }

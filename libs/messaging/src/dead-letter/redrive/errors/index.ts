@@ -1,4 +1,5 @@
 export * from './admin-credential-refused.error';
+export * from './ambiguous-redrive-route.error';
 export * from './approval-already-used.error';
 export * from './approval-expired.error';
 export * from './approval-mismatch.error';
@@ -11,6 +12,7 @@ export * from './not-a-dead-letter-source.error';
 export * from './redrive-batch-too-large.error';
 export * from './redrive-in-progress.error';
 export * from './redrive-ledger-missing.error';
+export * from './redrive-plan-altered.error';
 export * from './redrive-plan-stale.error';
 export * from './redrive-refused.error';
 export * from './redrive-target-not-found.error';

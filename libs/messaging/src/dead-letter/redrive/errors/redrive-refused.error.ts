@@ -11,7 +11,8 @@ export type RedriveGuard =
   | 'TARGET'
   | 'SAME_SOURCE_AND_TARGET'
   | 'IN_PROGRESS'
-  | 'STALE_PLAN';
+  | 'STALE_PLAN'
+  | 'PLAN_ALTERED';
 
 /**
  * Base class of the errors by which a redrive guard refuses an operation. Catch this one to tell a refusal

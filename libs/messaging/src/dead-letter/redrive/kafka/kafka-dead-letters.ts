@@ -6,7 +6,7 @@ import { DeadLetterRecord } from '../dead-letter-record';
 import { DeadLetterQueueNotFoundError } from '../errors/dead-letter-queue-not-found.error';
 import { RedriveTargetNotFoundError } from '../errors/redrive-target-not-found.error';
 import { RedriveLimits } from '../redrive-limits';
-import { RedrivePlan } from '../redrive-plan';
+import { MessagePosition, RedrivePlan } from '../redrive-plan';
 import { DeadLetterQueueInfo, MessageRedriveOutcome } from '../redrive-result';
 import { firstByTime } from './first-by-time';
 import { asKafkaAdmin } from './kafka-access';
@@ -71,6 +71,20 @@ export class KafkaDeadLetters implements DeadLetterBackend {
     });
   }
 
+  async peekAt(source: string, position: MessagePosition): Promise<DeadLetterRecord | undefined> {
+    if (position.kind !== 'partition') return undefined;
+    return this.asAdmin(`read ${source}`, async (admin) => {
+      await this.requireTopic(admin, source, () => new DeadLetterQueueNotFoundError(source));
+      const offset = BigInt(position.offset);
+      const pending = (await pendingRanges(admin, source)).find((r) => r.partition === position.partition);
+      if (!pending || offset < pending.from || offset >= pending.to) return undefined;
+      const range = { partition: position.partition, from: offset, to: offset + 1n };
+      const read = await readRanges(this.kafka, admin, source, [range], RedriveLimits.KAFKA_READ_TIMEOUT_MS);
+      const [message] = read.get(position.partition) ?? [];
+      return message ? kafkaRecord(source, position.partition, message) : undefined;
+    });
+  }
+
   async checkTarget(source: string, target: string): Promise<void> {
     await this.asAdmin(`inspect ${target}`, (admin) =>
       this.requireTopic(admin, target, () => new RedriveTargetNotFoundError(source, target)),
@@ -80,8 +94,9 @@ export class KafkaDeadLetters implements DeadLetterBackend {
   async move(
     plan: RedrivePlan,
     copyOf: (record: DeadLetterRecord) => WireMessage,
+    checkRead: (records: readonly DeadLetterRecord[]) => void,
   ): Promise<MessageRedriveOutcome[]> {
-    return this.asAdmin(`redrive ${plan.source}`, () => this.mover.move(plan, copyOf));
+    return this.asAdmin(`redrive ${plan.source}`, () => this.mover.move(plan, copyOf, checkRead));
   }
 
   async close(): Promise<void> {

@@ -29,10 +29,12 @@ export class KafkaRedriveMover {
   async move(
     plan: RedrivePlan,
     copyOf: (record: DeadLetterRecord) => WireMessage,
+    checkRead: (records: readonly DeadLetterRecord[]) => void,
   ): Promise<MessageRedriveOutcome[]> {
     const admin = await this.getAdmin();
     const runs = partitionRuns(plan);
     const records = await readPlanned(this.kafka, admin, plan, runs);
+    checkRead(Object.values(records).flat());
     const outcomes = new Map<PlannedMessage, MessageRedriveOutcome>();
     const settle: SeekEntry[] = [];
     for (const [partition, planned] of runs) {

@@ -1,9 +1,11 @@
 import { DataSource } from 'typeorm';
 import { MessagingMigrations } from '../../../migrations';
+import { ChainRedriveAudit1764979200000 } from '../../../migrations/chain-redrive-audit.migration';
 import { CreateRedriveLedger1764892800000 } from '../../../migrations/create-redrive-ledger.migration';
 import { quoteIdent } from '../../../database/postgres/postgres-tables';
 import { RedriveInProgressError } from '../errors/redrive-in-progress.error';
 import { RedriveLedgerMissingError } from '../errors/redrive-ledger-missing.error';
+import { AUDIT_CHAIN_GENESIS, AuditChainCheck, ChainedAuditRow, checkAuditChain } from './audit-chain';
 import {
   ApprovalUse,
   RecordedRedriveAuditEntry,
@@ -33,7 +35,12 @@ interface AuditRow {
   message_ids: (string | null)[];
   outcome: string;
   detail: string | null;
+  prev_hash: string | null;
+  row_hash: string | null;
 }
+
+/** How many entries `verifyChain()` reads at a time. */
+const VERIFY_PAGE = 1_000;
 
 /**
  * The redrive ledger in PostgreSQL, in tables the library's migrations create (`CreateRedriveLedger…`).
@@ -42,12 +49,13 @@ interface AuditRow {
 export class PostgresRedriveLedger implements RedriveLedger {
   private readonly audit: string;
   private readonly nonces: string;
+  private readonly head: string;
 
   private constructor(private readonly dataSource: DataSource) {
-    const schema = (dataSource.options as { schema?: string }).schema;
-    const prefix = schema ? `${quoteIdent(schema)}.` : '';
-    this.audit = `${prefix}messaging_redrive_audit`;
-    this.nonces = `${prefix}messaging_redrive_nonce`;
+    const tables = tablesOf(dataSource);
+    this.audit = tables.audit;
+    this.nonces = tables.nonces;
+    this.head = tables.head;
   }
 
   /** Connects to the admin database; throws `RedriveLedgerMissingError` when its tables are missing. */
@@ -73,7 +81,7 @@ export class PostgresRedriveLedger implements RedriveLedger {
     }
   }
 
-  /** Appends an entry to `messaging_redrive_audit`. */
+  /** Appends an entry to `messaging_redrive_audit` (its id, time and place in the chain are the database's). */
   async record(entry: RedriveAuditEntry): Promise<void> {
     await this.dataSource.query(
       `insert into ${this.audit} (action, actor, transport, source, target, plan_hash, approver, redrive_id,
@@ -142,6 +150,16 @@ export class PostgresRedriveLedger implements RedriveLedger {
     }
   }
 
+  /** The actor of the first PLAN entry with outcome PLANNED for `planHash`, if any. */
+  async plannerOf(planHash: string): Promise<string | undefined> {
+    const [row] = await this.dataSource.query<Array<{ actor: string }>>(
+      `select actor from ${this.audit}
+       where plan_hash = $1 and action = 'PLAN' and outcome = 'PLANNED' order by id limit 1`,
+      [planHash],
+    );
+    return row?.actor;
+  }
+
   /** The latest `limit` audit entries, newest last; of one source when `source` is given. */
   async history(filter: { source?: string; limit: number }): Promise<RecordedRedriveAuditEntry[]> {
     const rows = await this.dataSource.query<AuditRow[]>(
@@ -164,7 +182,73 @@ export class PostgresRedriveLedger implements RedriveLedger {
       messageIds: row.message_ids,
       outcome: row.outcome,
       detail: row.detail ?? undefined,
+      hash: row.row_hash ?? undefined,
     }));
+  }
+
+  /**
+   * Recomputes the audit log's hash chain: every entry (or the latest `last` and the one before them) must
+   * carry the hash of its fields and of the entry before it, and the last one the head's. A break means
+   * entries were changed, removed or reordered by someone who could switch the triggers off (the owner, a
+   * superuser): see `AuditChainCheck`.
+   */
+  async verifyChain(options: { readonly last?: number } = {}): Promise<AuditChainCheck> {
+    const [head] = await this.dataSource.query<Array<{ last_id: string; last_hash: string }>>(
+      `select last_id, last_hash from ${this.head} where id = 1`,
+    );
+    if (!head) return { intact: false, checked: 0, brokenAt: 'head', reason: 'the chain has no head' };
+    const until = { id: String(head.last_id), hash: head.last_hash };
+    if (options.last !== undefined) {
+      const rows = await this.dataSource.query<AuditRow[]>(
+        `select * from (select * from ${this.audit} where id <= $1 order by id desc limit $2) w order by id`,
+        [until.id, options.last + 1],
+      );
+      const first = rows[0];
+      const window = rows.length > options.last ? rows.slice(1) : rows;
+      const before = rows.length > options.last ? (first?.row_hash ?? undefined) : AUDIT_CHAIN_GENESIS;
+      return checkAuditChain(window.map(chained), before ?? undefined, until);
+    }
+    let checked = 0;
+    let previous = AUDIT_CHAIN_GENESIS;
+    let after = '0';
+    for (;;) {
+      const rows = await this.dataSource.query<AuditRow[]>(
+        `select * from ${this.audit} where id > $1 and id <= $2 order by id limit ${VERIFY_PAGE}`,
+        [after, until.id],
+      );
+      const done = rows.length < VERIFY_PAGE;
+      const result = checkAuditChain(rows.map(chained), previous, done ? until : undefined);
+      if (!result.intact) return { ...result, checked: checked + result.checked };
+      checked += rows.length;
+      if (done) return { ...result, checked };
+      previous = rows[rows.length - 1].row_hash as string;
+      after = String(rows[rows.length - 1].id);
+    }
+  }
+
+  /**
+   * What lets this login rewrite the audit log despite the triggers, e.g. `owner of …` or `superuser`:
+   * empty for a role with SELECT and INSERT only (the guide's recipe). The CLI and the console warn when
+   * it is not.
+   */
+  async rewriteRights(): Promise<string[]> {
+    const [row] = await this.dataSource.query<
+      Array<{ superuser: boolean; owner: boolean; update: boolean; delete: boolean; truncate: boolean }>
+    >(
+      `select r.rolsuper as superuser, pg_has_role(current_user, c.relowner, 'USAGE') as owner,
+              has_table_privilege(c.oid, 'UPDATE') as update, has_table_privilege(c.oid, 'DELETE') as delete,
+              has_table_privilege(c.oid, 'TRUNCATE') as truncate
+       from pg_class c, pg_roles r where c.oid = to_regclass($1) and r.rolname = current_user`,
+      [this.audit],
+    );
+    if (!row) return [];
+    const rights: string[] = [];
+    if (row.superuser) rights.push('superuser');
+    else if (row.owner) rights.push(`owner of ${this.audit}`);
+    for (const privilege of ['update', 'delete', 'truncate'] as const) {
+      if (row[privilege] && !row.superuser && !row.owner) rights.push(privilege.toUpperCase());
+    }
+    return rights;
   }
 
   /** Closes the connections to the admin database. */
@@ -173,14 +257,50 @@ export class PostgresRedriveLedger implements RedriveLedger {
   }
 
   private async checkTables(): Promise<void> {
-    for (const table of [this.audit, this.nonces]) {
+    for (const [table, migration] of [
+      [this.audit, CreateRedriveLedger1764892800000.name],
+      [this.nonces, CreateRedriveLedger1764892800000.name],
+      [this.head, ChainRedriveAudit1764979200000.name],
+    ]) {
       const [{ found }] = await this.dataSource.query<Array<{ found: string | null }>>(
         'select to_regclass($1) as found',
         [table],
       );
-      if (!found) throw new RedriveLedgerMissingError(table, CreateRedriveLedger1764892800000.name);
+      if (!found) throw new RedriveLedgerMissingError(table, migration);
     }
   }
+}
+
+/** The ledger's tables, schema-qualified when the DataSource names a schema. */
+function tablesOf(dataSource: DataSource) {
+  const schema = (dataSource.options as { schema?: string }).schema;
+  const prefix = schema ? `${quoteIdent(schema)}.` : '';
+  return {
+    schema,
+    audit: `${prefix}messaging_redrive_audit`,
+    nonces: `${prefix}messaging_redrive_nonce`,
+    head: `${prefix}messaging_redrive_audit_head`,
+  };
+}
+
+function chained(row: AuditRow): ChainedAuditRow {
+  return {
+    id: String(row.id),
+    at: row.at,
+    action: row.action,
+    actor: row.actor,
+    transport: row.transport,
+    source: row.source,
+    target: row.target,
+    planHash: row.plan_hash,
+    approver: row.approver,
+    redriveId: row.redrive_id,
+    messageIds: row.message_ids,
+    outcome: row.outcome,
+    detail: row.detail,
+    prevHash: row.prev_hash,
+    rowHash: row.row_hash,
+  };
 }
 
 async function openAdminDatabase(options: AdminDatabaseOptions): Promise<DataSource> {

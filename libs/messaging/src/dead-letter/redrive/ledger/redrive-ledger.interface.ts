@@ -1,3 +1,5 @@
+import type { AuditChainCheck } from './audit-chain';
+
 /**
  * What an audit entry records: a redrive step (plan, approve, execute), a refusal, or an access to the
  * operations console (sign-in, sign-out, a refused request, a payload shown).
@@ -34,8 +36,10 @@ export interface RedriveAuditEntry {
 export interface RecordedRedriveAuditEntry extends RedriveAuditEntry {
   /** Its id in the audit log, increasing with each entry (a bigint, as a decimal string). */
   readonly id: string;
-  /** When it was recorded, on the admin database's clock. */
+  /** When it was recorded, on the admin database's clock (set by the database, not the writer). */
   readonly at: Date;
+  /** Its hash in the audit log's chain (`sha256:…`), when the ledger keeps one. */
+  readonly hash?: string;
 }
 
 /** The use of an approval, recorded when it is executed. */
@@ -70,8 +74,18 @@ export interface RedriveLedger {
    * another process holds it.
    */
   withExclusiveHold<T>(transport: 'kafka' | 'rabbitmq', source: string, work: () => Promise<T>): Promise<T>;
+  /**
+   * The actor of the PLAN entry `RedriveService.plan()` recorded for a plan with this hash (the first, if
+   * several), or undefined when there is none: the planner as the ledger knows them, never as a file says.
+   */
+  plannerOf(planHash: string): Promise<string | undefined>;
   /** The latest entries, newest last; of one source when given. */
   history(filter: { readonly source?: string; readonly limit: number }): Promise<RecordedRedriveAuditEntry[]>;
+  /**
+   * Checks the audit log's hash chain: the whole log, or the latest `last` entries. Intact means no entry was
+   * changed, removed or reordered since it was written (see `AuditChainCheck`).
+   */
+  verifyChain(options?: { readonly last?: number }): Promise<AuditChainCheck>;
   /** Releases the ledger's connections; the ledger is not used after. */
   close(): Promise<void>;
 }

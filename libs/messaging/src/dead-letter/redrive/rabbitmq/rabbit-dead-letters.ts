@@ -8,7 +8,7 @@ import { DeadLetterRecord, fingerprintOf } from '../dead-letter-record';
 import { DeadLetterQueueNotFoundError } from '../errors/dead-letter-queue-not-found.error';
 import { RedrivePlanStaleError } from '../errors/redrive-plan-stale.error';
 import { RedriveTargetNotFoundError } from '../errors/redrive-target-not-found.error';
-import { RedrivePlan } from '../redrive-plan';
+import { MessagePosition, RedrivePlan } from '../redrive-plan';
 import { DeadLetterQueueInfo, MessageRedriveOutcome } from '../redrive-result';
 import { asAdmin, NOT_FOUND, replyCode } from './rabbit-access';
 import { adminAmqpUrl } from './rabbit-admin-url';
@@ -19,6 +19,12 @@ import { rabbitRecord } from './rabbit-records';
  * closed, so the broker puts every message back where it was. The target is the group's work queue
  * `<destination>.<group>` (only the group that failed gets the messages again), reached through the default
  * exchange with `mandatory` and publisher confirms.
+ *
+ * A quorum queue counts each such read as a delivery (`x-delivery-count`, left out of the fingerprints).
+ * Closing the channel, not `basic.nack` with requeue, returns them: on RabbitMQ 3.x a nacked message goes
+ * to the back of a quorum queue, which would reorder the DLQ under its plans. On 4.x a quorum queue drops a
+ * message after 20 deliveries by default: give dead-letter queues an unlimited delivery limit there (the
+ * guide's RabbitMQ recipe).
  */
 export class RabbitDeadLetters implements DeadLetterBackend {
   readonly kind = 'rabbitmq' as const;
@@ -58,10 +64,25 @@ export class RabbitDeadLetters implements DeadLetterBackend {
 
   async peek(source: string, limit: number): Promise<DeadLetterPeek> {
     return this.withChannel(`read ${source}`, async (channel) => {
-      const depth = await this.depthOf(channel, source);
-      const messages = await getMessages(channel, source, Math.min(limit, depth));
-      return { depth, records: messages.map((m, i) => rabbitRecord(source, m, i)) };
-    }); // closing the channel returns every message, unacked, to its place
+      const reported = await this.depthOf(channel, source);
+      // Not bounded by the reported depth: a quorum queue reports messages another channel just returned
+      // a moment after they can be got again.
+      const messages = await getMessages(channel, source, limit);
+      return {
+        depth: Math.max(reported, messages.length),
+        records: messages.map((m, i) => rabbitRecord(source, m, i)),
+      };
+    }); // closing the channel returns every message, unacked, to its place (head first, quorum queues too)
+  }
+
+  async peekAt(source: string, position: MessagePosition): Promise<DeadLetterRecord | undefined> {
+    if (position.kind !== 'queue') return undefined;
+    return this.withChannel(`read ${source}`, async (channel) => {
+      await this.depthOf(channel, source);
+      const messages = await getMessages(channel, source, position.index + 1);
+      const message = messages[position.index];
+      return message ? rabbitRecord(source, message, position.index) : undefined;
+    }); // every message read goes back to its place when the channel closes
   }
 
   async checkTarget(source: string, target: string): Promise<void> {
@@ -71,6 +92,7 @@ export class RabbitDeadLetters implements DeadLetterBackend {
   async move(
     plan: RedrivePlan,
     copyOf: (record: DeadLetterRecord) => WireMessage,
+    checkRead: (records: readonly DeadLetterRecord[]) => void,
   ): Promise<MessageRedriveOutcome[]> {
     return this.withChannel(`read ${plan.source}`, async (channel) => {
       await this.depthOf(channel, plan.source);
@@ -87,6 +109,7 @@ export class RabbitDeadLetters implements DeadLetterBackend {
           `${records.length} of ${plan.messages.length} messages left`,
         );
       }
+      checkRead(records);
       const outcomes = await this.transport.publishCopies(records.map(copyOf));
       return outcomes.map((outcome, i): MessageRedriveOutcome => {
         const { position, messageId } = plan.messages[i];

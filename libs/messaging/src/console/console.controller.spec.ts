@@ -1,0 +1,195 @@
+import { Logger } from '@nestjs/common';
+import { FakeResponse, fakeRequest } from '../../spec-support/console-fakes';
+import { ApproverKeyring } from '../dead-letter/redrive/approvals/approver-keyring';
+import { generateApproverKeys, readApproverSigner } from '../dead-letter/redrive/approvals/approver-keys';
+import {
+  RecordedRedriveAuditEntry,
+  RedriveLedger,
+} from '../dead-letter/redrive/ledger/redrive-ledger.interface';
+import { MessagePosition } from '../dead-letter/redrive/redrive-plan';
+import { InspectedDeadLetterWithPayload } from '../dead-letter/redrive/inspected-dead-letter';
+import { RedriveService } from '../dead-letter/redrive/redrive.service';
+import { ConsoleGate } from './console-gate';
+import { ConsoleUser, MessagingConsoleOptions } from './console-options.interface';
+import { ConsoleRedrive } from './console-redrive';
+import { ConsoleController } from './console.controller';
+
+const DLQ = 'orders.billing.dlq';
+const USERS: Record<string, ConsoleUser & { password: string }> = {
+  alice: { name: 'alice', roles: ['operator'], password: 'alice-pw' },
+  victor: { name: 'victor', roles: ['viewer'], password: 'victor-pw' },
+};
+const bob = generateApproverKeys('bob');
+
+/** The letter at the head of the DLQ, with a payload of `bytes` bytes. */
+function letter(bytes: number): InspectedDeadLetterWithPayload {
+  return {
+    message: {
+      position: { kind: 'queue', index: 0 },
+      messageId: 'm-1',
+      type: 'OrderPlaced',
+      failureCategory: 'TRANSIENT',
+      failureCode: 'DOWN',
+      attempts: 1,
+      originDestination: 'orders',
+      lastFailureAt: null,
+      redriveCount: 0,
+      previousRedriveIds: [],
+      fingerprint: 'sha256:00',
+    },
+    firstFailureAt: null,
+    headers: { 'msg.id': 'm-1' },
+    payload: { text: 'x'.repeat(Math.min(bytes, 1024)), bytes, truncated: bytes > 1024 },
+  };
+}
+
+/** The redrive service's side the console uses, in memory. */
+class FakeRedrive {
+  readonly transport = 'rabbitmq' as const;
+  approvers = ApproverKeyring.parse({ version: 1, approvers: [bob.publicKey] });
+  readonly topology = undefined;
+  listError?: Error;
+  inspectCalls = 0;
+  readonly inspectMessageCalls: Array<[string, MessagePosition, string | null, number]> = [];
+  async list() {
+    if (this.listError) throw this.listError;
+    return [{ name: DLQ, exists: true, depth: 1 }];
+  }
+  async inspect() {
+    this.inspectCalls += 1;
+    return [letter(0)];
+  }
+  async inspectMessage(source: string, position: MessagePosition, id: string | null, max: number) {
+    this.inspectMessageCalls.push([source, position, id, max]);
+    return position.kind === 'queue' && position.index === 0 && id === 'm-1' ? letter(200 * 1024) : undefined;
+  }
+}
+
+function console(extra: Partial<MessagingConsoleOptions> = {}) {
+  const entries: RecordedRedriveAuditEntry[] = [];
+  const ledger = {
+    record: async () => undefined,
+    history: async () => entries,
+    verifyChain: async () => ({ intact: true, checked: entries.length }),
+  } as unknown as RedriveLedger;
+  const redrive = new FakeRedrive();
+  const options: MessagingConsoleOptions = {
+    redrive: redrive as unknown as RedriveService,
+    ledger,
+    authenticator: {
+      authenticate: async (name, password) => {
+        const user = USERS[name];
+        return user?.password === password ? { name: user.name, roles: user.roles } : undefined;
+      },
+    },
+    deadLetterQueues: [DLQ],
+    payloadPreviewBytes: 1024,
+    ...extra,
+  };
+  const gate = new ConsoleGate(options, '/console');
+  const controller = new ConsoleController(gate, new ConsoleRedrive(options), options);
+  /** A page request of `name`, signed in through the form. */
+  const as = async (name: string) => {
+    const form = new FakeResponse();
+    gate.loginForm(fakeRequest({}), form);
+    const answer = new FakeResponse();
+    const token = form.cookies().messaging_console_login;
+    await gate.signIn(
+      fakeRequest(form.cookies(), { _csrf: token, name, password: USERS[name].password }),
+      answer,
+    );
+    const cookies = { messaging_console_session: answer.cookies().messaging_console_session };
+    return (more: { params?: Record<string, string>; query?: Record<string, string> } = {}) =>
+      fakeRequest(cookies, {}, more);
+  };
+  return { controller, redrive, entries, as };
+}
+
+describe(ConsoleController.name, () => {
+  beforeEach(() => jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined));
+  afterEach(() => jest.restoreAllMocks());
+
+  describe('deadLetter', () => {
+    it('reads the one message at its position, and shows the start of its payload', async () => {
+      const { controller, redrive, as } = console();
+      const alice = await as('alice');
+      const res = new FakeResponse();
+      await controller.deadLetter(alice({ params: { queue: DLQ, id: 'm-1' }, query: { at: 'q0' } }), res);
+      expect(res.statusCode).toBe(200);
+      expect(redrive.inspectCalls).toBe(0);
+      expect(redrive.inspectMessageCalls).toEqual([[DLQ, { kind: 'queue', index: 0 }, 'm-1', 1024]]);
+      expect(res.body).toContain('The first 1024 of 204800 bytes; the rest is not shown.');
+      expect(res.body.length).toBeLessThan(20 * 1024);
+    });
+
+    it('answers 404 for a message no longer at its position, and for a link without one', async () => {
+      const { controller, as } = console();
+      const alice = await as('alice');
+      for (const query of [{ at: 'q1' }, {}, { at: 'p0-1' }, { at: 'q0;drop' }] as Array<
+        Record<string, string>
+      >) {
+        const res = new FakeResponse();
+        await controller.deadLetter(alice({ params: { queue: DLQ, id: 'm-1' }, query }), res);
+        expect(res.statusCode).toBe(404);
+      }
+    });
+
+    it('links each message of the queue page with its position', async () => {
+      const { controller, as } = console();
+      const res = new FakeResponse();
+      await controller.deadLetterQueue((await as('alice'))({ params: { queue: DLQ } }), res);
+      expect(res.body).toContain(`/console/dead-letters/${DLQ}/messages/m-1?at=q0`);
+    });
+  });
+
+  describe('overview and dead-letters', () => {
+    it('never shows the broker’s own error text: a reference into the console’s log instead', async () => {
+      const { controller, redrive, as } = console();
+      redrive.listError = new Error('connect ECONNREFUSED 10.1.2.3:5672 as ops_admin on vhost orders');
+      const victor = await as('victor');
+      for (const page of [controller.overview, controller.deadLetterQueues]) {
+        const res = new FakeResponse();
+        await page.call(controller, victor(), res);
+        expect(res.body).not.toContain('10.1.2.3');
+        expect(res.body).not.toContain('ops_admin');
+        expect(res.body).toMatch(
+          /The broker could not be read \(reference [0-9a-f]{8}: the console’s log has the details\)/,
+        );
+      }
+    });
+  });
+
+  describe('audit', () => {
+    it('hides what was typed as a name in sign-in entries from viewers', async () => {
+      const { controller, entries, as } = console();
+      entries.push({
+        id: '1',
+        at: new Date(0),
+        action: 'ACCESS',
+        actor: 'hunter2-typed-as-name',
+        transport: 'rabbitmq',
+        outcome: 'SIGN_IN_FAILED',
+        detail: 'wrong name or password',
+      });
+      const viewer = new FakeResponse();
+      await controller.audit((await as('victor'))(), viewer);
+      expect(viewer.body).not.toContain('hunter2');
+      expect(viewer.body).toContain('(hidden from viewers)');
+      const operator = new FakeResponse();
+      await controller.audit((await as('alice'))(), operator);
+      expect(operator.body).toContain('hunter2-typed-as-name');
+    });
+  });
+
+  describe('constructor', () => {
+    it('refuses to start with an approver key the reviewed keyring does not hold, or holds another key for', () => {
+      const mallory = readApproverSigner(generateApproverKeys('mallory').privateKeyFile);
+      expect(() => console({ approverSigners: [mallory] })).toThrow(
+        "the approver key of 'mallory' is not in the reviewed keyring",
+      );
+      const otherBob = readApproverSigner(generateApproverKeys('bob').privateKeyFile);
+      expect(() => console({ approverSigners: [otherBob] })).toThrow('does not match the public key');
+      expect(() => console({ approverSigners: [readApproverSigner(bob.privateKeyFile)] })).not.toThrow();
+    });
+  });
+});

@@ -1,0 +1,123 @@
+import * as fc from 'fast-check';
+import { BoundedConcurrency, DEFAULT_SIGN_IN_LIMITS, SignInGuard } from './sign-in-guard';
+
+const S = 1_000;
+
+function guard(limits = {}) {
+  const clock = { ms: 0 };
+  return { guard: new SignInGuard(limits, () => clock.ms), clock };
+}
+
+describe(SignInGuard.name, () => {
+  describe('check', () => {
+    it('lets an account try 5 times, then waits 30 s, doubling with each further failure up to 15 min', () => {
+      const { guard: g, clock } = guard();
+      for (let i = 0; i < 4; i++) {
+        expect(g.check('alice', '10.0.0.1')).toEqual({ allowed: true });
+        expect(g.failed('alice', '10.0.0.1')).toBe(false);
+      }
+      expect(g.failed('alice', '10.0.0.1')).toBe(true); // the fifth reaches the limit
+      expect(g.check('alice', '10.0.0.1')).toEqual({ allowed: false, retryAfterMs: 30 * S, by: 'account' });
+      expect(g.check('ALICE', '10.0.0.9')).toMatchObject({ allowed: false, by: 'account' });
+      clock.ms += 30 * S;
+      expect(g.check('alice', '10.0.0.1')).toEqual({ allowed: true });
+      g.failed('alice', '10.0.0.1');
+      expect(g.check('alice', '10.0.0.1')).toMatchObject({ retryAfterMs: 60 * S });
+      for (let i = 0; i < 10; i++) {
+        const wait = g.check('alice', '10.0.0.1');
+        clock.ms += wait.allowed ? 0 : wait.retryAfterMs;
+        g.failed('alice', '10.0.0.1');
+      }
+      expect(g.check('alice', '10.0.0.1')).toMatchObject({ retryAfterMs: 15 * 60 * S });
+    });
+
+    it('limits an address across accounts, and a success does not clear it', () => {
+      const { guard: g } = guard({ addressFailures: 3 });
+      for (const name of ['a', 'b', 'c']) g.failed(name, '10.0.0.1');
+      expect(g.check('d', '10.0.0.1')).toMatchObject({ allowed: false, by: 'address' });
+      g.succeeded('d');
+      expect(g.check('d', '10.0.0.1')).toMatchObject({ allowed: false, by: 'address' });
+      expect(g.check('d', '10.0.0.2')).toEqual({ allowed: true });
+    });
+
+    it('forgets failures after 15 quiet minutes, and a success clears the account', () => {
+      const { guard: g, clock } = guard();
+      for (let i = 0; i < 4; i++) g.failed('bob', '10.0.0.1');
+      clock.ms += 15 * 60 * S;
+      g.failed('bob', '10.0.0.1');
+      expect(g.check('bob', '10.0.0.1')).toEqual({ allowed: true });
+      for (let i = 0; i < 3; i++) g.failed('bob', '10.0.0.1');
+      g.succeeded('bob');
+      g.failed('bob', '10.0.0.1');
+      expect(g.check('bob', '10.0.0.1')).toEqual({ allowed: true });
+    });
+
+    it('checks a guessed account at most 5 times in any 30 s, whatever the attempts (property)', () => {
+      // A guesser's attempts at any pace: the password is checked at most `accountFailures` times in any
+      // window of `baseDelayMs` (before: 200 wrong passwords in 48 s were all checked).
+      fc.assert(
+        fc.property(fc.array(fc.integer({ min: 0, max: 20 * S }), { maxLength: 400 }), (steps) => {
+          const { guard: g, clock } = guard();
+          const checks: number[] = [];
+          for (const step of steps) {
+            clock.ms += step;
+            if (!g.check('alice', '10.0.0.1').allowed) continue;
+            checks.push(clock.ms);
+            g.failed('alice', '10.0.0.1');
+          }
+          const limit = DEFAULT_SIGN_IN_LIMITS.accountFailures;
+          for (let i = limit; i < checks.length; i++) {
+            expect(checks[i] - checks[i - limit]).toBeGreaterThanOrEqual(DEFAULT_SIGN_IN_LIMITS.baseDelayMs);
+          }
+        }),
+      );
+    });
+
+    it('lets the right password in once the longest wait has passed, after any history (property)', () => {
+      fc.assert(
+        fc.property(
+          fc.array(fc.tuple(fc.constantFrom('alice', 'bob'), fc.boolean(), fc.nat(60 * S)), {
+            maxLength: 200,
+          }),
+          (attempts) => {
+            const { guard: g, clock } = guard();
+            for (const [name, right, step] of attempts) {
+              clock.ms += step;
+              if (!g.check(name, '10.0.0.1').allowed) continue;
+              if (right) g.succeeded(name);
+              else g.failed(name, '10.0.0.1');
+            }
+            clock.ms += DEFAULT_SIGN_IN_LIMITS.maxDelayMs;
+            expect(g.check('alice', '10.0.0.1')).toEqual({ allowed: true });
+          },
+        ),
+      );
+    });
+  });
+});
+
+describe(BoundedConcurrency.name, () => {
+  it('runs at most `limit` tasks at once, queues `maxWaiting`, refuses the rest at once', async () => {
+    const bound = new BoundedConcurrency(2, 3);
+    let running = 0;
+    let most = 0;
+    const releases: Array<() => void> = [];
+    const task = () =>
+      new Promise<string>((resolve) => {
+        running += 1;
+        most = Math.max(most, running);
+        releases.push(() => {
+          running -= 1;
+          resolve('done');
+        });
+      });
+    const runs = Array.from({ length: 8 }, () => bound.run(task));
+    expect(await Promise.all(runs.slice(5))).toEqual([undefined, undefined, undefined]);
+    while (releases.length > 0 || running > 0) {
+      releases.shift()?.();
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(await Promise.all(runs.slice(0, 5))).toEqual(Array.from({ length: 5 }, () => ({ value: 'done' })));
+    expect(most).toBe(2);
+  });
+});

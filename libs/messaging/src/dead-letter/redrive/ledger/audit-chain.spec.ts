@@ -1,0 +1,68 @@
+import { AUDIT_CHAIN_GENESIS, auditRowHash, ChainedAuditRow, checkAuditChain } from './audit-chain';
+
+function chain(count: number): ChainedAuditRow[] {
+  const rows: ChainedAuditRow[] = [];
+  let previous = AUDIT_CHAIN_GENESIS;
+  for (let i = 1; i <= count; i++) {
+    const fields = {
+      id: String(i),
+      at: new Date(Date.UTC(2026, 0, 1, 10, 0, i)),
+      action: 'PLAN',
+      actor: i % 2 === 0 ? 'ops-alice' : 'Jürgen',
+      transport: 'kafka',
+      source: 'orders.billing.dlq',
+      target: i === 2 ? null : 'orders',
+      planHash: null,
+      approver: null,
+      redriveId: null,
+      messageIds: ['0190a1b2-0000-7000-8000-000000000001', null, 'a,b'],
+      outcome: 'PLANNED',
+      detail: `${i} of 3 waiting`,
+    };
+    const rowHash = auditRowHash(previous, fields);
+    rows.push({ ...fields, prevHash: previous, rowHash });
+    previous = rowHash;
+  }
+  return rows;
+}
+
+describe(checkAuditChain.name, () => {
+  it('passes a chain as written, whole or as a window, and names its head', () => {
+    const rows = chain(4);
+    const head = { id: '4', hash: rows[3].rowHash! };
+    expect(checkAuditChain(rows, AUDIT_CHAIN_GENESIS, head)).toEqual({ intact: true, checked: 4, head });
+    expect(checkAuditChain(rows.slice(2), undefined, head)).toMatchObject({ intact: true, checked: 2 });
+  });
+
+  it('finds a changed entry, a removed one, a reordered pair, and entries removed from the end', () => {
+    const rows = chain(4);
+    const head = { id: '4', hash: rows[3].rowHash! };
+    const changed = rows.map((r) => (r.id === '2' ? { ...r, detail: 'nothing to see' } : r));
+    expect(checkAuditChain(changed, AUDIT_CHAIN_GENESIS, head)).toMatchObject({
+      intact: false,
+      brokenAt: '2',
+    });
+    const backdated = rows.map((r) => (r.id === '3' ? { ...r, at: new Date(0) } : r));
+    expect(checkAuditChain(backdated, AUDIT_CHAIN_GENESIS, head)).toMatchObject({ brokenAt: '3' });
+    const removed = rows.filter((r) => r.id !== '2');
+    expect(checkAuditChain(removed, AUDIT_CHAIN_GENESIS, head)).toMatchObject({
+      brokenAt: '3',
+      reason: expect.stringContaining('does not follow') as unknown,
+    });
+    expect(checkAuditChain([rows[1], rows[0], ...rows.slice(2)], AUDIT_CHAIN_GENESIS, head)).toMatchObject({
+      brokenAt: '2',
+    });
+    expect(checkAuditChain(rows.slice(0, 3), AUDIT_CHAIN_GENESIS, head)).toMatchObject({ brokenAt: 'head' });
+    const unhashed = rows.map((r) => (r.id === '4' ? { ...r, rowHash: null } : r));
+    expect(checkAuditChain(unhashed, AUDIT_CHAIN_GENESIS, head)).toMatchObject({ brokenAt: '4' });
+  });
+
+  it('hashes each field with its length: moving text from one field into the next changes the hash', () => {
+    const [row] = chain(1);
+    const moved = { ...row, actor: `${row.actor}orders`, source: '.billing.dlq' };
+    expect(auditRowHash(AUDIT_CHAIN_GENESIS, moved)).not.toBe(row.rowHash);
+    expect(auditRowHash(AUDIT_CHAIN_GENESIS, { ...row, messageIds: ['a', 'b', null] })).not.toBe(
+      auditRowHash(AUDIT_CHAIN_GENESIS, { ...row, messageIds: ['a,b', null] }),
+    );
+  });
+});

@@ -1,0 +1,124 @@
+import { createHash } from 'node:crypto';
+
+/** The previous hash of the first entry of the chain. */
+export const AUDIT_CHAIN_GENESIS = `sha256:${'0'.repeat(64)}`;
+
+/** An audit entry's fields as the chain hashes them (the columns of `messaging_redrive_audit`). */
+export interface AuditChainRow {
+  readonly id: string;
+  readonly at: Date;
+  readonly action: string;
+  readonly actor: string;
+  readonly transport: string;
+  readonly source: string | null;
+  readonly target: string | null;
+  readonly planHash: string | null;
+  readonly approver: string | null;
+  readonly redriveId: string | null;
+  readonly messageIds: readonly unknown[];
+  readonly outcome: string;
+  readonly detail: string | null;
+}
+
+/** `<bytes>:<text>`, or `-` for null: no character in one field can shift the next. */
+function field(value: string | null): string {
+  return value === null ? '-' : `${Buffer.byteLength(value, 'utf8')}:${value}`;
+}
+
+/**
+ * The hash of an audit entry chained to `previous`, exactly as the database's trigger computes it
+ * (`messaging_redrive_audit_hash`, migration `ChainRedriveAudit1764979200000`): so the chain is checked by
+ * code that does not trust the database's own functions.
+ */
+export function auditRowHash(previous: string, row: AuditChainRow): string {
+  const ids = row.messageIds.map((id) =>
+    id === null ? null : typeof id === 'string' ? id : JSON.stringify(id),
+  );
+  const text = [
+    field(previous),
+    field(row.id),
+    field(row.at.toISOString()),
+    field(row.action),
+    field(row.actor),
+    field(row.transport),
+    field(row.source),
+    field(row.target),
+    field(row.planHash),
+    field(row.approver),
+    field(row.redriveId),
+    field(`${ids.length}[${ids.map(field).join('')}]`),
+    field(row.outcome),
+    field(row.detail),
+  ].join('');
+  return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
+}
+
+/** What a check of the chain found. */
+export type AuditChainCheck =
+  | {
+      /** Every entry checked carries the hash of its fields and of the entry before it; the head agrees. */
+      readonly intact: true;
+      /** Entries checked. */
+      readonly checked: number;
+      /** The last entry: keep its id and hash elsewhere to tell a later rewrite of the whole log. */
+      readonly head?: { readonly id: string; readonly hash: string };
+    }
+  | {
+      readonly intact: false;
+      /** Entries checked up to the break. */
+      readonly checked: number;
+      /** The entry where the chain breaks (its id), or `head`. */
+      readonly brokenAt: string;
+      /** What does not match, e.g. `its fields no longer give its hash (changed after it was written)`. */
+      readonly reason: string;
+    };
+
+/** An entry as stored, with its place in the chain. */
+export interface ChainedAuditRow extends AuditChainRow {
+  readonly prevHash: string | null;
+  readonly rowHash: string | null;
+}
+
+/**
+ * Checks `rows` (consecutive entries, oldest first) against their hashes and each other; `before` is the
+ * hash the first must follow (the genesis when the rows start the log, undefined when unknown: a window),
+ * `head` the head table's last entry (when the rows end the log).
+ */
+export function checkAuditChain(
+  rows: readonly ChainedAuditRow[],
+  before: string | undefined,
+  head?: { readonly id: string; readonly hash: string },
+): AuditChainCheck {
+  let previous = before;
+  for (const [i, row] of rows.entries()) {
+    const broken = (reason: string): AuditChainCheck => ({
+      intact: false,
+      checked: i,
+      brokenAt: row.id,
+      reason,
+    });
+    if (row.prevHash === null || row.rowHash === null) {
+      return broken('it carries no hash (written while the chain was switched off)');
+    }
+    if (previous !== undefined && row.prevHash !== previous) {
+      return broken('it does not follow the entry before it (an entry was removed, reordered or inserted)');
+    }
+    if (auditRowHash(row.prevHash, row) !== row.rowHash) {
+      return broken('its fields no longer give its hash (it was changed after it was written)');
+    }
+    previous = row.rowHash;
+  }
+  const last = rows.at(-1);
+  if (head && (last?.id ?? '0') !== head.id) {
+    return {
+      intact: false,
+      checked: rows.length,
+      brokenAt: 'head',
+      reason: `the log ends at entry ${last?.id ?? 'none'}, its head at entry ${head.id} (entries were removed)`,
+    };
+  }
+  if (head && last && last.rowHash !== head.hash) {
+    return { intact: false, checked: rows.length, brokenAt: 'head', reason: 'the head holds another hash' };
+  }
+  return { intact: true, checked: rows.length, head: last ? { id: last.id, hash: last.rowHash! } : head };
+}
