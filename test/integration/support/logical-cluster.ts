@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import {
   logicalNames,
   LogicalNames,
@@ -31,7 +32,10 @@ export interface LogicalSchema extends TestSchema {
   createSlot(): Promise<void>;
 }
 
-/** A schema of the suite's own in the cluster's `postgres` database, and its slot (created unless told not to). */
+/**
+ * A schema of the suite's own in the cluster's `postgres` database, and its slot (created unless told not to).
+ * `query` opens a connection per statement, so that it works across restarts of the cluster.
+ */
 export async function createLogicalSchema(
   cluster: PostgresCluster,
   prefix: string,
@@ -42,6 +46,19 @@ export async function createLogicalSchema(
     cluster.query<R>(text, params);
   const logical: LogicalSchema = {
     ...schema,
+    async query<R extends object>(text: string, params?: unknown[]) {
+      const client = new Client({
+        connectionString: cluster.url,
+        options: `-c search_path="${schema.name}"`,
+      });
+      client.on('error', () => undefined);
+      await client.connect();
+      try {
+        return (await client.query(text, params)).rows as R[];
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    },
     names: logicalNames(schema.name),
     sql,
     createSlot: async () => {
