@@ -37,6 +37,8 @@ export type {
   LogicalRoundResult,
 } from './outbox/logical/logical-relay';
 export { logicalNames } from './outbox/logical/logical-names';
+export { decodeLogicalMessage } from './outbox/logical/logical-message-codec';
+export { decodePgoutput } from './outbox/logical/replication-protocol';
 export type { LogicalNames } from './outbox/logical/logical-names';
 export {
   countUnreadMessages,

@@ -5,11 +5,22 @@ import { applyBlogTopology, BLOG_SERVICE_ENV } from '../../../tools/demo/blog-to
 import { BuiltServices, ServiceName } from '../../../tools/demo/build-services';
 import { ServiceProcess } from '../../../tools/demo/service-process';
 import { freePort } from '../../../tools/infra/ports';
+import { createReplicationSlot, logicalNames, SqlRunner } from 'nest-reliable-messaging/testing';
+import { LOGICAL_DECODING_SETTINGS } from '../../harness/postgres-cluster';
 import { PrivateDatabaseServer, startPrivateDatabaseServer } from '../../harness/private-database-server';
 import { TestDialect } from '../../harness/test-database';
 import { PrivateBroker, startPrivateBrokerFor } from '../../e2e/support/private-broker';
 
 export type Transport = 'kafka' | 'rabbitmq';
+
+/** The post-services' relay: the outbox table (`poll`) or PostgreSQL's log (`logical`, issue 30). */
+export type RunRelay = 'poll' | 'logical';
+
+/**
+ * With the logical relay, a second slot on post-service's database, made with the relay's: it keeps every
+ * message post-service committed, for the checks (the log is the outbox then; there are no rows).
+ */
+export const AUDIT_SLOT = 'fault_run_audit';
 
 /**
  * Environment of every service of a fault run: a killed relay's claims expire after 5 s (default 30 s), a
@@ -72,6 +83,7 @@ export class FaultStack {
     readonly subscribeDatabaseUrl: string,
     readonly subscribe: ServiceProcess,
     readonly posts: readonly ServiceProcess[],
+    readonly relay: RunRelay,
   ) {}
 
   static async start(
@@ -79,15 +91,22 @@ export class FaultStack {
     dialect: TestDialect,
     build: BuiltServices,
     logDir: string,
+    relay: RunRelay = 'poll',
   ): Promise<FaultStack> {
     const cleanups: Array<() => Promise<unknown>> = [];
     try {
-      const database = await startPrivateDatabaseServer(dialect, `faults-${transport}`);
+      const logical = relay === 'logical';
+      const database = await startPrivateDatabaseServer(
+        dialect,
+        `faults-${transport}`,
+        logical ? { settings: LOGICAL_DECODING_SETTINGS } : undefined,
+      );
       cleanups.push(() => database.destroy());
       const [postDatabaseUrl, subscribeDatabaseUrl] = await Promise.all([
         database.createDatabase('post_service'),
         database.createDatabase('subscribe_service'),
       ]);
+      if (logical) await createLogicalSlots(database);
       const broker = await startPrivateBrokerFor(transport);
       cleanups.push(() => broker.destroy());
       await applyBlogTopology({ transport, kafkaBrokers: broker.kafkaBrokers, amqpUrl: broker.amqpUrl });
@@ -99,6 +118,7 @@ export class FaultStack {
         logDir,
         env: FAULT_RUN_ENV,
       };
+      const postEnv = { ...FAULT_RUN_ENV, ...(logical ? { RELAY_MODE: 'logical' } : {}) };
       const subscribe = await serviceProcess({
         ...common,
         service: 'subscribe-service',
@@ -112,6 +132,7 @@ export class FaultStack {
             service: 'post-service',
             name: `post-service-${suffix}`,
             databaseUrl: postDatabaseUrl,
+            env: postEnv,
           }),
         ),
       );
@@ -129,11 +150,18 @@ export class FaultStack {
         subscribeDatabaseUrl,
         subscribe,
         posts,
+        relay,
       );
     } catch (error) {
       for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
       throw error;
     }
+  }
+
+  /** post-service's database as a statement runner (its slots, the audit slot). */
+  postSql(): SqlRunner {
+    return <R extends object>(sql: string, params?: unknown[]) =>
+      this.database.query<R>(sql, params, 'post_service');
   }
 
   /** Every process of the stack. */
@@ -152,4 +180,16 @@ export class FaultStack {
     await this.broker.destroy().catch(() => undefined);
     await this.database.destroy();
   }
+}
+
+/**
+ * post-service's slot (its relay reads it; the default schema's name) and the audit slot, made before any
+ * service writes: `nest-messaging relay slot create` as an operator would run it.
+ */
+async function createLogicalSlots(database: PrivateDatabaseServer): Promise<void> {
+  const sql: SqlRunner = <R extends object>(text: string, params?: unknown[]) =>
+    database.query<R>(text, params, 'post_service');
+  const names = logicalNames(undefined);
+  await createReplicationSlot(sql, names);
+  await sql(`select pg_create_logical_replication_slot($1, 'pgoutput')`, [AUDIT_SLOT]);
 }

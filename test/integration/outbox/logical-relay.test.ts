@@ -83,7 +83,7 @@ describe('Logical relay (PostgreSQL log → Kafka)', () => {
       return state && state.lagBytes !== undefined && state.lagBytes < 1_024 && state;
     });
     expect(slot.active).toBe(true);
-    expect(relay.status()).toMatchObject({ state: 'reading', lagSeconds: 0 });
+    expect(relay.status()).toMatchObject({ state: 'reading', lagSeconds: 0, unconfirmed: 0 });
     const health = await app.get(MessagingHealthIndicator).relay();
     expect(health.relay).toMatchObject({ status: 'up', mode: 'logical', state: 'reading', active: true });
   });

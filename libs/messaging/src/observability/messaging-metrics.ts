@@ -73,6 +73,13 @@ export class MessagingMetrics {
     labelNames: ['slot'],
   });
 
+  /** Messages the logical relay read and the broker has not confirmed yet (the reading instance; on scrape). */
+  readonly slotUnconfirmed = this.gauge({
+    name: 'messaging_relay_unconfirmed_messages',
+    help: 'Messages the logical relay read from its slot that the broker has not confirmed yet (the reading instance only).',
+    labelNames: ['slot'],
+  });
+
   /** Messages the logical relay parked in the outbox table (refused by the broker, or behind one that was). */
   readonly parked = this.counter({
     name: 'messaging_relay_parked_total',

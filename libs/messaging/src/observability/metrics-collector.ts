@@ -26,12 +26,14 @@ export class MetricsCollector implements OnModuleInit {
 
   /** Bytes from any instance (the slot is the database's); seconds from the instance that reads it. */
   private async refreshSlotLag(): Promise<void> {
-    const { slot, lagSeconds } = this.logical.status();
+    const { slot, lagSeconds, unconfirmed } = this.logical.status();
     const state = await this.logical.slotState();
     this.metrics.slotLagBytes.reset();
     this.metrics.slotLagSeconds.reset();
+    this.metrics.slotUnconfirmed.reset();
     if (state?.lagBytes !== undefined) this.metrics.slotLagBytes.set({ slot }, state.lagBytes);
     if (lagSeconds !== undefined) this.metrics.slotLagSeconds.set({ slot }, lagSeconds);
+    if (unconfirmed !== undefined) this.metrics.slotUnconfirmed.set({ slot }, unconfirmed);
   }
 
   private async refreshBacklog(): Promise<void> {

@@ -79,6 +79,8 @@ export interface LogicalRelayStatus {
   readonly problem?: string;
   /** While reading: seconds since the oldest commit read and not yet confirmed by the broker (0: none). */
   readonly lagSeconds?: number;
+  /** While reading: messages read and not yet confirmed by the broker (or parked). */
+  readonly unconfirmed?: number;
 }
 
 /** What one round of the logical relay did (tests, benchmarks). */
@@ -191,13 +193,17 @@ export class LogicalRelay implements OnModuleInit, OnApplicationBootstrap, Befor
 
   /** The state right now, without I/O. */
   status(): LogicalRelayStatus {
-    const oldest = this.session?.queue.oldestPendingCommitMs();
+    const queue = this.session?.queue;
+    const oldest = queue?.oldestPendingCommitMs();
     return {
       state: this.state,
       slot: this.names.slot,
       ...(this.problem ? { problem: this.problem } : {}),
-      ...(this.state === 'reading'
-        ? { lagSeconds: oldest === undefined ? 0 : Math.max(0, this.clock.now() - oldest) / 1000 }
+      ...(this.state === 'reading' && queue
+        ? {
+            lagSeconds: oldest === undefined ? 0 : Math.max(0, this.clock.now() - oldest) / 1000,
+            unconfirmed: queue.size,
+          }
         : {}),
     };
   }
