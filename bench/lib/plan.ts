@@ -95,7 +95,7 @@ export interface BenchPlan {
   /** 9. kafkajs beside @platformatic/kafka: raw producer and consumer. */
   readonly kafkaClient: { messages: number; runs: number };
   /**
-   * 11. The logical relay (issue 30) on a private cluster with wal_level = logical, against the polling relay
+   * 10. The logical relay (issue 30) on a private cluster with wal_level = logical, against the polling relay
    * and the peer's replication listener: latency at `rates` and at the writer's ceiling, throughput from a
    * backlog in the slot, the writer's cost.
    */

@@ -28,7 +28,7 @@ import { now, sleep, within } from '../lib/time';
 import { BenchOrder, BenchWriter, WriterSettings } from '../lib/writer.fixture';
 import { PEER_CONFIGS } from './peers';
 
-const SCENARIO = '11. Logical relay';
+const SCENARIO = '10. Logical relay';
 const PEER = 'pg-transactional-outbox 0.5.7 (logical replication listener)';
 /** Issue 30's targets. */
 const TARGET_P99_AT_200_MS = 10;
@@ -45,7 +45,7 @@ const LABELS: Record<Contender, string> = {
 };
 
 /**
- * 11. The logical relay (issue 30) against the polling relay and pg-transactional-outbox's logical replication
+ * 10. The logical relay (issue 30) against the polling relay and pg-transactional-outbox's logical replication
  * listener, on one private PostgreSQL cluster with `wal_level = logical` (the shared server has `replica`):
  * the writer's commit cost and WAL against a plain insert of the same row; the writer's ceiling (plain
  * inserts from 20 connections, as fast as they go); commit → handler start at 200/s and at that ceiling, on
