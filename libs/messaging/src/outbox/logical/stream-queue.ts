@@ -80,6 +80,8 @@ export class StreamQueue {
   private confirmedLsn: Lsn;
   /** Messages not done yet. */
   private pending = 0;
+  /** Messages waiting for a retry time (`availableAt` set): `nextRetryAt` looks only when there are some. */
+  private retrying = 0;
 
   /** `start`: the slot's confirmed position when the stream started. */
   constructor(start: Lsn) {
@@ -131,11 +133,11 @@ export class StreamQueue {
       if (entry.state === 'done') continue;
       const ready = entry.state === 'waiting' && entry.availableAt <= now && !blocked.has(entry.key);
       if (ready && entry.solo && batch.length === 0) {
-        entry.state = 'publishing';
+        this.start(entry);
         return [entry];
       }
       if (ready && !entry.solo) {
-        entry.state = 'publishing';
+        this.start(entry);
         batch.push(entry);
       } else {
         blocked.add(entry.key);
@@ -169,8 +171,7 @@ export class StreamQueue {
         toPark.push(entry);
         return;
       }
-      entry.state = 'waiting';
-      entry.availableAt = policy.now + policy.retryInMs(entry.attempts);
+      this.waitUntil(entry, policy.now + policy.retryInMs(entry.attempts));
     });
     return { toPark, confirmed };
   }
@@ -187,10 +188,7 @@ export class StreamQueue {
 
   /** Parking failed (the database): the messages wait to be parked again from `availableAt`. */
   parkingFailed(batch: readonly StreamEntry[], availableAt: number): void {
-    for (const entry of batch as Entry[]) {
-      entry.state = 'waiting';
-      entry.availableAt = availableAt;
-    }
+    for (const entry of batch as Entry[]) this.waitUntil(entry, availableAt);
   }
 
   /**
@@ -226,6 +224,7 @@ export class StreamQueue {
 
   /** When the first message waiting for a retry may go; undefined when none waits. */
   nextRetryAt(now: number): number | undefined {
+    if (this.retrying === 0) return undefined;
     let next: number | undefined;
     for (let i = this.head; i < this.entries.length; i++) {
       const entry = this.entries[i];
@@ -233,6 +232,20 @@ export class StreamQueue {
         next = Math.min(next ?? entry.availableAt, entry.availableAt);
     }
     return next;
+  }
+
+  private start(entry: Entry): void {
+    entry.state = 'publishing';
+    if (entry.availableAt > 0) {
+      entry.availableAt = 0;
+      this.retrying -= 1;
+    }
+  }
+
+  private waitUntil(entry: Entry, availableAt: number): void {
+    if (entry.availableAt === 0) this.retrying += 1;
+    entry.state = 'waiting';
+    entry.availableAt = Math.max(1, availableAt);
   }
 
   private done(entry: Entry): void {
