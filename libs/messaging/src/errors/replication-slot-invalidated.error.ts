@@ -5,6 +5,7 @@
  */
 export class ReplicationSlotInvalidatedError extends Error {
   constructor(
+    /** The invalidated slot. */
     readonly slot: string,
     /** The slot's last confirmed position, where recovery reads from (`16/B374D848`); undefined if unknown. */
     readonly confirmedLsn?: string,

@@ -102,9 +102,9 @@ export class MessagingHealthIndicator {
   }
 
   /**
-   * The relay can publish. The polling relay: always up (`outboxBacklog()` watches it). `relay.mode:
-   * 'logical'`: down when the slot is missing or invalidated, about to be invalidated (`wal_status`
-   * `unreserved`), when it holds more than `maxLagBytes` of WAL (no instance reads it, or too slowly), when
+   * The relay can publish. The polling relay: always up (`outboxBacklog()` watches it). With
+   * `relay.mode: 'logical'`: down when the slot is missing or invalidated, about to be invalidated
+   * (`wal_status` `unreserved`), when it holds more than `maxLagBytes` of WAL (no instance reads it, or too slowly), when
    * this instance cannot read it (a fixed phrase says why), or when the instance reading it holds a commit
    * older than `maxLagSeconds` unconfirmed (the broker is down or refuses). Details: the slot, whether some
    * instance reads it, this instance's state, the lag in bytes and (reading instance) seconds.
