@@ -336,6 +336,16 @@ async function contenderRuns(
     });
     const probe = consumer.probe;
     await warmUp(place, probe, `warm_${contender}`);
+    // One window at 200/s, not measured: the writer's pool opens its connections (each a transaction or two
+    // of its own) and the paths warm up before the first measured run and the transaction count.
+    await measure(
+      place,
+      probe,
+      `warm_load_${contender}`,
+      Math.min(200, ...rates),
+      context,
+      contender === 'peer',
+    );
     const points: LatencyPoint[] = [];
     for (const rate of rates) {
       const counting = contender === 'logical' && rate === plan.latency.xactRate;
@@ -344,7 +354,8 @@ async function contenderRuns(
       const runs: Array<{ latencies: number[]; achieved: number }> = [];
       for (let r = 0; r < plan.logical.runs; r++) {
         progress.step(`${SCENARIO}: latency ${kind}, ${contender}, ${rate}/s, run ${r + 1}`);
-        runs.push(await measure(place, probe, `lg_${contender}_${rate}_${r}`, rate, context));
+        const run = `lg_${contender}_${rate}_${r}`;
+        runs.push(await measure(place, probe, run, rate, context, contender === 'peer'));
       }
       if (counter && before) {
         const after = await xacts(counter, plan.latency.xactQuietMs);
@@ -390,6 +401,7 @@ async function measure(
   run: string,
   rate: number,
   context: ScenarioContext,
+  peer = false,
 ): Promise<{ latencies: number[]; achieved: number }> {
   const { windowMs, maxMessages } = context.plan.logical;
   const count = Math.min(maxMessages, Math.max(20, Math.round((rate * windowMs) / 1000)));
@@ -398,13 +410,26 @@ async function measure(
     await place(run, seq);
     commits.set(seq, now());
   });
-  await probe.waitFor(run, count, 60_000, (done) => context.progress.update(done, count, 'handled'));
+  try {
+    await probe.waitFor(run, count, 60_000, (done) => context.progress.update(done, count, 'handled'));
+  } catch (error) {
+    // The peer's behaviour, not the bench's (as in figure 6): noted, and the latencies of what arrived.
+    // One of ours missing fails the scenario.
+    if (!peer) throw error;
+    context.results.notes.push(
+      `${SCENARIO}: ${PEER} at ${rate}/s (run ${run}): ${count - probe.count(run)} of ${count} messages had not ` +
+        'reached the consumer 60 s after the last one that did; their latency is left out.',
+    );
+  }
   const starts = probe.startsOf(run);
   const times = [...commits.values()];
   probe.forget(run);
   await sleep(200);
   return {
-    latencies: [...commits].map(([seq, at]) => (starts.get(seq) ?? Number.NaN) - at),
+    latencies: [...commits].flatMap(([seq, at]) => {
+      const started = starts.get(seq);
+      return started === undefined ? [] : [started - at];
+    }),
     achieved: ((count - 1) * 1000) / (Math.max(...times) - Math.min(...times)),
   };
 }
