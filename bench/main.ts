@@ -27,6 +27,7 @@ import { growth } from './scenarios/growth';
 import { idleCost } from './scenarios/idle-cost';
 import { kafkaClient } from './scenarios/kafka-client';
 import { latency } from './scenarios/latency';
+import { logical } from './scenarios/logical';
 import { memory } from './scenarios/memory';
 import { peers } from './scenarios/peers';
 import { relayThroughput } from './scenarios/relay-throughput';
@@ -41,6 +42,7 @@ const ALL: readonly Scenario[] = [
   peers,
   scaling,
   kafkaClient,
+  logical,
   memory,
 ];
 const BENCH_DIR = __dirname;

@@ -3,7 +3,16 @@ import { BenchDialect } from './bench-outbox';
 /** What a bench run measures and how much: the full run, or the short smoke run CI does. */
 export type TransportKind = 'kafka' | 'rabbitmq';
 export type ScenarioName =
-  'throughput' | 'latency' | 'idle' | 'growth' | 'consumer' | 'peers' | 'scaling' | 'kafka-client' | 'memory';
+  | 'throughput'
+  | 'latency'
+  | 'idle'
+  | 'growth'
+  | 'consumer'
+  | 'peers'
+  | 'scaling'
+  | 'kafka-client'
+  | 'logical'
+  | 'memory';
 /** What a run without `--only` runs. */
 export const SCENARIOS: readonly ScenarioName[] = [
   'throughput',
@@ -14,6 +23,7 @@ export const SCENARIOS: readonly ScenarioName[] = [
   'peers',
   'scaling',
   'kafka-client',
+  'logical',
 ];
 /** Run only when named with `--only` (they take long): see bench/README.md. */
 export const OPTIONAL_SCENARIOS: readonly ScenarioName[] = ['memory'];
@@ -84,6 +94,24 @@ export interface BenchPlan {
   };
   /** 9. kafkajs beside @platformatic/kafka: raw producer and consumer. */
   readonly kafkaClient: { messages: number; runs: number };
+  /**
+   * 10. The logical relay (issue 30) on a private cluster with wal_level = logical, against the polling relay
+   * and the peer's replication listener: latency at `rates` and at the writer's ceiling, throughput from a
+   * backlog in the slot, the writer's cost.
+   */
+  readonly logical: {
+    rates: readonly number[];
+    windowMs: number;
+    runs: number;
+    /** Messages per latency run at most (the ceiling's window would be long). */
+    maxMessages: number;
+    /** Sequential transactions per writer-cost measurement. */
+    costTransactions: number;
+    /** Plain inserts that measure the writer's ceiling. */
+    ceilingMessages: number;
+    throughputMessages: number;
+    throughputRuns: number;
+  };
   /** 10. Memory of the demo services before and after `messages` (only with `--only memory`). */
   readonly memory: { messages: number; warmUp: number; chunk: number; samples: number };
 }
@@ -116,6 +144,16 @@ const FULL: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
   },
   scaling: { rows: 20_000, relays: [1, 2, 4], consumers: [1, 2], messages: 5_000, runs: 2 },
   kafkaClient: { messages: 20_000, runs: 5 },
+  logical: {
+    rates: [200],
+    windowMs: 4_000,
+    runs: 2,
+    maxMessages: 4_000,
+    costTransactions: 1_000,
+    ceilingMessages: 4_000,
+    throughputMessages: 20_000,
+    throughputRuns: 3,
+  },
   memory: { messages: 1_000_000, warmUp: 20_000, chunk: 20_000, samples: 10 },
 };
 
@@ -148,6 +186,16 @@ const SMOKE: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
   },
   scaling: { rows: 400, relays: [1, 2], consumers: [], messages: 200, runs: 1 },
   kafkaClient: { messages: 400, runs: 1 },
+  logical: {
+    rates: [200],
+    windowMs: 500,
+    runs: 1,
+    maxMessages: 200,
+    costTransactions: 100,
+    ceilingMessages: 300,
+    throughputMessages: 300,
+    throughputRuns: 1,
+  },
   memory: { messages: 2_000, warmUp: 500, chunk: 1_000, samples: 2 },
 };
 
@@ -194,6 +242,12 @@ export function buildPlan(overrides: PlanOverrides = {}): BenchPlan {
     peers: { ...base.peers, runs: runs ?? base.peers.runs },
     scaling: { ...base.scaling, rows: overrides.rows ?? base.scaling.rows, runs: runs ?? base.scaling.runs },
     kafkaClient: { ...base.kafkaClient, runs: runs ?? base.kafkaClient.runs },
+    logical: {
+      ...base.logical,
+      runs: runs ?? base.logical.runs,
+      throughputRuns: runs ?? base.logical.throughputRuns,
+      rates: overrides.rates?.length ? overrides.rates : base.logical.rates,
+    },
     memory: { ...base.memory, messages: overrides.messages ?? base.memory.messages },
   };
 }

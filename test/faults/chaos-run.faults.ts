@@ -18,4 +18,4 @@ const PAIRS: ReadonlyArray<readonly [Transport, TestDialect]> = isChaos()
       ['rabbitmq', 'postgres'],
     ];
 
-for (const [transport, dialect] of PAIRS) faultRunSuite(transport, dialect, true);
+for (const [transport, dialect] of PAIRS) faultRunSuite(transport, dialect, { chaos: true });

@@ -17,6 +17,21 @@ const SERVER_USER = 'postgres';
 /** How the cluster goes down in `restart()` / `stop()`: `pg_ctl -m`. */
 export type ShutdownMode = 'smart' | 'fast' | 'immediate';
 
+/** How a private cluster is made and started. */
+export interface PostgresClusterOptions {
+  /** Server settings given at every start (`-c name=value`), e.g. `{ wal_level: 'logical' }`. */
+  readonly settings?: Readonly<Record<string, string | number>>;
+  /** WAL segment size (`initdb --wal-segsize`), MB; default 16. Small ones make WAL limits quick to reach. */
+  readonly walSegmentSizeMb?: number;
+}
+
+/** A cluster whose log a logical relay can read: `wal_level = logical`, room for slots and replication connections. */
+export const LOGICAL_DECODING_SETTINGS = {
+  wal_level: 'logical',
+  max_replication_slots: 10,
+  max_wal_senders: 10,
+} as const;
+
 /**
  * A PostgreSQL cluster of a suite's own: `initdb` into a temporary folder, a server on a free port of
  * 127.0.0.1 with trust authentication, which the suite may stop, restart or crash (`stop -m immediate`)
@@ -31,7 +46,9 @@ export class PostgresCluster implements PrivateDatabaseServer {
     readonly port: number,
     /** The cluster's folder: `data/`, `socket/` and `server.log`. */
     readonly baseDir: string,
-    private readonly binDir: string,
+    /** The server's programs (`pg_ctl`, `pg_waldump`, …). */
+    readonly binDir: string,
+    private readonly settings: Readonly<Record<string, string | number>> = {},
   ) {}
 
   /** Server URL for the superuser `postgres`, database `postgres`. */
@@ -43,7 +60,8 @@ export class PostgresCluster implements PrivateDatabaseServer {
     return path.join(this.baseDir, 'server.log');
   }
 
-  private get dataDir(): string {
+  /** The cluster's data directory (`pg_wal/` holds its WAL). */
+  get dataDir(): string {
     return path.join(this.baseDir, 'data');
   }
 
@@ -52,10 +70,10 @@ export class PostgresCluster implements PrivateDatabaseServer {
     return `postgres://postgres@127.0.0.1:${this.port}/${database}`;
   }
 
-  static async start(prefix = 'pg'): Promise<PostgresCluster> {
+  static async start(prefix = 'pg', options: PostgresClusterOptions = {}): Promise<PostgresCluster> {
     const binDir = findBinDir();
     const baseDir = await fs.mkdtemp(path.join(os.tmpdir(), `postgres-${prefix}-`));
-    const cluster = new PostgresCluster(await freePort(), baseDir, binDir);
+    const cluster = new PostgresCluster(await freePort(), baseDir, binDir, options.settings);
     try {
       await fs.mkdir(path.join(baseDir, 'socket'));
       if (asRoot()) await run('chown', ['-R', `${SERVER_USER}:`, baseDir]);
@@ -67,6 +85,7 @@ export class PostgresCluster implements PrivateDatabaseServer {
         '--auth=trust',
         '--encoding=UTF8',
         '--no-sync',
+        ...(options.walSegmentSizeMb ? [`--wal-segsize=${options.walSegmentSizeMb}`] : []),
       ]);
       await cluster.startServer();
     } catch (error) {
@@ -146,6 +165,8 @@ export class PostgresCluster implements PrivateDatabaseServer {
       `-k ${path.join(this.baseDir, 'socket')}`,
       '-c fsync=off',
       '-c max_connections=100',
+      // pg_ctl hands these to a shell: a value with spaces or '%' (archive_command) is quoted.
+      ...Object.entries(this.settings).map(([name, value]) => `-c ${name}=${shellQuoted(String(value))}`),
     ].join(' ');
     await this.pg('pg_ctl', [
       '-D',
@@ -182,8 +203,11 @@ export class PostgresCluster implements PrivateDatabaseServer {
 }
 
 /** A private PostgreSQL cluster on a free port (see `PostgresCluster`). */
-export function startPrivatePostgres(prefix?: string): Promise<PostgresCluster> {
-  return PostgresCluster.start(prefix);
+export function startPrivatePostgres(
+  prefix?: string,
+  options?: PostgresClusterOptions,
+): Promise<PostgresCluster> {
+  return PostgresCluster.start(prefix, options);
 }
 
 /** `PG_BIN_DIR`, else the newest version under /usr/lib/postgresql. */
@@ -201,6 +225,10 @@ function findBinDir(): string {
     );
   }
   return path.join(PACKAGED_ROOT, versions[0], 'bin');
+}
+
+function shellQuoted(value: string): string {
+  return /^[A-Za-z0-9_.:/-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 function asRoot(): boolean {

@@ -11,8 +11,11 @@ export interface TestSchema extends TestDatabase {
   connect(): Promise<Client>;
 }
 
-export async function createTestSchema(prefix: string): Promise<TestSchema> {
-  const databaseUrl = infraEnv().databaseUrl;
+/** A schema of the suite's own on the shared server, or on the server (database) `databaseUrl` names. */
+export async function createTestSchema(
+  prefix: string,
+  databaseUrl: string = infraEnv().databaseUrl,
+): Promise<TestSchema> {
   const name = uniqueName(prefix);
   const clients: Client[] = [];
   let shared: Promise<Client> | undefined;

@@ -1,5 +1,5 @@
 import { startPrivateMariadb } from './mariadb-server';
-import { startPrivatePostgres } from './postgres-cluster';
+import { PostgresClusterOptions, startPrivatePostgres } from './postgres-cluster';
 import type { TestDialect } from './test-database';
 
 /**
@@ -27,10 +27,11 @@ export interface PrivateDatabaseServer {
   destroy(): Promise<void>;
 }
 
-/** A private server of `dialect`. */
+/** A private server of `dialect` (PostgreSQL started with `postgres`, e.g. `wal_level = logical`). */
 export function startPrivateDatabaseServer(
   dialect: TestDialect,
   prefix: string,
+  postgres?: PostgresClusterOptions,
 ): Promise<PrivateDatabaseServer> {
-  return dialect === 'postgres' ? startPrivatePostgres(prefix) : startPrivateMariadb(prefix);
+  return dialect === 'postgres' ? startPrivatePostgres(prefix, postgres) : startPrivateMariadb(prefix);
 }

@@ -27,6 +27,8 @@ export interface BlogStackOptions {
   readonly cluster?: boolean;
   /** More environment for both services (e.g. `RELAY_LEASE_MS`). */
   readonly env?: Record<string, string>;
+  /** post-service's relay: `poll` (default) or `logical` (its database's slot must exist). */
+  readonly relayMode?: 'poll' | 'logical';
 }
 
 /** The consumer group subscribe-service's handler declares. */
@@ -57,12 +59,19 @@ export class BlogStack {
     };
     const process = async (service: 'post-service' | 'subscribe-service', database: ServiceDatabase) => {
       const port = await freePort();
+      const relay = service === 'post-service' && options.relayMode ? { RELAY_MODE: options.relayMode } : {};
       return new ServiceProcess({
         name: service,
         entry: options.build.entry(service),
         port,
         logFile: path.join(options.logDir, `${service}.log`),
-        env: { ...common, PORT: String(port), DATABASE_URL: database.url, DATABASE_SCHEMA: database.schema },
+        env: {
+          ...common,
+          ...relay,
+          PORT: String(port),
+          DATABASE_URL: database.url,
+          DATABASE_SCHEMA: database.schema,
+        },
         ready:
           service === 'subscribe-service'
             ? (health) => health.consumers.includes(SUBSCRIBE_GROUP)

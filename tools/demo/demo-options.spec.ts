@@ -10,6 +10,7 @@ describe(parseDemoOptions.name, () => {
       windowMs: 1_000,
       isolated: false,
       cluster: false,
+      relay: 'poll',
     });
   });
 
@@ -36,6 +37,17 @@ describe(parseDemoOptions.name, () => {
       cluster: true,
     });
     expect(() => parseDemoOptions(['--cluster', '--isolated'])).toThrow('drop --isolated');
+  });
+
+  it("runs post-service's logical relay with --relay logical, on PostgreSQL only", () => {
+    expect(parseDemoOptions(['--relay', 'logical'])).toMatchObject({
+      relay: 'logical',
+      database: 'postgres',
+    });
+    expect(() => parseDemoOptions(['--relay=logical', '--database=mariadb'])).toThrow(
+      'keep the polling relay',
+    );
+    expect(() => parseDemoOptions(['--relay', 'cdc'])).toThrow("--relay must be poll or logical, not 'cdc'");
   });
 
   it('answers help', () => {

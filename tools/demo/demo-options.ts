@@ -19,10 +19,15 @@ export interface DemoOptions {
    * `min.insync.replicas` 2, or RabbitMQ quorum queues; the outage stops one node.
    */
   readonly cluster: boolean;
+  /**
+   * post-service's relay (issue 30): `poll` (the outbox table) or `logical` (PostgreSQL's log through a
+   * replication slot; on a server with `wal_level = logical`, else on a private cluster the demo starts).
+   */
+  readonly relay: 'poll' | 'logical';
 }
 
 export const DEMO_USAGE = `Usage: npm run demo -- [--transport kafka|rabbitmq] [--database postgres|mariadb]
-                       [--subscribers N] [--posts N] [--isolated | --cluster]
+                       [--relay poll|logical] [--subscribers N] [--posts N] [--isolated | --cluster]
 
 Runs the blog post's two tests against post-service and subscribe-service, started as processes:
   1. normal: N posts within 1 second, every subscriber gets N notifications;
@@ -32,6 +37,10 @@ Exits with 1 if any subscriber misses a notification or gets one twice.
 
   --transport    kafka (default) or rabbitmq
   --database     postgres (default) or mariadb: where both services keep their tables, outbox and inbox
+  --relay        poll (default): post-service's relay reads the outbox table; logical: it reads PostgreSQL's
+                 log through a replication slot (created first, as an operator would: nest-messaging relay
+                 slot create); needs wal_level = logical, so the demo starts a private PostgreSQL cluster
+                 when DATABASE_URL's server has another
   --subscribers  subscribers of the demo's author (default 5)
   --posts        posts per scenario (default 10)
   --isolated     use a private Kafka broker / RabbitMQ node on free ports instead of the local one
@@ -52,6 +61,7 @@ export function parseDemoOptions(argv: readonly string[]): DemoOptions | 'help' 
     posts: 10,
     isolated: false,
     cluster: false,
+    relay: 'poll' as DemoOptions['relay'],
   };
   const args = argv.flatMap((arg) =>
     arg.startsWith('--') && arg.includes('=') ? arg.split(/=(.*)/s, 2) : [arg],
@@ -91,6 +101,14 @@ export function parseDemoOptions(argv: readonly string[]): DemoOptions | 'help' 
         options.database = database;
         break;
       }
+      case '--relay': {
+        const relay = value();
+        if (relay !== 'poll' && relay !== 'logical') {
+          throw new Error(`--relay must be poll or logical, not '${relay}'.`);
+        }
+        options.relay = relay;
+        break;
+      }
       case '--subscribers':
         options.subscribers = count('--subscribers', 100);
         break;
@@ -106,6 +124,9 @@ export function parseDemoOptions(argv: readonly string[]): DemoOptions | 'help' 
       default:
         throw new Error(`Unknown argument '${arg}'.\n\n${DEMO_USAGE}`);
     }
+  }
+  if (options.relay === 'logical' && options.database !== 'postgres') {
+    throw new Error("--relay logical reads PostgreSQL's log: MySQL and MariaDB keep the polling relay.");
   }
   if (options.isolated && options.cluster) {
     throw new Error("--cluster already runs brokers of the demo's own: drop --isolated.");

@@ -44,7 +44,10 @@ export interface ScenarioResult {
 /** Counters read from both services' /metrics. */
 interface Counters {
   published: number;
+  /** Outbox rows not yet sent (the polling relay). */
   pending: number;
+  /** Messages the logical relay read and the broker has not confirmed. */
+  unconfirmed: number;
   duplicates: number;
 }
 
@@ -137,10 +140,15 @@ export async function outageScenario(
     audience.subscriberIds,
     burst.postIds,
   );
-  const pendingWhileDown = (await counters(stack)).pending;
+  const held = await counters(stack);
+  // The logical relay holds them read from the log and unconfirmed; the polling relay as outbox rows.
+  const pendingWhileDown = options.relay === 'logical' ? held.unconfirmed : held.pending;
   out.line(
     `  While the broker is down: ${whileDown.delivered}/${whileDown.expected} notifications, ` +
-      `${pendingWhileDown} messages held in post-service's outbox.`,
+      (options.relay === 'logical'
+        ? `${pendingWhileDown} messages held by post-service's logical relay (read from PostgreSQL's log, ` +
+          'not yet confirmed by the broker, so the slot keeps them).'
+        : `${pendingWhileDown} messages held in post-service's outbox.`),
   );
 
   out.line(`  Starting ${outage.description}...`);
@@ -242,6 +250,7 @@ async function counters(stack: BlogStack): Promise<Counters> {
   return {
     published: metricValue(post, 'messaging_outbox_published_total'),
     pending: metricValue(post, 'messaging_outbox_pending'),
+    unconfirmed: metricValue(post, 'messaging_relay_unconfirmed_messages'),
     duplicates: metricValue(subscribe, 'messaging_consumer_messages_total', { outcome: 'duplicate' }),
   };
 }

@@ -47,7 +47,10 @@ export function printSummary(
       row('Delivered while the broker was down', (s) =>
         s.outage ? `${s.outage.deliveredWhileDown}/${s.delivery.expected}` : dash,
       ),
-      row('Held in the outbox while down', (s) => (s.outage ? String(s.outage.pendingWhileDown) : dash)),
+      row(
+        options.relay === 'logical' ? 'Held by the relay while down' : 'Held in the outbox while down',
+        (s) => (s.outage ? String(s.outage.pendingWhileDown) : dash),
+      ),
       row('Broker stop / start took', (s) =>
         s.outage ? `${seconds(s.outage.stopMs)} / ${seconds(s.outage.startMs)}` : dash,
       ),

@@ -11,6 +11,7 @@ import {
   RegisterCleanup,
 } from './demo-infrastructure';
 import { infraEnv } from '../infra/env';
+import { createRelaySlot, logicalDatabaseServer } from './logical-database';
 import { consoleBanner, DEMO_DLQ, localAdminDatabase, startOpsConsole } from './ops-console';
 import { normalScenario, outageScenario, warmUp } from './demo-scenarios';
 import { failureReasons, printSummary } from './demo-summary';
@@ -68,26 +69,44 @@ async function main(): Promise<number> {
 async function runDemo(options: DemoOptions, out: Progress, register: RegisterCleanup): Promise<number> {
   const transportName = options.transport === 'kafka' ? 'Kafka' : 'RabbitMQ';
   const onMariadb = options.database === 'mariadb';
+  const logical = options.relay === 'logical';
   const logDir = path.join(
     REPO_ROOT,
     '.demo',
     'logs',
-    `${timestamp()}-${options.transport}${options.cluster ? '-cluster' : ''}${onMariadb ? '-mariadb' : ''}`,
+    `${timestamp()}-${options.transport}${options.cluster ? '-cluster' : ''}${onMariadb ? '-mariadb' : ''}` +
+      `${logical ? '-logical' : ''}`,
   );
   out.line(
     c.bold(
       `Transactional outbox demo: the blog post's scenario over ${transportName}` +
-        `${options.cluster ? ' (a three-node cluster)' : ''}${onMariadb ? ', on MariaDB' : ''}`,
+        `${options.cluster ? ' (a three-node cluster)' : ''}${onMariadb ? ', on MariaDB' : ''}` +
+        `${logical ? ", post-service's relay reading PostgreSQL's log" : ''}`,
     ),
   );
   out.line('');
 
   out.line(c.bold('Infrastructure'));
-  const infra = await prepareInfrastructure(options, (line) => out.line(`  ${line}`), register);
+  const prepared = await prepareInfrastructure(options, (line) => out.line(`  ${line}`), register);
+  const infra: DemoInfrastructure = logical
+    ? {
+        ...prepared,
+        database: await logicalDatabaseServer(
+          infraEnv().databaseUrl,
+          (line) => out.line(`  ${line}`),
+          register,
+        ),
+      }
+    : prepared;
   const databases = { post: 'post_service', subscribe: 'subscribe_service' } as const;
   for (const name of Object.values(databases)) {
     const created = await infra.database.ensure(name);
     out.line(`  ${infra.database.label} database ${name}: ${created ? 'created' : 'found'}.`);
+  }
+  if (logical) {
+    out.line(`  nest-messaging relay slot create (post_service):`);
+    for (const line of await createRelaySlot(infra.database.serviceUrl(databases.post)))
+      out.line(`    ${line}`);
   }
 
   out.line(c.bold('Services'));
@@ -103,6 +122,7 @@ async function runDemo(options: DemoOptions, out: Progress, register: RegisterCl
     amqpUrl: infra.amqpUrl,
     topologyAmqpUrl: infra.topologyAmqpUrl,
     cluster: options.cluster,
+    relayMode: options.relay,
     databases: {
       post: { url: infra.database.serviceUrl(databases.post) },
       subscribe: { url: infra.database.serviceUrl(databases.subscribe) },

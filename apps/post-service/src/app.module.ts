@@ -18,7 +18,10 @@ export class AppModule {
         MessagingModule.forRoot({
           serviceName: config.serviceName,
           transport: config.transport,
-          relay: config.relayLeaseMs ? { leaseMs: config.relayLeaseMs } : {},
+          relay: {
+            ...(config.relayLeaseMs ? { leaseMs: config.relayLeaseMs } : {}),
+            ...(config.relayMode ? { mode: config.relayMode } : {}),
+          },
           topology: config.topology,
         }),
         PostsModule,

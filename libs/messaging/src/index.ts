@@ -23,6 +23,7 @@ export type {
   MessagingModuleOptions,
   OutboxRetentionOptions,
   RabbitMqTransportOptions,
+  RelayMode,
   RelayOptions,
   TopologyMode,
   TransportOptions,
@@ -54,7 +55,7 @@ export type { Classification, ClassificationRule } from './retry/error-classifie
 
 // Operations
 export { MessagingHealthIndicator } from './observability/messaging-health.indicator';
-export type { MessagingHealthResult } from './observability/messaging-health.indicator';
+export type { MessagingHealthResult, RelayHealthLimits } from './observability/messaging-health.indicator';
 export { MessagingMetrics } from './observability/messaging-metrics';
 export { MessagingStatus } from './observability/messaging-status';
 export type { MessagingStatusSnapshot } from './observability/messaging-status';
@@ -92,11 +93,14 @@ export { InvalidKeySecretError } from './dead-letter/invalid-key-secret.error';
 export { InvalidMessagingOptionsError } from './errors/invalid-messaging-options.error';
 export type { OptionIssue } from './errors/invalid-messaging-options.error';
 export { InvalidRetryPolicyError } from './errors/invalid-retry-policy.error';
+export { LogicalDecodingUnavailableError } from './errors/logical-decoding-unavailable.error';
 export { MessageHandlingError } from './errors/message-handling.error';
 export { MessagingConfigurationError } from './errors/messaging-configuration.error';
 export { MessagingSchemaMissingError } from './errors/messaging-schema-missing.error';
 export { MissingPeerDependencyError } from './errors/missing-peer-dependency.error';
 export { NoActiveTransactionError } from './errors/no-active-transaction.error';
 export { OutboxPayloadInvalidError } from './errors/outbox-payload-invalid.error';
+export { ReplicationSlotInvalidatedError } from './errors/replication-slot-invalidated.error';
+export { ReplicationSlotMissingError } from './errors/replication-slot-missing.error';
 export { TransactionAbortedError } from './errors/transaction-aborted.error';
 export { UnsupportedDatabaseError } from './errors/unsupported-database.error';

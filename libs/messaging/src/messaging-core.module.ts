@@ -20,6 +20,7 @@ import { InboxService } from './inbox/inbox.service';
 import {
   MESSAGING_CLOCK,
   MESSAGING_DATA_SOURCE,
+  MESSAGING_LOGICAL_NAMES,
   MESSAGING_RESOLVED_OPTIONS,
   MESSAGING_TRANSPORT,
 } from './messaging.constants';
@@ -32,6 +33,10 @@ import { MessagingMetrics } from './observability/messaging-metrics';
 import { MessagingStatus } from './observability/messaging-status';
 import { MetricsCollector } from './observability/metrics-collector';
 import { resolveMessagingOptions, ResolvedMessagingOptions } from './options/resolve-messaging-options';
+import { postgresTables } from './database/postgres/postgres-tables';
+import { LogicalMessageWriter } from './outbox/logical/logical-message-writer';
+import { logicalNames } from './outbox/logical/logical-names';
+import { LogicalRelay } from './outbox/logical/logical-relay';
 import { OutboxExplorer } from './outbox/outbox-explorer';
 import { OutboxNotifyListener } from './outbox/outbox-notify-listener';
 import { OutboxRelay } from './outbox/outbox-relay';
@@ -85,6 +90,15 @@ const serverProviders = messagingServer();
     OutboxService,
     RelayWakeup,
     OutboxRelay,
+    // relay.mode 'logical': the slot's names, the writer OutboxService uses, the relay that reads the slot.
+    {
+      provide: MESSAGING_LOGICAL_NAMES,
+      useFactory: (dataSource: DataSource, options: ResolvedMessagingOptions) =>
+        logicalNames(postgresTables(dataSource).schema, options.relay.slot),
+      inject: [MESSAGING_DATA_SOURCE, MESSAGING_RESOLVED_OPTIONS],
+    },
+    LogicalMessageWriter,
+    LogicalRelay,
     OutboxExplorer,
     OutboxRetention,
     OutboxNotifyListener,
@@ -111,6 +125,7 @@ const serverProviders = messagingServer();
     OutboxService,
     TransactionHost,
     OutboxRelay,
+    LogicalRelay,
     ConsumerOrchestrator,
     ...serverProviders,
     MESSAGING_TRANSPORT,

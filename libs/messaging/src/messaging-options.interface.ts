@@ -79,10 +79,30 @@ export interface RabbitMqTransportOptions {
 /** The broker: Kafka or RabbitMQ. */
 export type TransportOptions = KafkaTransportOptions | RabbitMqTransportOptions;
 
+/**
+ * How the relay finds messages to publish: `poll` reads the outbox table (any database); `logical` (PostgreSQL
+ * only) tails the database's log through a logical replication slot, and `OutboxService.add()` writes each
+ * message into the log (`pg_logical_emit_message`) instead of an outbox row. See the guide's relay chapter.
+ */
+export type RelayMode = 'poll' | 'logical';
+
 /** The outbox relay. */
 export interface RelayOptions {
   /** Run the relay in this process. Default true. */
   enabled?: boolean;
+  /**
+   * `poll` (the outbox table) or `logical` (PostgreSQL's log, through a replication slot: one PostgreSQL
+   * transaction per message, the writer's; needs `wal_level = logical`, a role with the REPLICATION attribute
+   * and the slot, made with `nest-messaging relay slot create`). On MySQL and MariaDB `logical` is a startup
+   * error. Default `poll`.
+   */
+  mode?: RelayMode;
+  /**
+   * With `mode: 'logical'`: the replication slot the relay reads (and the publication of the same name);
+   * writers tag their messages with it, so that services sharing a database never read each other's. Default:
+   * derived from the DataSource's schema, `messaging_outbox` or `messaging_outbox_<schema>`.
+   */
+  slot?: string;
   /**
    * Messages per publish request. Default 200. Under a backlog a claim takes two batches at once (one
    * statement) and publishes them one after the other.

@@ -11,3 +11,5 @@ export const MESSAGING_TRANSPORT = Symbol('MESSAGING_TRANSPORT');
 export const MESSAGING_RESOLVED_OPTIONS = Symbol('MESSAGING_RESOLVED_OPTIONS');
 /** The clock and timers of the relay, consumers and orchestrator (`Clock`; `systemClock` unless overridden). */
 export const MESSAGING_CLOCK = Symbol('MESSAGING_CLOCK');
+/** With `relay.mode: 'logical'`: the slot, publication and message prefix of this outbox (`LogicalNames`). */
+export const MESSAGING_LOGICAL_NAMES = Symbol('MESSAGING_LOGICAL_NAMES');

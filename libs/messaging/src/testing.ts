@@ -30,6 +30,23 @@ export type { TransportCapabilities } from './transports/transport-capabilities'
 export { OutboxRelay } from './outbox/outbox-relay';
 export type { RelayRoundResult } from './outbox/outbox-relay';
 export { OutboxRetention } from './outbox/outbox-retention';
+export { LogicalRelay } from './outbox/logical/logical-relay';
+export type {
+  LogicalRelayState,
+  LogicalRelayStatus,
+  LogicalRoundResult,
+} from './outbox/logical/logical-relay';
+export { logicalNames } from './outbox/logical/logical-names';
+export { decodeLogicalMessage } from './outbox/logical/logical-message-codec';
+export { decodePgoutput } from './outbox/logical/replication-protocol';
+export type { LogicalNames } from './outbox/logical/logical-names';
+export {
+  countUnreadMessages,
+  createReplicationSlot,
+  dropReplicationSlot,
+  readReplicationSlot,
+} from './outbox/logical/replication-slot';
+export type { ReplicationSlotState, SqlRunner } from './outbox/logical/replication-slot';
 export { InboxRetention } from './inbox/inbox-retention';
 export { OutboxStore } from './outbox/outbox-store';
 export { InboxStore } from './inbox/inbox-store';

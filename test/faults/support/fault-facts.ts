@@ -1,4 +1,11 @@
+import {
+  decodeLogicalMessage,
+  decodePgoutput,
+  logicalNames,
+  readReplicationSlot,
+} from 'nest-reliable-messaging/testing';
 import { PrivateDatabaseServer } from '../../harness/private-database-server';
+import { AUDIT_SLOT, RunRelay } from './fault-stack';
 
 /** A row of post-service's `posts`. */
 export interface PostRow {
@@ -41,6 +48,7 @@ export const SUBSCRIBE_DATABASE = 'subscribe_service';
 export async function readDatabaseFacts(
   server: PrivateDatabaseServer,
   group: string,
+  relay: RunRelay = 'poll',
 ): Promise<DatabaseFacts> {
   const postId =
     server.dialect === 'postgres' ? "(payload->>'postId')::int" : "json_value(payload, '$.postId')";
@@ -73,13 +81,15 @@ export async function readDatabaseFacts(
       SUBSCRIBE_DATABASE,
     ),
   ]);
+  const outboxRows = outbox.map((r) => ({
+    messageId: r.message_id,
+    postId: Number(r.post_id),
+    pending: Boolean(r.pending),
+  }));
   return {
     posts: posts.map((r) => ({ id: r.id, authorId: r.author_id, title: r.title })),
-    outbox: outbox.map((r) => ({
-      messageId: r.message_id,
-      postId: Number(r.post_id),
-      pending: Boolean(r.pending),
-    })),
+    // Logical relay: the messages are in the log (the audit slot keeps them all); rows only when parked.
+    outbox: relay === 'logical' ? await loggedMessages(server) : outboxRows,
     notifications: notifications.map((r) => ({
       id: r.id,
       subscriberId: r.subscriber_id,
@@ -92,14 +102,55 @@ export async function readDatabaseFacts(
   };
 }
 
-/** Outbox rows not yet published (quiescence waits for 0). */
-export async function pendingOutboxRows(server: PrivateDatabaseServer): Promise<number> {
+/** Outbox rows not yet published, and with the logical relay messages its slot has not confirmed (quiescence waits for 0). */
+export async function pendingOutboxRows(
+  server: PrivateDatabaseServer,
+  relay: RunRelay = 'poll',
+): Promise<number> {
   const [row] = await server.query<{ n: number | string }>(
     'select count(*) as n from messaging_outbox where sent_at is null',
     [],
     POST_DATABASE,
   );
-  return Number(row.n);
+  if (relay === 'poll') return Number(row.n);
+  const unconfirmed = (await loggedMessages(server)).filter((m) => m.pending).length;
+  return Number(row.n) + unconfirmed;
+}
+
+/**
+ * Every message post-service committed into the log, read (without consuming) from the audit slot made beside
+ * the relay's; pending while its transaction ends after the relay's slot's confirmed position.
+ */
+async function loggedMessages(server: PrivateDatabaseServer): Promise<OutboxRow[]> {
+  const names = logicalNames(undefined);
+  const sql = <R extends object>(text: string, params?: unknown[]) =>
+    server.query<R>(text, params, POST_DATABASE);
+  const relaySlot = await readReplicationSlot(sql, names);
+  const changes = await sql<{ xid: string; data: Buffer }>(
+    `select xid::text as xid, data from pg_logical_slot_peek_binary_changes($1, null, null,
+       'proto_version', '1', 'publication_names', $2, 'messages', 'true')`,
+    [AUDIT_SLOT, names.publication],
+  );
+  const ends = new Map<string, bigint>();
+  const messages: Array<{ xid: string; messageId: string; postId: number }> = [];
+  let xid = '';
+  for (const change of changes) {
+    const message = decodePgoutput(change.data);
+    if (message.tag === 'begin') xid = change.xid;
+    if (message.tag === 'commit') ends.set(xid, message.endLsn);
+    if (message.tag !== 'message' || message.prefix !== names.prefix) continue;
+    const decoded = decodeLogicalMessage(message.content);
+    if (!decoded.ok)
+      throw new Error(`A message in the log that OutboxService did not write: ${decoded.reason}`);
+    const payload = JSON.parse(decoded.row.payloadJson) as { postId: number };
+    messages.push({ xid, messageId: decoded.row.messageId, postId: Number(payload.postId) });
+  }
+  const confirmed = relaySlot?.confirmedLsn ?? 0n;
+  return messages.map((m) => ({
+    messageId: m.messageId,
+    postId: m.postId,
+    pending: (ends.get(m.xid) ?? 2n ** 64n) > confirmed,
+  }));
 }
 
 /** Notifications stored so far, and of these posts. */

@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { sleep } from '../../../tools/demo/blog-scenario';
+import { httpRequest } from '../../../tools/demo/http-request';
 import { ServiceProcess } from '../../../tools/demo/service-process';
 import { FaultKind, FaultProfile, SeededRandom } from './fault-profile';
 import { injectLinkFault } from './link-faults';
@@ -104,7 +105,10 @@ export class FaultInjector {
     });
     switch (kind) {
       case 'post-kill': {
-        const post = this.rng.pick(this.stack.posts);
+        const picked = this.rng.pick(this.stack.posts);
+        // The logical relay: kill the instance reading the slot, so that the stand-by must take over.
+        const reader = this.stack.relay === 'logical' ? await this.slotReader() : undefined;
+        const post = reader ?? picked;
         this.down.add(post);
         try {
           await post.kill();
@@ -112,7 +116,7 @@ export class FaultInjector {
         } finally {
           this.down.delete(post);
         }
-        return done(post.name);
+        return done(post.name, reader ? 'it read the slot: the stand-by took over' : undefined);
       }
       case 'subscribe-kill':
         return done(this.stack.subscribe.name, await this.killSubscribeMidBatch());
@@ -142,6 +146,16 @@ export class FaultInjector {
         return done(target, detail);
       }
     }
+  }
+
+  /** The post-service whose logical relay reads the slot now (its readiness report says `reading`). */
+  private async slotReader(): Promise<ServiceProcess | undefined> {
+    for (const post of this.stack.posts) {
+      const answer = await httpRequest('GET', `${post.url}/health`, undefined, 5_000).catch(() => undefined);
+      const report = answer ? (JSON.parse(answer.text) as { details?: { relay?: { state?: string } } }) : {};
+      if (report.details?.relay?.state === 'reading') return post;
+    }
+    return undefined;
   }
 
   /**

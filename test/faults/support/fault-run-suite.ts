@@ -13,7 +13,7 @@ import { notificationCount, pendingOutboxRows, readDatabaseFacts } from './fault
 import { FaultInjector, planFaults, seconds } from './fault-injector';
 import { faultProfile, FaultProfile, SeededRandom } from './fault-profile';
 import { FaultRunFigures, renderFaultSummary } from './fault-report';
-import { FaultStack, Transport } from './fault-stack';
+import { FaultStack, RunRelay, Transport } from './fault-stack';
 import { judgeFaultRun, RunAudience } from './fault-verdict';
 import { PostLoad } from './post-load';
 import { logLines } from './service-log';
@@ -26,7 +26,12 @@ import { deadLetterCount, startWireWitness, WireWitness } from './wire-witness';
  * broker stopped and started, PostgreSQL restarted. Then quiescence, and the checks: from the databases and
  * from an independent raw consumer of the wire. Correctness is asserted; timings are printed, never asserted.
  */
-export function faultRunSuite(transport: Transport, dialect: TestDialect = 'postgres', chaos = false): void {
+export function faultRunSuite(
+  transport: Transport,
+  dialect: TestDialect = 'postgres',
+  options: { readonly chaos?: boolean; readonly relay?: RunRelay } = {},
+): void {
+  const { chaos = false, relay = 'poll' } = options;
   const profile = faultProfile(process.env, chaos);
   const broker = transport === 'kafka' ? 'Kafka' : 'RabbitMQ';
   // Start-up and teardown of a private broker, cluster and three processes, on a busy 2-core machine.
@@ -35,15 +40,16 @@ export function faultRunSuite(transport: Transport, dialect: TestDialect = 'post
 
   const database = dialectLabel(dialect);
   const title = chaos ? 'Chaos (link faults, kills, restarts)' : 'Faults';
-  describe(`${title} under load over ${broker} on ${database}: ${profile.name} run, services as processes`, () => {
+  const relayLabel = relay === 'logical' ? ', the logical relay' : '';
+  describe(`${title} under load over ${broker} on ${database}${relayLabel}: ${profile.name} run, services as processes`, () => {
     let stack: FaultStack | undefined;
     let witness: WireWitness | undefined;
-    const logDir = mkdtempSync(path.join(os.tmpdir(), `faults-${transport}-${dialect}-`));
+    const logDir = mkdtempSync(path.join(os.tmpdir(), `faults-${transport}-${dialect}-${relay}-`));
     const log = (line: string) => process.stdout.write(`[faults ${broker} on ${database}] ${line}\n`);
 
     beforeAll(async () => {
       log(`seed ${profile.seed} (replay with FAULTS_SEED=${profile.seed}); service logs in ${logDir}`);
-      stack = await FaultStack.start(transport, dialect, e2eBuild(), logDir, chaos);
+      stack = await FaultStack.start(transport, dialect, e2eBuild(), logDir, { proxied: chaos, relay });
       witness = await startWireWitness(transport, stack.broker, PostCreated.destination);
     }, setupTimeoutMs);
 
@@ -94,7 +100,7 @@ export function faultRunSuite(transport: Transport, dialect: TestDialect = 'post
           profile.quiescenceTimeoutMs,
         );
         await meter.stop();
-        const facts = await readDatabaseFacts(s.database, SUBSCRIBE_GROUP);
+        const facts = await readDatabaseFacts(s.database, SUBSCRIBE_GROUP, s.relay);
         const wire = await witness!.collect();
         const verdict = judgeFaultRun(load.requests, audience, facts, wire, { serverErrorsAmbiguous: chaos });
         const figures: FaultRunFigures = {
@@ -187,7 +193,7 @@ async function waitForQuiescence(
   let stableSince = Date.now();
   while (Date.now() - started < timeoutMs) {
     const [pending, count] = await Promise.all([
-      pendingOutboxRows(stack.database),
+      pendingOutboxRows(stack.database, stack.relay),
       notificationCount(stack.database),
     ]).catch(() => [-1, -1]);
     if (count !== last) {

@@ -6,8 +6,10 @@ import { BuiltServices, ServiceName } from '../../../tools/demo/build-services';
 import { ServiceProcess } from '../../../tools/demo/service-process';
 import { freePort } from '../../../tools/infra/ports';
 import { kafkaBrokerControl, rabbitNodeControl } from '../../../tools/demo/broker-control';
+import { createReplicationSlot, logicalNames, SqlRunner } from 'nest-reliable-messaging/testing';
 import { FaultProxy } from '../../harness/fault-proxy';
 import { infraEnv } from '../../harness/infra';
+import { LOGICAL_DECODING_SETTINGS } from '../../harness/postgres-cluster';
 import { PrivateDatabaseServer, startPrivateDatabaseServer } from '../../harness/private-database-server';
 import { proxyUrl, startProxiedKafka } from '../../harness/proxied';
 import { startPrivateRabbitNode } from '../../harness/rabbitmq-node';
@@ -15,6 +17,15 @@ import { TestDialect } from '../../harness/test-database';
 import { PrivateBroker, startPrivateBrokerFor } from '../../e2e/support/private-broker';
 
 export type Transport = 'kafka' | 'rabbitmq';
+
+/** The post-services' relay: the outbox table (`poll`) or PostgreSQL's log (`logical`, issue 30). */
+export type RunRelay = 'poll' | 'logical';
+
+/**
+ * With the logical relay, a second slot on post-service's database, made with the relay's: it keeps every
+ * message post-service committed, for the checks (the log is the outbox then; there are no rows).
+ */
+export const AUDIT_SLOT = 'fault_run_audit';
 
 /**
  * Environment of every service of a fault run: a killed relay's claims expire after 5 s (default 30 s), a
@@ -127,7 +138,8 @@ export class FaultStack {
     readonly subscribe: ServiceProcess,
     readonly posts: readonly ServiceProcess[],
     /** The services' links through fault proxies (chaos mode), or undefined. */
-    readonly links?: StackLinks,
+    readonly links: StackLinks | undefined,
+    readonly relay: RunRelay,
   ) {}
 
   /** Starts the stack; with `proxied` (chaos mode) the services reach the broker and databases through proxies. */
@@ -136,11 +148,17 @@ export class FaultStack {
     dialect: TestDialect,
     build: BuiltServices,
     logDir: string,
-    proxied = false,
+    options: { readonly proxied?: boolean; readonly relay?: RunRelay } = {},
   ): Promise<FaultStack> {
     const cleanups: Array<() => Promise<unknown>> = [];
+    const { proxied = false, relay = 'poll' } = options;
     try {
-      const database = await startPrivateDatabaseServer(dialect, `faults-${transport}`);
+      const logical = relay === 'logical';
+      const database = await startPrivateDatabaseServer(
+        dialect,
+        `faults-${transport}`,
+        logical ? { settings: LOGICAL_DECODING_SETTINGS } : undefined,
+      );
       cleanups.push(() => database.destroy());
       let [postDatabaseUrl, subscribeDatabaseUrl] = await Promise.all([
         database.createDatabase('post_service'),
@@ -149,6 +167,7 @@ export class FaultStack {
       let links: StackLinks | undefined;
       let broker: PrivateBroker;
       let service: { kafkaBrokers: string[]; amqpUrl: string };
+      if (logical) await createLogicalSlots(database);
       if (proxied) {
         const protocol = dialect === 'postgres' ? 'postgres' : 'mysql';
         const [post, subscribe] = [
@@ -178,6 +197,7 @@ export class FaultStack {
         logDir,
         env: FAULT_RUN_ENV,
       };
+      const postEnv = { ...FAULT_RUN_ENV, ...(logical ? { RELAY_MODE: 'logical' } : {}) };
       const subscribe = await serviceProcess({
         ...common,
         service: 'subscribe-service',
@@ -191,6 +211,7 @@ export class FaultStack {
             service: 'post-service',
             name: `post-service-${suffix}`,
             databaseUrl: postDatabaseUrl,
+            env: postEnv,
           }),
         ),
       );
@@ -209,11 +230,18 @@ export class FaultStack {
         subscribe,
         posts,
         links,
+        relay,
       );
     } catch (error) {
       for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
       throw error;
     }
+  }
+
+  /** post-service's database as a statement runner (its slots, the audit slot). */
+  postSql(): SqlRunner {
+    return <R extends object>(sql: string, params?: unknown[]) =>
+      this.database.query<R>(sql, params, 'post_service');
   }
 
   /** Every process of the stack. */
@@ -234,4 +262,16 @@ export class FaultStack {
     await this.broker.destroy().catch(() => undefined);
     await this.database.destroy();
   }
+}
+
+/**
+ * post-service's slot (its relay reads it; the default schema's name) and the audit slot, made before any
+ * service writes: `nest-messaging relay slot create` as an operator would run it.
+ */
+async function createLogicalSlots(database: PrivateDatabaseServer): Promise<void> {
+  const sql: SqlRunner = <R extends object>(text: string, params?: unknown[]) =>
+    database.query<R>(text, params, 'post_service');
+  const names = logicalNames(undefined);
+  await createReplicationSlot(sql, names);
+  await sql(`select pg_create_logical_replication_slot($1, 'pgoutput')`, [AUDIT_SLOT]);
 }

@@ -11,6 +11,7 @@ import { historyCommand } from './commands/dlq-history.command';
 import { listCommand } from './commands/dlq-list.command';
 import { planCommand } from './commands/dlq-plan.command';
 import { redriveCommand } from './commands/dlq-redrive.command';
+import { relayCommand } from './commands/relay-slot.command';
 import { topologyCommand } from './commands/topology.command';
 import { ExitCode } from './exit-codes';
 
@@ -37,7 +38,8 @@ export function messagingProgram(io: CliIo): Command {
     .addCommand(dlq)
     .addCommand(approver)
     .addCommand(topologyCommand(context))
-    .addCommand(dbCommand(context));
+    .addCommand(dbCommand(context))
+    .addCommand(relayCommand(context));
   throwInsteadOfExit(program, io);
   return program;
 }

@@ -1,6 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { MESSAGING_DATA_SOURCE, MESSAGING_TRANSPORT } from '../messaging.constants';
+import {
+  MESSAGING_DATA_SOURCE,
+  MESSAGING_RESOLVED_OPTIONS,
+  MESSAGING_TRANSPORT,
+} from '../messaging.constants';
+import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
+import { LogicalRelay } from '../outbox/logical/logical-relay';
 import { OutboxStore } from '../outbox/outbox-store';
 import { MessageTransport } from '../transports/message-transport.interface';
 
@@ -12,6 +18,14 @@ export type MessagingHealthResult<Key extends string = string> = Record<
   Key,
   { status: 'up' | 'down'; [detail: string]: unknown }
 >;
+
+/** When `MessagingHealthIndicator.relay()` reports the logical relay's slot as degraded. */
+export interface RelayHealthLimits {
+  /** WAL the slot may hold past its confirmed position, bytes. Default 1073741824 (1 GiB). */
+  maxLagBytes?: number;
+  /** Age of the oldest commit the reading instance holds unconfirmed, seconds. Default 60. */
+  maxLagSeconds?: number;
+}
 
 /**
  * Health checks of the library's dependencies, in the shape `@nestjs/terminus` takes (the library itself
@@ -38,6 +52,8 @@ export class MessagingHealthIndicator {
     private readonly store: OutboxStore,
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     @Inject(MESSAGING_DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
+    private readonly logical: LogicalRelay,
   ) {}
 
   /** The database the outbox and inbox live in answers a query. */
@@ -82,6 +98,42 @@ export class MessagingHealthIndicator {
     } catch (error) {
       this.logger.warn(`Health: reading the outbox backlog failed: ${(error as Error).message}`);
       return result(key, 'down', { error: 'reading the outbox backlog failed' });
+    }
+  }
+
+  /**
+   * The relay can publish. The polling relay: always up (`outboxBacklog()` watches it). With
+   * `relay.mode: 'logical'`: down when the slot is missing or invalidated, about to be invalidated
+   * (`wal_status` `unreserved`), when it holds more than `maxLagBytes` of WAL (no instance reads it, or too slowly), when
+   * this instance cannot read it (a fixed phrase says why), or when the instance reading it holds a commit
+   * older than `maxLagSeconds` unconfirmed (the broker is down or refuses). Details: the slot, whether some
+   * instance reads it, this instance's state, the lag in bytes and (reading instance) seconds.
+   */
+  async relay<Key extends string = 'relay'>(
+    key: Key = 'relay' as Key,
+    limits: RelayHealthLimits = {},
+  ): Promise<MessagingHealthResult<Key>> {
+    if (this.options.relay.mode !== 'logical') return result(key, 'up', { mode: 'poll' });
+    const { maxLagBytes = 1_073_741_824, maxLagSeconds = 60 } = limits;
+    const status = this.logical.status();
+    const details: Record<string, unknown> = { mode: 'logical', slot: status.slot, state: status.state };
+    if (status.lagSeconds !== undefined) details.lagSeconds = status.lagSeconds;
+    try {
+      const slot = await this.logical.slotState();
+      if (!slot) return result(key, 'down', { ...details, error: 'the replication slot does not exist' });
+      Object.assign(details, { active: slot.active, walStatus: slot.walStatus, lagBytes: slot.lagBytes });
+      if (slot.walStatus === 'lost') {
+        return result(key, 'down', { ...details, error: 'the replication slot was invalidated' });
+      }
+      if (status.state === 'failing') return result(key, 'down', { ...details, error: status.problem });
+      const degraded =
+        slot.walStatus === 'unreserved' ||
+        (slot.lagBytes ?? 0) > maxLagBytes ||
+        (status.lagSeconds ?? 0) > maxLagSeconds;
+      return degraded ? result(key, 'down', { ...details, degraded: true }) : result(key, 'up', details);
+    } catch (error) {
+      this.logger.warn(`Health: reading the replication slot failed: ${(error as Error).message}`);
+      return result(key, 'down', { ...details, error: 'reading the replication slot failed' });
     }
   }
 }

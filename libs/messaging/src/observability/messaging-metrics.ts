@@ -59,6 +59,34 @@ export class MessagingMetrics {
     buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000],
   });
 
+  /** WAL the logical relay's slot holds past its confirmed position, bytes (`relay.mode: 'logical'`; on scrape). */
+  readonly slotLagBytes = this.gauge({
+    name: 'messaging_relay_slot_lag_bytes',
+    help: "WAL written since the logical relay's slot last confirmed a position (what a dead relay pins).",
+    labelNames: ['slot'],
+  });
+
+  /** Age of the oldest message the logical relay read and the broker has not confirmed yet, seconds. */
+  readonly slotLagSeconds = this.gauge({
+    name: 'messaging_relay_slot_lag_seconds',
+    help: 'Time since the oldest commit the logical relay holds unconfirmed committed (the reading instance only).',
+    labelNames: ['slot'],
+  });
+
+  /** Messages the logical relay read and the broker has not confirmed yet (the reading instance; on scrape). */
+  readonly slotUnconfirmed = this.gauge({
+    name: 'messaging_relay_unconfirmed_messages',
+    help: 'Messages the logical relay read from its slot that the broker has not confirmed yet (the reading instance only).',
+    labelNames: ['slot'],
+  });
+
+  /** Messages the logical relay parked in the outbox table (refused by the broker, or behind one that was). */
+  readonly parked = this.counter({
+    name: 'messaging_relay_parked_total',
+    help: 'Messages the logical relay parked in the outbox table for the polling relay (refused, or queued behind a refused one).',
+    labelNames: ['destination'],
+  });
+
   /** Errors talking to the broker or the database. */
   readonly brokerErrors = this.counter({
     name: 'messaging_broker_errors_total',

@@ -1,18 +1,39 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { MESSAGING_RESOLVED_OPTIONS } from '../messaging.constants';
+import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
+import { LogicalRelay } from '../outbox/logical/logical-relay';
 import { OutboxStore } from '../outbox/outbox-store';
 import { MessagingMetrics } from './messaging-metrics';
 
-/** Fills the gauges read from the database when metrics are scraped: backlog per destination, table sizes. */
+/**
+ * Fills the gauges read from the database when metrics are scraped: backlog per destination, table sizes, and
+ * with `relay.mode: 'logical'` the slot's lag.
+ */
 @Injectable()
 export class MetricsCollector implements OnModuleInit {
   constructor(
     private readonly metrics: MessagingMetrics,
     private readonly store: OutboxStore,
+    private readonly logical: LogicalRelay,
+    @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
   ) {}
 
   onModuleInit(): void {
     this.metrics.onScrape(() => this.refreshBacklog());
     this.metrics.onScrape(() => this.refreshTableRows());
+    if (this.options.relay.mode === 'logical') this.metrics.onScrape(() => this.refreshSlotLag());
+  }
+
+  /** Bytes from any instance (the slot is the database's); seconds from the instance that reads it. */
+  private async refreshSlotLag(): Promise<void> {
+    const { slot, lagSeconds, unconfirmed } = this.logical.status();
+    const state = await this.logical.slotState();
+    this.metrics.slotLagBytes.reset();
+    this.metrics.slotLagSeconds.reset();
+    this.metrics.slotUnconfirmed.reset();
+    if (state?.lagBytes !== undefined) this.metrics.slotLagBytes.set({ slot }, state.lagBytes);
+    if (lagSeconds !== undefined) this.metrics.slotLagSeconds.set({ slot }, lagSeconds);
+    if (unconfirmed !== undefined) this.metrics.slotUnconfirmed.set({ slot }, unconfirmed);
   }
 
   private async refreshBacklog(): Promise<void> {

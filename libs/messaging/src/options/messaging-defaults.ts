@@ -15,6 +15,7 @@ export const MESSAGING_DEFAULTS = {
   },
   relay: {
     enabled: true,
+    mode: 'poll',
     batchSize: 200,
     pollIntervalMs: 10_000,
     leaseMs: 30_000,

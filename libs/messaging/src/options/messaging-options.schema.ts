@@ -85,6 +85,14 @@ export const messagingOptionsSchema = z.strictObject({
   relay: z
     .strictObject({
       enabled: z.boolean().default(RELAY.enabled),
+      mode: z.enum(['poll', 'logical'], { error: "must be 'poll' or 'logical'" }).default(RELAY.mode),
+      slot: z
+        .string({ error: 'must be a string' })
+        .regex(
+          /^[a-z0-9_]{1,63}$/,
+          'must be 1-63 lower-case letters, digits or "_" (a replication slot name)',
+        )
+        .optional(),
       batchSize: positiveInt('rows per round trip').max(5_000, 'must be ≤ 5000').default(RELAY.batchSize),
       pollIntervalMs: positiveInt('ms').default(RELAY.pollIntervalMs),
       leaseMs: positiveInt('ms').min(1_000, 'must be ≥ 1000 ms').default(RELAY.leaseMs),

@@ -17,6 +17,7 @@ const RABBIT: MessagingModuleOptions = {
 
 const DEFAULT_RELAY = {
   enabled: true,
+  mode: 'poll',
   batchSize: 200,
   pollIntervalMs: 10_000,
   leaseMs: 30_000,
@@ -119,6 +120,8 @@ describe('resolve-messaging-options', () => {
           },
           relay: {
             enabled: false,
+            mode: 'logical',
+            slot: 'orders_outbox',
             batchSize: 5_000,
             pollIntervalMs: 1,
             leaseMs: 1_000,
@@ -337,6 +340,9 @@ describe('resolve-messaging-options', () => {
         ],
         ['a lease under 1000 ms', { ...KAFKA, relay: { leaseMs: 999 } }, 'relay.leaseMs'],
         ['enabled as a string', { ...KAFKA, relay: { enabled: 'yes' } }, 'relay.enabled'],
+        ['an unknown relay mode', { ...KAFKA, relay: { mode: 'cdc' } }, 'relay.mode'],
+        ['a slot name with a capital', { ...KAFKA, relay: { slot: 'Outbox' } }, 'relay.slot'],
+        ['a slot name over 63 characters', { ...KAFKA, relay: { slot: 's'.repeat(64) } }, 'relay.slot'],
         [
           'a retry ceiling below the default first delay',
           { ...KAFKA, relay: { retryMaxDelayMs: 100 } },

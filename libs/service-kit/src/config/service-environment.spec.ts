@@ -16,6 +16,7 @@ describe(readServiceEnvironment.name, () => {
       },
       transport: { kind: 'kafka', brokers: ['127.0.0.1:9092'] },
       relayLeaseMs: undefined,
+      relayMode: undefined,
       topology: 'verify',
       keySecret: undefined,
     });
@@ -32,6 +33,7 @@ describe(readServiceEnvironment.name, () => {
         AMQP_URL: 'amqp://u:p@rabbit:5672/vhost',
         KAFKA_BROKERS: '',
         RELAY_LEASE_MS: '5000',
+        RELAY_MODE: 'logical',
       },
       defaults,
     );
@@ -41,7 +43,20 @@ describe(readServiceEnvironment.name, () => {
       database: { url: 'postgresql://app:secret@db:5432/posts', type: 'postgres', schema: 'e2e_post_1' },
       transport: { kind: 'rabbitmq', url: 'amqp://u:p@rabbit:5672/vhost' },
       relayLeaseMs: 5000,
+      relayMode: 'logical',
     });
+  });
+
+  it('keeps RELAY_MODE=logical to PostgreSQL', () => {
+    expect(() =>
+      readServiceEnvironment(
+        { RELAY_MODE: 'logical', DATABASE_URL: 'mariadb://root@db:3306/posts' },
+        defaults,
+      ),
+    ).toThrow(/RELAY_MODE='logical': logical reads PostgreSQL's log/);
+    expect(() => readServiceEnvironment({ RELAY_MODE: 'cdc' }, defaults)).toThrow(
+      /must be 'poll' or 'logical'/,
+    );
   });
 
   it('passes the Kafka session timeout on when it is set', () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TopologyMode, TransportOptions } from 'nest-reliable-messaging';
+import { RelayMode, TopologyMode, TransportOptions } from 'nest-reliable-messaging';
 import { InvalidEnvironmentError } from './invalid-environment.error';
 
 /** What every demo service reads from its environment, validated, with defaults for the local services. */
@@ -30,6 +30,11 @@ export interface ServiceEnvironment {
   readonly transport: TransportOptions;
   /** `RELAY_LEASE_MS`: how long a relay claim is held before another process may take it over. */
   readonly relayLeaseMs?: number;
+  /**
+   * `RELAY_MODE`: `poll` (the library's default: the outbox table) or `logical` (PostgreSQL's log through a
+   * replication slot; `wal_level = logical` and `nest-messaging relay slot create` first).
+   */
+  readonly relayMode?: RelayMode;
   /**
    * `MESSAGING_TOPOLOGY`: `verify` (default: the broker objects are declared by `messaging topology apply`,
    * the service only checks them) or `declare` (the service declares them: local development only).
@@ -110,18 +115,24 @@ const schema = (defaults: ServiceDefaults) =>
         .int('must be a whole number of milliseconds')
         .min(1_000, 'must be at least 1000')
         .optional(),
+      RELAY_MODE: z.enum(['poll', 'logical'], { error: "must be 'poll' or 'logical'" }).optional(),
     })
     .refine((e) => !e.KAFKA_SASL_MECHANISM || (e.KAFKA_USERNAME && e.KAFKA_PASSWORD), {
       message: 'needs KAFKA_USERNAME and KAFKA_PASSWORD',
       path: ['KAFKA_SASL_MECHANISM'],
     });
 
-/** DATABASE_SCHEMA is PostgreSQL's: MySQL and MariaDB name the database in the URL. */
+/** DATABASE_SCHEMA and RELAY_MODE=logical are PostgreSQL's: MySQL and MariaDB name the database in the URL. */
 const withDatabaseChecks = (defaults: ServiceDefaults) =>
-  schema(defaults).refine((e) => !e.DATABASE_SCHEMA || databaseType(e.DATABASE_URL) === 'postgres', {
-    path: ['DATABASE_SCHEMA'],
-    message: 'is for PostgreSQL only: on MySQL and MariaDB name the database in DATABASE_URL',
-  });
+  schema(defaults)
+    .refine((e) => !e.DATABASE_SCHEMA || databaseType(e.DATABASE_URL) === 'postgres', {
+      path: ['DATABASE_SCHEMA'],
+      message: 'is for PostgreSQL only: on MySQL and MariaDB name the database in DATABASE_URL',
+    })
+    .refine((e) => e.RELAY_MODE !== 'logical' || databaseType(e.DATABASE_URL) === 'postgres', {
+      path: ['RELAY_MODE'],
+      message: "logical reads PostgreSQL's log: MySQL and MariaDB keep the polling relay (poll)",
+    });
 
 /** TypeORM's type for a database URL of one of the accepted schemes. */
 function databaseType(url: string): ServiceDatabaseType {
@@ -184,6 +195,7 @@ export function readServiceEnvironment(
             ...(e.AMQP_QUEUE_TYPE ? { queueType: e.AMQP_QUEUE_TYPE } : {}),
           },
     relayLeaseMs: e.RELAY_LEASE_MS,
+    relayMode: e.RELAY_MODE,
     topology: e.MESSAGING_TOPOLOGY,
     keySecret: e.MESSAGING_KEY_SECRET,
   };

@@ -11,8 +11,8 @@ export interface LiveReport extends MessagingStatusSnapshot {
 }
 
 /**
- * `GET /health`: readiness through `@nestjs/terminus` (database, broker, outbox backlog; 503 when one is
- * down). `GET /health/live`: the process answers, with what a script needs before it drives the service.
+ * `GET /health`: readiness through `@nestjs/terminus` (database, broker, outbox backlog, and with
+ * `RELAY_MODE=logical` the relay's slot; 503 when one is down). `GET /health/live`: the process answers, with what a script needs before it drives the service.
  */
 @Controller('health')
 export class HealthController {
@@ -29,6 +29,7 @@ export class HealthController {
       () => this.messaging.database(),
       () => this.messaging.broker(),
       () => this.messaging.outboxBacklog('outbox', OUTBOX_MAX_AGE_MS),
+      () => this.messaging.relay('relay'),
     ]);
   }
 
