@@ -27,7 +27,7 @@ export class KafkaCluster {
         new KafkaBroker({
           ...p,
           stateDir: mkdtempSync(path.join(os.tmpdir(), `kafka-cluster${i + 1}-`)),
-          heap: '256m',
+          heap: '384m',
           cluster: { nodeId: i + 1, voters, clusterId, ...CLUSTER_REPLICATION },
         }),
     );
@@ -48,6 +48,11 @@ export class KafkaCluster {
   /** A quiet client of the cluster. */
   kafka(clientId = 'kafka-cluster'): Kafka {
     return new Kafka({ clientId, brokers: this.brokers, logLevel: logLevel.NOTHING });
+  }
+
+  /** The `node.id` of `node`. */
+  nodeIdOf(node: KafkaBroker): number {
+    return this.nodes.indexOf(node) + 1;
   }
 
   /** The node leading partition `partition` of `topic`. */

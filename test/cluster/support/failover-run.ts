@@ -1,6 +1,11 @@
 import { sleep } from '../../../tools/demo/blog-scenario';
 import { SUBSCRIBE_GROUP } from '../../../tools/demo/blog-stack';
-import { notificationCount, pendingOutboxRows, readDatabaseFacts } from '../../faults/support/fault-facts';
+import {
+  notificationCount,
+  pendingOutboxRows,
+  POST_DATABASE,
+  readDatabaseFacts,
+} from '../../faults/support/fault-facts';
 import { createRunAudience } from '../../faults/support/fault-run-suite';
 import { FaultVerdict, judgeFaultRun } from '../../faults/support/fault-verdict';
 import { PostLoad } from '../../faults/support/post-load';
@@ -15,6 +20,27 @@ export interface NodeFault {
   inflict(): Promise<void>;
   /** Ends it (restart, resume); resolves once the node serves again. */
   heal(): Promise<void>;
+  /** Watches what the brokers themselves take to serve without the node (Kafka: the election). */
+  watch?(): Promise<RecoveryWatch>;
+}
+
+/** What the brokers did about a dead node, in ms after the fault (undefined: not seen while watched). */
+export interface ElectionTimes {
+  /** A new leader of the partition the fault aimed at, named by the surviving brokers' metadata. */
+  readonly leaderElectedMs?: number;
+  /**
+   * Every partition the services write to (the topic's, the group's offsets) without the dead node in its
+   * ISR: until then an acks=all write to a partition the node followed waits for it.
+   */
+  readonly isrShrunkMs?: number;
+  /** The dead node coordinated the consumer group. */
+  readonly coordinatorWasDead: boolean;
+}
+
+/** Watches the brokers from the fault until `stop()`. */
+export interface RecoveryWatch {
+  begin(faultAt: number): void;
+  stop(): Promise<ElectionTimes>;
 }
 
 /** What a failover run measured. */
@@ -22,6 +48,10 @@ export interface FailoverFigures {
   readonly fault: string;
   /** From the fault to the first notification of a post sent after it. */
   readonly firstDeliveryMs?: number;
+  /** From the fault to the first outbox row written after it marked sent (the broker confirmed it). */
+  readonly firstPublishedMs?: number;
+  /** What the brokers took (when the fault has a watch). */
+  readonly election?: ElectionTimes;
   /** From the fault to the first moment every post answered so far (≥ 0.5 s ago) was notified. */
   readonly catchUpMs?: number;
   /** How long the node was down (until `heal()` resolved). */
@@ -66,14 +96,17 @@ export async function failoverRun(
   while ((await notificationCount(db)) < 3 * POSTS_PER_SECOND) await sleep(200);
 
   log(`${fault.label}`);
+  const watch = await fault.watch?.();
   const faultAt = Date.now();
+  watch?.begin(faultAt);
   await fault.inflict();
   const measuring = measure(load, faultAt, expected, stack);
   await sleep(AWAY_MS - (Date.now() - faultAt));
+  const election = await watch?.stop();
   await fault.heal();
   const downMs = Date.now() - faultAt;
   log(`node back after ${downMs} ms`);
-  const { firstDeliveryMs, catchUpMs } = await measuring;
+  const { firstDeliveryMs, firstPublishedMs, catchUpMs } = await measuring;
   await sleep(3_000);
   await load.stop();
 
@@ -88,7 +121,16 @@ export async function failoverRun(
   const facts = await readDatabaseFacts(db, SUBSCRIBE_GROUP);
   const verdict = judgeFaultRun(load.requests, audience, facts, await witness.collect());
   const deadLettered = await deadLetterCount(access.transport, access, 'post-create', SUBSCRIBE_GROUP);
-  return { fault: fault.label, firstDeliveryMs, catchUpMs, downMs, verdict, deadLettered };
+  return {
+    fault: fault.label,
+    firstDeliveryMs,
+    firstPublishedMs,
+    election,
+    catchUpMs,
+    downMs,
+    verdict,
+    deadLettered,
+  };
 }
 
 /**
@@ -100,11 +142,13 @@ async function measure(
   faultAt: number,
   expected: (ids: readonly number[]) => number,
   stack: ClusterStack,
-): Promise<{ firstDeliveryMs?: number; catchUpMs?: number }> {
+): Promise<{ firstDeliveryMs?: number; firstPublishedMs?: number; catchUpMs?: number }> {
   let firstDeliveryMs: number | undefined;
+  let firstPublishedMs: number | undefined;
   const deadline = faultAt + 240_000;
   while (Date.now() < deadline) {
     const now = Date.now();
+    firstPublishedMs ??= await firstSentAfter(stack, faultAt);
     if (firstDeliveryMs === undefined) {
       const after = load
         .created()
@@ -120,12 +164,22 @@ async function measure(
         .filter((r) => (r.answeredAt ?? now) < now - 500)
         .map((r) => r.postId as number);
       if ((await notificationCount(stack.database, settled)) >= expected(settled)) {
-        return { firstDeliveryMs, catchUpMs: Date.now() - faultAt };
+        return { firstDeliveryMs, firstPublishedMs, catchUpMs: Date.now() - faultAt };
       }
     }
     await sleep(100);
   }
-  return { firstDeliveryMs };
+  return { firstDeliveryMs, firstPublishedMs };
+}
+
+/** Ms from the fault to the first sent mark of an outbox row written after it (the relay's side). */
+async function firstSentAfter(stack: ClusterStack, faultAt: number): Promise<number | undefined> {
+  const [row] = await stack.database.query<{ sent: Date | string | null }>(
+    'select min(sent_at) as sent from messaging_outbox where created_at > $1 and sent_at is not null',
+    [new Date(faultAt)],
+    POST_DATABASE,
+  );
+  return row?.sent ? new Date(row.sent).getTime() - faultAt : undefined;
 }
 
 /** The figures as the report prints them. */
@@ -134,11 +188,32 @@ export function renderFailover(broker: string, f: FailoverFigures): string {
   return [
     `[cluster ${broker}] ${f.fault}`,
     `  kill → first delivery ${ms(f.firstDeliveryMs)}, kill → full catch-up ${ms(f.catchUpMs)}, node away ${ms(f.downMs)}`,
+    ...(f.election ? [renderSplit(f)] : []),
     `  posts answered 201: ${f.verdict.created}, notifications checked: ${f.verdict.deliveredNotifications} of ${f.verdict.expectedNotifications}`,
     `  lost ${f.verdict.lost.length}, duplicated notifications ${f.verdict.duplicatedNotifications.length}, ` +
       `duplicates on the wire ${f.verdict.wire.duplicates}, order violations ${f.verdict.notificationOrderViolations.length}, ` +
       `DLQ ${f.deadLettered}`,
   ].join('\n');
+}
+
+/**
+ * The first delivery split into what the brokers took (a new leader; the dead node out of every ISR the
+ * services write to) and what the clients took to notice: the relay's first confirmed publish of a post
+ * written after the kill, then the consumer's first notification of one.
+ */
+function renderSplit(f: FailoverFigures): string {
+  const s = (v?: number) => (v === undefined ? 'never' : `${(v / 1000).toFixed(1)} s`);
+  const after = (later?: number, earlier?: number) =>
+    later === undefined || earlier === undefined ? '–' : `+${((later - earlier) / 1000).toFixed(1)} s`;
+  const e = f.election as ElectionTimes;
+  const brokersDone = Math.max(e.leaderElectedMs ?? Infinity, e.isrShrunkMs ?? 0);
+  const brokers = Number.isFinite(brokersDone) ? brokersDone : undefined;
+  return [
+    `  split: brokers ${s(brokers)} (leader elected ${s(e.leaderElectedMs)}, dead node out of the ISRs ${s(e.isrShrunkMs)}` +
+      `${e.coordinatorWasDead ? ', it coordinated the consumer group' : ''})`,
+    `relay notices ${after(f.firstPublishedMs, brokers)} (first post after the kill published at ${s(f.firstPublishedMs)})`,
+    `consumer notices ${after(f.firstDeliveryMs, f.firstPublishedMs)}`,
+  ].join(' → ');
 }
 
 /** The fault suite's checks, as expectations. */
