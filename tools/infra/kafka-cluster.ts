@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
@@ -65,6 +65,34 @@ export class KafkaCluster {
       const node = this.nodes[(leader ?? 0) - 1];
       if (!node) throw new Error(`No leader for ${topic}[${partition}] (metadata says ${leader}).`);
       return node;
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  /**
+   * The `node.id` leading the controller quorum, from the nodes' logs (the last transition to leader, by
+   * epoch), or undefined when no log says.
+   */
+  async activeController(): Promise<number | undefined> {
+    let latest: { node: number; epoch: number } | undefined;
+    for (const node of this.nodes) {
+      const log = await fs.readFile(node.logFile, 'utf8').catch(() => '');
+      for (const match of log.matchAll(/Completed transition to Leader\(.*?\bid=(\d+).*?\bepoch=(\d+)/g)) {
+        const epoch = Number(match[2]);
+        if (!latest || epoch > latest.epoch) latest = { node: Number(match[1]), epoch };
+      }
+    }
+    return latest?.node;
+  }
+
+  /** The partitions of `topic` that node `nodeId` leads. */
+  async partitionsLedBy(topic: string, nodeId: number): Promise<number[]> {
+    const admin = this.kafka().admin();
+    await admin.connect();
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      return topics[0].partitions.filter((p) => p.leader === nodeId).map((p) => p.partitionId);
     } finally {
       await admin.disconnect();
     }

@@ -59,18 +59,20 @@ export class KafkaElectionWatch implements RecoveryWatch {
   private async watch(faultAt: number): Promise<ElectionTimes> {
     const { deadNode, topic, partition, group } = this.target;
     const offsetsPartition = groupOffsetsPartition(group);
-    let coordinatorWasDead: boolean | undefined;
+    let coordinator: number | undefined;
     let leaderElectedMs: number | undefined;
     let isrShrunkMs: number | undefined;
-    while (!this.stopped && (leaderElectedMs === undefined || isrShrunkMs === undefined)) {
+    let firstWriteMs: number | undefined;
+    let writtenAtElection: number | undefined;
+    while (!this.stopped && firstWriteMs === undefined) {
       try {
+        const at = Date.now() - faultAt;
         // A fresh request each time: the admin client's own metadata cache would hide the change.
         const { topics } = await this.admin.fetchTopicMetadata({ topics: [topic, '__consumer_offsets'] });
-        const at = Date.now() - faultAt;
         const ours = topics.find((t) => t.name === topic)?.partitions ?? [];
         const offsets = topics.find((t) => t.name === '__consumer_offsets')?.partitions ?? [];
         const groupPartition = offsets.find((p) => p.partitionId === offsetsPartition);
-        coordinatorWasDead ??= groupPartition?.leader === deadNode;
+        coordinator ??= groupPartition?.leader;
         const watched = ours.find((p) => p.partitionId === partition);
         if (leaderElectedMs === undefined && watched && watched.leader >= 0 && watched.leader !== deadNode)
           leaderElectedMs = at;
@@ -81,12 +83,24 @@ export class KafkaElectionWatch implements RecoveryWatch {
           written.every((p) => !p.isr.includes(deadNode))
         )
           isrShrunkMs = at;
+        if (leaderElectedMs !== undefined && isrShrunkMs !== undefined) {
+          // The relay's side: the topic's end offsets move (an acks=all write confirmed) after the election.
+          const ends = await this.admin.fetchTopicOffsets(topic);
+          const total = ends.reduce((sum, p) => sum + Number(p.high), 0);
+          writtenAtElection ??= total;
+          if (total > writtenAtElection) firstWriteMs = Date.now() - faultAt;
+        }
       } catch {
-        // a survivor busy or restarting: ask again
+        // a survivor busy, or a leader not elected yet: ask again
       }
       await sleep(POLL_MS);
     }
-    return { leaderElectedMs, isrShrunkMs, coordinatorWasDead: coordinatorWasDead ?? false };
+    return {
+      leaderElectedMs,
+      isrShrunkMs,
+      firstWriteMs,
+      coordinatorWasDead: coordinator === deadNode,
+    };
   }
 }
 
