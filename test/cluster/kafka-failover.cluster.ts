@@ -1,12 +1,12 @@
 import { SUBSCRIBE_GROUP } from '../../tools/demo/blog-stack';
 import { KafkaCluster } from '../harness/kafka-cluster';
 import { failoverSuite } from './support/failover-suite';
-import { groupOffsetsPartition, KafkaElectionWatch } from './support/kafka-election-watch';
+import { KafkaElectionWatch } from './support/kafka-election-watch';
 
 /**
  * Which node dies: the leader of post-create[0] (the default), or with `CLUSTER_KILL=coordinator` the node
- * coordinating subscribe-service's consumer group (the leader of its `__consumer_offsets` partition), the
- * case where kafkajs keeps talking to a dead coordinator.
+ * coordinating subscribe-service's consumer group (as FindCoordinator answers), the case where kafkajs keeps
+ * talking to a dead coordinator.
  */
 const KILL = process.env.CLUSTER_KILL === 'coordinator' ? 'coordinator' : 'leader';
 
@@ -18,7 +18,7 @@ failoverSuite('Kafka', async () => {
     fault: async () => {
       const node =
         KILL === 'coordinator'
-          ? await cluster.leaderOf('__consumer_offsets', groupOffsetsPartition(SUBSCRIBE_GROUP))
+          ? await cluster.coordinatorOf(SUBSCRIBE_GROUP)
           : await cluster.leaderOf('post-create', 0);
       // The partition of post-create whose new leader the watch waits for: one the node leads.
       const led = await cluster.partitionsLedBy('post-create', cluster.nodeIdOf(node));

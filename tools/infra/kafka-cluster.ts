@@ -1,7 +1,7 @@
 import { mkdtempSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel, PartitionAssigners } from 'kafkajs';
 import { KafkaBroker, newClusterId } from './kafka-broker';
 import { freePort } from './ports';
 
@@ -84,6 +84,37 @@ export class KafkaCluster {
       }
     }
     return latest?.node;
+  }
+
+  /**
+   * The node coordinating consumer group `groupId`, as the brokers answer a client's FindCoordinator (through
+   * kafkajs's cluster, which a partition assigner is handed: kafkajs has no public call for it).
+   */
+  async coordinatorOf(groupId: string): Promise<KafkaBroker> {
+    type Lookup = {
+      refreshMetadata(): Promise<void>;
+      findGroupCoordinatorMetadata(g: { groupId: string }): Promise<{ coordinator: { nodeId: number } }>;
+    };
+    let cluster: Lookup | undefined;
+    const consumer = this.kafka().consumer({
+      groupId,
+      partitionAssigners: [
+        (config) => {
+          cluster = config.cluster as unknown as Lookup;
+          return PartitionAssigners.roundRobin(config);
+        },
+      ],
+    });
+    await consumer.connect();
+    try {
+      await (cluster as Lookup).refreshMetadata();
+      const { coordinator } = await (cluster as Lookup).findGroupCoordinatorMetadata({ groupId });
+      const node = this.nodes[coordinator.nodeId - 1];
+      if (!node) throw new Error(`No node ${coordinator.nodeId} coordinates group ${groupId}.`);
+      return node;
+    } finally {
+      await consumer.disconnect();
+    }
   }
 
   /** The partitions of `topic` that node `nodeId` leads. */

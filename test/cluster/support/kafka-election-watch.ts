@@ -104,9 +104,9 @@ export class KafkaElectionWatch implements RecoveryWatch {
   }
 }
 
-/** The `__consumer_offsets` partition of `group`, as Kafka picks it: Java's `String.hashCode`, sign bit off. */
+/** The `__consumer_offsets` partition of `group`, as Kafka picks it: `Utils.abs(groupId.hashCode()) % n`. */
 export function groupOffsetsPartition(group: string, partitions = OFFSETS_PARTITIONS): number {
   let hash = 0;
   for (let i = 0; i < group.length; i++) hash = (Math.imul(31, hash) + group.charCodeAt(i)) | 0;
-  return (hash & 0x7fffffff) % partitions;
+  return (hash === -2147483648 ? 0 : Math.abs(hash)) % partitions;
 }

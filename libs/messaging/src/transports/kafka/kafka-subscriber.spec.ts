@@ -320,17 +320,44 @@ describe(KafkaSubscriber.name, () => {
   });
 
   describe('group coordinator', () => {
-    it('replaces the consumer when the coordinator stops answering heartbeats, and rejoins', async () => {
+    it('replaces the consumer when the coordinator stops answering heartbeats and commits, and rejoins', async () => {
       const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
+      const [consumer] = consumers;
       await jest.advanceTimersByTimeAsync(2_000);
-      consumers[0].heartbeat();
+      consumer.heartbeat();
+      consumer.commitOffsets.mockRejectedValue(new Error('Connection error: connect ECONNREFUSED'));
+      await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
       await jest.advanceTimersByTimeAsync(2_000);
       expect(consumers).toHaveLength(1); // answered 2 s ago
       await jest.advanceTimersByTimeAsync(1_000);
-      expect(consumers[0].disconnect).toHaveBeenCalled();
+      expect(consumer.disconnect).toHaveBeenCalled();
       await jest.advanceTimersByTimeAsync(10);
       expect(consumers).toHaveLength(2);
       expect(consumers[1].subscribe).toHaveBeenCalled();
+    });
+
+    it('replaces it as well when a commit has waited that long for an answer (kafkajs retries it for 30 s)', async () => {
+      const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
+      const [consumer] = consumers;
+      consumer.commitOffsets.mockImplementation(() => new Promise(() => undefined));
+      await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
+      await jest.advanceTimersByTimeAsync(3_000);
+      expect(consumer.disconnect).toHaveBeenCalled();
+    });
+
+    it('leaves a consumer alone whose heartbeats pause while its commits go through (kafkajs retrying a fetch)', async () => {
+      const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
+      await consumers[0].eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
+      await jest.advanceTimersByTimeAsync(2_500);
+      await consumers[0].eachBatch!(batchOf(TOPIC, [record('6', 'a')]).payload);
+      await jest.advanceTimersByTimeAsync(2_500);
+      expect(consumers).toHaveLength(1);
+    });
+
+    it('leaves a consumer alone whose heartbeats pause with no commit failing', async () => {
+      const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
+      await jest.advanceTimersByTimeAsync(10_000);
+      expect(consumers).toHaveLength(1);
     });
 
     it('leaves a consumer alone while it joins (no answer expected)', async () => {

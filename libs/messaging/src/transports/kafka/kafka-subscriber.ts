@@ -76,8 +76,12 @@ export class KafkaSubscriber {
   private readonly membership: GroupMembership;
   private readonly handleDeliveries: ReturnType<typeof deliveriesHandler>;
   private readonly timings: ReturnType<typeof consumerTimings>;
-  /** When the group coordinator last answered (a heartbeat, a join); undefined while joining. */
+  /** When the group coordinator last answered (a join, a heartbeat, a commit); undefined while joining. */
   private answeredAt?: number;
+  /** When a commit last failed (the coordinator may be gone). */
+  private commitFailedAt?: number;
+  /** When each commit under way started: kafkajs retries one for up to 30 s before it fails. */
+  private readonly commitsUnderWay = new Set<{ startedAt: number }>();
 
   constructor(
     private readonly host: KafkaSubscriberHost,
@@ -167,16 +171,23 @@ export class KafkaSubscriber {
   }
 
   /**
-   * Replaces the consumer when its group coordinator has not answered for `coordinatorSilenceMs`: kafkajs
-   * keeps sending heartbeats and commits to the broker it found at join time, also once that broker is
-   * dead and another one coordinates the group, until its retries run out. A new consumer asks which broker
-   * coordinates the group and rejoins as the same member.
+   * Replaces the consumer when its group coordinator has not answered (no heartbeat, no commit) for
+   * `coordinatorSilenceMs` while a commit failed or has been waiting as long: kafkajs keeps sending
+   * heartbeats and commits to the broker it found at join time, also once that broker is dead and another
+   * one coordinates the group, retrying a commit for up to 30 s. A new consumer asks which broker coordinates
+   * the group and rejoins as the same member. (Heartbeats alone also pause while kafkajs retries a fetch, with
+   * the coordinator fine: no reason to restart.)
    */
   private checkCoordinator(): void {
     const consumer = this.consumer;
     if (!consumer || this.stopping || this.answeredAt === undefined) return;
-    const silentMs = this.host.clock.now() - this.answeredAt;
-    if (silentMs < this.timings.coordinatorSilenceMs) return;
+    const now = this.host.clock.now();
+    const silentMs = now - this.answeredAt;
+    const limit = this.timings.coordinatorSilenceMs;
+    if (silentMs < limit) return;
+    const failed = this.commitFailedAt !== undefined && this.commitFailedAt >= this.answeredAt;
+    const stuck = [...this.commitsUnderWay].some((c) => now - c.startedAt >= limit);
+    if (!failed && !stuck) return;
     this.replace(consumer, `its group coordinator has not answered for ${silentMs} ms`, 0);
   }
 
@@ -354,14 +365,21 @@ export class KafkaSubscriber {
     partition: number,
     offset: string,
   ): Promise<boolean> {
+    const underWay = { startedAt: this.host.clock.now() };
+    this.commitsUnderWay.add(underWay);
     try {
       await consumer.commitOffsets([{ topic, partition, offset: (BigInt(offset) + 1n).toString() }]);
+      if (this.consumer === consumer && this.answeredAt !== undefined)
+        this.answeredAt = this.host.clock.now();
       return true;
     } catch (error) {
+      if (this.consumer === consumer) this.commitFailedAt = this.host.clock.now();
       // A rebalance took the partition, or the coordinator is away: the next owner starts after the last
       // commit (the inbox absorbs repeats).
       this.host.log.warn(`Commit of ${topic}[${partition}]@${offset} failed: ${(error as Error).message}`);
       return false;
+    } finally {
+      this.commitsUnderWay.delete(underWay);
     }
   }
 
