@@ -124,6 +124,9 @@ async function startSubscriber(settle: (delivery: Delivery) => Promise<Settlemen
 /** Lets the handlers the subscriber scheduled run (they run beside kafkajs's fetch, after eachBatch returned). */
 const settle = () => jest.advanceTimersByTimeAsync(0);
 
+/** Lets the handlers run and the commit timer fire (every 100 ms). */
+const settleAndCommit = () => jest.advanceTimersByTimeAsync(100);
+
 /** A handler that waits until `release()` is called. */
 function gate() {
   let release!: () => void;
@@ -142,7 +145,7 @@ describe(KafkaSubscriber.name, () => {
       const { payload, resolveOffset } = batchOf(TOPIC, [record('5', 'a'), record('6', 'b')]);
       await consumer.eachBatch!(payload);
       expect(resolveOffset).toHaveBeenLastCalledWith('6');
-      await settle();
+      await settleAndCommit();
       expect(consumer.commitOffsets).toHaveBeenLastCalledWith([{ topic: TOPIC, partition: 0, offset: '7' }]);
     });
 
@@ -155,7 +158,7 @@ describe(KafkaSubscriber.name, () => {
       const [consumer] = consumers;
       await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
       await consumer.eachBatch!(batchOf(TOPIC, [record('0', 'b')], 1).payload);
-      await settle();
+      await settleAndCommit();
       expect(deliveries.map((d) => [d.origin.partition, d.origin.offset])).toEqual([
         [0, '5'],
         [1, '0'],
@@ -163,7 +166,7 @@ describe(KafkaSubscriber.name, () => {
       expect(consumer.commitOffsets).toHaveBeenCalledWith([{ topic: TOPIC, partition: 1, offset: '1' }]);
       expect(consumer.commitOffsets).not.toHaveBeenCalledWith([{ topic: TOPIC, partition: 0, offset: '6' }]);
       slow.release();
-      await settle();
+      await settleAndCommit();
       expect(consumer.commitOffsets).toHaveBeenCalledWith([{ topic: TOPIC, partition: 0, offset: '6' }]);
     });
 
@@ -177,10 +180,10 @@ describe(KafkaSubscriber.name, () => {
       // 'a' and 'b' take different lanes of the two (laneOf): 6 and 7 finish first.
       await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a'), record('6', 'b')]).payload);
       await consumer.eachBatch!(batchOf(TOPIC, [record('7', 'b')]).payload);
-      await settle();
+      await settleAndCommit();
       expect(consumer.commitOffsets).not.toHaveBeenCalled();
       slow.release();
-      await settle();
+      await settleAndCommit();
       expect(consumer.commitOffsets).toHaveBeenLastCalledWith([{ topic: TOPIC, partition: 0, offset: '8' }]);
     });
 
@@ -192,11 +195,11 @@ describe(KafkaSubscriber.name, () => {
       });
       const [consumer] = consumers;
       await consumer.eachBatch!(batchOf(TOPIC, [record('1', 'a')]).payload);
-      await settle();
+      await settleAndCommit();
       for (const offset of ['2', '3', '4'])
         await consumer.eachBatch!(batchOf(TOPIC, [record(offset, 'a')]).payload);
       slow.release();
-      await settle();
+      await settleAndCommit();
       expect(calls).toEqual([['1'], ['2', '3', '4']]);
       expect(consumer.commitOffsets).toHaveBeenLastCalledWith([{ topic: TOPIC, partition: 0, offset: '5' }]);
     });
@@ -249,13 +252,13 @@ describe(KafkaSubscriber.name, () => {
       );
       const [consumer] = consumers;
       await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a'), record('6', 'a')]).payload);
-      await settle();
+      await settleAndCommit();
       await consumer.eachBatch!(batchOf(TOPIC, [record('7', 'a')]).payload); // fetched before the pause
-      await settle();
+      await settleAndCommit();
       expect(deliveries.map((d) => d.origin.offset)).toEqual(['5', '6']);
       await jest.advanceTimersByTimeAsync(1_000);
       await consumer.eachBatch!(batchOf(TOPIC, [record('6', 'a'), record('7', 'a')]).payload);
-      await settle();
+      await settleAndCommit();
       expect(deliveries.map((d) => d.origin.offset)).toEqual(['5', '6', '6', '7']);
       expect(consumer.commitOffsets).toHaveBeenLastCalledWith([{ topic: TOPIC, partition: 0, offset: '8' }]);
     });
@@ -341,7 +344,7 @@ describe(KafkaSubscriber.name, () => {
       const [consumer] = consumers;
       consumer.commitOffsets.mockImplementation(() => new Promise(() => undefined));
       await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
-      await jest.advanceTimersByTimeAsync(3_000);
+      await jest.advanceTimersByTimeAsync(4_000); // the commit starts at 100 ms, checks run every second
       expect(consumer.disconnect).toHaveBeenCalled();
     });
 

@@ -40,6 +40,12 @@ const AFTER_UNEXPECTED_ERROR_MS = 1_000;
  * one fetch of 1 KiB messages (kafkajs fetches up to 1 MiB per partition), so memory stays bounded.
  */
 const MAX_OUTSTANDING_PER_PARTITION = 1_000;
+/**
+ * How often settled offsets are committed (a commit per partition at most, when its position moved): a
+ * commit is a replicated write on the broker, one per message would double its work at 200 messages/s; a
+ * crash redelivers at most this much more (the inbox absorbs it).
+ */
+const COMMIT_EVERY_MS = 100;
 /** How long the subscriber waits for a replaced consumer to leave before the new one joins. */
 const REPLACE_GRACE_MS = 1_000;
 
@@ -54,7 +60,8 @@ type LaneSettlement = { kind: 'SETTLED' } | { kind: 'HELD'; delayMs: number };
  * - within a partition, messages of one key are handled in order, one at a time; different keys run side by
  *   side (up to `concurrency` handlers at once across partitions);
  * - the committed offset is the end of the contiguous run of settled messages: never past an unfinished one;
- *   a rebalance, a restart or a crash redelivers the unsettled rest (the inbox absorbs repeats);
+ *   commits go every `COMMIT_EVERY_MS` beside the fetch; a rebalance, a restart or a crash redelivers the
+ *   unsettled rest (the inbox absorbs repeats);
  * - a PAUSE settlement stops handing out the partition's messages, pauses it, lets those in flight finish,
  *   waits, seeks back to the first unsettled offset and resumes; a retry-topic record is held so until due;
  * - a consumer whose group coordinator stops answering heartbeats (a dead broker) is replaced: kafkajs
@@ -107,6 +114,7 @@ export class KafkaSubscriber {
     }
     await this.run();
     this.every(this.timings.heartbeatIntervalMs, () => this.checkCoordinator());
+    this.every(COMMIT_EVERY_MS, () => this.flows.forEach((flow) => flow.commit()));
   }
 
   /** Stops fetching, lets running handlers finish, commits what they settled and leaves the group. */

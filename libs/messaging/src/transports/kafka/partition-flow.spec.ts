@@ -34,25 +34,30 @@ describe(PartitionFlow.name, () => {
   });
 
   describe('finish', () => {
-    it('commits one offset at a time, the latest contiguous one once the commit before is answered', async () => {
+    it('commits one offset at a time when asked, the latest contiguous one once the commit before is answered', async () => {
       const { flow, commits, releaseAll } = flowWithCommits();
       ['1', '2', '3'].forEach((o) => flow.enqueue(o === '2' ? 1 : 0, message(o)));
       const lane0 = flow.take(0);
       const lane1 = flow.take(1);
       flow.finish([lane0[0]], [true]);
+      flow.commit();
       flow.finish([lane0[1]], [true]); // 3 settled, 2 not: still 1
+      flow.commit();
       flow.finish(lane1, [true]);
+      flow.commit(); // 1 is still being committed: nothing starts
       expect(commits).toEqual(['1']);
       await releaseAll();
+      flow.commit();
       expect(commits).toEqual(['1', '3']);
       expect(flow.outstanding).toBe(0);
     });
 
-    it('asks again with the next flush after a failed commit', async () => {
+    it('asks again with the next commit or flush after a failed commit', async () => {
       let fail = true;
       const { flow, commits, releaseAll } = flowWithCommits(() => !fail);
       flow.enqueue(0, message('1'));
       flow.finish(flow.take(0), [true]);
+      flow.commit();
       await releaseAll();
       fail = false;
       const flushed = flow.flush();

@@ -9,7 +9,8 @@ export type CommitOffset = (offset: string) => Promise<boolean>;
  * (until a rejoin, a rewind or a restart retires it). Fetched messages wait in one queue per lane (a hash of
  * their key) until a handler slot takes them: a lane takes everything queued at once, so a backlog goes to
  * the pipeline in batches while a quiet partition hands out each message as it comes. Settled offsets are
- * committed in order, one commit at a time, never past an unfinished message. A held message (PAUSE, or a
+ * committed in order when the subscriber asks (`commit()`, on a timer), one commit at a time, never past an
+ * unfinished message. A held message (PAUSE, or a
  * retry-topic record not due) halts the flow: the queued rest is dropped, unsettled, to be fetched again
  * after the rewind.
  */
@@ -61,7 +62,6 @@ export class PartitionFlow {
       if (settled[i]) this.tracker.settle(message.offset);
     });
     this.running -= messages.length;
-    this.commitSettled();
     this.notify();
   }
 
@@ -112,6 +112,11 @@ export class PartitionFlow {
     while (this.outstanding > count) await new Promise<void>((resolve) => this.waiters.add(resolve));
   }
 
+  /** Starts committing what is settled, unless a commit is under way or nothing moved. */
+  commit(): void {
+    this.commitSettled();
+  }
+
   /** Commits what is settled and waits for the commits under way (not for a retired flow). */
   async flush(): Promise<void> {
     this.commitSettled();
@@ -127,13 +132,11 @@ export class PartitionFlow {
     if (this.isRetired || this.committing) return;
     const target = this.tracker.committable();
     if (target === undefined || target === this.committed) return;
-    // A failed commit is tried again with the next settlement or flush, not at once (the coordinator is
+    // A failed commit is tried again with the next `commit()` or flush, not at once (the coordinator is
     // away: its new owner starts after the last commit, and the inbox absorbs the repeats).
     this.committing = this.commitOffset(target).then((committed) => {
       this.committing = undefined;
-      if (!committed) return;
-      this.committed = target;
-      this.commitSettled();
+      if (committed) this.committed = target;
     });
   }
 
