@@ -100,7 +100,7 @@ export class KafkaCluster {
       groupId,
       partitionAssigners: [
         (config) => {
-          cluster = config.cluster as unknown as Lookup;
+          cluster = config.cluster;
           return PartitionAssigners.roundRobin(config);
         },
       ],
