@@ -5,6 +5,7 @@ import { createBenchApp } from './bench-app';
 import { BenchEvent, padding } from './bench-event';
 import { BlogPollRelay } from './blog-poll-relay';
 import { LatencyConfigId, TransportKind } from './plan';
+import { Placer, RawPlacer } from './raw-placer';
 import { BenchOrder, BenchWriter, WriterSettings } from './writer.fixture';
 
 /** How the relay learns about a commit, per latency configuration. */
@@ -33,11 +34,17 @@ export const LATENCY_CONFIGS: Record<LatencyConfigId, { label: string; describe:
     label: 'baseline: blog post relay, 1 s poll',
     describe: "the blog post's design: every second read unsent rows, publish (confirmed), mark sent",
   },
+  raw: {
+    label: 'floor: raw producer → library consumer (no outbox)',
+    describe:
+      'the message published straight with the raw client (same guarantee as the relay), no database write: ' +
+      "what the broker, the consumer and the machine give right now; from the broker's confirm to the handler start",
+  },
 };
 
 /** The writer of a latency run and whatever relays for it. */
 export interface LatencySetup {
-  readonly writer: BenchWriter;
+  readonly writer: Placer;
   /** The library relay publishing for the writer (none for the blog post's relay). */
   readonly relay?: OutboxRelay;
   stop(): Promise<void>;
@@ -57,6 +64,15 @@ export interface SetupOptions {
  * in-process, so it never reaches it, exactly as for a relay instance that did not write the row.
  */
 export async function startLatencySetup(id: LatencyConfigId, options: SetupOptions): Promise<LatencySetup> {
+  if (id === 'raw') {
+    const placer = await RawPlacer.start(
+      options.transport,
+      options.event,
+      options.payloadBytes,
+      options.keys,
+    );
+    return { writer: placer, stop: () => placer.stop() };
+  }
   const stops: Array<() => Promise<void>> = [];
   const app = (relay: RelayOptions, withWriter: boolean): Promise<INestApplicationContext> =>
     createBenchApp({
@@ -77,7 +93,7 @@ export async function startLatencySetup(id: LatencyConfigId, options: SetupOptio
           ]
         : [],
     });
-  const writerRelay: Record<LatencyConfigId, RelayOptions> = {
+  const writerRelay: Record<Exclude<LatencyConfigId, 'raw'>, RelayOptions> = {
     wakeup: {},
     'wakeup-notify': { notify: true },
     notify: { enabled: false, notify: true },

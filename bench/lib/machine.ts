@@ -69,20 +69,44 @@ function cpuTimes(): CpuTimes | undefined {
   }
 }
 
+/** How busy the machine was while something ran. */
+export interface MachineLoad {
+  /** Share of all cores' time spent busy (every process, not only the bench's), %. */
+  readonly busyPct: number;
+  /** Share of CPU time the hypervisor gave to other machines, %. */
+  readonly stealPct: number;
+  /** The 1-minute load average at the end. */
+  readonly load: number;
+}
+
+/** `cores 99% busy, 0% stolen, load 7.0`. */
+export function describeLoad(load: MachineLoad): string {
+  return `cores ${load.busyPct}% busy, ${load.stealPct}% stolen by the hypervisor, load average ${load.load.toFixed(1)} at the end`;
+}
+
+/** Runs `work` and says how busy the machine was meanwhile (undefined off Linux). */
+export async function measureMachine<T>(work: () => Promise<T>): Promise<{ result: T; load?: MachineLoad }> {
+  const before = cpuTimes();
+  const result = await work();
+  const after = cpuTimes();
+  if (!before || !after || after.total <= before.total) return { result };
+  const share = (value: number) => Math.round((100 * value) / (after.total - before.total));
+  return {
+    result,
+    load: {
+      busyPct: share(after.busy - before.busy),
+      stealPct: share(after.steal - before.steal),
+      load: Math.round(os.loadavg()[0] * 10) / 10,
+    },
+  };
+}
+
 /**
  * Measures what the machine did while `work` ran: how busy its cores were (every process, not only the
  * bench's) and how much CPU time the hypervisor gave to other machines (steal). A scenario that ran slow
  * on a busy or stolen machine shows it in the notes, beside its figures.
  */
 export async function whileMeasuring<T>(work: () => Promise<T>): Promise<{ result: T; summary?: string }> {
-  const before = cpuTimes();
-  const result = await work();
-  const after = cpuTimes();
-  if (!before || !after || after.total <= before.total) return { result };
-  const share = (value: number) => Math.round((100 * value) / (after.total - before.total));
-  const load = os.loadavg()[0].toFixed(1);
-  return {
-    result,
-    summary: `cores ${share(after.busy - before.busy)}% busy, ${share(after.steal - before.steal)}% stolen by the hypervisor, load average ${load} at the end`,
-  };
+  const { result, load } = await measureMachine(work);
+  return { result, summary: load ? describeLoad(load) : undefined };
 }

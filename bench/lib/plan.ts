@@ -32,7 +32,8 @@ export const OPTIONAL_SCENARIOS: readonly ScenarioName[] = ['memory'];
 export type PeerConfigId = 'polling-ordered' | 'polling-unordered' | 'replication';
 
 /** How the relay is woken in a latency run (see bench/README.md). */
-export type LatencyConfigId = 'wakeup' | 'wakeup-notify' | 'notify' | 'poll-100ms' | 'poll-1s' | 'blog-1s';
+export type LatencyConfigId =
+  'wakeup' | 'wakeup-notify' | 'notify' | 'poll-100ms' | 'poll-1s' | 'blog-1s' | 'raw';
 
 export interface BenchPlan {
   readonly mode: 'full' | 'smoke';
@@ -123,7 +124,7 @@ const FULL: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
     rates: [50, 200, 1000],
     windowMs: 4_000,
     runs: 2,
-    configs: ['wakeup', 'wakeup-notify', 'notify', 'poll-100ms', 'poll-1s', 'blog-1s'],
+    configs: ['wakeup', 'wakeup-notify', 'notify', 'poll-100ms', 'poll-1s', 'blog-1s', 'raw'],
     fullMatrixOn: ['kafka'],
     xactRate: 200,
     xactQuietMs: 11_000,
@@ -164,7 +165,7 @@ const SMOKE: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
     rates: [200],
     windowMs: 500,
     runs: 1,
-    configs: ['wakeup', 'notify', 'blog-1s'],
+    configs: ['wakeup', 'notify', 'blog-1s', 'raw'],
     fullMatrixOn: ['kafka'],
     xactRate: 200,
     xactQuietMs: 1_000,

@@ -28,8 +28,8 @@ export function renderResults(results: BenchResults, jsonPath: string): string {
         'message of the window; the cell is the median of the runs (min–max). The last column is the share ' +
         'before the consumer: commit → arrival at a raw reader of the topic or exchange (no inbox, no handler).',
       '',
-      '| Broker | Relay woken by | Offered → committed msg/s | p50 | p95 | p99 | max | p99 ÷ blog 1 s poll | Commit → on the broker p50 / p99 |',
-      '| --- | --- | --: | --: | --: | --: | --: | --: | --: |',
+      '| Broker | Relay woken by | Offered → committed msg/s | p50 | p95 | p99 | max | p99 ÷ blog 1 s poll | Commit → on the broker p50 / p99 | Cores busy / stolen, load |',
+      '| --- | --- | --: | --: | --: | --: | --: | --: | --: | --- |',
       ...latencyRows(results.latency),
     );
   }
@@ -69,6 +69,7 @@ function latencyRows(points: readonly LatencyPoint[]): string[] {
       p.toBrokerP50 && p.toBrokerP99
         ? `${formatValue(p.toBrokerP50.median, 'ms')} / ${formatValue(p.toBrokerP99.median, 'ms')}`
         : '–',
+      p.machine ? `${p.machine.busyPct}% / ${p.machine.stealPct}%, ${p.machine.load.toFixed(1)}` : '–',
     ].join(' | ')} |`;
   });
 }

@@ -1,3 +1,4 @@
+import { MachineLoad } from './machine';
 import { Summary } from './stats';
 
 /** One line of the results table: our figure beside its baseline, measured in the same run. */
@@ -29,6 +30,8 @@ export interface LatencyPoint {
   readonly toBrokerP50?: Summary;
   readonly toBrokerP99?: Summary;
   readonly samplesPerRun: number;
+  /** How busy the machine was while the point's runs ran. */
+  readonly machine?: MachineLoad;
 }
 
 export interface MachineInfo {

@@ -11,7 +11,9 @@ import { LatencyPoint } from '../lib/results';
 import { Scenario, ScenarioContext } from '../lib/scenario';
 import { percentile, ratio, summarize } from '../lib/stats';
 import { now } from '../lib/time';
-import { BenchWriter } from '../lib/writer.fixture';
+import { describeLoad, MachineLoad, measureMachine } from '../lib/machine';
+import { Placer } from '../lib/raw-placer';
+import { describeState, kafkaState, postgresState, rabbitState } from '../lib/service-state';
 import { XactCounter } from '../lib/xact-counter';
 
 const TARGET = 0.05;
@@ -43,7 +45,7 @@ function configsFor(plan: BenchPlan, kind: TransportKind): LatencyConfigId[] {
   const { configs, fullMatrixOn } = plan.latency;
   return fullMatrixOn.includes(kind)
     ? [...configs]
-    : configs.filter((c) => c === 'wakeup' || c === 'blog-1s');
+    : configs.filter((c) => c === 'wakeup' || c === 'blog-1s' || c === 'raw');
 }
 
 async function runOn(context: ScenarioContext, kind: TransportKind): Promise<void> {
@@ -63,6 +65,7 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
     });
     witness = await startWitnessProcess(context.brokers, kind, event.destination);
     noteClocks(context, kind, consumer, witness);
+    await noteServiceStates(context, kind, event.destination);
     const probe = consumer.probe;
     for (const config of configsFor(plan, kind)) {
       const setup = await startLatencySetup(config, {
@@ -80,13 +83,15 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
         for (const rate of plan.latency.rates) {
           const counting = config === 'wakeup' && rate === plan.latency.xactRate;
           const xacts = counting ? await TransactionCount.start(context, setup.relay) : undefined;
-          const runs = [];
-          for (let r = 0; r < plan.latency.runs; r++) {
-            progress.step(`2. latency ${kind}, ${LATENCY_CONFIGS[config].label}, ${rate}/s, run ${r + 1}`);
-            const run = `l_${config}_${rate}_${r}`;
-            runs.push(await measure(setup.writer, probe, witness.probe, run, rate, plan, context, schema));
-          }
-          context.results.latency.push(point(kind, config, rate, runs));
+          const runs: RunResult[] = [];
+          const { load } = await measureMachine(async () => {
+            for (let r = 0; r < plan.latency.runs; r++) {
+              progress.step(`2. latency ${kind}, ${LATENCY_CONFIGS[config].label}, ${rate}/s, run ${r + 1}`);
+              const run = `l_${config}_${rate}_${r}`;
+              runs.push(await measure(setup.writer, probe, witness!.probe, run, rate, plan, context, schema));
+            }
+          });
+          context.results.latency.push(point(kind, config, rate, runs, load));
           if (xacts) {
             progress.log(
               `2. latency ${kind}: counting PostgreSQL transactions (waiting for the counters to settle)`,
@@ -125,7 +130,7 @@ export async function warmUp(
  * One window at 200/s (or the plan's lowest rate, if lower), not measured: V8 optimises the hot paths and
  * pools, caches and the consumer's fetch loop reach their steady state before the first measured run.
  */
-async function warmUpUnderLoad(writer: BenchWriter, probe: HandlerProbe, run: string, plan: BenchPlan) {
+async function warmUpUnderLoad(writer: Placer, probe: HandlerProbe, run: string, plan: BenchPlan) {
   const rate = Math.min(200, ...plan.latency.rates);
   const count = Math.max(20, Math.round((rate * plan.latency.windowMs) / 1000));
   await offerAtRate(count, rate, (seq) => writer.place(run, seq));
@@ -140,7 +145,7 @@ interface RunResult {
 }
 
 async function measure(
-  writer: BenchWriter,
+  writer: Placer,
   probe: HandlerProbe,
   arrivalProbe: HandlerProbe,
   run: string,
@@ -193,6 +198,22 @@ function noteClocks(context: ScenarioContext, kind: TransportKind, ...processes:
   );
 }
 
+/**
+ * The state the broker and PostgreSQL are in before the runs (uptime: fresh or warm; what one acknowledged
+ * write costs now), in the notes beside the figures: a freshly started broker or a busy database shows there.
+ */
+async function noteServiceStates(context: ScenarioContext, kind: TransportKind, destination: string) {
+  try {
+    const states = [
+      kind === 'kafka' ? await kafkaState(destination) : await rabbitState(destination),
+      await postgresState(context.benchDbUrl),
+    ];
+    context.results.notes.push(`Latency ${kind}, before the runs: ${states.map(describeState).join('; ')}.`);
+  } catch (error) {
+    context.results.notes.push(`Latency ${kind}: the services' state could not be read (${String(error)}).`);
+  }
+}
+
 /** Where a stalled run is stuck: rows the relay has not published yet. */
 async function pendingRows(databaseUrl: string, schema: string): Promise<number> {
   const db = await openClient(databaseUrl);
@@ -203,7 +224,13 @@ async function pendingRows(databaseUrl: string, schema: string): Promise<number>
   }
 }
 
-function point(kind: TransportKind, config: LatencyConfigId, rate: number, runs: RunResult[]): LatencyPoint {
+function point(
+  kind: TransportKind,
+  config: LatencyConfigId,
+  rate: number,
+  runs: RunResult[],
+  machine?: MachineLoad,
+): LatencyPoint {
   const each = (p: number) => summarize(runs.map((r) => percentile(r.latencies, p)));
   return {
     transport: kind,
@@ -218,6 +245,7 @@ function point(kind: TransportKind, config: LatencyConfigId, rate: number, runs:
     toBrokerP50: summarize(runs.map((r) => percentile(r.toBroker, 50))),
     toBrokerP99: summarize(runs.map((r) => percentile(r.toBroker, 99))),
     samplesPerRun: runs[0]?.latencies.length ?? 0,
+    machine,
   };
 }
 
@@ -255,6 +283,20 @@ function recordTarget(context: ScenarioContext, kind: TransportKind): void {
       baseline: blog ? { name: LATENCY_CONFIGS['blog-1s'].label, value: blog.p50 } : undefined,
       ratio: blog ? ratio(ours.p50.median, blog.p50.median) : undefined,
       target: { text: `≤ ${P50_TARGET_MS} ms`, met: ours.p50.median <= P50_TARGET_MS },
+    });
+  }
+  const floor = find('raw', TARGET_RATE);
+  if (ours && floor) {
+    context.results.figures.push({
+      scenario: '2. Latency',
+      name:
+        `p99 at ${TARGET_RATE}/s, ${broker}, library default beside the floor measured in the same run: the same ` +
+        `message published by the raw client and handled by the library's consumer, no outbox (machine: ` +
+        `${ours.machine ? describeLoad(ours.machine) : 'not measured'})`,
+      unit: 'ms',
+      ours: ours.p99,
+      baseline: { name: LATENCY_CONFIGS.raw.label, value: floor.p99 },
+      ratio: ratio(ours.p99.median, floor.p99.median),
     });
   }
   const high = find('wakeup', HIGH_RATE);

@@ -409,6 +409,15 @@ function clusterProperties(cluster: KafkaClusterMember): string[] {
     `share.coordinator.state.topic.min.isr=${isr}`,
     // A restarted node takes its partitions' leadership back soon, as in production.
     'leader.imbalance.check.interval.seconds=10',
+    // Failover in seconds (issue 32; docs/guide/07-clusters.md): the controller fences a node whose broker
+    // heartbeats stopped for broker.session.timeout.ms (default 9 s), and only then elects new leaders and
+    // drops the node from every ISR (until then acks=all writes to the partitions it followed wait too).
+    'broker.heartbeat.interval.ms=500',
+    'broker.session.timeout.ms=2000',
+    // When the dead node led the controller quorum: the others notice after the fetch timeout (default 2 s)
+    // and elect within the election timeout (default 1 s).
+    'controller.quorum.fetch.timeout.ms=1000',
+    'controller.quorum.election.timeout.ms=500',
   ];
 }
 

@@ -1,7 +1,7 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel, PartitionAssigners } from 'kafkajs';
 import { KafkaBroker, newClusterId } from './kafka-broker';
 import { freePort } from './ports';
 
@@ -27,7 +27,7 @@ export class KafkaCluster {
         new KafkaBroker({
           ...p,
           stateDir: mkdtempSync(path.join(os.tmpdir(), `kafka-cluster${i + 1}-`)),
-          heap: '256m',
+          heap: '384m',
           cluster: { nodeId: i + 1, voters, clusterId, ...CLUSTER_REPLICATION },
         }),
     );
@@ -50,6 +50,11 @@ export class KafkaCluster {
     return new Kafka({ clientId, brokers: this.brokers, logLevel: logLevel.NOTHING });
   }
 
+  /** The `node.id` of `node`. */
+  nodeIdOf(node: KafkaBroker): number {
+    return this.nodes.indexOf(node) + 1;
+  }
+
   /** The node leading partition `partition` of `topic`. */
   async leaderOf(topic: string, partition = 0): Promise<KafkaBroker> {
     const admin = this.kafka().admin();
@@ -60,6 +65,65 @@ export class KafkaCluster {
       const node = this.nodes[(leader ?? 0) - 1];
       if (!node) throw new Error(`No leader for ${topic}[${partition}] (metadata says ${leader}).`);
       return node;
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  /**
+   * The `node.id` leading the controller quorum, from the nodes' logs (the last transition to leader, by
+   * epoch), or undefined when no log says.
+   */
+  async activeController(): Promise<number | undefined> {
+    let latest: { node: number; epoch: number } | undefined;
+    for (const node of this.nodes) {
+      const log = await fs.readFile(node.logFile, 'utf8').catch(() => '');
+      for (const match of log.matchAll(/Completed transition to Leader\(.*?\bid=(\d+).*?\bepoch=(\d+)/g)) {
+        const epoch = Number(match[2]);
+        if (!latest || epoch > latest.epoch) latest = { node: Number(match[1]), epoch };
+      }
+    }
+    return latest?.node;
+  }
+
+  /**
+   * The node coordinating consumer group `groupId`, as the brokers answer a client's FindCoordinator (through
+   * kafkajs's cluster, which a partition assigner is handed: kafkajs has no public call for it).
+   */
+  async coordinatorOf(groupId: string): Promise<KafkaBroker> {
+    type Lookup = {
+      refreshMetadata(): Promise<void>;
+      findGroupCoordinatorMetadata(g: { groupId: string }): Promise<{ coordinator: { nodeId: number } }>;
+    };
+    let cluster: Lookup | undefined;
+    const consumer = this.kafka().consumer({
+      groupId,
+      partitionAssigners: [
+        (config) => {
+          cluster = config.cluster;
+          return PartitionAssigners.roundRobin(config);
+        },
+      ],
+    });
+    await consumer.connect();
+    try {
+      await (cluster as Lookup).refreshMetadata();
+      const { coordinator } = await (cluster as Lookup).findGroupCoordinatorMetadata({ groupId });
+      const node = this.nodes[coordinator.nodeId - 1];
+      if (!node) throw new Error(`No node ${coordinator.nodeId} coordinates group ${groupId}.`);
+      return node;
+    } finally {
+      await consumer.disconnect();
+    }
+  }
+
+  /** The partitions of `topic` that node `nodeId` leads. */
+  async partitionsLedBy(topic: string, nodeId: number): Promise<number[]> {
+    const admin = this.kafka().admin();
+    await admin.connect();
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      return topics[0].partitions.filter((p) => p.leader === nodeId).map((p) => p.partitionId);
     } finally {
       await admin.disconnect();
     }

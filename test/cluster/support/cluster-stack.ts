@@ -46,7 +46,8 @@ export class ClusterStack {
         build: e2eBuild(),
         logDir,
       };
-      const env = { ...FAULT_RUN_ENV, AMQP_QUEUE_TYPE: 'quorum' };
+      // kafkajs's own account of the failover (INFO: rejoins, metadata refreshes) in the service logs.
+      const env = { ...FAULT_RUN_ENV, AMQP_QUEUE_TYPE: 'quorum', KAFKAJS_LOG_LEVEL: 'info' };
       const services = [
         serviceProcess({
           ...common,

@@ -15,6 +15,29 @@ export interface NodeFault {
   inflict(): Promise<void>;
   /** Ends it (restart, resume); resolves once the node serves again. */
   heal(): Promise<void>;
+  /** Watches what the brokers themselves take to serve without the node (Kafka: the election). */
+  watch?(): Promise<RecoveryWatch>;
+}
+
+/** What the brokers did about a dead node, in ms after the fault (undefined: not seen while watched). */
+export interface ElectionTimes {
+  /** A new leader of the partition the fault aimed at, named by the surviving brokers' metadata. */
+  readonly leaderElectedMs?: number;
+  /**
+   * Every partition the services write to (the topic's, the group's offsets) without the dead node in its
+   * ISR: until then an acks=all write to a partition the node followed waits for it.
+   */
+  readonly isrShrunkMs?: number;
+  /** The relay's side: the first acks=all write on the topic confirmed after the election. */
+  readonly firstWriteMs?: number;
+  /** The dead node coordinated the consumer group. */
+  readonly coordinatorWasDead: boolean;
+}
+
+/** Watches the brokers from the fault until `stop()`. */
+export interface RecoveryWatch {
+  begin(faultAt: number): void;
+  stop(): Promise<ElectionTimes>;
 }
 
 /** What a failover run measured. */
@@ -22,6 +45,8 @@ export interface FailoverFigures {
   readonly fault: string;
   /** From the fault to the first notification of a post sent after it. */
   readonly firstDeliveryMs?: number;
+  /** What the brokers took (when the fault has a watch). */
+  readonly election?: ElectionTimes;
   /** From the fault to the first moment every post answered so far (≥ 0.5 s ago) was notified. */
   readonly catchUpMs?: number;
   /** How long the node was down (until `heal()` resolved). */
@@ -66,10 +91,13 @@ export async function failoverRun(
   while ((await notificationCount(db)) < 3 * POSTS_PER_SECOND) await sleep(200);
 
   log(`${fault.label}`);
+  const watch = await fault.watch?.();
   const faultAt = Date.now();
+  watch?.begin(faultAt);
   await fault.inflict();
   const measuring = measure(load, faultAt, expected, stack);
   await sleep(AWAY_MS - (Date.now() - faultAt));
+  const election = await watch?.stop();
   await fault.heal();
   const downMs = Date.now() - faultAt;
   log(`node back after ${downMs} ms`);
@@ -88,7 +116,15 @@ export async function failoverRun(
   const facts = await readDatabaseFacts(db, SUBSCRIBE_GROUP);
   const verdict = judgeFaultRun(load.requests, audience, facts, await witness.collect());
   const deadLettered = await deadLetterCount(access.transport, access, 'post-create', SUBSCRIBE_GROUP);
-  return { fault: fault.label, firstDeliveryMs, catchUpMs, downMs, verdict, deadLettered };
+  return {
+    fault: fault.label,
+    firstDeliveryMs,
+    election,
+    catchUpMs,
+    downMs,
+    verdict,
+    deadLettered,
+  };
 }
 
 /**
@@ -134,11 +170,33 @@ export function renderFailover(broker: string, f: FailoverFigures): string {
   return [
     `[cluster ${broker}] ${f.fault}`,
     `  kill → first delivery ${ms(f.firstDeliveryMs)}, kill → full catch-up ${ms(f.catchUpMs)}, node away ${ms(f.downMs)}`,
+    ...(f.election ? [renderSplit(f)] : []),
     `  posts answered 201: ${f.verdict.created}, notifications checked: ${f.verdict.deliveredNotifications} of ${f.verdict.expectedNotifications}`,
     `  lost ${f.verdict.lost.length}, duplicated notifications ${f.verdict.duplicatedNotifications.length}, ` +
       `duplicates on the wire ${f.verdict.wire.duplicates}, order violations ${f.verdict.notificationOrderViolations.length}, ` +
       `DLQ ${f.deadLettered}`,
   ].join('\n');
+}
+
+/**
+ * The first delivery split into what the brokers took (a new leader; the dead node out of every ISR the
+ * services write to) and what the clients took to notice: the relay's first write confirmed after the
+ * election (the topic's end offsets move), then the consumer's first notification of a post sent after the
+ * kill.
+ */
+function renderSplit(f: FailoverFigures): string {
+  const s = (v?: number) => (v === undefined ? 'never' : `${(v / 1000).toFixed(1)} s`);
+  const after = (later?: number, earlier?: number) =>
+    later === undefined || earlier === undefined ? '–' : `+${((later - earlier) / 1000).toFixed(1)} s`;
+  const e = f.election as ElectionTimes;
+  const brokersDone = Math.max(e.leaderElectedMs ?? Infinity, e.isrShrunkMs ?? 0);
+  const brokers = Number.isFinite(brokersDone) ? brokersDone : undefined;
+  return [
+    `  split: brokers ${s(brokers)} (leader elected ${s(e.leaderElectedMs)}, dead node out of the ISRs ${s(e.isrShrunkMs)}` +
+      `${e.coordinatorWasDead ? ', it coordinated the consumer group' : ''})`,
+    `relay notices ${after(e.firstWriteMs, brokers)} (first write confirmed at ${s(e.firstWriteMs)})`,
+    `consumer notices ${after(f.firstDeliveryMs, e.firstWriteMs)}`,
+  ].join(' → ');
 }
 
 /** The fault suite's checks, as expectations. */

@@ -11,10 +11,17 @@ const TOPIC = 'orders';
 const GROUP = 'billing';
 const RETRY_TOPIC = `${TOPIC}.${GROUP}.retry.1000ms`;
 
+type Listener = (event: { payload: { restart?: boolean; error?: Error; memberId?: string } }) => void;
+
 /** The parts of a kafkajs consumer the subscriber uses, recording what it was asked to do. */
 class FakeConsumer {
-  readonly events = { CRASH: 'consumer.crash' };
-  readonly listeners = new Map<string, (event: { payload: { restart: boolean; error: Error } }) => void>();
+  readonly events = {
+    CRASH: 'consumer.crash',
+    GROUP_JOIN: 'consumer.group_join',
+    HEARTBEAT: 'consumer.heartbeat',
+    REBALANCING: 'consumer.rebalancing',
+  };
+  readonly listeners = new Map<string, Listener>();
   eachBatch?: (payload: EachBatchPayload) => Promise<void>;
   readonly connect = jest.fn(async () => undefined);
   readonly subscribe = jest.fn(async () => undefined);
@@ -24,7 +31,7 @@ class FakeConsumer {
   readonly seek = jest.fn();
   readonly commitOffsets = jest.fn(async () => undefined);
 
-  on(event: string, listener: (event: { payload: { restart: boolean; error: Error } }) => void): void {
+  on(event: string, listener: Listener): void {
     this.listeners.set(event, listener);
   }
 
@@ -34,6 +41,14 @@ class FakeConsumer {
 
   crash(): void {
     this.listeners.get(this.events.CRASH)?.({ payload: { restart: false, error: new Error('gave up') } });
+  }
+
+  joined(memberId = 'member-1'): void {
+    this.listeners.get(this.events.GROUP_JOIN)?.({ payload: { memberId } });
+  }
+
+  heartbeat(): void {
+    this.listeners.get(this.events.HEARTBEAT)?.({ payload: {} });
   }
 }
 
@@ -48,11 +63,11 @@ function record(offset: string, key: string, headers: Record<string, string> = {
   };
 }
 
-function batchOf(topic: string, messages: KafkaMessage[]) {
+function batchOf(topic: string, messages: KafkaMessage[], partition = 0) {
   const heartbeat = jest.fn(async () => undefined);
   const resolveOffset = jest.fn();
   const payload = {
-    batch: { topic, partition: 0, messages },
+    batch: { topic, partition, messages },
     heartbeat,
     resolveOffset,
     isRunning: () => true,
@@ -77,19 +92,46 @@ async function startSubscriber(settle: (delivery: Delivery) => Promise<Settlemen
     outage: new OutageLog(new Logger('test'), 'Kafka', systemClock),
   };
   const deliveries: Delivery[] = [];
+  /** The offsets of each call of the pipeline (one lane's messages, together). */
+  const calls: string[][] = [];
+  const onDelivery = async (delivery: Delivery) => {
+    deliveries.push(delivery);
+    return settle(delivery);
+  };
   const subscription: Subscription = {
     group: GROUP,
     destinations: [TOPIC],
     retryTiers: { [TOPIC]: [1_000] },
     concurrency: 2,
-    onDelivery: async (delivery) => {
-      deliveries.push(delivery);
-      return settle(delivery);
+    onDelivery,
+    onDeliveries: async (batch) => {
+      calls.push(batch.map((d) => d.origin.offset as string));
+      const settlements: Settlement[] = [];
+      for (const delivery of batch) {
+        const settlement = await onDelivery(delivery);
+        settlements.push(settlement);
+        if (settlement.kind !== 'ACK') break;
+      }
+      return batch.map((_, i) => settlements[i] ?? { kind: 'LEAVE' });
     },
   };
   const subscriber = new KafkaSubscriber(host, subscription);
   await subscriber.start();
-  return { subscriber, consumers, deliveries };
+  consumers[0].joined();
+  return { subscriber, consumers, deliveries, calls };
+}
+
+/** Lets the handlers the subscriber scheduled run (they run beside kafkajs's fetch, after eachBatch returned). */
+const settle = () => jest.advanceTimersByTimeAsync(0);
+
+/** Lets the handlers run and the commit timer fire (every 100 ms). */
+const settleAndCommit = () => jest.advanceTimersByTimeAsync(100);
+
+/** A handler that waits until `release()` is called. */
+function gate() {
+  let release!: () => void;
+  const opened = new Promise<void>((resolve) => (release = resolve));
+  return { opened, release };
 }
 
 describe(KafkaSubscriber.name, () => {
@@ -100,9 +142,86 @@ describe(KafkaSubscriber.name, () => {
       const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
       const [consumer] = consumers;
       expect(consumer.subscribe).toHaveBeenCalledWith({ topics: [TOPIC, RETRY_TOPIC], fromBeginning: true });
-      const { payload } = batchOf(TOPIC, [record('5', 'a'), record('6', 'b')]);
+      const { payload, resolveOffset } = batchOf(TOPIC, [record('5', 'a'), record('6', 'b')]);
       await consumer.eachBatch!(payload);
+      expect(resolveOffset).toHaveBeenLastCalledWith('6');
+      await settleAndCommit();
       expect(consumer.commitOffsets).toHaveBeenLastCalledWith([{ topic: TOPIC, partition: 0, offset: '7' }]);
+    });
+
+    it('returns to kafkajs before the handlers finish, so that the next fetch does not wait for them', async () => {
+      const slow = gate();
+      const { consumers, deliveries } = await startSubscriber(async (delivery) => {
+        if (delivery.origin.offset === '5') await slow.opened;
+        return { kind: 'ACK' };
+      });
+      const [consumer] = consumers;
+      await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
+      await consumer.eachBatch!(batchOf(TOPIC, [record('0', 'b')], 1).payload);
+      await settleAndCommit();
+      expect(deliveries.map((d) => [d.origin.partition, d.origin.offset])).toEqual([
+        [0, '5'],
+        [1, '0'],
+      ]);
+      expect(consumer.commitOffsets).toHaveBeenCalledWith([{ topic: TOPIC, partition: 1, offset: '1' }]);
+      expect(consumer.commitOffsets).not.toHaveBeenCalledWith([{ topic: TOPIC, partition: 0, offset: '6' }]);
+      slow.release();
+      await settleAndCommit();
+      expect(consumer.commitOffsets).toHaveBeenCalledWith([{ topic: TOPIC, partition: 0, offset: '6' }]);
+    });
+
+    it("never commits past an unfinished message, while the partition's other keys finish", async () => {
+      const slow = gate();
+      const { consumers } = await startSubscriber(async (delivery) => {
+        if (delivery.origin.offset === '5') await slow.opened;
+        return { kind: 'ACK' };
+      });
+      const [consumer] = consumers;
+      // 'a' and 'b' take different lanes of the two (laneOf): 6 and 7 finish first.
+      await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a'), record('6', 'b')]).payload);
+      await consumer.eachBatch!(batchOf(TOPIC, [record('7', 'b')]).payload);
+      await settleAndCommit();
+      expect(consumer.commitOffsets).not.toHaveBeenCalled();
+      slow.release();
+      await settleAndCommit();
+      expect(consumer.commitOffsets).toHaveBeenLastCalledWith([{ topic: TOPIC, partition: 0, offset: '8' }]);
+    });
+
+    it('hands a lane everything queued in it at once, in order, once its earlier messages finished', async () => {
+      const slow = gate();
+      const { consumers, calls } = await startSubscriber(async (delivery) => {
+        if (delivery.origin.offset === '1') await slow.opened;
+        return { kind: 'ACK' };
+      });
+      const [consumer] = consumers;
+      await consumer.eachBatch!(batchOf(TOPIC, [record('1', 'a')]).payload);
+      await settleAndCommit();
+      for (const offset of ['2', '3', '4'])
+        await consumer.eachBatch!(batchOf(TOPIC, [record(offset, 'a')]).payload);
+      slow.release();
+      await settleAndCommit();
+      expect(calls).toEqual([['1'], ['2', '3', '4']]);
+      expect(consumer.commitOffsets).toHaveBeenLastCalledWith([{ topic: TOPIC, partition: 0, offset: '5' }]);
+    });
+
+    it('holds the next fetch back while a partition has too many unfinished messages, heartbeating', async () => {
+      const slow = gate();
+      const { consumers } = await startSubscriber(async () => {
+        await slow.opened;
+        return { kind: 'ACK' };
+      });
+      const [consumer] = consumers;
+      const many = Array.from({ length: 1_001 }, (_, i) => record(String(i), 'a'));
+      const { payload, heartbeat } = batchOf(TOPIC, many);
+      let returned = false;
+      const batch = consumer.eachBatch!(payload).then(() => (returned = true));
+      await jest.advanceTimersByTimeAsync(2_500);
+      expect(returned).toBe(false);
+      expect(heartbeat).toHaveBeenCalledTimes(2);
+      slow.release();
+      await jest.advanceTimersByTimeAsync(1_000);
+      await batch;
+      expect(returned).toBe(true);
     });
 
     it('on PAUSE holds the partition for the delay, then rewinds to the message and resumes', async () => {
@@ -113,6 +232,7 @@ describe(KafkaSubscriber.name, () => {
       await consumer.eachBatch!(
         batchOf(TOPIC, [record('5', 'a'), record('6', 'a'), record('7', 'a')]).payload,
       );
+      await settle();
 
       expect(deliveries.map((d) => d.origin.offset)).toEqual(['5', '6']);
       expect(consumer.commitOffsets).toHaveBeenLastCalledWith([{ topic: TOPIC, partition: 0, offset: '6' }]);
@@ -122,6 +242,25 @@ describe(KafkaSubscriber.name, () => {
       await jest.advanceTimersByTimeAsync(1);
       expect(consumer.seek).toHaveBeenCalledWith({ topic: TOPIC, partition: 0, offset: '6' });
       expect(consumer.resume).toHaveBeenCalledWith([{ topic: TOPIC, partitions: [0] }]);
+    });
+
+    it('hands out nothing more of a held partition until the rewind, then starts afresh from it', async () => {
+      const { consumers, deliveries } = await startSubscriber((delivery) =>
+        delivery.origin.offset === '6' && deliveries.length < 3
+          ? { kind: 'PAUSE', delayMs: 1_000 }
+          : { kind: 'ACK' },
+      );
+      const [consumer] = consumers;
+      await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a'), record('6', 'a')]).payload);
+      await settleAndCommit();
+      await consumer.eachBatch!(batchOf(TOPIC, [record('7', 'a')]).payload); // fetched before the pause
+      await settleAndCommit();
+      expect(deliveries.map((d) => d.origin.offset)).toEqual(['5', '6']);
+      await jest.advanceTimersByTimeAsync(1_000);
+      await consumer.eachBatch!(batchOf(TOPIC, [record('6', 'a'), record('7', 'a')]).payload);
+      await settleAndCommit();
+      expect(deliveries.map((d) => d.origin.offset)).toEqual(['5', '6', '6', '7']);
+      expect(consumer.commitOffsets).toHaveBeenLastCalledWith([{ topic: TOPIC, partition: 0, offset: '8' }]);
     });
 
     it('holds a retry-topic record until its due time without handing it out', async () => {
@@ -147,6 +286,7 @@ describe(KafkaSubscriber.name, () => {
       await jest.advanceTimersByTimeAsync(1_000); // the topic's tier
       expect(consumer.seek).toHaveBeenCalledWith({ topic: RETRY_TOPIC, partition: 0, offset: '0' });
       await consumer.eachBatch!(batchOf(RETRY_TOPIC, [record('0', 'a', farFuture)]).payload);
+      await settle();
       expect(deliveries.map((d) => d.origin.offset)).toEqual(['0']);
     });
 
@@ -155,26 +295,79 @@ describe(KafkaSubscriber.name, () => {
       const [consumer] = consumers;
       await consumer.eachBatch!(batchOf(TOPIC, [record('0', 'a')]).payload);
       await consumer.eachBatch!(batchOf(RETRY_TOPIC, [record('0', 'a')]).payload);
+      await settle();
       expect(deliveries.map((d) => [d.wire.destination, d.origin.retryTierMs])).toEqual([
         [TOPIC, undefined],
         [TOPIC, 1_000],
       ]);
     });
+  });
 
-    it('heartbeats once a second while a handler runs long', async () => {
-      let finish!: () => void;
-      const running = new Promise<void>((resolve) => (finish = resolve));
-      const { consumers } = await startSubscriber(async () => {
-        await running;
+  describe('rejoin', () => {
+    it('drops what the old assignment queued and commits nothing for it', async () => {
+      const slow = gate();
+      const { consumers, deliveries } = await startSubscriber(async (delivery) => {
+        if (delivery.origin.offset === '5') await slow.opened;
         return { kind: 'ACK' };
       });
-      const { payload, heartbeat } = batchOf(TOPIC, [record('5', 'a')]);
-      const batch = consumers[0].eachBatch!(payload);
-      await jest.advanceTimersByTimeAsync(3_500);
-      expect(heartbeat).toHaveBeenCalledTimes(3);
-      finish();
+      const [consumer] = consumers;
+      await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
+      await settle();
+      await consumer.eachBatch!(batchOf(TOPIC, [record('6', 'a')]).payload); // queued behind 5
+      consumer.joined(); // kafkajs fetches again from the committed offset
+      slow.release();
+      await settle();
+      expect(deliveries.map((d) => d.origin.offset)).toEqual(['5']);
+      expect(consumer.commitOffsets).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('group coordinator', () => {
+    it('replaces the consumer when the coordinator stops answering heartbeats and commits, and rejoins', async () => {
+      const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
+      const [consumer] = consumers;
+      await jest.advanceTimersByTimeAsync(2_000);
+      consumer.heartbeat();
+      consumer.commitOffsets.mockRejectedValue(new Error('Connection error: connect ECONNREFUSED'));
+      await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
+      await jest.advanceTimersByTimeAsync(2_000);
+      expect(consumers).toHaveLength(1); // answered 2 s ago
       await jest.advanceTimersByTimeAsync(1_000);
-      await batch;
+      expect(consumer.disconnect).toHaveBeenCalled();
+      await jest.advanceTimersByTimeAsync(10);
+      expect(consumers).toHaveLength(2);
+      expect(consumers[1].subscribe).toHaveBeenCalled();
+    });
+
+    it('replaces it as well when a commit has waited that long for an answer (kafkajs retries it for 30 s)', async () => {
+      const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
+      const [consumer] = consumers;
+      consumer.commitOffsets.mockImplementation(() => new Promise(() => undefined));
+      await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
+      await jest.advanceTimersByTimeAsync(4_000); // the commit starts at 100 ms, checks run every second
+      expect(consumer.disconnect).toHaveBeenCalled();
+    });
+
+    it('leaves a consumer alone whose heartbeats pause while its commits go through (kafkajs retrying a fetch)', async () => {
+      const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
+      await consumers[0].eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
+      await jest.advanceTimersByTimeAsync(2_500);
+      await consumers[0].eachBatch!(batchOf(TOPIC, [record('6', 'a')]).payload);
+      await jest.advanceTimersByTimeAsync(2_500);
+      expect(consumers).toHaveLength(1);
+    });
+
+    it('leaves a consumer alone whose heartbeats pause with no commit failing', async () => {
+      const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
+      await jest.advanceTimersByTimeAsync(10_000);
+      expect(consumers).toHaveLength(1);
+    });
+
+    it('leaves a consumer alone while it joins (no answer expected)', async () => {
+      const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
+      consumers[0].listeners.get(consumers[0].events.REBALANCING)?.({ payload: {} });
+      await jest.advanceTimersByTimeAsync(10_000);
+      expect(consumers).toHaveLength(1);
     });
   });
 
@@ -196,10 +389,31 @@ describe(KafkaSubscriber.name, () => {
       const { subscriber, consumers } = await startSubscriber(() => ({ kind: 'PAUSE', delayMs: 1_000 }));
       const [consumer] = consumers;
       await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
+      await settle();
       await subscriber.stop();
       await jest.advanceTimersByTimeAsync(5_000);
       expect(consumer.seek).not.toHaveBeenCalled();
       expect(consumer.disconnect).toHaveBeenCalled();
+    });
+
+    it('lets running handlers finish and commits what they settled before it disconnects', async () => {
+      const slow = gate();
+      const { subscriber, consumers, deliveries } = await startSubscriber(async () => {
+        await slow.opened;
+        return { kind: 'ACK' };
+      });
+      const [consumer] = consumers;
+      await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
+      await settle();
+      const stopped = subscriber.stop();
+      await consumer.eachBatch!(batchOf(TOPIC, [record('6', 'a')]).payload); // fetched meanwhile
+      slow.release();
+      await stopped;
+      expect(deliveries.map((d) => d.origin.offset)).toEqual(['5']);
+      expect(consumer.commitOffsets).toHaveBeenCalledWith([{ topic: TOPIC, partition: 0, offset: '6' }]);
+      expect(consumer.commitOffsets.mock.invocationCallOrder[0]).toBeLessThan(
+        consumer.disconnect.mock.invocationCallOrder[0],
+      );
     });
   });
 });

@@ -14,7 +14,8 @@ import {
 } from '../subscription.interface';
 import { GroupMembership } from './group-membership';
 import { kafkaDelivery } from './kafka-delivery';
-import { OffsetTracker } from './offset-tracker';
+import { CONSUMER_SETTINGS, consumerTimings } from './kafka-consumer-settings';
+import { PartitionFlow } from './partition-flow';
 import { RetryTopicHolds } from './retry-topic-holds';
 
 /**
@@ -30,38 +31,64 @@ export interface KafkaSubscriberHost {
   readonly outage: OutageLog;
 }
 
-/** How often a batch whose handlers still run heartbeats. */
+/** How often a fetch that waits for its partition's handlers heartbeats. */
 const HEARTBEAT_EVERY_MS = 1_000;
 /** How long a partition waits before a delivery the pipeline failed to answer is tried again. */
 const AFTER_UNEXPECTED_ERROR_MS = 1_000;
+/**
+ * Unfinished messages (queued or running) a partition may have before its next fetch waits for them: about
+ * one fetch of 1 KiB messages (kafkajs fetches up to 1 MiB per partition), so memory stays bounded.
+ */
+const MAX_OUTSTANDING_PER_PARTITION = 1_000;
+/**
+ * How often settled offsets are committed (a commit per partition at most, when its position moved): a
+ * commit is a replicated write on the broker, one per message would double its work at 200 messages/s; a
+ * crash redelivers at most this much more (the inbox absorbs it).
+ */
+const COMMIT_EVERY_MS = 100;
+/** How long the subscriber waits for a replaced consumer to leave before the new one joins. */
+const REPLACE_GRACE_MS = 1_000;
 
-/** How a delivery left the pipeline, for the batch: settled (commit it), held (pause), or left. */
-type BatchSettlement = { kind: 'SETTLED' } | { kind: 'HELD'; delayMs: number };
+/** How a delivery left the pipeline: settled (commit it) or held (halt the partition for `delayMs`). */
+type LaneSettlement = { kind: 'SETTLED' } | { kind: 'HELD'; delayMs: number };
 
 /**
  * Consumes a group's topics (and its retry topics) with kafkajs, committing offsets itself:
+ * - fetching runs ahead of the handlers: a fetched message is queued in its partition's lane (a hash of its
+ *   key) and the next fetch starts at once, so a message waits for its lane, not for the whole fetch before
+ *   it; a partition with `MAX_OUTSTANDING_PER_PARTITION` unfinished messages holds its next fetch back;
  * - within a partition, messages of one key are handled in order, one at a time; different keys run side by
  *   side (up to `concurrency` handlers at once across partitions);
  * - the committed offset is the end of the contiguous run of settled messages: never past an unfinished one;
- *   a rebalance or a crash redelivers the unsettled rest (the inbox absorbs repeats);
- * - a PAUSE settlement stops handing out the partition's messages, lets those in flight finish, pauses it,
- *   waits, seeks back to the first unsettled offset and resumes;
- * - a message in a retry topic is held (pause, seek back) until its due time.
+ *   commits go every `COMMIT_EVERY_MS` beside the fetch; a rebalance, a restart or a crash redelivers the
+ *   unsettled rest (the inbox absorbs repeats);
+ * - a PAUSE settlement stops handing out the partition's messages, pauses it, lets those in flight finish,
+ *   waits, seeks back to the first unsettled offset and resumes; a retry-topic record is held so until due;
+ * - a consumer whose group coordinator stops answering heartbeats (a dead broker) is replaced: kafkajs
+ *   keeps asking the broker it found at join time, and only a new consumer looks the coordinator up again.
  * It only applies settlements: the pipeline decides them and publishes any copy.
  */
 export class KafkaSubscriber {
   private consumer?: Consumer;
+  private topics: string[] = [];
   private stopping = false;
   private readonly timers = new Set<CancelTimer>();
   /** Retry topic → the destination it retries and its delay tier. */
   private readonly retryTopics = new Map<string, { destination: string; tierMs: number }>();
   private readonly holds: RetryTopicHolds;
-  /** Batches being handled: shutdown waits for them so that their settled offsets get committed. */
-  private readonly activeBatches = new Set<Promise<void>>();
+  /** The current consumer's partitions (`topic:partition`), since its last join. */
+  private flows = new Map<string, PartitionFlow>();
   private readonly lanes: KeyedLanes;
   /** The member this subscriber's consumer is in its group, kept across restarts of the consumer. */
   private readonly membership: GroupMembership;
   private readonly handleDeliveries: ReturnType<typeof deliveriesHandler>;
+  private readonly timings: ReturnType<typeof consumerTimings>;
+  /** When the group coordinator last answered (a join, a heartbeat, a commit); undefined while joining. */
+  private answeredAt?: number;
+  /** When a commit last failed (the coordinator may be gone). */
+  private commitFailedAt?: number;
+  /** When each commit under way started: kafkajs retries one for up to 30 s before it fails. */
+  private readonly commitsUnderWay = new Set<{ startedAt: number }>();
 
   constructor(
     private readonly host: KafkaSubscriberHost,
@@ -71,178 +98,239 @@ export class KafkaSubscriber {
     this.handleDeliveries = deliveriesHandler(subscription);
     this.holds = new RetryTopicHolds(host.clock);
     this.membership = new GroupMembership(subscription.group);
+    this.timings = consumerTimings(host.sessionTimeoutMs);
   }
 
   /** Starts consuming; the transport has declared or checked the topology first. */
   async start(): Promise<void> {
-    const { group, destinations, retryTiers } = this.subscription;
-    const topics: string[] = [];
+    const { destinations, retryTiers, group } = this.subscription;
     for (const destination of destinations) {
-      topics.push(destination);
+      this.topics.push(destination);
       for (const tier of retryTiers[destination] ?? []) {
         const retryTopic = destinationNames.retry(destination, group, tier);
         this.retryTopics.set(retryTopic, { destination, tierMs: tier });
-        topics.push(retryTopic);
+        this.topics.push(retryTopic);
       }
     }
-    await this.run(topics);
+    await this.run();
+    this.every(this.timings.heartbeatIntervalMs, () => this.checkCoordinator());
+    this.every(COMMIT_EVERY_MS, () => this.flows.forEach((flow) => flow.commit()));
   }
 
+  /** Stops fetching, lets running handlers finish, commits what they settled and leaves the group. */
   async stop(): Promise<void> {
     this.stopping = true;
     this.timers.forEach((cancel) => cancel());
     this.timers.clear();
-    // Let running batches finish their current message and commit (kafkajs ignores commits once stopped).
-    await Promise.allSettled([...this.activeBatches]);
+    const flows = [...this.flows.values()];
+    flows.forEach((flow) => flow.dropQueued());
+    await this.lanes.drain();
+    // Before the disconnect: kafkajs ignores commits once its consumer stopped.
+    await Promise.all(flows.map((flow) => flow.flush()));
     await this.consumer?.disconnect().catch(() => undefined);
     this.consumer = undefined;
     this.membership.left();
   }
 
-  private async run(topics: string[]): Promise<void> {
-    const { sessionTimeoutMs } = this.host;
+  private async run(): Promise<void> {
     const consumer = this.host.kafka.consumer({
       groupId: this.subscription.group,
       allowAutoTopicCreation: false,
-      sessionTimeout: sessionTimeoutMs,
-      heartbeatInterval: Math.max(1_000, Math.floor(sessionTimeoutMs / 10)),
-      maxWaitTimeInMs: 250,
-      retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10_000 },
-      // After a lost connection the restarted consumer rejoins as the member it was (see GroupMembership).
+      sessionTimeout: this.host.sessionTimeoutMs,
+      heartbeatInterval: this.timings.heartbeatIntervalMs,
+      maxWaitTimeInMs: CONSUMER_SETTINGS.maxWaitTimeInMs,
+      retry: CONSUMER_SETTINGS.retry,
+      // After a restart the new consumer rejoins as the member it was (see GroupMembership).
       partitionAssigners: this.membership.assigners(),
     });
     this.consumer = consumer;
+    this.flows = new Map();
+    this.answeredAt = undefined;
+    const current = () => this.consumer === consumer && !this.stopping;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      if (!current()) return;
       this.membership.joined(payload.memberId);
       this.host.outage.recovered();
+      this.answeredAt = this.host.clock.now();
+      // A join restarts kafkajs's fetching at the committed offsets: what the old flows queued comes again.
+      this.retireFlows();
+    });
+    consumer.on(consumer.events.HEARTBEAT, () => {
+      if (current() && this.answeredAt !== undefined) this.answeredAt = this.host.clock.now();
+    });
+    consumer.on(consumer.events.REBALANCING, () => {
+      if (current()) this.answeredAt = undefined;
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
-      if (payload.restart || this.stopping || this.consumer !== consumer) return;
+      if (!current()) return;
+      // kafkajs restarts the consumer itself: it joins again (no coordinator to wait for meanwhile).
+      if (payload.restart) return void (this.answeredAt = undefined);
       // kafkajs gave up (a non-retriable error): start a fresh consumer rather than stop consuming.
-      this.host.outage.failure(
-        `consumer group ${this.subscription.group} crashed (${payload.error.message}); restarting it`,
-      );
-      void consumer.disconnect().catch(() => undefined);
-      this.restart(topics, 1);
+      this.replace(consumer, `crashed (${payload.error.message})`, 1);
     });
     await consumer.connect();
-    await consumer.subscribe({ topics, fromBeginning: true });
+    await consumer.subscribe({ topics: this.topics, fromBeginning: true });
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.subscription.concurrency,
-      eachBatch: (payload) => this.track(this.onBatch(payload)),
+      eachBatch: (payload) => this.onBatch(consumer, payload),
     });
   }
 
-  private restart(topics: string[], attempt: number): void {
-    this.after(computeRetryDelay(RECONNECT_BACKOFF, attempt, Math.random), () => {
+  /**
+   * Replaces the consumer when its group coordinator has not answered (no heartbeat, no commit) for
+   * `coordinatorSilenceMs` while a commit failed or has been waiting as long: kafkajs keeps sending
+   * heartbeats and commits to the broker it found at join time, also once that broker is dead and another
+   * one coordinates the group, retrying a commit for up to 30 s. A new consumer asks which broker coordinates
+   * the group and rejoins as the same member. (Heartbeats alone also pause while kafkajs retries a fetch, with
+   * the coordinator fine: no reason to restart.)
+   */
+  private checkCoordinator(): void {
+    const consumer = this.consumer;
+    if (!consumer || this.stopping || this.answeredAt === undefined) return;
+    const now = this.host.clock.now();
+    const silentMs = now - this.answeredAt;
+    const limit = this.timings.coordinatorSilenceMs;
+    if (silentMs < limit) return;
+    const failed = this.commitFailedAt !== undefined && this.commitFailedAt >= this.answeredAt;
+    const stuck = [...this.commitsUnderWay].some((c) => now - c.startedAt >= limit);
+    if (!failed && !stuck) return;
+    this.replace(consumer, `its group coordinator has not answered for ${silentMs} ms`, 0);
+  }
+
+  /** Drops `consumer` (it stops, leaves if it can) and starts a new one after the reconnect backoff. */
+  private replace(consumer: Consumer, reason: string, attempt: number): void {
+    if (this.consumer !== consumer) return;
+    this.host.outage.failure(`consumer group ${this.subscription.group}: ${reason}; restarting its consumer`);
+    this.consumer = undefined;
+    this.retireFlows();
+    const left = consumer.disconnect().catch(() => undefined);
+    const grace = this.host.clock.sleep(REPLACE_GRACE_MS);
+    void Promise.race([left, grace]).then(() => this.restart(attempt));
+  }
+
+  /** Starts a new consumer, at once for attempt 0, else after the reconnect backoff; again on failure. */
+  private restart(attempt: number): void {
+    const delayMs = attempt === 0 ? 0 : computeRetryDelay(RECONNECT_BACKOFF, attempt, Math.random);
+    this.after(delayMs, () => {
       if (this.stopping) return;
-      this.run(topics).catch((error: Error) => {
+      this.run().catch((error: Error) => {
         this.host.outage.failure(
           `restarting consumer group ${this.subscription.group} failed (${error.message})`,
         );
-        this.restart(topics, attempt + 1);
+        const failed = this.consumer;
+        this.consumer = undefined;
+        void failed?.disconnect().catch(() => undefined);
+        this.restart(attempt + 1);
       });
     });
   }
 
-  /** Runs `then` after `delayMs` unless the subscriber stops first. */
-  private after(delayMs: number, then: () => void): void {
-    const cancel = this.host.clock.setTimeout(() => {
-      this.timers.delete(cancel);
-      then();
-    }, delayMs);
-    this.timers.add(cancel);
+  private retireFlows(): void {
+    this.flows.forEach((flow) => flow.retire());
+    this.flows = new Map();
   }
 
-  private async track(batch: Promise<void>): Promise<void> {
-    this.activeBatches.add(batch);
-    try {
-      await batch;
-    } finally {
-      this.activeBatches.delete(batch);
+  private flowOf(consumer: Consumer, topic: string, partition: number): PartitionFlow {
+    const key = `${topic}:${partition}`;
+    let flow = this.flows.get(key);
+    if (!flow) {
+      flow = new PartitionFlow(topic, partition, (offset) => this.commit(consumer, topic, partition, offset));
+      this.flows.set(key, flow);
     }
-  }
-
-  private async onBatch(payload: EachBatchPayload): Promise<void> {
-    const { topic, partition, messages } = payload.batch;
-    const heartbeat = () => payload.heartbeat();
-    const tracker = new OffsetTracker();
-    const hold: { stopped: boolean; delayMs: number } = { stopped: false, delayMs: 0 };
-    const stopHere = (delayMs = 0) => {
-      hold.stopped = true;
-      hold.delayMs = Math.max(hold.delayMs, delayMs);
-    };
-    const control: DeliveryControl = {
-      keepAlive: heartbeat,
-      isStopping: () => this.stopping,
-      isHalted: () => hold.stopped || this.stopping,
-    };
-    // One lane per key hash: a lane's messages go to the pipeline together (one transaction), in order.
-    const lanes = new Map<number, KafkaMessage[]>();
-    for (const message of messages) {
-      if (hold.stopped || this.stopping || !payload.isRunning() || payload.isStale()) break;
-      tracker.dispatch(message.offset);
-      const retry = this.retryTopics.get(topic);
-      const notDueFor = retry ? this.holds.notDueFor(topic, partition, message, retry.tierMs) : 0;
-      if (notDueFor > 0) {
-        stopHere(notDueFor);
-        break;
-      }
-      const lane = laneOf(message.key?.toString() ?? '', this.subscription.concurrency);
-      const laneMessages = lanes.get(lane);
-      if (laneMessages) laneMessages.push(message);
-      else lanes.set(lane, [message]);
-    }
-    const running = [...lanes].map(([lane, laneMessages]) =>
-      this.lanes.run(`${topic}:${partition}:${lane}`, async () => {
-        // The partition stops before these: they stay unsettled and come again after the rewind.
-        if (hold.stopped || this.stopping) return;
-        const settlements = await this.deliver(topic, partition, laneMessages, control);
-        settlements.forEach((settlement, i) => {
-          if (settlement.kind === 'SETTLED') tracker.settle(laneMessages[i].offset);
-          else stopHere(settlement.delayMs);
-        });
-      }),
-    );
-    try {
-      await this.whileAlive(Promise.all(running), heartbeat, () => stopHere());
-    } finally {
-      // Only the contiguous run of settled messages: never past an unfinished one.
-      const upTo = tracker.committable();
-      if (upTo !== undefined) {
-        payload.resolveOffset(upTo);
-        await this.commit(topic, partition, upTo);
-      }
-      const resumeAt = tracker.firstUnsettled();
-      if (hold.stopped && resumeAt !== undefined && !this.stopping) {
-        this.holdPartition(topic, partition, resumeAt, hold.delayMs);
-      }
-    }
+    return flow;
   }
 
   /**
-   * Waits for the batch's handlers, heartbeating meanwhile. A failed heartbeat (a rebalance started) stops
-   * handing out messages; the ones in flight finish, then the error goes to kafkajs, which rejoins.
+   * Queues the batch's messages in their lanes and returns, so that kafkajs fetches on; waits (heartbeating)
+   * only while the partition has too many unfinished messages.
    */
-  private async whileAlive(
-    work: Promise<unknown>,
-    heartbeat: () => Promise<void>,
-    stop: () => void,
-  ): Promise<void> {
-    const finished = work.then(() => true);
-    let failure: unknown;
-    const tick = () => this.host.clock.sleep(HEARTBEAT_EVERY_MS).then(() => false);
-    while (!(await Promise.race([finished, tick()]))) {
-      try {
-        await heartbeat();
-      } catch (error) {
-        failure ??= error;
-        stop();
+  private async onBatch(consumer: Consumer, payload: EachBatchPayload): Promise<void> {
+    const { topic, partition, messages } = payload.batch;
+    if (this.consumer !== consumer || this.stopping) return;
+    const flow = this.flowOf(consumer, topic, partition);
+    const retry = this.retryTopics.get(topic);
+    const lanes = new Set<number>();
+    let last: string | undefined;
+    for (const message of messages) {
+      if (flow.halted || flow.retired || this.stopping || !payload.isRunning() || payload.isStale()) break;
+      const notDueFor = retry ? this.holds.notDueFor(topic, partition, message, retry.tierMs) : 0;
+      if (notDueFor > 0) {
+        flow.withhold(message.offset);
+        this.halt(consumer, flow, notDueFor);
+        break;
       }
+      const lane = laneOf(message.key?.toString() ?? '', this.subscription.concurrency);
+      if (!flow.enqueue(lane, message)) break;
+      lanes.add(lane);
+      last = message.offset;
     }
-    if (failure !== undefined) throw failure instanceof Error ? failure : new Error('heartbeat failed');
+    // kafkajs fetches after the last message handed out; the commit stays with the settled ones.
+    if (last !== undefined) payload.resolveOffset(last);
+    lanes.forEach((lane) => this.schedule(consumer, flow, lane));
+    if (flow.outstanding > MAX_OUTSTANDING_PER_PARTITION) {
+      await this.whileAlive(flow.whenAtMost(MAX_OUTSTANDING_PER_PARTITION / 2), () => payload.heartbeat());
+    }
+  }
+
+  /** Runs a lane of `flow` once a handler slot is free: everything queued in it by then, together. */
+  private schedule(consumer: Consumer, flow: PartitionFlow, lane: number): void {
+    const { topic, partition } = flow;
+    void this.lanes.run(`${topic}:${partition}:${lane}`, async () => {
+      const messages = flow.take(lane);
+      if (messages.length === 0) return;
+      const control: DeliveryControl = {
+        // kafkajs's fetch loop runs on beside the handlers and heartbeats itself.
+        keepAlive: async () => undefined,
+        isStopping: () => this.stopping,
+        isHalted: () => flow.halted || flow.retired || this.stopping,
+      };
+      const settlements = await this.deliver(topic, partition, messages, control);
+      const held = settlements.filter((s) => s.kind === 'HELD');
+      if (held.length > 0) this.halt(consumer, flow, Math.max(...held.map((s) => s.delayMs)));
+      flow.finish(
+        messages,
+        settlements.map((s) => s.kind === 'SETTLED'),
+      );
+      if (flow.halted && flow.outstanding === 0) this.rewindLater(consumer, flow);
+    });
+  }
+
+  /** Stops handing out `flow`'s messages and pauses its partition (the rewind follows once it is quiet). */
+  private halt(consumer: Consumer, flow: PartitionFlow, delayMs: number): void {
+    const first = !flow.halted;
+    flow.halt(delayMs);
+    if (!first || flow.retired || this.consumer !== consumer) return;
+    consumer.pause([{ topic: flow.topic, partitions: [flow.partition] }]);
+    if (flow.outstanding === 0) this.rewindLater(consumer, flow);
+  }
+
+  /** Commits what `flow` settled, then after its delay rewinds its partition to the first unsettled offset. */
+  private rewindLater(consumer: Consumer, flow: PartitionFlow): void {
+    const resumeAt = flow.resumeAt();
+    void flow.flush().then(() =>
+      this.after(flow.holdDelayMs, () => {
+        if (this.stopping || this.consumer !== consumer) return;
+        const { topic, partition } = flow;
+        if (resumeAt !== undefined) consumer.seek({ topic, partition, offset: resumeAt });
+        consumer.resume([{ topic, partitions: [partition] }]);
+        // Fetching starts again at `resumeAt`: a new flow takes the partition from there.
+        const key = `${topic}:${partition}`;
+        this.flows.get(key)?.retire();
+        this.flows.delete(key);
+      }),
+    );
+  }
+
+  /**
+   * Waits for `work`, heartbeating meanwhile; a failed heartbeat (a rebalance started) ends the wait and
+   * goes to kafkajs, which rejoins.
+   */
+  private async whileAlive(work: Promise<unknown>, heartbeat: () => Promise<void>): Promise<void> {
+    const finished = work.then(() => true);
+    const tick = () => this.host.clock.sleep(HEARTBEAT_EVERY_MS).then(() => false);
+    while (!(await Promise.race([finished, tick()]))) await heartbeat();
   }
 
   private async deliver(
@@ -250,7 +338,7 @@ export class KafkaSubscriber {
     partition: number,
     messages: readonly KafkaMessage[],
     control: DeliveryControl,
-  ): Promise<BatchSettlement[]> {
+  ): Promise<LaneSettlement[]> {
     const retry = this.retryTopics.get(topic);
     const deliveries = messages.map((message) =>
       kafkaDelivery(topic, retry?.destination ?? topic, partition, message, retry?.tierMs),
@@ -265,7 +353,7 @@ export class KafkaSubscriber {
       );
       return messages.map(() => ({ kind: 'HELD', delayMs: AFTER_UNEXPECTED_ERROR_MS }));
     }
-    return settlements.map((settlement): BatchSettlement => {
+    return settlements.map((settlement): LaneSettlement => {
       switch (settlement.kind) {
         case 'ACK':
         case 'DROP':
@@ -278,24 +366,42 @@ export class KafkaSubscriber {
     });
   }
 
-  /** Pauses the partition and, after `delayMs`, rewinds it to `offset` and resumes. */
-  private holdPartition(topic: string, partition: number, offset: string, delayMs: number): void {
-    const consumer = this.consumer;
-    if (!consumer) return;
-    consumer.pause([{ topic, partitions: [partition] }]);
-    this.after(delayMs, () => {
-      if (this.stopping || this.consumer !== consumer) return;
-      consumer.seek({ topic, partition, offset });
-      consumer.resume([{ topic, partitions: [partition] }]);
-    });
+  /** Commits `offset + 1` (the next one to read); false when it failed. */
+  private async commit(
+    consumer: Consumer,
+    topic: string,
+    partition: number,
+    offset: string,
+  ): Promise<boolean> {
+    const underWay = { startedAt: this.host.clock.now() };
+    this.commitsUnderWay.add(underWay);
+    try {
+      await consumer.commitOffsets([{ topic, partition, offset: (BigInt(offset) + 1n).toString() }]);
+      if (this.consumer === consumer && this.answeredAt !== undefined)
+        this.answeredAt = this.host.clock.now();
+      return true;
+    } catch (error) {
+      if (this.consumer === consumer) this.commitFailedAt = this.host.clock.now();
+      // A rebalance took the partition, or the coordinator is away: the next owner starts after the last
+      // commit (the inbox absorbs repeats).
+      this.host.log.warn(`Commit of ${topic}[${partition}]@${offset} failed: ${(error as Error).message}`);
+      return false;
+    } finally {
+      this.commitsUnderWay.delete(underWay);
+    }
   }
 
-  private async commit(topic: string, partition: number, offset: string): Promise<void> {
-    try {
-      await this.consumer?.commitOffsets([{ topic, partition, offset: (BigInt(offset) + 1n).toString() }]);
-    } catch (error) {
-      // A rebalance took the partition: its new owner starts after the last commit (the inbox absorbs repeats).
-      this.host.log.warn(`Commit of ${topic}[${partition}]@${offset} failed: ${(error as Error).message}`);
-    }
+  /** Runs `then` after `delayMs` unless the subscriber stops first. */
+  private after(delayMs: number, then: () => void): void {
+    const cancel = this.host.clock.setTimeout(() => {
+      this.timers.delete(cancel);
+      then();
+    }, delayMs);
+    this.timers.add(cancel);
+  }
+
+  /** Runs `then` every `intervalMs` until the subscriber stops. */
+  private every(intervalMs: number, then: () => void): void {
+    this.timers.add(this.host.clock.setInterval(then, intervalMs));
   }
 }

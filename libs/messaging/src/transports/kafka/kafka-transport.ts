@@ -17,6 +17,7 @@ import { kafkaLogCreator } from './kafka-logger';
 import { kafkaSasl } from './kafka-sasl';
 import { KafkaSubscriber } from './kafka-subscriber';
 import { PlatformaticPublisher } from './platformatic-publisher';
+import { isUnknownTopic, onceTopicsPropagated } from './topic-propagation';
 
 /** Settings the Kafka transport runs with (validated module options). */
 export interface KafkaTransportSettings {
@@ -201,14 +202,16 @@ export class KafkaTransport implements MessageTransport {
       const [{ brokers }, { topics: metadata }, configs] = await Promise.all([
         admin.describeCluster(),
         admin.fetchTopicMetadata({ topics: unchecked }),
-        admin.describeConfigs({
-          includeSynonyms: false,
-          resources: unchecked.map((name) => ({
-            type: ConfigResourceTypes.TOPIC,
-            name,
-            configNames: [MIN_INSYNC_REPLICAS],
-          })),
-        }),
+        onceTopicsPropagated(this.clock, () =>
+          admin.describeConfigs({
+            includeSynonyms: false,
+            resources: unchecked.map((name) => ({
+              type: ConfigResourceTypes.TOPIC,
+              name,
+              configNames: [MIN_INSYNC_REPLICAS],
+            })),
+          }),
+        ),
       ]);
       const minInsync = new Map(
         configs.resources.map((r) => [r.resourceName, Number(r.configEntries[0]?.configValue)]),
@@ -234,10 +237,13 @@ export class KafkaTransport implements MessageTransport {
    */
   private async ensureCopyDestinations(source: string, copies: readonly string[]): Promise<void> {
     await this.createMissingTopics(copies, async (admin) => {
-      const { resources } = await admin.describeConfigs({
-        includeSynonyms: false,
-        resources: [{ type: ConfigResourceTypes.TOPIC, name: source, configNames: [MAX_MESSAGE_BYTES] }],
-      });
+      // `source` may have been created a moment ago: the broker asked may not know it yet.
+      const { resources } = await onceTopicsPropagated(this.clock, () =>
+        admin.describeConfigs({
+          includeSynonyms: false,
+          resources: [{ type: ConfigResourceTypes.TOPIC, name: source, configNames: [MAX_MESSAGE_BYTES] }],
+        }),
+      );
       const limit = Number(
         resources[0]?.configEntries.find((e) => e.configName === MAX_MESSAGE_BYTES)?.configValue,
       );
@@ -269,7 +275,7 @@ export class KafkaTransport implements MessageTransport {
     } catch (error) {
       // On a cluster, the broker kafkajs asks for the new topics' leaders may not know them yet (kafkajs
       // only waits out LEADER_NOT_AVAILABLE): the topics were created; wait until every broker knows them.
-      if ((error as { type?: unknown }).type !== 'UNKNOWN_TOPIC_OR_PARTITION') throw error;
+      if (!isUnknownTopic(error)) throw error;
       await this.awaitTopicLeaders(admin, missing);
     }
     missing.forEach((t) => this.knownTopics.add(t));

@@ -68,4 +68,19 @@ describe(OffsetTracker.name, () => {
       );
     });
   });
+
+  describe('over a long run', () => {
+    it('keeps the commit point and the resume point across thousands of offsets', () => {
+      const tracker = new OffsetTracker();
+      for (let o = 0; o < 5_000; o++) tracker.dispatch(String(o));
+      for (let o = 0; o < 5_000; o++) if (o !== 3_000) tracker.settle(String(o));
+      expect(tracker.committable()).toBe('2999');
+      expect(tracker.firstUnsettled()).toBe('3000');
+      expect(tracker.unsettled).toBe(2_000);
+      tracker.settle('3000');
+      expect(tracker.committable()).toBe('4999');
+      expect(tracker.firstUnsettled()).toBeUndefined();
+      expect(tracker.unsettled).toBe(0);
+    });
+  });
 });
