@@ -94,11 +94,9 @@ describe('the packed library in fresh Nest apps (compatibility matrix)', () => {
       try {
         const withoutKafkajs =
           cell.transport !== 'kafka' && !cell.extraPeers.includes('@nestjs/microservices@12');
-        // As an admin would, before the application starts: it only checks the topology.
-        await app.cli(
-          ['topology', 'apply', '--file', TOPOLOGY_FILE, ...services.adminArgs],
-          services.adminEnv,
-        );
+        // The README's local-development commands, as typed there: before the application starts (it only
+        // checks the topology), and after it ran.
+        await app.cli(['topology', 'apply', '--file', TOPOLOGY_FILE, '--local-plaintext'], services.localEnv);
         const result = await app.check({
           ...services.env,
           ...(withoutKafkajs ? { COMPAT_WITHOUT_KAFKAJS: '1' } : {}),
@@ -121,10 +119,10 @@ describe('the packed library in fresh Nest apps (compatibility matrix)', () => {
             /^MissingPeerDependencyError: .*Install it: npm i kafkajs@/,
           );
         }
-        const listed = await app.cli(['dlq', 'list', ...services.adminArgs, ...services.listArgs], {
-          ...services.adminEnv,
-          MESSAGING_ADMIN_DATABASE_URL: services.env.DATABASE_URL,
-        });
+        const listed = await app.cli(
+          ['dlq', 'list', '--topology', TOPOLOGY_FILE, '--local-plaintext'],
+          services.localEnv,
+        );
         expect(listed).toContain('orders.billing.dlq');
         rows.push({ cell: cell.name, versions: await versionsOf(app, services.brokerVersion), result });
       } finally {
@@ -137,10 +135,11 @@ describe('the packed library in fresh Nest apps (compatibility matrix)', () => {
 
 interface CellServices {
   readonly env: Record<string, string>;
-  readonly adminEnv: Record<string, string>;
-  /** Flags every admin command of the cell takes. */
-  readonly adminArgs: readonly string[];
-  readonly listArgs: readonly string[];
+  /**
+   * What a developer's shell has for the README's local admin commands: the broker the application uses (on
+   * RabbitMQ, the vhost's admin: locally the developer's user may configure; the cell's service user may not).
+   */
+  readonly localEnv: Record<string, string>;
   readonly brokerVersion: string;
   release(): Promise<void>;
 }
@@ -159,13 +158,7 @@ async function servicesFor(cell: CompatCell): Promise<CellServices> {
     const brokers = broker.brokers.join(',');
     return {
       env: { ...env, KAFKA_BROKERS: brokers },
-      adminEnv: {
-        MESSAGING_ADMIN_KAFKA_BROKERS: brokers,
-        MESSAGING_ADMIN_PRINCIPAL: 'admin',
-        MESSAGING_ADMIN_PASSWORD: 'private-broker-without-sasl',
-      },
-      adminArgs: ['--local-plaintext'], // a private broker on 127.0.0.1 without SASL
-      listArgs: [],
+      localEnv: { KAFKA_BROKERS: brokers },
       brokerVersion: `Kafka ${await pinnedKafkaVersion()}`,
       release: async () => {
         await broker.destroy();
@@ -176,9 +169,7 @@ async function servicesFor(cell: CompatCell): Promise<CellServices> {
   const vhost = await RabbitVhost.create('compat');
   return {
     env: { ...env, AMQP_URL: vhost.urlAs(vhost.service) },
-    adminEnv: { MESSAGING_ADMIN_AMQP_URL: vhost.urlAs(vhost.admin) },
-    adminArgs: [],
-    listArgs: ['--queue', 'orders.billing.dlq'],
+    localEnv: { AMQP_URL: vhost.urlAs(vhost.admin) },
     brokerVersion: `RabbitMQ ${await rabbitVersion()}`,
     release: async () => {
       await vhost.delete();

@@ -26,7 +26,7 @@ import { ReceiptSender } from './shop/receipt-sender.js';
         : { kind: 'kafka', brokers: (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',') },
       // Dead-letter copies key with it (openssl rand -base64 32; the same for every service and the CLI).
       deadLetter: { keySecret: process.env.MESSAGING_KEY_SECRET },
-      // The topology (destination, DLQ...) comes from an admin: npx nest-messaging topology apply.
+      // The topology (destination, DLQ...) comes from an admin: npx nest-messaging topology apply --file topology.json
     }),
   ],
   controllers: [OrdersController],

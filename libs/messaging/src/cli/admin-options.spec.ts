@@ -34,6 +34,29 @@ describe(resolveAdminOptions.name, () => {
     expect(() => resolveAdminOptions({}, { AMQP_URL: 'amqp://guest:guest@rabbit/' })).toThrow(CliUsageError);
   });
 
+  it("in local development, falls back to the application's broker on this machine, else local Kafka", () => {
+    const local = { localPlaintext: true };
+    expect(resolveAdminOptions(local, {}).broker).toMatchObject({
+      kind: 'kafka',
+      brokers: ['127.0.0.1:9092'],
+      allowPlaintextLocal: true,
+    });
+    expect(resolveAdminOptions(local, { KAFKA_BROKERS: '127.0.0.1:19092' }).broker).toMatchObject({
+      brokers: ['127.0.0.1:19092'],
+    });
+    const rabbit = resolveAdminOptions(local, { AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672' });
+    expect(rabbit.broker).toMatchObject({ kind: 'rabbitmq', url: 'amqp://guest:guest@127.0.0.1:5672' });
+    expect(rabbit.credential).toEqual({ principal: 'guest', secret: 'guest' });
+    expect(resolveAdminOptions({ ...local, transport: 'rabbitmq' }, {}).broker).toMatchObject({
+      url: 'amqp://127.0.0.1:5672',
+    });
+    // The admin variables still come first.
+    expect(
+      resolveAdminOptions(local, { MESSAGING_ADMIN_KAFKA_BROKERS: '127.0.0.1:9000', AMQP_URL: 'amqp://x/' })
+        .broker,
+    ).toMatchObject({ kind: 'kafka', brokers: ['127.0.0.1:9000'] });
+  });
+
   it('refuses --amqp-url carrying a password: secrets come from the environment only', () => {
     const flags = { amqpUrl: 'amqp://ops:S3cr3t@rabbit:5672/' };
     expect(message(() => resolveAdminOptions(flags, {}))).toMatch(/must not carry a password/);

@@ -67,12 +67,11 @@ export function resolveAdminOptions(
       `--amqp-url must not carry a password: give it in ${AdminEnv.PASSWORD} (or in ${AdminEnv.AMQP_URL}).`,
     );
   }
-  const amqpUrl = flags.amqpUrl ?? env[AdminEnv.AMQP_URL];
-  const kafkaBrokers = flags.kafkaBrokers ?? env[AdminEnv.KAFKA_BROKERS];
+  const local = flags.localPlaintext === true || env[AdminEnv.LOCAL_PLAINTEXT] === 'true';
+  const { amqpUrl, kafkaBrokers } = local ? localBroker(flags, env) : givenBroker(flags, env);
   const transport =
     flags.transport ?? env[AdminEnv.TRANSPORT] ?? (amqpUrl ? 'rabbitmq' : kafkaBrokers ? 'kafka' : '');
   const fromUrl = transport === 'rabbitmq' && amqpUrl ? userOf(parseUrl(amqpUrl, AdminEnv.AMQP_URL)) : {};
-  const local = flags.localPlaintext === true || env[AdminEnv.LOCAL_PLAINTEXT] === 'true';
   const principal = flags.principal ?? (env[AdminEnv.PRINCIPAL] || fromUrl.principal);
   const secret = env[AdminEnv.PASSWORD] || fromUrl.secret;
   const credential = principal && secret ? { principal, secret } : undefined;
@@ -103,6 +102,32 @@ export function resolveAdminOptions(
     `Say which broker: ${AdminEnv.AMQP_URL} (RabbitMQ) or ${AdminEnv.KAFKA_BROKERS} (Kafka), or --transport.`,
   );
 }
+
+/** The broker the flags or the admin variables name (never the application's variables). */
+function givenBroker(flags: BrokerFlags, env: Env): { amqpUrl?: string; kafkaBrokers?: string } {
+  return {
+    amqpUrl: flags.amqpUrl ?? env[AdminEnv.AMQP_URL],
+    kafkaBrokers: flags.kafkaBrokers ?? env[AdminEnv.KAFKA_BROKERS],
+  };
+}
+
+/**
+ * Local development: the broker the flags or admin variables name, else the one the application on this
+ * machine uses (`AMQP_URL`, `KAFKA_BROKERS`), else the local Kafka broker (127.0.0.1:9092). Only here does the
+ * CLI read the application's variables: the broker must be on this machine, and it holds no production secret.
+ */
+function localBroker(flags: BrokerFlags, env: Env): { amqpUrl?: string; kafkaBrokers?: string } {
+  const given = givenBroker(flags, env);
+  if (given.amqpUrl || given.kafkaBrokers) return given;
+  const wanted = flags.transport ?? env[AdminEnv.TRANSPORT];
+  const amqpUrl = wanted !== 'kafka' ? env.AMQP_URL || undefined : undefined;
+  if (amqpUrl || wanted === 'rabbitmq') return { amqpUrl: amqpUrl ?? LOCAL_AMQP_URL };
+  return { kafkaBrokers: env.KAFKA_BROKERS || LOCAL_KAFKA_BROKERS };
+}
+
+/** The local brokers of a development machine, as the five-minute example's defaults. */
+const LOCAL_KAFKA_BROKERS = '127.0.0.1:9092';
+const LOCAL_AMQP_URL = 'amqp://127.0.0.1:5672';
 
 /** The admin database from the environment; refuses to go on without one (the audit log lives there). */
 export function resolveAdminDatabase(env: Env): AdminDatabaseOptions {

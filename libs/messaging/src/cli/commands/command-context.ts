@@ -5,6 +5,8 @@ import { parseKeySecret } from '../../dead-letter/key-secret';
 import { ApproverKeyring } from '../../dead-letter/redrive/approvals/approver-keyring';
 import { RedriveRefusedError } from '../../dead-letter/redrive/errors/redrive-refused.error';
 import { PostgresRedriveLedger } from '../../dead-letter/redrive/ledger/postgres-redrive-ledger';
+import { RedriveLedger } from '../../dead-letter/redrive/ledger/redrive-ledger.interface';
+import { CliUsageError } from '../cli-usage.error';
 import { RedriveService } from '../../dead-letter/redrive/redrive.service';
 import { MessagingTopology, parseMessagingTopology } from '../../topology/messaging-topology';
 import { AdminEnv, BrokerFlags, resolveAdminDatabase, resolveAdminOptions } from '../admin-options';
@@ -30,6 +32,11 @@ export interface CommandContext {
     work: (service: RedriveService) => Promise<T>,
     about?: { readonly source?: string },
   ): Promise<T>;
+  /**
+   * Runs read-only `work` (it lists, it records nothing) with a `RedriveService` built from the flags and
+   * environment; the admin database is optional for it.
+   */
+  withReader<T>(flags: BrokerFlags & TopologyFlag, work: (service: RedriveService) => Promise<T>): Promise<T>;
 }
 
 /** The flag that names a topology file. */
@@ -51,12 +58,30 @@ export function commandContext(io: CliIo): CommandContext {
       await ledger.close();
     }
   };
-  return {
+  const context: CommandContext = {
     io,
     print: (lines) => io.out(lines.map((line) => `${line}\n`).join('')),
     withLedger,
     keyring: () => keyringOf(io),
     topology,
+    withReader: async (flags, work) => {
+      if (io.env[AdminEnv.DATABASE_URL]) return context.withService(flags, work);
+      const { broker, credential } = resolveAdminOptions(flags, io.env);
+      const service = new RedriveService({
+        broker,
+        credential,
+        ledger: withoutLedger(),
+        approvers: await keyringOf(io),
+        topology: await topology(flags),
+        keySecret: keySecretOf(io),
+        clock: io.now,
+      });
+      try {
+        return await work(service);
+      } finally {
+        await service.close();
+      }
+    },
     withService: (flags, work, about) =>
       withLedger(async (ledger) => {
         const { broker, credential } = resolveAdminOptions(flags, io.env);
@@ -92,6 +117,25 @@ export function commandContext(io: CliIo): CommandContext {
           await service.close();
         }
       }),
+  };
+  return context;
+}
+
+/** For read-only commands run without an admin database: any use of the ledger says what is missing. */
+function withoutLedger(): RedriveLedger {
+  const missing = (): never => {
+    throw new CliUsageError(
+      `This needs the admin database (${AdminEnv.DATABASE_URL}): the audit log and the approvals live there.`,
+    );
+  };
+  return {
+    record: async () => missing(),
+    claimApproval: async () => missing(),
+    withExclusiveHold: async () => missing(),
+    plannerOf: async () => missing(),
+    history: async () => missing(),
+    verifyChain: async () => missing(),
+    close: async () => undefined,
   };
 }
 
