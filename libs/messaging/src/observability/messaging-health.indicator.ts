@@ -8,6 +8,7 @@ import {
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { LogicalRelay } from '../outbox/logical/logical-relay';
 import { OutboxStore } from '../outbox/outbox-store';
+import { describeRefusal } from '../transports/broker-refusal';
 import { MessageTransport } from '../transports/message-transport.interface';
 
 /**
@@ -75,6 +76,15 @@ export class MessagingHealthIndicator {
   ): Promise<MessagingHealthResult<Key>> {
     const health = await this.transport.checkHealth();
     if (health.connected) return result(key, 'up', { transport: this.transport.kind });
+    if (health.refusal) {
+      // Not an outage: it will not heal by itself. Say what to fix (an option's name, never a value).
+      return result(key, 'down', {
+        transport: this.transport.kind,
+        error: describeRefusal(health.refusal),
+        permanent: true,
+        fix: health.refusal.setting,
+      });
+    }
     this.logger.warn(`Health: the broker did not answer: ${health.lastError ?? 'not connected'}`);
     return result(key, 'down', { transport: this.transport.kind, error: 'the broker did not answer' });
   }

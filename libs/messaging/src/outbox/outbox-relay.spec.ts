@@ -266,6 +266,32 @@ describe(OutboxRelay.name, () => {
       await world.stop();
     });
 
+    it('says an outage once, then a summary every 30 s and once when it works again (not a line a round)', async () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+      try {
+        const { store, transport, wakeup } = startRelay();
+        await jest.advanceTimersByTimeAsync(0);
+        transport.down = true;
+        store.add(1);
+        wakeup.fire();
+        await jest.advanceTimersByTimeAsync(45_000); // rounds every 0.1–2 s: dozens of failed rounds
+        const rounds = store.claims;
+        const lines = warn.mock.calls
+          .map(([line]) => String(line))
+          .filter((l) => l.includes('not confirmed'));
+        expect(rounds).toBeGreaterThan(20);
+        expect(lines).toHaveLength(2); // when it started, and the summary at 30 s
+        expect(lines[1]).toMatch(/still failing after 3\d s/);
+        transport.down = false;
+        await jest.advanceTimersByTimeAsync(5_000);
+        expect(log.mock.calls.some(([line]) => /works again after/.test(String(line)))).toBe(true);
+      } finally {
+        warn.mockRestore();
+        log.mockRestore();
+      }
+    });
+
     it('does not claim while it backs off, however often it is woken', async () => {
       const { store, transport, wakeup } = startRelay();
       await jest.advanceTimersByTimeAsync(0);

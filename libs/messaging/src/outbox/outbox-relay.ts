@@ -26,6 +26,7 @@ import {
   publishRows,
   sortOutcomes,
 } from './relay-batch';
+import { OutageLog } from '../transports/outage-log';
 import { RelayTimers } from './relay-timers';
 import { RelayWakeup } from './relay-wakeup';
 
@@ -70,6 +71,8 @@ export interface RelayRoundResult {
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(OutboxRelay.name);
+  /** Rounds in which the broker confirmed nothing, summarised (see `OutageLog`). */
+  private readonly outage: OutageLog;
   /** Identifies this process's claims (`locked_by`). */
   readonly instanceId: string;
   private readonly timers: RelayTimers;
@@ -96,6 +99,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   ) {
     const suffix = randomBytes(4).toString('hex');
     this.instanceId = `${options.serviceName}@${hostname()}/${process.pid}/${suffix}`;
+    this.outage = new OutageLog(this.logger, 'Publishing outbox messages', clock);
     this.timers = new RelayTimers(
       clock,
       () => this.wake(),
@@ -316,6 +320,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     );
     if (batch.unconfirmed.length === 0) {
       this.failures = 0;
+      this.outage.recovered();
       return;
     }
     const brokerDown = confirmedNothing(batch);
@@ -334,10 +339,16 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       this.backOff(`Recording failed publishes failed: ${describe(error)}`);
     }
     const first = batch.unconfirmed[0];
-    this.logger.warn(
+    const line =
       `${batch.unconfirmed.length} of ${batch.rows.length} messages not confirmed (first: ${first.row.messageId} ` +
-        `to ${first.row.destination}: ${first.outcome.status} ${describe(first.outcome.error)}); retrying in ${retryInMs} ms.`,
-    );
+      `to ${first.row.destination}: ${first.outcome.status} ${describe(first.outcome.error)})`;
+    // A round with nothing confirmed is the broker away: one line when it starts, a summary while it lasts
+    // (not a line a second). Refusals of some messages beside confirmed ones are said each time.
+    if (brokerDown) this.outage.failure(line);
+    else {
+      this.outage.recovered();
+      this.logger.warn(`${line}; retrying in ${retryInMs} ms.`);
+    }
     if (brokerDown) {
       this.metrics.brokerErrors.inc({ transport: this.transport.kind, operation: 'publish' });
       // Half the failed rows' delay: the next round comes while they still wait, so that rows of other keys

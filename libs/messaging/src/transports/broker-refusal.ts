@@ -69,3 +69,34 @@ function kafkaRefusal(error: Error): BrokerRefusal | undefined {
   }
   return undefined;
 }
+
+/**
+ * Says each permanent refusal once, as an error (the outage log keeps the transient failures quiet), and
+ * remembers the last one for the health check until the broker is reached again.
+ */
+export class RefusalLog {
+  private last?: BrokerRefusal;
+
+  constructor(
+    private readonly kind: 'kafka' | 'rabbitmq',
+    private readonly logger: { error(message: string): void },
+  ) {}
+
+  /** The refusal in `error`, if it is one; logged when it differs from the last one. */
+  failure(error: unknown): BrokerRefusal | undefined {
+    const refusal = brokerRefusal(this.kind, error);
+    if (refusal && refusal.reason !== this.last?.reason) this.logger.error(describeRefusal(refusal));
+    if (refusal) this.last = refusal;
+    return refusal;
+  }
+
+  /** The broker was reached: whatever was refused before works now. */
+  recovered(): void {
+    this.last = undefined;
+  }
+
+  /** The refusal still standing, for the health check. */
+  get current(): BrokerRefusal | undefined {
+    return this.last;
+  }
+}

@@ -1,5 +1,6 @@
 import { WireMessage } from '../envelope/wire-message';
 import { MessagingTopology } from '../topology/messaging-topology';
+import { BrokerRefusal } from './broker-refusal';
 import { PublishOutcome } from './publish-outcome';
 import { TransportCapabilities } from './transport-capabilities';
 import { ConsumerHandle, Subscription } from './subscription.interface';
@@ -9,6 +10,11 @@ export interface TransportHealth {
   readonly connected: boolean;
   /** The last connection or publish error, while the transport is not healthy. */
   readonly lastError?: string;
+  /**
+   * Set when the broker refused for good (a login or virtual host refused, an address that is not a Kafka
+   * client listener): what to fix, said so. Retrying goes on, but it will not heal by itself.
+   */
+  readonly refusal?: BrokerRefusal;
 }
 
 /** How one publish call may be steered. */

@@ -6,6 +6,7 @@ import { KafkaProducerClient, KafkaSaslOptions, TopologyMode } from '../../messa
 import { copyDestinationsOf, destinationsOf, MessagingTopology } from '../../topology/messaging-topology';
 import { MessagingTopologyMissingError } from '../../topology/messaging-topology-missing.error';
 import { MessageTransport, PublishOptions, TransportHealth } from '../message-transport.interface';
+import { RefusalLog } from '../broker-refusal';
 import { PublishOutcome } from '../publish-outcome';
 import { ConsumerHandle, Subscription, topologyOf } from '../subscription.interface';
 import { TransportCapabilities } from '../transport-capabilities';
@@ -70,6 +71,8 @@ export class KafkaTransport implements MessageTransport {
   private readonly subscribers = new Set<KafkaSubscriber>();
   private connected = false;
   private lastError?: string;
+  /** Answers no retry changes (a SASL login refused, an address that is no client listener): said once. */
+  private readonly refusals = new RefusalLog('kafka', this.logger);
   /** kafkajs's connection errors, summarised (shared by the producer, the admin and every consumer). */
   private readonly outage: OutageLog;
 
@@ -139,6 +142,7 @@ export class KafkaTransport implements MessageTransport {
     );
     if (outcomes.every((o) => o.status === 'CONFIRMED')) {
       this.connected = true;
+      this.refusals.recovered();
       this.lastError = undefined;
       this.outage.recovered();
     } else {
@@ -321,16 +325,18 @@ export class KafkaTransport implements MessageTransport {
   }
 
   health(): TransportHealth {
-    return { connected: this.connected, lastError: this.lastError };
+    return { connected: this.connected, lastError: this.lastError, refusal: this.refusals.current };
   }
 
   async checkHealth(): Promise<TransportHealth> {
     try {
       await (await this.healthAdmin.get()).describeCluster();
+      this.refusals.recovered();
       return { connected: true };
     } catch (error) {
       await this.healthAdmin.reset(); // the next check connects afresh
-      return { connected: false, lastError: asError(error).message };
+      const refusal = this.refusals.failure(error);
+      return { connected: false, lastError: asError(error).message, refusal };
     }
   }
 
@@ -345,6 +351,7 @@ export class KafkaTransport implements MessageTransport {
   private markDown(error: unknown): void {
     this.connected = false;
     this.lastError = asError(error).message;
+    this.refusals.failure(error);
   }
 }
 

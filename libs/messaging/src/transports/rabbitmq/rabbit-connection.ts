@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import * as amqp from 'amqplib';
+import { BrokerRefusal, RefusalLog } from '../broker-refusal';
 
 /**
  * One AMQP connection, opened on first use and again after it drops. Users of the connection learn of a
@@ -12,6 +13,8 @@ export class RabbitConnection {
   private closing = false;
   private lastError?: string;
   private isOpen = false;
+  /** A login or virtual host RabbitMQ refused: said once as an error, kept for the health check. */
+  private readonly refusals = new RefusalLog('rabbitmq', this.logger);
 
   constructor(
     private readonly url: string,
@@ -32,6 +35,11 @@ export class RabbitConnection {
 
   get error(): string | undefined {
     return this.lastError;
+  }
+
+  /** The permanent refusal standing since the last failed connect, if any. */
+  get refusal(): BrokerRefusal | undefined {
+    return this.refusals.current;
   }
 
   /** Called when the connection is lost (not when we close it). */
@@ -65,10 +73,12 @@ export class RabbitConnection {
       model.on('blocked', (reason: string) => this.logger.warn(`RabbitMQ blocked the connection: ${reason}`));
       this.isOpen = true;
       this.lastError = undefined;
+      this.refusals.recovered();
       return model;
     } catch (error) {
       this.model = undefined;
       this.lastError = (error as Error).message;
+      this.refusals.failure(error);
       throw error;
     }
   }

@@ -178,6 +178,7 @@ export class RabbitMqTransport implements MessageTransport {
     return {
       connected: this.connection.connected,
       lastError: this.connection.error ?? this.lastPublishError,
+      refusal: this.connection.refusal,
     };
   }
 
@@ -186,7 +187,7 @@ export class RabbitMqTransport implements MessageTransport {
       await this.connection.get();
       return { connected: true };
     } catch (error) {
-      return { connected: false, lastError: (error as Error).message };
+      return { connected: false, lastError: (error as Error).message, refusal: this.connection.refusal };
     }
   }
 
