@@ -47,7 +47,7 @@ const SHORT = {
   authors: 3,
   subscribersPerAuthor: 4,
   postsPerSecond: 3,
-  loadMs: 75_000,
+  loadMs: 55_000,
   faults: {
     ...NO_LINK_FAULTS,
     'post-kill': 2,
@@ -74,13 +74,13 @@ const SOAK = {
   quiescenceTimeoutMs: 300_000,
 } as const;
 
-/** Chaos mode in `npm test`: about a minute of load, mostly link faults, one kill. */
+/** Chaos mode in `npm test`: 45 s of load, mostly link faults, one kill. */
 const CHAOS_SHORT = {
   name: 'chaos-short',
   authors: 3,
   subscribersPerAuthor: 3,
   postsPerSecond: 3,
-  loadMs: 60_000,
+  loadMs: 45_000,
   faults: {
     'post-kill': 1,
     'subscribe-kill': 0,
