@@ -6,7 +6,7 @@ import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { TestSchema } from '../../harness/postgres';
 import { createTestDatabase, EACH_DATABASE, TestDatabase } from '../../harness/test-database';
-import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
+import { createMessagingApp, kafkaTransport, nextRelayRound } from '../support/messaging-app';
 import { OrdersService, ordersWriter } from '../support/orders.fixture';
 import { readOutboxRows, waitUntil } from '../support/outbox-rows';
 import { TopicReader } from '../support/topic-reader';
@@ -67,6 +67,15 @@ describe.each(EACH_DATABASE)('Outbox with two relay instances on one table (%s +
       });
       return ids;
     });
+    // A claim the relays started before the spies (at startup) could still pick the first rows written
+    // below, unseen: each relay finishes a round (an empty one) first, so every later claim is spied on.
+    await Promise.all(
+      apps.map((app, i) => {
+        const round = nextRelayRound(app);
+        relays[i].wake();
+        return round;
+      }),
+    );
 
     // Each customer's orders are placed one after the other (so seq order is commit order), alternating
     // between the two instances; the customers run concurrently.
