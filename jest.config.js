@@ -22,7 +22,8 @@ const withServices = {
 };
 
 module.exports = {
-  // Two workers by default (`npm test`); the long suites start first (see the sequencer).
+  // Three workers by default (`npm test`: most suites wait on brokers, processes and faults, not on the two
+  // cores); the long suites start first (see the sequencer).
   testSequencer: '<rootDir>/jest.sequencer.js',
   projects: [
     {

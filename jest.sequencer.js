@@ -1,5 +1,5 @@
 /**
- * Jest's order of suites, with the long ones first: `npm test` runs two workers, and a suite of minutes that
+ * Jest's order of suites, with the long ones first: `npm test` runs three workers, and a suite of minutes that
  * starts last leaves one worker idle while it runs. Jest orders by the durations it cached in an earlier run
  * and otherwise by file size; a fresh clone (CI) has no cache, so the known long suites (the cluster failovers,
  * the compatibility matrix, the fault runs, then the end-to-end suites) go first whatever the cache says.
