@@ -1,6 +1,7 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 
-type Kind = 'interval' | 'timeout';
+/** The two kinds of timer the registry holds. */
+export type TimerKind = 'interval' | 'timeout';
 
 /**
  * The library's own named timers (safety poll, retry wake-ups, retention jobs), cleared at shutdown. Kept
@@ -9,7 +10,7 @@ type Kind = 'interval' | 'timeout';
  */
 @Injectable()
 export class TimerRegistry implements OnApplicationShutdown {
-  private readonly timers = new Map<string, { kind: Kind; handle: NodeJS.Timeout }>();
+  private readonly timers = new Map<string, { kind: TimerKind; handle: NodeJS.Timeout }>();
 
   addInterval(name: string, handle: NodeJS.Timeout): void {
     this.add(name, 'interval', handle);
@@ -27,7 +28,7 @@ export class TimerRegistry implements OnApplicationShutdown {
     this.delete(name, 'timeout');
   }
 
-  doesExist(kind: Kind, name: string): boolean {
+  doesExist(kind: TimerKind, name: string): boolean {
     return this.timers.get(name)?.kind === kind;
   }
 
@@ -39,12 +40,12 @@ export class TimerRegistry implements OnApplicationShutdown {
     this.timers.clear();
   }
 
-  private add(name: string, kind: Kind, handle: NodeJS.Timeout): void {
+  private add(name: string, kind: TimerKind, handle: NodeJS.Timeout): void {
     if (this.timers.has(name)) throw new Error(`Timer '${name}' already exists`);
     this.timers.set(name, { kind, handle });
   }
 
-  private delete(name: string, kind: Kind): void {
+  private delete(name: string, kind: TimerKind): void {
     const timer = this.timers.get(name);
     if (timer?.kind !== kind) return;
     if (kind === 'interval') clearInterval(timer.handle);

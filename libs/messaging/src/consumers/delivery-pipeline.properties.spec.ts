@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { PublishOutcome } from '../transports/publish-outcome';
 import { RetryMode, RetryOrdering, RetryPolicyOptions } from '../retry/retry-policy.interface';
 import { OffsetTracker } from '../transports/kafka/offset-tracker';
-import { Settlement } from '../transports/subscription.interface';
+import { Settlement } from '../transports/delivery-contract';
 import { TransportCapabilities } from '../transports/transport-capabilities';
 import { DeliveryPipeline } from './delivery-pipeline';
 import { useFakeTime } from '../../spec-support/fake-time';

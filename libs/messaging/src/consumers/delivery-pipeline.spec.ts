@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { MessageHeaders } from '../envelope/message-headers';
 import { WireMessage } from '../envelope/wire-message';
 import { RetryPolicyOptions, RetryMode, RetryOrdering } from '../retry/retry-policy.interface';
-import { Settlement } from '../transports/subscription.interface';
+import { Settlement } from '../transports/delivery-contract';
 import { TransportCapabilities } from '../transports/transport-capabilities';
 import { DeliveryPipeline } from './delivery-pipeline';
 import { MessageContext } from './message-context';

@@ -5,13 +5,7 @@ import { destinationNames } from '../../dead-letter/destination-names';
 import { computeRetryDelay, RECONNECT_BACKOFF } from '../../retry/backoff';
 import { KeyedLanes } from '../keyed-lanes';
 import { OutageLog } from '../outage-log';
-import {
-  deliveriesHandler,
-  DeliveryControl,
-  laneOf,
-  Settlement,
-  Subscription,
-} from '../subscription.interface';
+import { deliveriesHandler, DeliveryControl, laneOf, Settlement, Subscription } from '../delivery-contract';
 import { GroupMembership } from './group-membership';
 import { kafkaDelivery } from './kafka-delivery';
 import { CONSUMER_SETTINGS, consumerTimings } from './kafka-consumer-settings';

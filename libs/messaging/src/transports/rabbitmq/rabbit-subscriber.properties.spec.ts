@@ -4,7 +4,7 @@ import * as amqp from 'amqplib';
 import fc from 'fast-check';
 import { systemClock } from '../../common/clock';
 import { MessageHeaders } from '../../envelope/message-headers';
-import { Delivery, Settlement, Subscription } from '../subscription.interface';
+import { Delivery, Settlement, Subscription } from '../delivery-contract';
 import { RabbitConnection } from './rabbit-connection';
 import { RabbitSubscriber } from './rabbit-subscriber';
 import { useFakeTime } from '../../../spec-support/fake-time';
