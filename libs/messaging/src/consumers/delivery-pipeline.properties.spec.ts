@@ -185,7 +185,7 @@ function checkInvariants(result: Run): void {
 }
 
 /**
- * Issue 26: the consumer's batch settlement over random lanes and random interleavings of handler
+ * The consumer's batch settlement over random lanes and random interleavings of handler
  * successes, throws and swallowed database errors (seen by the watch, or only at COMMIT), commits that
  * fail or whose answer is lost after they committed, transactions that cannot begin, inbox duplicates,
  * refused and ambiguous copies, and stop requests.

@@ -240,7 +240,7 @@ describe(DeliveryPipeline.name, () => {
       },
     );
 
-    it('never a third time because of neighbours, whichever fails when it runs again (issue 26, defect 6)', async () => {
+    it('never a third time because of neighbours, whichever fails when it runs again', async () => {
       // The last fails on its first call; each of the others but the first fails on a later call of its own,
       // the fourth on its 2nd, the third on its 3rd...: a rerun of the ones before a failure that failed
       // again used to rerun the ones before that one again: the first handler ran six times.

@@ -85,7 +85,7 @@ export interface RedrivePlanRequest {
 }
 
 /**
- * Redrive, an admin operation (spec §3): `plan()` is a dry run that changes nothing; an approver signs a
+ * Redrive, an admin operation (docs/guide/08-redrive.md): `plan()` is a dry run that changes nothing; an approver signs a
  * plan with their own key (`signApproval`); `approve()` checks plan and approval and is the only source of an
  * `ApprovedRedrivePlan`; `execute()` moves exactly the planned messages, publish → confirm → settle, once
  * per approval and never beside another redrive of the same DLQ. Every plan, execution and refusal goes to

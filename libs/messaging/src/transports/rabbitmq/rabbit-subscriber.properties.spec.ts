@@ -81,7 +81,7 @@ const scenarios: fc.Arbitrary<Scenario> = fc.record({
 });
 
 /**
- * Issue 26: the RabbitMQ subscriber applies the pipeline's settlements, through its public surface only
+ * The RabbitMQ subscriber applies the pipeline's settlements, through its public surface only
  * (start, the channel's deliveries, stop), over random arrivals, keys, batch answers and stop moments.
  */
 describe(`${RabbitSubscriber.name} (properties)`, () => {

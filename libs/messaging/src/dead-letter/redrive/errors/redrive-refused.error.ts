@@ -1,6 +1,6 @@
 import { MessagingError } from '../../../errors/messaging.error';
 
-/** Which guard refused a redrive (spec §3, Redrive). */
+/** Which guard refused a redrive (docs/guide/08-redrive.md, What the redrive trusts). */
 export type RedriveGuard =
   | 'ADMIN_CREDENTIAL'
   | 'INSECURE_CONNECTION'
