@@ -51,6 +51,10 @@ export { InboxRetention } from './inbox/inbox-retention';
 export { OutboxStore } from './outbox/outbox-store';
 export { InboxStore } from './inbox/inbox-store';
 export { messagingDialect } from './database/messaging-dialect';
+export {
+  typeormPostgresConnectionConfig,
+  typeormPostgresPool,
+} from './database/postgres/typeorm-postgres-pool.patch';
 export type { MessagingDialect } from './database/messaging-dialect';
 export { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
 

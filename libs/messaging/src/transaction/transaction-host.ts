@@ -5,7 +5,7 @@ import { IsolationLevel } from 'typeorm/driver/types/IsolationLevel';
 import { MESSAGING_DATA_SOURCE } from '../messaging.constants';
 import { NoActiveTransactionError } from '../errors/no-active-transaction.error';
 import { TransactionAbortedError } from '../errors/transaction-aborted.error';
-import { joinDefaultManager } from './join-default-manager';
+import { joinDefaultManager } from './typeorm-default-manager.patch';
 import { TransactionScope } from './transaction-scope';
 import { TransactionWatch } from './transaction-watch';
 import { TransactionWatcher } from './transaction-watcher';

@@ -6,7 +6,7 @@ import { computeRetryDelay, RECONNECT_BACKOFF } from '../../retry/backoff';
 import { KeyedLanes } from '../keyed-lanes';
 import { OutageLog } from '../outage-log';
 import { deliveriesHandler, DeliveryControl, laneOf, Settlement, Subscription } from '../delivery-contract';
-import { GroupMembership } from './group-membership';
+import { GroupMembership } from './kafkajs-group-coordinator.patch';
 import { kafkaDelivery } from './kafka-delivery';
 import { CONSUMER_SETTINGS, consumerTimings } from './kafka-consumer-settings';
 import { PartitionFlow } from './partition-flow';
