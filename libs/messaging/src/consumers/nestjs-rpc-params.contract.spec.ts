@@ -43,8 +43,12 @@ describe('@nestjs/microservices internals the RPC params patch relies on', () =>
     const written = metadata() ?? {};
     const factory = rpcParamsFactory();
     const args = [payload, context];
-    expect(factory.exchangeKeyForValue(paramType(written, 0), undefined as unknown as string, args)).toBe(payload);
-    expect(factory.exchangeKeyForValue(paramType(written, 1), undefined as unknown as string, args)).toBe(context);
+    expect(factory.exchangeKeyForValue(paramType(written, 0), undefined as unknown as string, args)).toBe(
+      payload,
+    );
+    expect(factory.exchangeKeyForValue(paramType(written, 1), undefined as unknown as string, args)).toBe(
+      context,
+    );
     expect(factory.exchangeKeyForValue(paramType(written, 2), 'id', args)).toBe('order-1');
   });
 });
