@@ -5,6 +5,8 @@
  * @packageDocumentation
  */
 export * from './messaging.tokens';
+export { FakeClock } from './common/fake-clock';
+export { systemClock } from './common/clock';
 export { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from './messaging.constants';
 export { resolveMessagingOptions } from './options/resolve-messaging-options';
 export type { ResolvedMessagingOptions } from './options/resolve-messaging-options';
@@ -65,7 +67,6 @@ export { runMessagingCli } from './cli/messaging-cli';
 
 // Types the internals above name (so the testing entry's API report names each of them)
 export type { CancelTimer, Clock } from './common/clock';
-export type { TimerKind, TimerRegistry } from './common/timer-registry';
 export type { FailedDelivery, FailureSettler } from './consumers/failure-settler';
 export type { Failure, SettleDecision } from './consumers/settle-decision';
 export type {
