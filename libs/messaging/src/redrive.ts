@@ -14,3 +14,4 @@ export type { KeySecret } from './dead-letter/key-secret';
 export type { MessagingMetrics } from './observability/messaging-metrics';
 export type { GroupTopology, MessagingTopology, RabbitQueueType } from './topology/messaging-topology';
 export { MessagingError } from './errors/messaging.error';
+export type { CancelTimer, Clock } from './common/clock';
