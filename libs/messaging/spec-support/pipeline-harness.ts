@@ -19,7 +19,7 @@ import { RetryPolicyOptions } from '../src/retry/retry-policy.interface';
 import { MessageTransport } from '../src/transports/message-transport.interface';
 import { PublishOutcome } from '../src/transports/publish-outcome';
 import { TransportCapabilities } from '../src/transports/transport-capabilities';
-import { Delivery, DeliveryControl, Settlement } from '../src/transports/subscription.interface';
+import { Delivery, DeliveryControl, Settlement } from '../src/transports/delivery-contract';
 
 /**
  * The consumer pipeline over an inbox and a transport in memory, for unit specs of its batch settlement:

@@ -6,3 +6,6 @@
  * @packageDocumentation
  */
 export * from './console/index';
+// The redrive API the console's options take (`redrive`, `ledger`, `approverSigners`): the same classes as
+// `nest-reliable-messaging/redrive`, so that an admin app imports from one place.
+export * from './redrive';

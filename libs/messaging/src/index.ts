@@ -12,6 +12,15 @@ import { OutboxMessageEntity } from './outbox/outbox-message.entity';
 
 // The module and its options
 export { MessagingModule } from './messaging.module';
+export {
+  getMessagingClockToken,
+  getMessagingDataSourceToken,
+  getMessagingOptionsToken,
+  getMessagingTransportToken,
+  InjectMessagingOptions,
+  InjectMessagingTransport,
+} from './messaging.tokens';
+export type { CancelTimer, Clock } from './common/clock';
 export type { MessagingModuleAsyncOptions, MessagingModuleRootOptions } from './messaging.module-definition';
 export type {
   ConsumerOptions,
@@ -67,17 +76,7 @@ export { MessagingTopologyMismatchError } from './topology/messaging-topology-mi
 export { MessagingTopologyMissingError } from './topology/messaging-topology-missing.error';
 
 // Tables
-export {
-  ChainRedriveAudit1764979200000,
-  CreateMessagingAttempts1764720000000,
-  CreateMessagingTables1764547200000,
-  CreateMysqlMessagingAttempts1764892800000,
-  CreateMysqlMessagingTables1764806400000,
-  CreateRedriveLedger1764892800000,
-  MessagingMigrations,
-  MysqlMessagingMigrations,
-  OutboxFillfactor1764633600000,
-} from './migrations';
+export { MessagingMigrations, MysqlMessagingMigrations } from './migrations';
 export { InboxRecordEntity } from './inbox/inbox-record.entity';
 export { OutboxMessageEntity } from './outbox/outbox-message.entity';
 
@@ -87,7 +86,8 @@ export { OutboxMessageEntity } from './outbox/outbox-message.entity';
  */
 export const MessagingEntities = [OutboxMessageEntity, InboxRecordEntity];
 
-// Errors
+// Errors: every one a MessagingError
+export { MessagingError } from './errors/messaging.error';
 export { InvalidEventDefinitionError } from './errors/invalid-event-definition.error';
 export { InvalidKeySecretError } from './dead-letter/invalid-key-secret.error';
 export { InvalidMessagingOptionsError } from './errors/invalid-messaging-options.error';

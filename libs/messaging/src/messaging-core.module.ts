@@ -5,7 +5,6 @@ import { Clock, systemClock } from './common/clock';
 import { DecoratedMethods } from './common/decorated-methods';
 import { MessagingMetadataAccessor } from './common/messaging-metadata.accessor';
 import { isPeerInstalled } from './common/optional-peer';
-import { TimerRegistry } from './common/timer-registry';
 import { ConsumerExplorer } from './consumers/consumer-explorer';
 import { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
 import { StartupSummary } from './consumers/startup-summary';
@@ -69,7 +68,6 @@ const serverProviders = messagingServer();
       useFactory: (options: ResolvedMessagingOptions, clock: Clock) => createTransport(options, clock),
       inject: [MESSAGING_RESOLVED_OPTIONS, MESSAGING_CLOCK],
     },
-    TimerRegistry,
     DecoratedMethods,
     MessagingMetadataAccessor,
     TransactionHost,

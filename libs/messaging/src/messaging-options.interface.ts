@@ -158,7 +158,7 @@ export interface ConsumerOptions {
   batchSize?: number;
 }
 
-/** What a dead-letter copy keeps (issue 15: the DLQ is kept longer and read by more people). */
+/** What a dead-letter copy keeps (the DLQ is kept longer and read by more people: docs/guide/05-retries-and-dead-letters.md, Dead letters). */
 export interface DeadLetterOptions {
   /**
    * The deployment's key secret, base64 of at least 32 random bytes (`openssl rand -base64 32`), from the

@@ -10,3 +10,8 @@ export { applyTopology, checkTopology } from './admin/apply-topology';
 export type { TopicSettings, TopologyAdminOptions } from './admin/apply-topology';
 export { parseKeySecret } from './dead-letter/key-secret';
 export type { KeySecret } from './dead-letter/key-secret';
+// Types the admin options above name, defined with the service side
+export type { MessagingMetrics } from './observability/messaging-metrics';
+export type { GroupTopology, MessagingTopology, RabbitQueueType } from './topology/messaging-topology';
+export { MessagingError } from './errors/messaging.error';
+export type { CancelTimer, Clock } from './common/clock';

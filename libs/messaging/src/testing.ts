@@ -5,6 +5,8 @@
  * @packageDocumentation
  */
 export * from './messaging.tokens';
+export { FakeClock } from './common/fake-clock';
+export { systemClock } from './common/clock';
 export { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from './messaging.constants';
 export { resolveMessagingOptions } from './options/resolve-messaging-options';
 export type { ResolvedMessagingOptions } from './options/resolve-messaging-options';
@@ -23,7 +25,7 @@ export type { KeySecret } from './dead-letter/key-secret';
 // Transports
 export type { MessageTransport, TransportHealth } from './transports/message-transport.interface';
 export type { PublishOutcome } from './transports/publish-outcome';
-export type { ConsumerHandle, Subscription } from './transports/subscription.interface';
+export type { ConsumerHandle, Subscription } from './transports/delivery-contract';
 export type { TransportCapabilities } from './transports/transport-capabilities';
 
 // The relay and the consumers
@@ -51,6 +53,10 @@ export { InboxRetention } from './inbox/inbox-retention';
 export { OutboxStore } from './outbox/outbox-store';
 export { InboxStore } from './inbox/inbox-store';
 export { messagingDialect } from './database/messaging-dialect';
+export {
+  typeormPostgresConnectionConfig,
+  typeormPostgresPool,
+} from './database/postgres/typeorm-postgres-pool.patch';
 export type { MessagingDialect } from './database/messaging-dialect';
 export { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
 
@@ -58,3 +64,69 @@ export { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
 export { signApproval } from './dead-letter/redrive/redrive-approval';
 export type { CliIo } from './cli/cli-io';
 export { runMessagingCli } from './cli/messaging-cli';
+
+// Types the internals above name (so the testing entry's API report names each of them)
+export type { CancelTimer, Clock } from './common/clock';
+export type { FailedDelivery, FailureSettler } from './consumers/failure-settler';
+export type { Failure, SettleDecision } from './consumers/settle-decision';
+export type {
+  DeadLetterDecision,
+  DeadLetterReason,
+  PauseAndRetryDecision,
+  RejectDecision,
+  RetryDecision,
+  RetryDestinationDecision,
+  RetryInlineDecision,
+} from './retry/retry-decision';
+export type { MessageContext } from './consumers/message-context';
+export type { HandlerDefinition, HandlerRegistry } from './consumers/handler-registry';
+export type { DeliveryPipeline } from './consumers/delivery-pipeline';
+export type { MessagingTables } from './database/messaging-tables';
+export type { FailureFacts } from './dead-letter/failure-copy';
+export type { ApproverSigner } from './dead-letter/redrive/approvals/approver-keys';
+export type { ApprovalGrant, RedriveApproval } from './dead-letter/redrive/redrive-approval';
+export type { MessagePosition, PlannedMessage, RedrivePlan } from './dead-letter/redrive/redrive-plan';
+export { FailureCategory } from './envelope/failure-category';
+export type { InboxKey, InboxRecord } from './inbox/inbox-store';
+export type { InboxService } from './inbox/inbox.service';
+export type { InboxBatch, InboxEntry } from './inbox/inbox-batch';
+export type { InboxDelivery, InboxOutcome, InboxWork } from './inbox/inbox-delivery';
+export type { EventDefinition } from './envelope/event-definition';
+export type {
+  OpenTransaction,
+  RunInTransactionOptions,
+  TransactionHost,
+} from './transaction/transaction-host';
+export type { TransactionScope } from './transaction/transaction-scope';
+export type {
+  ConsumerOptions,
+  DeadLetterOptions,
+  KafkaProducerClient,
+  KafkaSaslOptions,
+  KafkaTransportOptions,
+  MessagingModuleOptions,
+  OutboxRetentionOptions,
+  RabbitMqTransportOptions,
+  RelayMode,
+  RelayOptions,
+  TopologyMode,
+  TransportOptions,
+} from './messaging-options.interface';
+export type { MessageTracing, PublishTrace } from './observability/message-tracing';
+export type { MessagingMetrics } from './observability/messaging-metrics';
+export type { messagingOptionsSchema } from './options/messaging-options.schema';
+export type { ParsedMessagingOptions } from './options/resolve-messaging-options';
+export type { DecodedLogicalMessage } from './outbox/logical/logical-message-codec';
+export type { Lsn } from './outbox/logical/lsn';
+export type { PgoutputMessage } from './outbox/logical/replication-protocol';
+export type { SlotWalStatus } from './outbox/logical/replication-slot';
+export type { ClaimedOutboxRow, FailedOutboxRow, NewOutboxRow } from './outbox/outbox-row';
+export type { OutboxBacklog, OutboxStoreSettings } from './outbox/outbox-store';
+export type { RelayWakeup } from './outbox/relay-wakeup';
+export type { ClassificationRule } from './retry/error-classifier';
+export { RetryMode, RetryOrdering } from './retry/retry-policy.interface';
+export type { BackoffOptions, ResolvedRetryPolicy, RetryPolicyOptions } from './retry/retry-policy.interface';
+export type { GroupTopology, MessagingTopology, RabbitQueueType } from './topology/messaging-topology';
+export type { BrokerRefusal } from './transports/broker-refusal';
+export type { Delivery, DeliveryControl, DeliveryOrigin, Settlement } from './transports/delivery-contract';
+export type { PublishOptions } from './transports/message-transport.interface';

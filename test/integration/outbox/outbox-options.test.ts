@@ -1,9 +1,8 @@
 import { DataSource } from 'typeorm';
 import {
-  CreateMessagingTables1764547200000,
-  CreateMysqlMessagingTables1764806400000,
   InvalidMessagingOptionsError,
   MessagingModule,
+  MessagingMigrations,
   MessagingModuleOptions,
   MessagingSchemaMissingError,
   MysqlMessagingMigrations,
@@ -133,7 +132,7 @@ describe('MessagingModule options and startup checks', () => {
       startMessagingModule(bareDataSource, MessagingModule.forRoot(valid)),
     );
     expect(error).toBeInstanceOf(MessagingSchemaMissingError);
-    expect(error.message).toContain(CreateMessagingTables1764547200000.name);
+    expect(error.message).toContain(MessagingMigrations[0].name); // CreateMessagingTables1764547200000
     expect(error.message).toContain(`"${bare.name}".messaging_outbox`);
     expect((error as MessagingSchemaMissingError).migration).toBe('CreateMessagingTables1764547200000');
   });
@@ -143,7 +142,7 @@ describe('MessagingModule options and startup checks', () => {
       startMessagingModule(mariadbBareDataSource, MessagingModule.forRoot(valid)),
     );
     expect(error).toBeInstanceOf(MessagingSchemaMissingError);
-    expect(error.message).toContain(CreateMysqlMessagingTables1764806400000.name);
+    expect(error.message).toContain(MysqlMessagingMigrations[0].name); // CreateMysqlMessagingTables1764806400000
     expect(error.message).toContain('add MysqlMessagingMigrations');
   });
 

@@ -36,7 +36,7 @@ describe('Redrive guards on RabbitMQ', () => {
     return fixture.service(
       { kind: 'rabbitmq', url: vhost.url },
       { principal: vhost.admin.name, secret: vhost.admin.password },
-      { metrics, clock: now },
+      { metrics, clock: { now: () => now().getTime() } },
     );
   }
 

@@ -3,6 +3,8 @@ import { Test, TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSourceOptions } from 'typeorm';
 import {
+  Clock,
+  getMessagingClockToken,
   MessagingMigrations,
   MessagingModule,
   MessagingModuleOptions,
@@ -26,13 +28,15 @@ export interface MessagingAppOptions {
   messaging?: Partial<Omit<MessagingModuleOptions, 'transport'>>;
   /** Run the shipped migration (default true). */
   migrate?: boolean;
+  /** The library's clock instead of `systemClock` (`overrideProvider(getMessagingClockToken())`), e.g. a `FakeClock`. */
+  clock?: Clock;
   /** Called after compiling, before the application starts (to observe its first relay round, say). */
   beforeInit?: (moduleRef: TestingModule) => void;
 }
 
 export async function createMessagingApp(options: MessagingAppOptions): Promise<TestingModule> {
   const entities = options.entities ?? [];
-  const moduleRef = await Test.createTestingModule({
+  const builder = Test.createTestingModule({
     imports: [
       TypeOrmModule.forRoot({
         ...testConnectionOptions(options.schema, 10, options.migrate !== false),
@@ -53,7 +57,9 @@ export async function createMessagingApp(options: MessagingAppOptions): Promise<
       ...(options.imports ?? []),
     ],
     providers: options.providers ?? [],
-  }).compile();
+  });
+  if (options.clock) builder.overrideProvider(getMessagingClockToken()).useValue(options.clock);
+  const moduleRef = await builder.compile();
   options.beforeInit?.(moduleRef);
   try {
     await moduleRef.init();

@@ -5,7 +5,7 @@ import { ApproverKeyring, generateApproverKeys } from 'nest-reliable-messaging/r
 import { readTrustedSigners } from './approver-signers';
 
 /**
- * Issue 28, item 3: the console trusts only the keys of the reviewed keyring, each opened with its own
+ * The console trusts only the keys of the reviewed keyring, each opened with its own
  * passphrase, from files no other user can read.
  */
 describe(readTrustedSigners.name, () => {

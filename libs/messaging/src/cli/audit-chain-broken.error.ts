@@ -1,5 +1,7 @@
+import { MessagingError } from '../errors/messaging.error';
+
 /** `dlq history --verify` found the audit log's hash chain broken (exit 1). */
-export class AuditChainBrokenError extends Error {
+export class AuditChainBrokenError extends MessagingError {
   constructor(
     /** The entry where it breaks, or `head`. */
     readonly brokenAt: string,

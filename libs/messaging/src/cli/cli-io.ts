@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import type { Clock } from '../common/clock';
 
 /** What the CLI reads and writes besides the broker: injectable, so tests run it in-process. */
 export interface CliIo {
@@ -32,4 +33,10 @@ export async function readJson(io: CliIo, file: string): Promise<unknown> {
 /** Writes a JSON file (readable: people review plans and approvals). */
 export async function writeJson(io: CliIo, file: string, value: unknown): Promise<void> {
   await fs.writeFile(path.resolve(io.cwd, file), `${JSON.stringify(value, null, 2)}\n`, 'utf8');
+}
+
+/** The CLI's clock (`now`) as the library's `Clock` is read, or undefined for the system clock. */
+export function cliClock(io: CliIo): Pick<Clock, 'now'> | undefined {
+  const now = io.now;
+  return now && { now: () => now().getTime() };
 }

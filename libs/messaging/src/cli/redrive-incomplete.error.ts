@@ -1,5 +1,7 @@
+import { MessagingError } from '../errors/messaging.error';
+
 /** A redrive ran but some messages were not confirmed by the target: they stay in the DLQ (exit 1). */
-export class RedriveIncompleteError extends Error {
+export class RedriveIncompleteError extends MessagingError {
   constructor(
     readonly left: number,
     readonly source: string,

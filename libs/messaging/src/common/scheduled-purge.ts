@@ -1,36 +1,34 @@
 import { Logger } from '@nestjs/common';
-import { TimerRegistry } from './timer-registry';
-import { randomBytes } from 'node:crypto';
+import { CancelTimer, Clock } from './clock';
 
 /** At most this many batches a round, so that one round never holds on for long. */
 const MAX_BATCHES_PER_ROUND = 100;
 
 /**
- * A retention job: on an interval (registered with the library's `TimerRegistry`), deletes in batches until fewer than
- * a batch is left; one round at a time; a failure is logged and the next round tries again.
+ * A retention job: on an interval of the library's `Clock` (so a test advances it), deletes in batches until
+ * fewer than a batch is left; one round at a time; a failure is logged and the next round tries again.
  */
 export class ScheduledPurge {
-  private readonly timer: string;
+  private cancel?: CancelTimer;
   private running?: Promise<number>;
 
   constructor(
     private readonly what: string,
-    private readonly scheduler: TimerRegistry,
+    private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly deleteBatch: (batchSize: number) => Promise<number>,
-  ) {
-    this.timer = `messaging-${what.replace(/\W+/g, '-')}-retention-${randomBytes(4).toString('hex')}`;
-  }
+  ) {}
 
+  /** Runs a round every `intervalMs`, the first one `intervalMs` from now. */
   start(intervalMs: number, batchSize: number): void {
-    this.scheduler.addInterval(
-      this.timer,
-      setInterval(() => void this.run(batchSize), intervalMs),
-    );
+    this.cancel?.();
+    this.cancel = this.clock.setInterval(() => void this.run(batchSize), intervalMs);
   }
 
+  /** Stops the interval and waits for a round that is running. */
   async stop(): Promise<void> {
-    if (this.scheduler.doesExist('interval', this.timer)) this.scheduler.deleteInterval(this.timer);
+    this.cancel?.();
+    this.cancel = undefined;
     await this.running;
   }
 

@@ -39,7 +39,7 @@ function gate(now: { ms: number }, extra: Partial<MessagingConsoleOptions> = {})
     authenticator,
     deadLetterQueues: [],
     sessionTtlMs: 60_000,
-    clock: () => new Date(now.ms),
+    clock: { now: () => now.ms },
     ...extra,
   };
   return { gate: new ConsoleGate(options, '/console'), entries, authenticator };

@@ -11,6 +11,7 @@ import { MESSAGING_CONSOLE_BASE } from './console.tokens';
 import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition';
 import { loginPage, messagePage } from './views/access-views';
 import { PageContext } from './views/layout';
+import { systemClock } from '../common/clock';
 
 const SESSION_COOKIE = 'messaging_console_session';
 const LOGIN_COOKIE = 'messaging_console_login';
@@ -42,8 +43,8 @@ export class ConsoleGate implements OnModuleDestroy {
     @Inject(MESSAGING_CONSOLE_OPTIONS) private readonly options: MessagingConsoleOptions,
     @Inject(MESSAGING_CONSOLE_BASE) readonly base: string,
   ) {
-    const clock = options.clock ?? (() => new Date());
-    const now = () => clock().getTime();
+    const clock = options.clock ?? systemClock;
+    const now = () => clock.now();
     this.sessions = new ConsoleSessions(options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS, now);
     this.guard = new SignInGuard(options.signIn ?? {}, now);
     this.checking = new BoundedConcurrency(this.guard.limits.maxConcurrent, this.guard.limits.maxWaiting);

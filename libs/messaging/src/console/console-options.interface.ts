@@ -2,6 +2,7 @@ import type { ApproverSigner } from '../dead-letter/redrive/approvals/approver-k
 import type { RedriveLedger } from '../dead-letter/redrive/ledger/redrive-ledger.interface';
 import type { RedriveService } from '../dead-letter/redrive/redrive.service';
 import type { SignInLimits } from './sign-in-guard';
+import type { Clock } from '../common/clock';
 
 /**
  * What a console user may do: a `viewer` reads figures, dead letters (without payloads) and the audit log;
@@ -80,8 +81,8 @@ export interface MessagingConsoleOptions {
   readonly secureCookies?: boolean;
   /** At most this many bytes of a payload are shown (the rest is counted, not sent). Default 65536. */
   readonly payloadPreviewBytes?: number;
-  /** The clock sessions expire and sign-ins wait by. Default: the system clock. */
-  readonly clock?: () => Date;
+  /** The clock sessions expire, sign-ins wait and approvals are dated by (the library's `Clock`; only `now` is read). Default: the system clock. */
+  readonly clock?: Pick<Clock, 'now'>;
 }
 
 /** Fixed when the module is defined, also with `forRootAsync`. */

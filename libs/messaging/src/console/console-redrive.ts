@@ -51,7 +51,7 @@ export class ConsoleRedrive {
         keyring: redrive.approvers,
         topology: redrive.topology,
         ttlMs,
-        now: this.options.clock?.(),
+        now: this.options.clock ? new Date(this.options.clock.now()) : undefined,
       });
       entry.refusal = undefined;
       return { ok: true };

@@ -18,6 +18,7 @@ import {
   positionFromParam,
 } from './views/dead-letter-views';
 import { redrivePlanPage, redrivePlansPage } from './views/redrive-views';
+import { systemClock } from '../common/clock';
 
 /** Entries the audit page shows, and whose chain it checks on every view. */
 const AUDIT_PAGE_SIZE = 200;
@@ -39,7 +40,8 @@ export class ConsoleController {
     private readonly redrive: ConsoleRedrive,
     @Inject(MESSAGING_CONSOLE_OPTIONS) private readonly options: MessagingConsoleOptions,
   ) {
-    this.now = () => (options.clock ?? (() => new Date()))().getTime();
+    const clock = options.clock ?? systemClock;
+    this.now = () => clock.now();
     this.metrics = new ConsoleMetrics(options.metricsSources ?? [], this.now);
   }
 

@@ -12,3 +12,4 @@ export type {
   MessagingConsoleRootOptions,
 } from './messaging-console.module-definition';
 export { MessagingConsoleModule } from './messaging-console.module';
+export { ConfigurableMessagingConsoleModule } from './messaging-console.module-definition';

@@ -1,5 +1,4 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { ExternalContextCreator } from '@nestjs/core';
 import type { ParamsFactory } from '@nestjs/core/helpers/external-context-creator';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
@@ -14,15 +13,11 @@ import { MessageTransport } from '../transports/message-transport.interface';
 import { HandlerRegistry } from './handler-registry';
 import { IdempotentHandlerMetadata } from './idempotent-handler.decorator';
 import { MessageContext } from './message-context';
+import { RPC_ARGS_METADATA, rpcParamsFactory } from './nestjs-rpc-params.patch';
 
 const GROUP_PATTERN = /^[A-Za-z0-9._-]{1,100}$/;
 /** Group names that would make a work queue look like a dead-letter or retry destination. */
 const AMBIGUOUS_GROUP = /(^|\.)(dlq|retry\.\d+ms)$/;
-
-type RpcParamsFactoryModule = { RpcParamsFactory: new () => ParamsFactory };
-
-/** Without @nestjs/microservices there are no `@Payload()`/`@Ctx()` decorators to resolve. */
-const NO_PARAMS: ParamsFactory = { exchangeKeyForValue: () => null };
 
 /**
  * Discovers `@IdempotentHandler()` methods on every provider and controller at startup and checks them:
@@ -119,7 +114,7 @@ export class ConsumerExplorer implements OnModuleInit {
       instance,
       instance[method],
       method,
-      ROUTE_ARGS_METADATA, // what @Payload() and @Ctx() write (Nest's PARAM_ARGS_METADATA)
+      RPC_ARGS_METADATA, // what @Payload() and @Ctx() write
       this.paramsFactory,
       undefined,
       undefined,
@@ -140,17 +135,5 @@ export class ConsumerExplorer implements OnModuleInit {
         `group '${metadata.group}' already handles ${metadata.event.type} in ${existing.name}; one handler per event and group.`,
       );
     }
-  }
-}
-
-function rpcParamsFactory(): ParamsFactory {
-  try {
-    const factoryPath = '@nestjs/microservices/factories/rpc-params-factory';
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- an optional peer, used when present
-    const { RpcParamsFactory } = require(factoryPath) as RpcParamsFactoryModule;
-    return new RpcParamsFactory();
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'MODULE_NOT_FOUND') return NO_PARAMS;
-    throw error;
   }
 }

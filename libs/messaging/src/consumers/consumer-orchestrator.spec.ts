@@ -7,7 +7,7 @@ import { resolveMessagingOptions } from '../options/resolve-messaging-options';
 import { RetryMode, RetryOrdering, RetryPolicyOptions } from '../retry/retry-policy.interface';
 import { resolveRetryPolicy } from '../retry/retry-policy';
 import { MessageTransport } from '../transports/message-transport.interface';
-import { ConsumerHandle, Subscription } from '../transports/subscription.interface';
+import { ConsumerHandle, Subscription } from '../transports/delivery-contract';
 import { ConsumerOrchestrator } from './consumer-orchestrator';
 import { DeliveryPipeline } from './delivery-pipeline';
 import { HandlerRegistry } from './handler-registry';

@@ -13,7 +13,7 @@ import { computeRetryDelay, RECONNECT_BACKOFF } from '../retry/backoff';
 import { MessagingTopologyMismatchError } from '../topology/messaging-topology-mismatch.error';
 import { MessagingTopologyMissingError } from '../topology/messaging-topology-missing.error';
 import { MessageTransport } from '../transports/message-transport.interface';
-import { ConsumerHandle, Subscription } from '../transports/subscription.interface';
+import { ConsumerHandle, Subscription } from '../transports/delivery-contract';
 import { DeliveryPipeline } from './delivery-pipeline';
 import { HandlerRegistry } from './handler-registry';
 import { groupRetryTiers } from './retry-tiers';

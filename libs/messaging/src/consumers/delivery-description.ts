@@ -1,5 +1,5 @@
 import { MessageEnvelope } from '../envelope/message-envelope';
-import { Delivery } from '../transports/subscription.interface';
+import { Delivery } from '../transports/delivery-contract';
 import { MessageContext } from './message-context';
 import { Failure } from './settle-decision';
 

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { PublishOutcome } from '../transports/publish-outcome';
 import { RetryMode, RetryOrdering, RetryPolicyOptions } from '../retry/retry-policy.interface';
 import { OffsetTracker } from '../transports/kafka/offset-tracker';
-import { Settlement } from '../transports/subscription.interface';
+import { Settlement } from '../transports/delivery-contract';
 import { TransportCapabilities } from '../transports/transport-capabilities';
 import { DeliveryPipeline } from './delivery-pipeline';
 import { useFakeTime } from '../../spec-support/fake-time';
@@ -185,7 +185,7 @@ function checkInvariants(result: Run): void {
 }
 
 /**
- * Issue 26: the consumer's batch settlement over random lanes and random interleavings of handler
+ * The consumer's batch settlement over random lanes and random interleavings of handler
  * successes, throws and swallowed database errors (seen by the watch, or only at COMMIT), commits that
  * fail or whose answer is lost after they committed, transactions that cannot begin, inbox duplicates,
  * refused and ambiguous copies, and stop requests.

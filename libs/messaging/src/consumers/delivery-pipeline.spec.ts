@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { MessageHeaders } from '../envelope/message-headers';
 import { WireMessage } from '../envelope/wire-message';
 import { RetryPolicyOptions, RetryMode, RetryOrdering } from '../retry/retry-policy.interface';
-import { Settlement } from '../transports/subscription.interface';
+import { Settlement } from '../transports/delivery-contract';
 import { TransportCapabilities } from '../transports/transport-capabilities';
 import { DeliveryPipeline } from './delivery-pipeline';
 import { MessageContext } from './message-context';
@@ -240,7 +240,7 @@ describe(DeliveryPipeline.name, () => {
       },
     );
 
-    it('never a third time because of neighbours, whichever fails when it runs again (issue 26, defect 6)', async () => {
+    it('never a third time because of neighbours, whichever fails when it runs again', async () => {
       // The last fails on its first call; each of the others but the first fails on a later call of its own,
       // the fourth on its 2nd, the third on its 3rd...: a rerun of the ones before a failure that failed
       // again used to rerun the ones before that one again: the first handler ran six times.

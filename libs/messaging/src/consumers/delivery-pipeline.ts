@@ -19,7 +19,7 @@ import { tierAtMost } from '../retry/backoff';
 import { decideRetry, decideUnprocessable } from '../retry/retry-decision-engine';
 import { ResolvedRetryPolicy } from '../retry/retry-policy.interface';
 import { MessageTransport } from '../transports/message-transport.interface';
-import { Delivery, DeliveryControl, Settlement } from '../transports/subscription.interface';
+import { Delivery, DeliveryControl, Settlement } from '../transports/delivery-contract';
 import { describeMessage, errorLine, messageContext } from './delivery-description';
 import { FailedDelivery, FailureSettler } from './failure-settler';
 import { HandlerDefinition, HandlerRegistry } from './handler-registry';

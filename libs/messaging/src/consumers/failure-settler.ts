@@ -9,7 +9,7 @@ import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { MessageTransport } from '../transports/message-transport.interface';
-import { Delivery, DeliveryControl, Settlement } from '../transports/subscription.interface';
+import { Delivery, DeliveryControl, Settlement } from '../transports/delivery-contract';
 import { failureLogLine } from './delivery-description';
 import { ACK, Failure, LEAVE, SettleDecision, settleDecision } from './settle-decision';
 

@@ -3,7 +3,7 @@ import { DeadLetterCopyPolicy, deadLetterCopy, retryCopy } from '../dead-letter/
 import { FailureCategory } from '../envelope/failure-category';
 import { WireMessage } from '../envelope/wire-message';
 import { RetryDecision } from '../retry/retry-decision';
-import { Delivery, Settlement } from '../transports/subscription.interface';
+import { Delivery, Settlement } from '../transports/delivery-contract';
 
 /** A failure, classified: what the retry engine and the dead-letter headers need. */
 export interface Failure {

@@ -5,7 +5,7 @@ import { carriedHeaders } from './carried-headers';
 import { keyPseudonym, sealKey } from './key-pseudonym';
 import { KeySecret } from './key-secret';
 
-/** The headers a failure adds (the six of spec §3, and a retry copy's due time). */
+/** The headers a failure adds (the six of docs/guide/12-envelope.md, and a retry copy's due time). */
 export const FAILURE_HEADER_NAMES: readonly string[] = [
   MessageHeaders.FAILURE_CATEGORY,
   MessageHeaders.FAILURE_CODE,
@@ -27,7 +27,7 @@ export interface FailureFacts {
   readonly now: Date;
 }
 
-/** The six reserved failure headers (spec §3), keeping the first failure's time across retries. */
+/** The six reserved failure headers (docs/guide/12-envelope.md), keeping the first failure's time across retries. */
 export function failureHeaders(
   facts: FailureFacts,
   incoming: Readonly<Record<string, string>>,

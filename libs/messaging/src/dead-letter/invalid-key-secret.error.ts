@@ -1,5 +1,7 @@
+import { MessagingError } from '../errors/messaging.error';
+
 /** A key secret (`deadLetter.keySecret`, `MESSAGING_KEY_SECRET`) is missing, malformed or too short. */
-export class InvalidKeySecretError extends Error {
+export class InvalidKeySecretError extends MessagingError {
   constructor(
     /** Where the secret came from: an option path or an environment variable. */
     readonly origin: string,

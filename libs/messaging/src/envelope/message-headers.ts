@@ -18,7 +18,7 @@ export const MessageHeaders = {
   TRACEPARENT: 'traceparent',
   TRACESTATE: 'tracestate',
 
-  /** Dead-letter and retry headers (spec §3). Only these are added to a dead-lettered message. */
+  /** Dead-letter and retry headers (docs/guide/12-envelope.md). Only these are added to a dead-lettered message. */
   FAILURE_CATEGORY: 'msg.failure-category',
   FAILURE_CODE: 'msg.failure-code',
   ORIGIN_DESTINATION: 'msg.origin-destination',

@@ -1,5 +1,7 @@
+import { MessagingError } from './messaging.error';
+
 /** `defineEvent()` was given a field it cannot use. Raised when the definition is evaluated. */
-export class InvalidEventDefinitionError extends Error {
+export class InvalidEventDefinitionError extends MessagingError {
   constructor(
     /** The event's type, as given. */
     readonly eventType: string,

@@ -1,3 +1,5 @@
+import { MessagingError } from './messaging.error';
+
 /** One bad option: where it is and what is wrong with it. */
 export interface OptionIssue {
   /** The option's path, e.g. `relay.batchSize` (`(root)` for the options object itself). */
@@ -7,7 +9,7 @@ export interface OptionIssue {
 }
 
 /** `MessagingModule.forRoot()` got options it cannot run with. Raised at startup. */
-export class InvalidMessagingOptionsError extends Error {
+export class InvalidMessagingOptionsError extends MessagingError {
   constructor(
     /** Every bad option, each named by its path. */
     readonly issues: readonly OptionIssue[],

@@ -1,8 +1,10 @@
+import { MessagingError } from './messaging.error';
+
 /**
  * A `@RetryPolicy()` declaration is invalid. A configuration error raised at startup (or when the policy
  * is resolved), not a runtime failure to catch: fix the declaration.
  */
-export class InvalidRetryPolicyError extends Error {
+export class InvalidRetryPolicyError extends MessagingError {
   /** The offending option, as a path such as `maxAttempts` or `backoff.multiplier`. */
   readonly field: string;
   /** The value that was given. */

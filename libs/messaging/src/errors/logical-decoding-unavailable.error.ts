@@ -1,8 +1,10 @@
+import { MessagingError } from './messaging.error';
+
 /**
  * `relay.mode: 'logical'` cannot work on this server or as this role: the startup names every missing piece
  * (`wal_level`, replication connections, the role's REPLICATION attribute) with how to add it.
  */
-export class LogicalDecodingUnavailableError extends Error {
+export class LogicalDecodingUnavailableError extends MessagingError {
   constructor(
     /** What is missing, one sentence each, with the fix. */
     readonly problems: readonly string[],

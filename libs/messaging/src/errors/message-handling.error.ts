@@ -1,3 +1,4 @@
+import { MessagingError } from './messaging.error';
 import { FailureCategory } from '../envelope/failure-category';
 
 /**
@@ -7,7 +8,7 @@ import { FailureCategory } from '../envelope/failure-category';
  *
  * @example throw new MessageHandlingError(FailureCategory.VALIDATION, 'POST_TITLE_MISSING');
  */
-export class MessageHandlingError extends Error {
+export class MessageHandlingError extends MessagingError {
   /** The category the retry decision engine decides on. */
   readonly category: FailureCategory;
   /** A short token such as `PAYMENT_DECLINED`; sanitised before it is written to a header. */

@@ -1,5 +1,7 @@
+import { MessagingError } from './messaging.error';
+
 /** The library's tables are not in the database: the migration has not run. */
-export class MessagingSchemaMissingError extends Error {
+export class MessagingSchemaMissingError extends MessagingError {
   constructor(
     /** The table that is missing, schema-qualified. */
     readonly table: string,

@@ -1,9 +1,11 @@
+import { MessagingError } from './messaging.error';
+
 /**
  * A feature the application uses needs an optional peer dependency that is not installed (the Kafka
  * transport needs `kafkajs`, the RabbitMQ transport `amqplib`, ...). Raised at startup; the message gives
  * the install command.
  */
-export class MissingPeerDependencyError extends Error {
+export class MissingPeerDependencyError extends MessagingError {
   /** The command that installs the missing package, e.g. `npm i kafkajs@^2.2.4`. */
   readonly installCommand: string;
 

@@ -1,5 +1,7 @@
+import { MessagingError } from './messaging.error';
+
 /** Something that must write in the caller's transaction was called outside one. */
-export class NoActiveTransactionError extends Error {
+export class NoActiveTransactionError extends MessagingError {
   constructor(
     /** What was called, e.g. `OutboxService.add()`. */
     readonly operation: string,

@@ -1,5 +1,7 @@
+import { MessagingError } from './messaging.error';
+
 /** `OutboxService.add()` got a payload that breaks the event's schema: a bug in the caller. */
-export class OutboxPayloadInvalidError extends Error {
+export class OutboxPayloadInvalidError extends MessagingError {
   constructor(
     /** The event's type. */
     readonly eventType: string,

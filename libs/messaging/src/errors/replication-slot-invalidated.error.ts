@@ -1,9 +1,11 @@
+import { MessagingError } from './messaging.error';
+
 /**
  * PostgreSQL invalidated the relay's slot (`wal_status = 'lost'`): the log it had not read grew past
  * `max_slot_wal_keep_size` (a relay down, or too slow, for that long) and the server removed it. Messages
  * committed from the slot's last confirmed position on are only in the WAL archive now.
  */
-export class ReplicationSlotInvalidatedError extends Error {
+export class ReplicationSlotInvalidatedError extends MessagingError {
   constructor(
     /** The invalidated slot. */
     readonly slot: string,

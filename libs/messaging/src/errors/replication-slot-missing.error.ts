@@ -1,8 +1,10 @@
+import { MessagingError } from './messaging.error';
+
 /**
  * `relay.mode: 'logical'` and the replication slot does not exist (or is not this database's pgoutput slot).
  * Messages written without a slot would be in no slot's reach, so the application does not start.
  */
-export class ReplicationSlotMissingError extends Error {
+export class ReplicationSlotMissingError extends MessagingError {
   constructor(
     /** The slot the options name (`relay.slot`, or the default derived from the schema). */
     readonly slot: string,

@@ -1,3 +1,5 @@
+import { MessagingError } from './messaging.error';
+
 /**
  * The database ended a transaction while the code inside it went on as if nothing happened: a database
  * error was caught inside the transaction and not rethrown. PostgreSQL aborts the whole transaction at the
@@ -10,7 +12,7 @@
  * consumer's handler that does it fails its delivery with this error (classified by `databaseError`), and
  * the other messages of its batch are handled again.
  */
-export class TransactionAbortedError extends Error {
+export class TransactionAbortedError extends MessagingError {
   /**
    * The first error the database raised in the transaction, the one that ended it; `undefined` when the
    * library did not see it (a statement that bypassed TypeORM's query runner).

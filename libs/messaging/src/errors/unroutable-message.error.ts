@@ -1,5 +1,7 @@
+import { MessagingError } from './messaging.error';
+
 /** RabbitMQ returned a mandatory message: no queue is bound for it, so nobody would receive it. */
-export class UnroutableMessageError extends Error {
+export class UnroutableMessageError extends MessagingError {
   constructor(
     readonly exchange: string,
     readonly routingKey: string,

@@ -1,5 +1,7 @@
+import { MessagingError } from './messaging.error';
+
 /** The application's DataSource is a database the library cannot keep its outbox and inbox in. Raised at startup. */
-export class UnsupportedDatabaseError extends Error {
+export class UnsupportedDatabaseError extends MessagingError {
   constructor(
     /** The DataSource's `type` (`sqlite`, `mysql`, …). */
     readonly databaseType: string,

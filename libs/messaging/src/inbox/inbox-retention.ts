@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { TimerRegistry } from '../common/timer-registry';
+import { Clock } from '../common/clock';
 import { ScheduledPurge } from '../common/scheduled-purge';
 import { HandlerRegistry } from '../consumers/handler-registry';
-import { MESSAGING_RESOLVED_OPTIONS } from '../messaging.constants';
+import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS } from '../messaging.constants';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { InboxStore } from './inbox-store';
 
@@ -17,11 +17,11 @@ export class InboxRetention implements OnApplicationBootstrap, OnApplicationShut
   constructor(
     store: InboxStore,
     private readonly registry: HandlerRegistry,
-    scheduler: TimerRegistry,
+    @Inject(MESSAGING_CLOCK) clock: Clock,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
   ) {
     const retentionMs = options.consumers.inboxRetentionMs;
-    this.job = new ScheduledPurge('inbox records', scheduler, new Logger(InboxRetention.name), (batch) =>
+    this.job = new ScheduledPurge('inbox records', clock, new Logger(InboxRetention.name), (batch) =>
       store.purge(retentionMs, batch),
     );
   }

@@ -1,3 +1,4 @@
+import { MigrationInterface } from 'typeorm';
 import { ChainRedriveAudit1764979200000 } from './chain-redrive-audit.migration';
 import { CreateMessagingAttempts1764720000000 } from './create-attempts-table.migration';
 import { CreateMessagingTables1764547200000 } from './create-messaging-tables.migration';
@@ -6,22 +7,12 @@ import { CreateMysqlMessagingTables1764806400000 } from './create-mysql-messagin
 import { CreateRedriveLedger1764892800000 } from './create-redrive-ledger.migration';
 import { OutboxFillfactor1764633600000 } from './outbox-fillfactor.migration';
 
-export {
-  ChainRedriveAudit1764979200000,
-  CreateMessagingAttempts1764720000000,
-  CreateMessagingTables1764547200000,
-  CreateMysqlMessagingAttempts1764892800000,
-  CreateMysqlMessagingTables1764806400000,
-  CreateRedriveLedger1764892800000,
-  OutboxFillfactor1764633600000,
-};
-
 /**
  * The library's migrations for PostgreSQL, in order: add them to your DataSource's `migrations`. The last
  * two create the redrive ledger (audit log and its hash chain, used approvals), used in the admin database
  * only.
  */
-export const MessagingMigrations = [
+export const MessagingMigrations: Array<new () => MigrationInterface> = [
   CreateMessagingTables1764547200000,
   OutboxFillfactor1764633600000,
   CreateMessagingAttempts1764720000000,
@@ -33,7 +24,7 @@ export const MessagingMigrations = [
  * The library's migrations for MySQL and MariaDB, in order: add them to your DataSource's `migrations`. (The
  * redrive ledger's admin database is PostgreSQL.)
  */
-export const MysqlMessagingMigrations = [
+export const MysqlMessagingMigrations: Array<new () => MigrationInterface> = [
   CreateMysqlMessagingTables1764806400000,
   CreateMysqlMessagingAttempts1764892800000,
 ];

@@ -8,10 +8,14 @@ import { ResolvedRetryPolicy } from '../retry/retry-policy.interface';
 import { resolveRetryPolicy } from '../retry/retry-policy';
 import { messagingOptionsSchema } from './messaging-options.schema';
 
-type Parsed = z.output<typeof messagingOptionsSchema>;
+/** The options as the schema parses them, before the retry and dead-letter defaults are resolved. */
+export type ParsedMessagingOptions = z.output<typeof messagingOptionsSchema>;
 
 /** Options after validation, with every default filled in. */
-export type ResolvedMessagingOptions = Omit<Parsed, 'retryDefaults' | 'classification' | 'deadLetter'> & {
+export type ResolvedMessagingOptions = Omit<
+  ParsedMessagingOptions,
+  'retryDefaults' | 'classification' | 'deadLetter'
+> & {
   /** A map, so that a destination named `constructor` (a valid name) finds no built-in function. */
   readonly retryDefaults: ReadonlyMap<string, ResolvedRetryPolicy>;
   readonly classification: readonly ClassificationRule[];

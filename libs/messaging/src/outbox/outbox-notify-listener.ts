@@ -5,9 +5,10 @@ import {
   Logger,
   OnApplicationBootstrap,
 } from '@nestjs/common';
-import type { Notification, Pool, PoolClient } from 'pg';
+import type { Notification, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { CancelTimer, Clock } from '../common/clock';
+import { typeormPostgresPool } from '../database/postgres/typeorm-postgres-pool.patch';
 import { MESSAGING_CLOCK, MESSAGING_DATA_SOURCE, MESSAGING_RESOLVED_OPTIONS } from '../messaging.constants';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { computeRetryDelay, RECONNECT_BACKOFF } from '../retry/backoff';
@@ -58,8 +59,7 @@ export class OutboxNotifyListener implements OnApplicationBootstrap, BeforeAppli
   private async listen(): Promise<void> {
     if (this.stopping) return;
     try {
-      const pool = (this.dataSource.driver as unknown as { master: Pool }).master;
-      const client = await pool.connect();
+      const client = await typeormPostgresPool(this.dataSource).connect();
       client.on('notification', (message: Notification) => {
         if (message.channel === this.channel) this.relay.wake();
       });

@@ -12,7 +12,7 @@ describe(`${OutboxRelay.name} (model outbox, scripted broker)`, () => {
   beforeEach(() => jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined));
 
   describe('lease', () => {
-    // Issue 26, defect 5: the publish deadline counted from the publish, but a claim's rows wait for the
+    // The publish deadline counted from the publish, but a claim's rows wait for the
     // batch before to go out first; their lease ran out while they were still on the wire, and a second
     // relay claimed and published them too.
     it('publishes no row while another relay still waits for its copy: the deadline counts from the claim', async () => {
@@ -43,7 +43,7 @@ describe(`${OutboxRelay.name} (model outbox, scripted broker)`, () => {
   });
 
   describe('order per key', () => {
-    // Issue 26, defect 7: a batch goes out as one; when the broker refused an early row of a key and
+    // A batch goes out as one; when the broker refused an early row of a key and
     // confirmed a later one, the later was marked sent and the earlier, sent again, arrived after it.
     it("marks no later row of a key sent on a copy that left before an earlier row's, refused in its batch", async () => {
       const world = startModelWorld({
@@ -71,7 +71,7 @@ describe(`${OutboxRelay.name} (model outbox, scripted broker)`, () => {
   });
 
   describe('a key that keeps being refused', () => {
-    // Issue 26, defect 3 (the relay's part): after a round in which the broker confirmed nothing, the relay
+    // After a round in which the broker confirmed nothing, the relay
     // paused for exactly the refused rows' backoff; they were due again when it resumed, filled its claim,
     // were refused again, and so on: the other keys never went.
     it('lets the other keys go within two rounds, however often its rows come due', async () => {

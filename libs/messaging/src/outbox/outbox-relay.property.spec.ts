@@ -57,7 +57,7 @@ const scenario: fc.Arbitrary<Scenario> = fc.record({
 });
 
 /**
- * Issue 26: the relay over random interleavings of confirmations, refusals, ambiguous answers, slow and
+ * The relay over random interleavings of confirmations, refusals, ambiguous answers, slow and
  * lost answers, one or two relays, a relay dying mid-round (its leases running out), both ways of marking.
  * After the broker heals, every committed row is on the broker and marked sent; throughout, the journal's
  * invariants hold (`relayViolations`: no row published while another copy of it waits for its answer, only

@@ -320,7 +320,7 @@ describe(OutboxRelay.name, () => {
     });
   });
 
-  // Issue 26, defect 8: the round's promise had no catch; what escaped it was an unhandled rejection.
+  // The round's promise had no catch; what escaped it was an unhandled rejection.
   describe('failures inside a round', () => {
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { TimerRegistry } from '../common/timer-registry';
+import { Clock } from '../common/clock';
 import { ScheduledPurge } from '../common/scheduled-purge';
-import { MESSAGING_RESOLVED_OPTIONS } from '../messaging.constants';
+import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS } from '../messaging.constants';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { OutboxStore } from './outbox-store';
 
@@ -15,11 +15,11 @@ export class OutboxRetention implements OnApplicationBootstrap, OnApplicationShu
 
   constructor(
     store: OutboxStore,
-    scheduler: TimerRegistry,
+    @Inject(MESSAGING_CLOCK) clock: Clock,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
   ) {
     const retentionMs = options.retention.sentRetentionMs;
-    this.job = new ScheduledPurge('sent outbox rows', scheduler, new Logger(OutboxRetention.name), (batch) =>
+    this.job = new ScheduledPurge('sent outbox rows', clock, new Logger(OutboxRetention.name), (batch) =>
       store.purgeSent(retentionMs, batch),
     );
   }

@@ -12,7 +12,7 @@ export interface OutboxBacklog {
 /** How a store treats rows the broker confirmed. */
 export interface OutboxStoreSettings {
   /**
-   * Keep them, marked sent, for the retention job to delete later (`retention.sentRetentionMs` > 0, the
+   * Keep them, marked sent, for the retention job to delete later (`retention.sentRetentionMs` above 0, the
    * default); or delete them at once (`sentRetentionMs: 0`), which spares the database the row's second
    * version and its index entries.
    */

@@ -29,7 +29,7 @@ describe('relay-batch', () => {
       expect(batch.heldBack).toEqual([]);
     });
 
-    // Issue 26, defect 7: marking row 3 sent let it count as delivered ahead of row 1, sent again later.
+    // Marking row 3 sent let it count as delivered ahead of row 1, sent again later.
     it("holds back a key's rows behind its first unconfirmed one, whatever the broker said about them", () => {
       const error = new Error('nack');
       const ambiguous = new Error('channel closed');

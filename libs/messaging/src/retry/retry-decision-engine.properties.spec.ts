@@ -85,7 +85,7 @@ function kindOf(decision: RetryDecision): string {
   return decision.kind === 'DEAD_LETTER' ? `DEAD_LETTER/${decision.reason}` : decision.kind;
 }
 
-/** Issue 26: the retry decision over random policies, categories, attempts and transport capabilities. */
+/** The retry decision over random policies, categories, attempts and transport capabilities. */
 describe(`${decideRetry.name} (properties)`, () => {
   const decide = (input: Input) =>
     decideRetry({

@@ -1,10 +1,12 @@
+import { MessagingError } from '../errors/messaging.error';
+
 /**
  * A broker object exists with other settings than the service expects, e.g. a classic queue where the
  * options ask for a quorum queue. Neither broker changes a queue's type or arguments in place: move the
  * messages out, delete the queue and declare it again (`nest-messaging topology apply`), or change the
  * options to match.
  */
-export class MessagingTopologyMismatchError extends Error {
+export class MessagingTopologyMismatchError extends MessagingError {
   constructor(
     /** The broker that was checked. */
     readonly transport: 'kafka' | 'rabbitmq',

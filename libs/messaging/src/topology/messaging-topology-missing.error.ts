@@ -1,10 +1,11 @@
+import { MessagingError } from '../errors/messaging.error';
 import { MessagingTopology, topologyJson } from './messaging-topology';
 
 /**
  * A service in `topology: 'verify'` mode (the default) found broker objects missing. It declares nothing
  * itself: an admin declares them with `nest-messaging topology apply`.
  */
-export class MessagingTopologyMissingError extends Error {
+export class MessagingTopologyMissingError extends MessagingError {
   constructor(
     /** The broker that was checked. */
     readonly transport: 'kafka' | 'rabbitmq',

@@ -5,7 +5,7 @@ import { IsolationLevel } from 'typeorm/driver/types/IsolationLevel';
 import { MESSAGING_DATA_SOURCE } from '../messaging.constants';
 import { NoActiveTransactionError } from '../errors/no-active-transaction.error';
 import { TransactionAbortedError } from '../errors/transaction-aborted.error';
-import { joinDefaultManager } from './join-default-manager';
+import { joinDefaultManager } from './typeorm-default-manager.patch';
 import { TransactionScope } from './transaction-scope';
 import { TransactionWatch } from './transaction-watch';
 import { TransactionWatcher } from './transaction-watcher';
@@ -132,7 +132,7 @@ interface OpenTransactionHost {
 }
 
 /**
- * @internal A transaction begun by `TransactionHost.begin()`: work joins it through `within`; `commit` runs
+ * The library's own: a transaction begun by `TransactionHost.begin()`: work joins it through `within`; `commit` runs
  * the after-commit callbacks, `rollback` drops them; either ends it and releases the connection. A
  * transaction the database ended (a swallowed error) fails `within` and `commit` with a
  * `TransactionAbortedError`.
@@ -142,6 +142,7 @@ export class OpenTransaction {
   /** The after-commit lists, the transaction's own first, then each one given to `within`, in order. */
   private readonly callbackLists: Array<Array<() => void>>;
 
+  /** @internal Made by `TransactionHost.begin()`. */
   constructor(
     readonly scope: TransactionScope,
     private readonly host: OpenTransactionHost,

@@ -3,7 +3,7 @@ import { MessagingTopology } from '../topology/messaging-topology';
 import { BrokerRefusal } from './broker-refusal';
 import { PublishOutcome } from './publish-outcome';
 import { TransportCapabilities } from './transport-capabilities';
-import { ConsumerHandle, Subscription } from './subscription.interface';
+import { ConsumerHandle, Subscription } from './delivery-contract';
 
 /** The state of the connection to the broker, for health checks. */
 export interface TransportHealth {

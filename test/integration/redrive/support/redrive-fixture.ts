@@ -85,7 +85,7 @@ export class RedriveFixture {
   service(
     broker: RedriveBroker,
     credential: AdminCredential | undefined,
-    extra: { metrics?: MessagingMetrics; clock?: () => Date } = {},
+    extra: { metrics?: MessagingMetrics; clock?: { now(): number } } = {},
   ): RedriveService {
     if (credential) this.admit(credential.principal);
     const service = new RedriveService({

@@ -10,7 +10,7 @@ import { CliUsageError } from '../cli-usage.error';
 import { RedriveService } from '../../dead-letter/redrive/redrive.service';
 import { MessagingTopology, parseMessagingTopology } from '../../topology/messaging-topology';
 import { AdminEnv, BrokerFlags, resolveAdminDatabase, resolveAdminOptions } from '../admin-options';
-import { CliIo, readJson } from '../cli-io';
+import { cliClock, CliIo, readJson } from '../cli-io';
 
 /** What every command runs with. */
 export interface CommandContext {
@@ -74,7 +74,7 @@ export function commandContext(io: CliIo): CommandContext {
         approvers: await keyringOf(io),
         topology: await topology(flags),
         keySecret: keySecretOf(io),
-        clock: io.now,
+        clock: cliClock(io),
       });
       try {
         return await work(service);
@@ -94,7 +94,7 @@ export function commandContext(io: CliIo): CommandContext {
             approvers: await keyringOf(io),
             topology: await topology(flags),
             keySecret: keySecretOf(io),
-            clock: io.now,
+            clock: cliClock(io),
           });
         } catch (error) {
           if (error instanceof RedriveRefusedError) {

@@ -1,4 +1,4 @@
-/** Redrive limits (spec §3). */
+/** Redrive limits (docs/guide/08-redrive.md). */
 export const RedriveLimits = {
   /** At most this many messages per redrive batch. */
   MAX_BATCH: 100,

@@ -84,7 +84,7 @@ function service(
     credential: { principal, secret: 's3cret' },
     approvers: keyring,
     ledger,
-    clock: now,
+    clock: { now: () => now().getTime() },
   });
 }
 

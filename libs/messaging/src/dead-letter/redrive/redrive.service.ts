@@ -37,6 +37,7 @@ import { MessagePosition, RedrivePlan, sealPlan } from './redrive-plan';
 import { DeadLetterQueueInfo, RedriveResult } from './redrive-result';
 import { checkRecords, checkTarget, deriveRoute } from './redrive-route';
 import { restoreKey } from './restore-key';
+import { Clock, systemClock } from '../../common/clock';
 
 /** What a `RedriveService` is built with. */
 export interface RedriveServiceOptions {
@@ -62,8 +63,8 @@ export interface RedriveServiceOptions {
   readonly keySecret?: KeySecret;
   /** Where to count redriven messages (`messaging_redriven_total`). Default: not counted. */
   readonly metrics?: Pick<MessagingMetrics, 'redriven'>;
-  /** The clock approvals are checked against. Default: the system clock. */
-  readonly clock?: () => Date;
+  /** The clock plans are dated and approvals checked by (the library's one `Clock`; only `now` is read). Default: the system clock. */
+  readonly clock?: Pick<Clock, 'now'>;
 }
 
 /** What a dry run is asked for. */
@@ -85,7 +86,7 @@ export interface RedrivePlanRequest {
 }
 
 /**
- * Redrive, an admin operation (spec §3): `plan()` is a dry run that changes nothing; an approver signs a
+ * Redrive, an admin operation (docs/guide/08-redrive.md): `plan()` is a dry run that changes nothing; an approver signs a
  * plan with their own key (`signApproval`); `approve()` checks plan and approval and is the only source of an
  * `ApprovedRedrivePlan`; `execute()` moves exactly the planned messages, publish → confirm → settle, once
  * per approval and never beside another redrive of the same DLQ. Every plan, execution and refusal goes to
@@ -94,7 +95,7 @@ export interface RedrivePlanRequest {
  */
 export class RedriveService {
   private readonly credential: AdminCredential;
-  private readonly clock: () => Date;
+  private readonly clock: Pick<Clock, 'now'>;
   /** The approved plans this service issued, with the person who may execute each. */
   private readonly approved = new WeakMap<ApprovedRedrivePlan, string>();
   private backendInstance?: DeadLetterBackend;
@@ -104,7 +105,7 @@ export class RedriveService {
     const noPassword = broker.kind === 'kafka' && !broker.sasl && isLocalDevelopment(broker);
     this.credential = requireCredential(options.credential, noPassword);
     checkAdminConnection(broker);
-    this.clock = options.clock ?? (() => new Date());
+    this.clock = options.clock ?? systemClock;
   }
 
   /** The broker this service works on. */
@@ -189,7 +190,7 @@ export class RedriveService {
         source: request.source,
         target: route.target,
         group: route.group,
-        createdAt: this.clock().toISOString(),
+        createdAt: new Date(this.clock.now()).toISOString(),
         depth,
         messages: records.map(describeRecord),
       });
@@ -303,7 +304,7 @@ export class RedriveService {
    */
   private async verify(plan: RedrivePlan, approval: RedriveApproval, executedBy: string): Promise<void> {
     const planner = await reviewPlan(plan, this.options.ledger, this.options.topology);
-    verifyApproval(plan, approval, this.approvers, this.clock());
+    verifyApproval(plan, approval, this.approvers, new Date(this.clock.now()));
     checkFourEyes(
       this.approvers,
       { planner, approver: approval.approver, executor: executedBy, credential: this.credential.principal },

@@ -6,10 +6,11 @@ import {
   OnApplicationBootstrap,
   OnModuleInit,
 } from '@nestjs/common';
-import type { ClientConfig, Pool } from 'pg';
+import type { ClientConfig } from 'pg';
 import { DataSource } from 'typeorm';
 import { CancelTimer, Clock } from '../../common/clock';
 import { postgresTables } from '../../database/postgres/postgres-tables';
+import { typeormPostgresConnectionConfig } from '../../database/postgres/typeorm-postgres-pool.patch';
 import { InvalidMessagingOptionsError } from '../../errors/invalid-messaging-options.error';
 import { ReplicationSlotInvalidatedError } from '../../errors/replication-slot-invalidated.error';
 import { ReplicationSlotMissingError } from '../../errors/replication-slot-missing.error';
@@ -276,8 +277,7 @@ export class LogicalRelay implements OnModuleInit, OnApplicationBootstrap, Befor
 
   /** The DataSource's connection settings (pg's pool options), for a connection of the relay's own. */
   private connectionConfig(): ClientConfig {
-    const pool = (this.dataSource.driver as unknown as { master: Pool & { options: ClientConfig } }).master;
-    const config = { ...pool.options };
+    const config = typeormPostgresConnectionConfig(this.dataSource);
     return {
       ...config,
       application_name: `${this.options.serviceName} logical relay`,

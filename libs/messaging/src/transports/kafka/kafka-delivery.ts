@@ -1,5 +1,5 @@
 import { KafkaMessage } from 'kafkajs';
-import { Delivery } from '../subscription.interface';
+import { Delivery } from '../delivery-contract';
 
 /**
  * A Kafka record as a delivery. `destination` is the topic it was published to (for a retry topic, the

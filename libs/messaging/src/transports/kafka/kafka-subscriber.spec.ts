@@ -3,7 +3,7 @@ import { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { systemClock } from '../../common/clock';
 import { MessageHeaders } from '../../envelope/message-headers';
 import { OutageLog } from '../outage-log';
-import { Delivery, Settlement, Subscription } from '../subscription.interface';
+import { Delivery, Settlement, Subscription } from '../delivery-contract';
 import { KafkaSubscriber, KafkaSubscriberHost } from './kafka-subscriber';
 import { useFakeTime } from '../../../spec-support/fake-time';
 

@@ -5,14 +5,8 @@ import { destinationNames } from '../../dead-letter/destination-names';
 import { computeRetryDelay, RECONNECT_BACKOFF } from '../../retry/backoff';
 import { KeyedLanes } from '../keyed-lanes';
 import { OutageLog } from '../outage-log';
-import {
-  deliveriesHandler,
-  DeliveryControl,
-  laneOf,
-  Settlement,
-  Subscription,
-} from '../subscription.interface';
-import { GroupMembership } from './group-membership';
+import { deliveriesHandler, DeliveryControl, laneOf, Settlement, Subscription } from '../delivery-contract';
+import { GroupMembership } from './kafkajs-group-coordinator.patch';
 import { kafkaDelivery } from './kafka-delivery';
 import { CONSUMER_SETTINGS, consumerTimings } from './kafka-consumer-settings';
 import { PartitionFlow } from './partition-flow';

@@ -8,7 +8,7 @@ import { MessagingTopologyMissingError } from '../../topology/messaging-topology
 import { MessageTransport, PublishOptions, TransportHealth } from '../message-transport.interface';
 import { RefusalLog } from '../broker-refusal';
 import { PublishOutcome } from '../publish-outcome';
-import { ConsumerHandle, Subscription, topologyOf } from '../subscription.interface';
+import { ConsumerHandle, Subscription, topologyOf } from '../delivery-contract';
 import { TransportCapabilities } from '../transport-capabilities';
 import { LazyKafkaClient } from './kafka-clients';
 import { KafkaPublisher, KafkajsPublisher } from './kafka-publisher';

@@ -23,7 +23,7 @@ describe('rabbitQueueSpec', () => {
     ]);
   });
 
-  // Issue 26, defect 4: without an explicit limit RabbitMQ 4.x applies 20 and drops what passes it.
+  // Without an explicit limit RabbitMQ 4.x applies 20 and drops what passes it.
   it('declares a quorum work queue with a delivery limit that dead-letters into its DLQ, at-least-once', () => {
     const quorum = { ...group, queueType: 'quorum' as const };
     expect(rabbitQueueSpec(quorum, { kind: 'work' })).toEqual({

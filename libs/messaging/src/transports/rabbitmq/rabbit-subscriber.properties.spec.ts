@@ -4,7 +4,7 @@ import * as amqp from 'amqplib';
 import fc from 'fast-check';
 import { systemClock } from '../../common/clock';
 import { MessageHeaders } from '../../envelope/message-headers';
-import { Delivery, Settlement, Subscription } from '../subscription.interface';
+import { Delivery, Settlement, Subscription } from '../delivery-contract';
 import { RabbitConnection } from './rabbit-connection';
 import { RabbitSubscriber } from './rabbit-subscriber';
 import { useFakeTime } from '../../../spec-support/fake-time';
@@ -81,7 +81,7 @@ const scenarios: fc.Arbitrary<Scenario> = fc.record({
 });
 
 /**
- * Issue 26: the RabbitMQ subscriber applies the pipeline's settlements, through its public surface only
+ * The RabbitMQ subscriber applies the pipeline's settlements, through its public surface only
  * (start, the channel's deliveries, stop), over random arrivals, keys, batch answers and stop moments.
  */
 describe(`${RabbitSubscriber.name} (properties)`, () => {

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import * as amqp from 'amqplib';
 import { systemClock } from '../../common/clock';
 import { MessageHeaders } from '../../envelope/message-headers';
-import { Delivery, Settlement, Subscription } from '../subscription.interface';
+import { Delivery, Settlement, Subscription } from '../delivery-contract';
 import { RabbitConnection } from './rabbit-connection';
 import { RabbitSubscriber } from './rabbit-subscriber';
 import { useFakeTime } from '../../../spec-support/fake-time';

@@ -17,7 +17,7 @@ import {
   Settlement,
   Subscription,
   topologyOf,
-} from '../subscription.interface';
+} from '../delivery-contract';
 import { amqpHeaders } from './amqp-headers';
 import { RabbitConnection } from './rabbit-connection';
 import { declareRabbitTopology } from './rabbit-topology';

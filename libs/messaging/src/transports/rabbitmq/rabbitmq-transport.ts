@@ -7,7 +7,7 @@ import { MessagingTopologyMismatchError } from '../../topology/messaging-topolog
 import { MessagingTopologyMissingError } from '../../topology/messaging-topology-missing.error';
 import { MessageTransport, PublishOptions, TransportHealth } from '../message-transport.interface';
 import { PublishOutcome } from '../publish-outcome';
-import { ConsumerHandle, Subscription, topologyOf } from '../subscription.interface';
+import { ConsumerHandle, Subscription, topologyOf } from '../delivery-contract';
 import { TransportCapabilities } from '../transport-capabilities';
 import { RabbitConnection } from './rabbit-connection';
 import { RabbitPublisher } from './rabbit-publisher';

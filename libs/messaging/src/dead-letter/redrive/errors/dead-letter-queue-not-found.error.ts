@@ -1,5 +1,7 @@
+import { MessagingError } from '../../../errors/messaging.error';
+
 /** The dead-letter destination to read does not exist (a Kafka topic or a RabbitMQ queue). Check its name. */
-export class DeadLetterQueueNotFoundError extends Error {
+export class DeadLetterQueueNotFoundError extends MessagingError {
   constructor(
     /** The dead-letter destination that was asked for. */
     readonly source: string,

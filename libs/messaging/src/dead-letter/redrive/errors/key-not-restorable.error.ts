@@ -1,9 +1,11 @@
+import { MessagingError } from '../../../errors/messaging.error';
+
 /**
  * A planned message's real key cannot be restored: the redrive has no key secret (`MESSAGING_KEY_SECRET`),
  * another one than the services', or the message carries no sealed key. Redriven with its pseudonym, it
  * would land on another partition and its handler would see a hash: give the services' key secret.
  */
-export class KeyNotRestorableError extends Error {
+export class KeyNotRestorableError extends MessagingError {
   constructor(
     /** The dead-letter destination the message was read from. */
     readonly source: string,

@@ -1,6 +1,6 @@
 import { RedriveRefusedError } from './redrive-refused.error';
 
-/** A redrive batch may hold at most `max` messages (spec §3: 100). Redrive a large DLQ in several batches. */
+/** A redrive batch may hold at most `max` messages (100: docs/guide/08-redrive.md). Redrive a large DLQ in several batches. */
 export class RedriveBatchTooLargeError extends RedriveRefusedError {
   /** The guard that refused: always `BATCH_LIMIT`. */
   readonly guard = 'BATCH_LIMIT' as const;

@@ -1,8 +1,10 @@
+import { MessagingError } from '../../../errors/messaging.error';
+
 /**
  * The admin database lacks the redrive ledger (the audit log and the used-approval table): run the
  * library's migrations there (`nest-messaging db migrate`, or a service's migrations on that database).
  */
-export class RedriveLedgerMissingError extends Error {
+export class RedriveLedgerMissingError extends MessagingError {
   constructor(
     /** The missing table, e.g. `messaging_redrive_audit` (schema-qualified when a schema is set). */
     readonly table: string,

@@ -1,4 +1,6 @@
-/** Which guard refused a redrive (spec §3, Redrive). */
+import { MessagingError } from '../../../errors/messaging.error';
+
+/** Which guard refused a redrive (docs/guide/08-redrive.md, What the redrive trusts). */
 export type RedriveGuard =
   | 'ADMIN_CREDENTIAL'
   | 'INSECURE_CONNECTION'
@@ -18,7 +20,7 @@ export type RedriveGuard =
  * Base class of the errors by which a redrive guard refuses an operation. Catch this one to tell a refusal
  * (the CLI exits with 2) from a failure (a broker error, exit 1); each subclass names its guard.
  */
-export abstract class RedriveRefusedError extends Error {
+export abstract class RedriveRefusedError extends MessagingError {
   /** The guard that refused. */
   abstract readonly guard: RedriveGuard;
 }

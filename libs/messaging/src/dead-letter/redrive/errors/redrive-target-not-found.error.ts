@@ -1,8 +1,10 @@
+import { MessagingError } from '../../../errors/messaging.error';
+
 /**
  * The redrive target does not exist, or no target could be derived from the messages: name an existing
  * one (Kafka: a topic; RabbitMQ: a queue, usually the group's work queue `<destination>.<group>`).
  */
-export class RedriveTargetNotFoundError extends Error {
+export class RedriveTargetNotFoundError extends MessagingError {
   constructor(
     /** The dead-letter destination to redrive. */
     readonly source: string,

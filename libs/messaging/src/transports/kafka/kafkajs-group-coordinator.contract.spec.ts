@@ -3,12 +3,12 @@
  * replaces `Cluster.findGroupCoordinator` and the coordinator's `joinGroup` (a restarted consumer rejoins as
  * the member it was), and `KafkaSubscriber` replaces a consumer whose coordinator went silent because kafkajs
  * keeps the coordinator it found at join time. If an upgrade of kafkajs changes any of this, this spec fails
- * and says which assumption broke: revisit `group-membership.ts` and `kafka-subscriber.ts` before upgrading.
+ * and says which assumption broke: revisit `kafkajs-group-coordinator.patch.ts` and `kafka-subscriber.ts` before upgrading.
  */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Kafka, logLevel, PartitionAssigner } from 'kafkajs';
-import { GroupMembership } from './group-membership';
+import { GroupMembership } from './kafkajs-group-coordinator.patch';
 
 type JoinRequest = { groupId: string; memberId?: string };
 type Coordinator = { joinGroup(request: JoinRequest): Promise<unknown> };

@@ -1,5 +1,5 @@
 import { Cluster, logLevel } from 'kafkajs';
-import { GroupMembership } from './group-membership';
+import { GroupMembership } from './kafkajs-group-coordinator.patch';
 
 type JoinRequest = { groupId: string; memberId?: string };
 

@@ -17,6 +17,10 @@ type JoinableManager = EntityManager & { [JOINED]?: true };
  *
  * Only this DataSource's manager object is touched, nothing global. Repositories are created outside the
  * async context so that none can capture a transaction's query runner for good.
+ *
+ * A patch of TypeORM's internals (its `EntityManager` reads `this.queryRunner` per call, and
+ * `getRepository()` hands a new repository the manager's query runner of that moment):
+ * `typeorm-default-manager.contract.spec.ts` checks both against the installed TypeORM.
  */
 export function joinDefaultManager(
   dataSource: DataSource,

@@ -1,6 +1,10 @@
 import { WireMessage } from '../envelope/wire-message';
 import { MessagingTopology } from '../topology/messaging-topology';
 
+// The contract between a transport and the consumer pipeline: what a consumer group subscribes to
+// (`Subscription`), what a transport hands over (`Delivery`, `DeliveryControl`) and how the pipeline answers
+// (`Settlement`), with the few functions both sides share.
+
 /** Where a delivery came from, for the handler's context and for logs. */
 export interface DeliveryOrigin {
   /** Kafka topic or RabbitMQ queue the delivery was read from. */

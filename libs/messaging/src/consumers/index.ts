@@ -1,4 +1,0 @@
-export * from './consumer-orchestrator';
-export * from './idempotent-handler.decorator';
-export * from './message-context';
-export * from './messaging.server';

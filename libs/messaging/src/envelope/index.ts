@@ -1,7 +1,0 @@
-export * from './envelope-codec';
-export * from './event-definition';
-export * from './failure-category';
-export * from './message-envelope';
-export * from './message-headers';
-export * from './message-id';
-export * from './wire-message';
