@@ -18,7 +18,7 @@ import { resolveRetryPolicy } from '../src/retry/retry-policy';
 import { RetryPolicyOptions } from '../src/retry/retry-policy.interface';
 import { MessageTransport } from '../src/transports/message-transport.interface';
 import { PublishOutcome } from '../src/transports/publish-outcome';
-import { TransportCapabilities } from '../src/transports/transport-capabilities';
+import { TransportCapabilities } from '../src/retry/transport-capabilities';
 import { Delivery, DeliveryControl, Settlement } from '../src/transports/subscription.interface';
 
 /**

@@ -3,7 +3,8 @@ import { DiscoveryModule } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { Clock, systemClock } from './common/clock';
 import { DecoratedMethods } from './common/decorated-methods';
-import { MessagingMetadataAccessor } from './common/messaging-metadata.accessor';
+import { ConsumerMetadataAccessor } from './consumers/consumer-metadata.accessor';
+import { OutboxMetadataAccessor } from './outbox/outbox-metadata.accessor';
 import { isPeerInstalled } from './common/optional-peer';
 import { TimerRegistry } from './common/timer-registry';
 import { ConsumerExplorer } from './consumers/consumer-explorer';
@@ -33,7 +34,7 @@ import { MessagingMetrics } from './observability/messaging-metrics';
 import { MessagingStatus } from './observability/messaging-status';
 import { MetricsCollector } from './observability/metrics-collector';
 import { resolveMessagingOptions, ResolvedMessagingOptions } from './options/resolve-messaging-options';
-import { postgresTables } from './database/postgres/postgres-tables';
+import { postgresTables } from './tables/postgres-tables';
 import { LogicalMessageWriter } from './outbox/logical/logical-message-writer';
 import { logicalNames } from './outbox/logical/logical-names';
 import { LogicalRelay } from './outbox/logical/logical-relay';
@@ -45,7 +46,7 @@ import { OutboxStore } from './outbox/outbox-store';
 import { OutboxService } from './outbox/outbox.service';
 import { RelayWakeup } from './outbox/relay-wakeup';
 import { TransactionHost } from './transaction/transaction-host';
-import { createTransport } from './transports/create-transport';
+import { createTransport } from './create-transport';
 
 const serverProviders = messagingServer();
 
@@ -71,7 +72,8 @@ const serverProviders = messagingServer();
     },
     TimerRegistry,
     DecoratedMethods,
-    MessagingMetadataAccessor,
+    ConsumerMetadataAccessor,
+    OutboxMetadataAccessor,
     TransactionHost,
     // The database's SQL, chosen from the DataSource's type (an unsupported one fails the startup here).
     {

@@ -8,5 +8,5 @@
 export * from './dead-letter/redrive';
 export { applyTopology, checkTopology } from './admin/apply-topology';
 export type { TopicSettings, TopologyAdminOptions } from './admin/apply-topology';
-export { parseKeySecret } from './dead-letter/key-secret';
-export type { KeySecret } from './dead-letter/key-secret';
+export { parseKeySecret } from './failure/key-secret';
+export type { KeySecret } from './failure/key-secret';

@@ -14,17 +14,17 @@ export { decodeEnvelope, encodeEnvelope } from './envelope/envelope-codec';
 export type { DecodeFailure, DecodeResult } from './envelope/envelope-codec';
 export type { MessageEnvelope } from './envelope/message-envelope';
 export type { WireMessage } from './envelope/wire-message';
-export { destinationNames } from './dead-letter/destination-names';
-export { deadLetterCopy, failureHeaders, FAILURE_HEADER_NAMES } from './dead-letter/failure-copy';
-export type { DeadLetterCopyPolicy } from './dead-letter/failure-copy';
-export { parseKeySecret } from './dead-letter/key-secret';
-export type { KeySecret } from './dead-letter/key-secret';
+export { destinationNames } from './topology/destination-names';
+export { deadLetterCopy, failureHeaders, FAILURE_HEADER_NAMES } from './failure/failure-copy';
+export type { DeadLetterCopyPolicy } from './failure/failure-copy';
+export { parseKeySecret } from './failure/key-secret';
+export type { KeySecret } from './failure/key-secret';
 
 // Transports
 export type { MessageTransport, TransportHealth } from './transports/message-transport.interface';
 export type { PublishOutcome } from './transports/publish-outcome';
 export type { ConsumerHandle, Subscription } from './transports/subscription.interface';
-export type { TransportCapabilities } from './transports/transport-capabilities';
+export type { TransportCapabilities } from './retry/transport-capabilities';
 
 // The relay and the consumers
 export { OutboxRelay } from './outbox/outbox-relay';

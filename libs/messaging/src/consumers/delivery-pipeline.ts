@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
-import { withoutFailureHeaders } from '../dead-letter/failure-copy';
+import { withoutFailureHeaders } from '../failure/failure-copy';
 import { decodeEnvelope } from '../envelope/envelope-codec';
-import { FailureCategory } from '../envelope/failure-category';
+import { FailureCategory } from '../errors/failure-category';
 import { MessageEnvelope } from '../envelope/message-envelope';
-import { isRedriveForAnotherGroup } from '../dead-letter/redrive-target-group';
+import { isRedriveForAnotherGroup } from '../failure/redrive-target-group';
 import { MessageHeaders } from '../envelope/message-headers';
 import { InboxBatch } from '../inbox/inbox-batch';
 import { InboxDelivery, InboxOutcome, InboxService } from '../inbox/inbox.service';

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
-import { destinationNames } from '../dead-letter/destination-names';
-import { DeadLetterCopyPolicy, failureHeaders } from '../dead-letter/failure-copy';
-import { publishUntilConfirmed } from '../dead-letter/publish-until-confirmed';
+import { destinationNames } from '../topology/destination-names';
+import { DeadLetterCopyPolicy, failureHeaders } from '../failure/failure-copy';
+import { publishUntilConfirmed } from '../failure/publish-until-confirmed';
 import { MessageHeaders } from '../envelope/message-headers';
 import { WireMessage } from '../envelope/wire-message';
 import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';

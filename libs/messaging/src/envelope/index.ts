@@ -1,6 +1,6 @@
 export * from './envelope-codec';
 export * from './event-definition';
-export * from './failure-category';
+export * from '../errors/failure-category';
 export * from './message-envelope';
 export * from './message-headers';
 export * from './message-id';

@@ -1,4 +1,4 @@
-import { FailureCategory } from '../envelope/failure-category';
+import { FailureCategory } from './failure-category';
 
 /**
  * Thrown by a handler to state why it failed, so the retry decision does not have to guess.

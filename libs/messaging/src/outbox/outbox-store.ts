@@ -1,5 +1,5 @@
 import { QueryRunner } from 'typeorm';
-import { MessagingTables } from '../database/messaging-tables';
+import { MessagingTables } from '../tables/messaging-tables';
 import { ClaimedOutboxRow, FailedOutboxRow, NewOutboxRow } from './outbox-row';
 
 /** Pending rows of one destination and the age of the oldest. */

@@ -3,4 +3,4 @@ export * from './message-transport.interface';
 export * from './publish-outcome';
 export * from './rabbitmq/rabbitmq-transport';
 export * from './subscription.interface';
-export * from './transport-capabilities';
+export * from '../retry/transport-capabilities';

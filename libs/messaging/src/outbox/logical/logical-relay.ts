@@ -9,7 +9,7 @@ import {
 import type { ClientConfig, Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { CancelTimer, Clock } from '../../common/clock';
-import { postgresTables } from '../../database/postgres/postgres-tables';
+import { postgresTables } from '../../tables/postgres-tables';
 import { InvalidMessagingOptionsError } from '../../errors/invalid-messaging-options.error';
 import { ReplicationSlotInvalidatedError } from '../../errors/replication-slot-invalidated.error';
 import { ReplicationSlotMissingError } from '../../errors/replication-slot-missing.error';

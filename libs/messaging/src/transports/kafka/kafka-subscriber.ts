@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { CancelTimer, Clock } from '../../common/clock';
-import { destinationNames } from '../../dead-letter/destination-names';
+import { destinationNames } from '../../topology/destination-names';
 import { computeRetryDelay, RECONNECT_BACKOFF } from '../../retry/backoff';
 import { KeyedLanes } from '../keyed-lanes';
 import { OutageLog } from '../outage-log';

@@ -9,7 +9,7 @@ import { MessageTransport, PublishOptions, TransportHealth } from '../message-tr
 import { RefusalLog } from '../broker-refusal';
 import { PublishOutcome } from '../publish-outcome';
 import { ConsumerHandle, Subscription, topologyOf } from '../subscription.interface';
-import { TransportCapabilities } from '../transport-capabilities';
+import { TransportCapabilities } from '../../retry/transport-capabilities';
 import { LazyKafkaClient } from './kafka-clients';
 import { KafkaPublisher, KafkajsPublisher } from './kafka-publisher';
 import { OutageLog } from '../outage-log';

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import * as amqp from 'amqplib';
 import { CancelTimer, Clock } from '../../common/clock';
-import { destinationNames } from '../../dead-letter/destination-names';
+import { destinationNames } from '../../topology/destination-names';
 import { MessageHeaders } from '../../envelope/message-headers';
 import { TopologyMode } from '../../messaging-options.interface';
 import { MessagingTopology } from '../../topology/messaging-topology';
