@@ -16,6 +16,7 @@ import { HandlerRegistry } from './consumers/handler-registry';
 import type * as MessagingServerModule from './consumers/messaging.server';
 import { messagingDialect } from './database/messaging-dialect';
 import { InboxRetention } from './inbox/inbox-retention';
+import { InboxWriters } from './inbox/inbox-writers';
 import { InboxStore } from './inbox/inbox-store';
 import { InboxService } from './inbox/inbox.service';
 import {
@@ -33,6 +34,7 @@ import { MessagingHealthIndicator } from './observability/messaging-health.indic
 import { MessagingMetrics } from './observability/messaging-metrics';
 import { MessagingStatus } from './observability/messaging-status';
 import { MetricsCollector } from './observability/metrics-collector';
+import { OutboxFigures, RelaySlotFigures, RunningConsumers } from './observability/observed-sources';
 import { resolveMessagingOptions, ResolvedMessagingOptions } from './options/resolve-messaging-options';
 import { postgresTables } from './tables/postgres-tables';
 import { LogicalMessageWriter } from './outbox/logical/logical-message-writer';
@@ -118,6 +120,11 @@ const serverProviders = messagingServer();
     MessageTracing,
     MessagingHealthIndicator,
     MessagingStatus,
+    // What observability and inbox retention read, narrowed to contracts of their own (they stand lower).
+    { provide: OutboxFigures, useExisting: OutboxStore },
+    { provide: RelaySlotFigures, useExisting: LogicalRelay },
+    { provide: RunningConsumers, useExisting: ConsumerOrchestrator },
+    { provide: InboxWriters, useExisting: HandlerRegistry },
     ...serverProviders,
   ],
   exports: [

@@ -22,6 +22,7 @@ import {
 } from '../../messaging.constants';
 import { MessageTracing } from '../../observability/message-tracing';
 import { MessagingMetrics } from '../../observability/messaging-metrics';
+import { RelaySlotFigures } from '../../observability/observed-sources';
 import { ResolvedMessagingOptions } from '../../options/resolve-messaging-options';
 import { computeRetryDelay, RECONNECT_BACKOFF } from '../../retry/backoff';
 import { MessageTransport } from '../../transports/message-transport.interface';
@@ -77,7 +78,9 @@ export interface LogicalRelayStatus {
  * later message of its key), so the slot moves on. One instance reads; the others stand by and take over.
  */
 @Injectable()
-export class LogicalRelay implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+export class LogicalRelay
+  implements RelaySlotFigures, OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown
+{
   private readonly logger = new Logger(LogicalRelay.name);
   private readonly sql: SqlRunner;
   private readonly parking: ParkedMessages;
