@@ -141,7 +141,6 @@ export class ConsumerOrchestrator
       destinations,
       retryTiers,
       concurrency: this.options.consumers.concurrency,
-      onDelivery: (delivery, control) => this.pipeline.handle(group, delivery, control),
       onDeliveries: (deliveries, control) => this.pipeline.handleBatch(group, deliveries, control),
     };
   }
