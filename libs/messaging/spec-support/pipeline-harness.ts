@@ -302,7 +302,7 @@ export class Harness {
     this.pipeline = new DeliveryPipeline(
       this.registry,
       this.inbox as unknown as InboxService,
-      new FailureSettler(transport, metrics, systemClock, resolved),
+      new FailureSettler(transport, metrics, systemClock, resolved, this.inbox as unknown as InboxService),
       transport,
       resolved,
       metrics,
