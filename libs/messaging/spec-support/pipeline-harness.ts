@@ -259,6 +259,7 @@ export class Harness {
   stopping = false;
   readonly inbox: FakeInbox;
   readonly pipeline: DeliveryPipeline;
+  readonly metrics = new MessagingMetrics();
   readonly control: DeliveryControl = {
     keepAlive: async () => void (this.keepAlives += 1),
     isStopping: () => this.stopping,
@@ -298,7 +299,7 @@ export class Harness {
         if (options.failWhile?.(context.attempt)) throw options.error?.() ?? new Flaky('downstream flaked');
       },
     });
-    const metrics = new MessagingMetrics();
+    const metrics = this.metrics;
     this.pipeline = new DeliveryPipeline(
       this.registry,
       this.inbox as unknown as InboxService,
