@@ -17,8 +17,9 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['transports/', 'messaging.module-definition.ts'],
   ['failure/', 'options/'],
   ['inbox/', 'observability/', 'create-transport.ts'],
-  ['outbox/', 'consumers/', 'dead-letter/'],
-  ['database/', 'admin/', 'console/', 'messaging-lifecycle.ts', 'microservices.ts'],
+  ['outbox/', 'consumers/'],
+  // Admin beside the stores: the runtime (outbox, consumers and below) never imports the redrive.
+  ['database/', 'dead-letter/', 'admin/', 'console/', 'messaging-lifecycle.ts', 'microservices.ts'],
   ['cli/', 'messaging-core.module.ts', 'redrive.ts', 'console.ts'],
   ['messaging.module.ts', 'testing.ts', 'index.ts'],
 ];
