@@ -176,12 +176,21 @@ async function startPlain(
     destinations: [destination],
     retryTiers: {},
     concurrency: options.consumers.concurrency,
-    onDelivery: async (delivery) => {
-      const decoded = decodeEnvelope(delivery.wire);
-      if (!decoded.ok) throw new Error(`undecodable bench message: ${decoded.failure.code}`);
-      const payload = benchPayloadSchema.parse(decoded.envelope.payload);
-      await handleBenchMessage(handled, probe, payload, decoded.envelope.messageId);
-      return { kind: 'ACK' };
+    // One lane's deliveries one after another, as the library's pipeline runs them (without a transaction).
+    onDeliveries: async (deliveries, control) => {
+      const settlements: Array<{ kind: 'ACK' | 'LEAVE' }> = [];
+      for (const delivery of deliveries) {
+        if (control.isStopping() || control.isHalted?.()) {
+          settlements.push({ kind: 'LEAVE' });
+          continue;
+        }
+        const decoded = decodeEnvelope(delivery.wire);
+        if (!decoded.ok) throw new Error(`undecodable bench message: ${decoded.failure.code}`);
+        const payload = benchPayloadSchema.parse(decoded.envelope.payload);
+        await handleBenchMessage(handled, probe, payload, decoded.envelope.messageId);
+        settlements.push({ kind: 'ACK' });
+      }
+      return settlements;
     },
   });
   return async () => {

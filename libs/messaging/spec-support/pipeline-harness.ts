@@ -18,7 +18,7 @@ import { resolveRetryPolicy } from '../src/retry/retry-policy';
 import { RetryPolicyOptions } from '../src/retry/retry-policy.interface';
 import { MessageTransport } from '../src/transports/message-transport.interface';
 import { PublishOutcome } from '../src/transports/publish-outcome';
-import { TransportCapabilities } from '../src/transports/transport-capabilities';
+import { TransportCapabilities } from '../src/retry/transport-capabilities';
 import { Delivery, DeliveryControl, Settlement } from '../src/transports/delivery-contract';
 
 /**
@@ -259,6 +259,7 @@ export class Harness {
   stopping = false;
   readonly inbox: FakeInbox;
   readonly pipeline: DeliveryPipeline;
+  readonly metrics = new MessagingMetrics();
   readonly control: DeliveryControl = {
     keepAlive: async () => void (this.keepAlives += 1),
     isStopping: () => this.stopping,
@@ -298,11 +299,11 @@ export class Harness {
         if (options.failWhile?.(context.attempt)) throw options.error?.() ?? new Flaky('downstream flaked');
       },
     });
-    const metrics = new MessagingMetrics();
+    const metrics = this.metrics;
     this.pipeline = new DeliveryPipeline(
       this.registry,
       this.inbox as unknown as InboxService,
-      new FailureSettler(transport, metrics, systemClock, resolved),
+      new FailureSettler(transport, metrics, systemClock, resolved, this.inbox as unknown as InboxService),
       transport,
       resolved,
       metrics,

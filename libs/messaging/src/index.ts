@@ -43,7 +43,7 @@ export { defineEvent } from './envelope/event-definition';
 export type { EventDefinition, EventDefinitionInput, EventPayload } from './envelope/event-definition';
 export { newMessageId } from './envelope/message-id';
 export { MessageHeaders } from './envelope/message-headers';
-export { FailureCategory } from './envelope/failure-category';
+export { FailureCategory } from './errors/failure-category';
 
 // Publishing: the outbox
 export { Outbox } from './outbox/outbox.decorator';
@@ -89,7 +89,7 @@ export const MessagingEntities = [OutboxMessageEntity, InboxRecordEntity];
 // Errors: every one a MessagingError
 export { MessagingError } from './errors/messaging.error';
 export { InvalidEventDefinitionError } from './errors/invalid-event-definition.error';
-export { InvalidKeySecretError } from './dead-letter/invalid-key-secret.error';
+export { InvalidKeySecretError } from './failure/invalid-key-secret.error';
 export { InvalidMessagingOptionsError } from './errors/invalid-messaging-options.error';
 export type { OptionIssue } from './errors/invalid-messaging-options.error';
 export { InvalidRetryPolicyError } from './errors/invalid-retry-policy.error';

@@ -3,7 +3,8 @@ import { DiscoveryModule } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { Clock, systemClock } from './common/clock';
 import { DecoratedMethods } from './common/decorated-methods';
-import { MessagingMetadataAccessor } from './common/messaging-metadata.accessor';
+import { ConsumerMetadataAccessor } from './consumers/consumer-metadata.accessor';
+import { OutboxMetadataAccessor } from './outbox/outbox-metadata.accessor';
 import { isPeerInstalled } from './common/optional-peer';
 import { ConsumerExplorer } from './consumers/consumer-explorer';
 import { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
@@ -14,6 +15,7 @@ import { HandlerRegistry } from './consumers/handler-registry';
 import type * as MessagingServerModule from './consumers/messaging.server';
 import { messagingDialect } from './database/messaging-dialect';
 import { InboxRetention } from './inbox/inbox-retention';
+import { InboxWriters } from './inbox/inbox-writers';
 import { InboxStore } from './inbox/inbox-store';
 import { InboxService } from './inbox/inbox.service';
 import {
@@ -31,8 +33,9 @@ import { MessagingHealthIndicator } from './observability/messaging-health.indic
 import { MessagingMetrics } from './observability/messaging-metrics';
 import { MessagingStatus } from './observability/messaging-status';
 import { MetricsCollector } from './observability/metrics-collector';
+import { OutboxFigures, RelaySlotFigures, RunningConsumers } from './observability/observed-sources';
 import { resolveMessagingOptions, ResolvedMessagingOptions } from './options/resolve-messaging-options';
-import { postgresTables } from './database/postgres/postgres-tables';
+import { postgresTables } from './tables/postgres-tables';
 import { LogicalMessageWriter } from './outbox/logical/logical-message-writer';
 import { logicalNames } from './outbox/logical/logical-names';
 import { LogicalRelay } from './outbox/logical/logical-relay';
@@ -44,7 +47,7 @@ import { OutboxStore } from './outbox/outbox-store';
 import { OutboxService } from './outbox/outbox.service';
 import { RelayWakeup } from './outbox/relay-wakeup';
 import { TransactionHost } from './transaction/transaction-host';
-import { createTransport } from './transports/create-transport';
+import { createTransport } from './create-transport';
 
 const serverProviders = messagingServer();
 
@@ -69,7 +72,8 @@ const serverProviders = messagingServer();
       inject: [MESSAGING_RESOLVED_OPTIONS, MESSAGING_CLOCK],
     },
     DecoratedMethods,
-    MessagingMetadataAccessor,
+    ConsumerMetadataAccessor,
+    OutboxMetadataAccessor,
     TransactionHost,
     // The database's SQL, chosen from the DataSource's type (an unsupported one fails the startup here).
     {
@@ -114,6 +118,11 @@ const serverProviders = messagingServer();
     MessageTracing,
     MessagingHealthIndicator,
     MessagingStatus,
+    // What observability and inbox retention read, narrowed to contracts of their own (they stand lower).
+    { provide: OutboxFigures, useExisting: OutboxStore },
+    { provide: RelaySlotFigures, useExisting: LogicalRelay },
+    { provide: RunningConsumers, useExisting: ConsumerOrchestrator },
+    { provide: InboxWriters, useExisting: HandlerRegistry },
     ...serverProviders,
   ],
   exports: [

@@ -8,8 +8,8 @@
 export * from './dead-letter/redrive';
 export { applyTopology, checkTopology } from './admin/apply-topology';
 export type { TopicSettings, TopologyAdminOptions } from './admin/apply-topology';
-export { parseKeySecret } from './dead-letter/key-secret';
-export type { KeySecret } from './dead-letter/key-secret';
+export { parseKeySecret } from './failure/key-secret';
+export type { KeySecret } from './failure/key-secret';
 // Types the admin options above name, defined with the service side
 export type { MessagingMetrics } from './observability/messaging-metrics';
 export type { GroupTopology, MessagingTopology, RabbitQueueType } from './topology/messaging-topology';

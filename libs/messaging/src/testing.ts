@@ -16,17 +16,17 @@ export { decodeEnvelope, encodeEnvelope } from './envelope/envelope-codec';
 export type { DecodeFailure, DecodeResult } from './envelope/envelope-codec';
 export type { MessageEnvelope } from './envelope/message-envelope';
 export type { WireMessage } from './envelope/wire-message';
-export { destinationNames } from './dead-letter/destination-names';
-export { deadLetterCopy, failureHeaders, FAILURE_HEADER_NAMES } from './dead-letter/failure-copy';
-export type { DeadLetterCopyPolicy } from './dead-letter/failure-copy';
-export { parseKeySecret } from './dead-letter/key-secret';
-export type { KeySecret } from './dead-letter/key-secret';
+export { destinationNames } from './topology/destination-names';
+export { deadLetterCopy, failureHeaders, FAILURE_HEADER_NAMES } from './failure/failure-copy';
+export type { DeadLetterCopyPolicy } from './failure/failure-copy';
+export { parseKeySecret } from './failure/key-secret';
+export type { KeySecret } from './failure/key-secret';
 
 // Transports
 export type { MessageTransport, TransportHealth } from './transports/message-transport.interface';
 export type { PublishOutcome } from './transports/publish-outcome';
 export type { ConsumerHandle, Subscription } from './transports/delivery-contract';
-export type { TransportCapabilities } from './transports/transport-capabilities';
+export type { TransportCapabilities } from './retry/transport-capabilities';
 
 // The relay and the consumers
 export { OutboxRelay } from './outbox/outbox-relay';
@@ -56,7 +56,7 @@ export { messagingDialect } from './database/messaging-dialect';
 export {
   typeormPostgresConnectionConfig,
   typeormPostgresPool,
-} from './database/postgres/typeorm-postgres-pool.patch';
+} from './transaction/typeorm-postgres-pool.patch';
 export type { MessagingDialect } from './database/messaging-dialect';
 export { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
 
@@ -81,12 +81,12 @@ export type {
 export type { MessageContext } from './consumers/message-context';
 export type { HandlerDefinition, HandlerRegistry } from './consumers/handler-registry';
 export type { DeliveryPipeline } from './consumers/delivery-pipeline';
-export type { MessagingTables } from './database/messaging-tables';
-export type { FailureFacts } from './dead-letter/failure-copy';
+export type { MessagingTables } from './tables/messaging-tables';
+export type { FailureFacts } from './failure/failure-copy';
 export type { ApproverSigner } from './dead-letter/redrive/approvals/approver-keys';
 export type { ApprovalGrant, RedriveApproval } from './dead-letter/redrive/redrive-approval';
 export type { MessagePosition, PlannedMessage, RedrivePlan } from './dead-letter/redrive/redrive-plan';
-export { FailureCategory } from './envelope/failure-category';
+export { FailureCategory } from './errors/failure-category';
 export type { InboxKey, InboxRecord } from './inbox/inbox-store';
 export type { InboxService } from './inbox/inbox.service';
 export type { InboxBatch, InboxEntry } from './inbox/inbox-batch';
@@ -130,3 +130,6 @@ export type { GroupTopology, MessagingTopology, RabbitQueueType } from './topolo
 export type { BrokerRefusal } from './transports/broker-refusal';
 export type { Delivery, DeliveryControl, DeliveryOrigin, Settlement } from './transports/delivery-contract';
 export type { PublishOptions } from './transports/message-transport.interface';
+export type { OutboxFigures, RelaySlotFigures, RunningConsumers } from './observability/observed-sources';
+export type { InboxWriters } from './inbox/inbox-writers';
+export type { RunState } from './consumers/run-state';

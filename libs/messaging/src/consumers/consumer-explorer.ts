@@ -3,7 +3,7 @@ import { ExternalContextCreator } from '@nestjs/core';
 import type { ParamsFactory } from '@nestjs/core/helpers/external-context-creator';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { DecoratedMethods } from '../common/decorated-methods';
-import { MessagingMetadataAccessor } from '../common/messaging-metadata.accessor';
+import { ConsumerMetadataAccessor } from './consumer-metadata.accessor';
 import { MessagingConfigurationError } from '../errors/messaging-configuration.error';
 import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
@@ -28,7 +28,7 @@ const AMBIGUOUS_GROUP = /(^|\.)(dlq|retry\.\d+ms)$/;
 export class ConsumerExplorer implements OnModuleInit {
   constructor(
     private readonly methods: DecoratedMethods,
-    private readonly metadata: MessagingMetadataAccessor,
+    private readonly metadata: ConsumerMetadataAccessor,
     private readonly contextCreator: ExternalContextCreator,
     private readonly registry: HandlerRegistry,
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,

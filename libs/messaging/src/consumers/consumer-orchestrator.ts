@@ -8,6 +8,7 @@ import {
 import { CancelTimer, Clock } from '../common/clock';
 import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { MessagingMetrics } from '../observability/messaging-metrics';
+import { RunningConsumers } from '../observability/observed-sources';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { computeRetryDelay, RECONNECT_BACKOFF } from '../retry/backoff';
 import { MessagingTopologyMismatchError } from '../topology/messaging-topology-mismatch.error';
@@ -25,7 +26,9 @@ import { groupRetryTiers } from './retry-tiers';
  * broker that answers that the topology is missing (`topology: 'verify'`) stops it, naming what is missing.
  */
 @Injectable()
-export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class ConsumerOrchestrator
+  implements RunningConsumers, OnApplicationBootstrap, BeforeApplicationShutdown
+{
   private readonly logger = new Logger(ConsumerOrchestrator.name);
   private readonly handles = new Map<string, ConsumerHandle>();
   private readonly retryTimers = new Set<CancelTimer>();
@@ -138,7 +141,6 @@ export class ConsumerOrchestrator implements OnApplicationBootstrap, BeforeAppli
       destinations,
       retryTiers,
       concurrency: this.options.consumers.concurrency,
-      onDelivery: (delivery, control) => this.pipeline.handle(group, delivery, control),
       onDeliveries: (deliveries, control) => this.pipeline.handleBatch(group, deliveries, control),
     };
   }

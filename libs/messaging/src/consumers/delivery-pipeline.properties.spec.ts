@@ -3,7 +3,7 @@ import { PublishOutcome } from '../transports/publish-outcome';
 import { RetryMode, RetryOrdering, RetryPolicyOptions } from '../retry/retry-policy.interface';
 import { OffsetTracker } from '../transports/kafka/offset-tracker';
 import { Settlement } from '../transports/delivery-contract';
-import { TransportCapabilities } from '../transports/transport-capabilities';
+import { TransportCapabilities } from '../retry/transport-capabilities';
 import { DeliveryPipeline } from './delivery-pipeline';
 import { useFakeTime } from '../../spec-support/fake-time';
 import {

@@ -3,7 +3,7 @@ import { MessageHeaders } from '../envelope/message-headers';
 import { WireMessage } from '../envelope/wire-message';
 import { RetryPolicyOptions, RetryMode, RetryOrdering } from '../retry/retry-policy.interface';
 import { Settlement } from '../transports/delivery-contract';
-import { TransportCapabilities } from '../transports/transport-capabilities';
+import { TransportCapabilities } from '../retry/transport-capabilities';
 import { DeliveryPipeline } from './delivery-pipeline';
 import { MessageContext } from './message-context';
 import { useFakeTime } from '../../spec-support/fake-time';

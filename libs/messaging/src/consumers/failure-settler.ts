@@ -1,16 +1,25 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
-import { destinationNames } from '../dead-letter/destination-names';
-import { DeadLetterCopyPolicy, failureHeaders } from '../dead-letter/failure-copy';
-import { publishUntilConfirmed } from '../dead-letter/publish-until-confirmed';
+import { MessageEnvelope } from '../envelope/message-envelope';
 import { MessageHeaders } from '../envelope/message-headers';
 import { WireMessage } from '../envelope/wire-message';
+import { FailureCategory } from '../errors/failure-category';
+import { DeadLetterCopyPolicy, failureHeaders } from '../failure/failure-copy';
+import { publishUntilConfirmed } from '../failure/publish-until-confirmed';
+import { InboxDelivery, InboxService } from '../inbox/inbox.service';
 import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
+import { ErrorClassifier } from '../retry/error-classifier';
+import { RetryDecision } from '../retry/retry-decision';
+import { decideRetry, decideUnprocessable } from '../retry/retry-decision-engine';
+import { ResolvedRetryPolicy } from '../retry/retry-policy.interface';
+import { destinationNames } from '../topology/destination-names';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { Delivery, DeliveryControl, Settlement } from '../transports/delivery-contract';
-import { failureLogLine } from './delivery-description';
+import { errorLine, failureLogLine } from './delivery-description';
+import { waitKeepingAlive } from './keep-alive-wait';
+import { RunState } from './run-state';
 import { ACK, Failure, LEAVE, SettleDecision, settleDecision } from './settle-decision';
 
 /** A delivery that failed, and what the pipeline knows about it. */
@@ -25,67 +34,72 @@ export interface FailedDelivery {
 }
 
 /**
- * The failure path, after the decision: log and count the failure, build the dead-letter or retry copy
- * with its failure headers, publish it until the broker confirms, and only then answer the settlement that
- * acks the source (publish → confirm → settle).
+ * The one owner of the consumer's failure path: every failure of a delivery comes here (not decodable, no
+ * handler, a bad payload, an id conflict, a handler or transaction that failed), is classified, decided by
+ * the retry engine, counted and logged, and settled: an inline retry waited for, a dead-letter or retry
+ * copy built with its failure headers and published until the broker confirms, and only then the
+ * settlement that acks the source (publish → confirm → settle). The pipeline only runs handlers.
  */
 @Injectable()
 export class FailureSettler {
   private readonly logger = new Logger('MessagingConsumer');
+  private readonly classifier: ErrorClassifier;
 
   constructor(
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     private readonly metrics: MessagingMetrics,
     @Inject(MESSAGING_CLOCK) private readonly clock: Clock,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
-  ) {}
-
-  async settle(failed: FailedDelivery, decision: SettleDecision): Promise<Settlement> {
-    const { group, delivery, control, failure, attempt } = failed;
-    const what =
-      decision.kind === 'DEAD_LETTER'
-        ? `dead-lettered (${decision.reason}) to ${destinationNames.deadLetter(delivery.wire.destination, group)}`
-        : decision.kind.toLowerCase().replace(/_/g, ' ');
-    this.logFailure(failed, what);
-    const headers = failureHeaders(
-      {
-        category: failure.category,
-        code: failure.code,
-        originDestination: delivery.wire.destination,
-        attempt,
-        now: new Date(this.clock.now()),
-      },
-      delivery.wire.headers,
-    );
-    const labels = { group, destination: delivery.wire.destination };
-    this.metrics.failedAttempts.inc({ ...labels, category: failure.category });
-    const settlement = await settleDecision(
-      {
-        group,
-        delivery,
-        failureHeaders: headers,
-        deadLetterPolicy: () => this.deadLetterPolicy(),
-        publishConfirmed: (copy) => this.publishConfirmed(copy, control),
-      },
-      decision,
-    );
-    if (settlement.kind === 'LEAVE') return settlement;
-    if (decision.kind === 'DEAD_LETTER')
-      this.metrics.deadLettered.inc({ ...labels, category: failure.category });
-    else if (decision.kind !== 'REJECT') {
-      this.metrics.retried.inc({
-        ...labels,
-        mode: decision.kind === 'PAUSE_AND_RETRY' ? 'pause' : 'retry_destination',
-      });
-    }
-    return settlement;
+    private readonly inbox: InboxService,
+  ) {
+    this.classifier = new ErrorClassifier([...options.classification]);
   }
 
-  private deadLetterPolicy(): DeadLetterCopyPolicy {
-    const { keySecret, carryHeaders } = this.options.deadLetter;
-    // The consumer explorer refuses to start an application with consumers and no key secret.
-    if (!keySecret) throw new Error('deadLetter.keySecret is missing');
-    return { keySecret, carryHeaders };
+  /** A delivery that cannot be handled at all: dead-lettered or dropped, as `policy` says. */
+  unprocessable(failed: FailedDelivery, policy: ResolvedRetryPolicy | undefined): Promise<Settlement> {
+    return this.settle(failed, decideUnprocessable(policy));
+  }
+
+  /**
+   * A different message under the id of one handled before: not handled (the first is kept), and not
+   * dropped either: dead-lettered as ID_CONFLICT, whatever the policy, for someone to look at.
+   */
+  conflict(failed: Omit<FailedDelivery, 'failure'>, envelope: MessageEnvelope): Promise<Settlement> {
+    const failure: Failure = {
+      category: FailureCategory.VALIDATION,
+      code: 'ID_CONFLICT',
+      messageId: envelope.messageId,
+      detail: 'a different payload than the message handled first under this id',
+    };
+    return this.settle({ ...failed, failure }, { kind: 'DEAD_LETTER', reason: 'NON_RETRYABLE' });
+  }
+
+  /**
+   * A try of a ready delivery failed (its writes rolled back): the retry engine decides. Returns the
+   * settlement, or undefined once an inline retry's wait is over and the next try is due (`state.attempt`
+   * counts it). Attempts retried in place are counted in the database, so `maxAttempts` holds across
+   * restarts.
+   */
+  async handlerFailed(state: RunState, error: unknown): Promise<Settlement | undefined> {
+    const { group, delivery, control, envelope, handler, inboxDelivery } = state;
+    const attempt = state.attempt;
+    const { category, code } = this.classifier.classify(error);
+    const failure: Failure = { category, code, messageId: envelope.messageId, detail: errorLine(error) };
+    const failed: FailedDelivery = { group, delivery, control, failure, attempt };
+    const decision = this.decide(failure, attempt, handler.policy);
+    if (decision.kind === 'PAUSE_AND_RETRY' || decision.kind === 'RETRY_INLINE') {
+      await this.rememberFailedAttempt(inboxDelivery, attempt);
+      state.failedInPlace = true;
+    }
+    if (decision.kind !== 'RETRY_INLINE') {
+      const settlement = await this.settle(failed, decision);
+      if (state.failedInPlace && settlement.kind === 'ACK') await this.forgetFailedAttempts(inboxDelivery);
+      return settlement;
+    }
+    this.report(failed, `retrying inline in ${decision.delayMs} ms`, 'inline');
+    if (!(await waitKeepingAlive(this.clock, decision.delayMs, control))) return LEAVE;
+    state.attempt = decision.nextAttempt;
+    return undefined;
   }
 
   /**
@@ -106,10 +120,92 @@ export class FailureSettler {
     return (await this.publishConfirmed(copy, control)) ? ACK : LEAVE;
   }
 
-  /** A log line about the failure and what becomes of the message: ids and codes, never the payload. */
-  logFailure(failed: FailedDelivery, outcome: string): void {
+  /** Settles a decision that ends the delivery's handling here: reported, then copied and confirmed. */
+  private async settle(failed: FailedDelivery, decision: SettleDecision): Promise<Settlement> {
+    const { group, delivery, control, failure, attempt } = failed;
+    const what =
+      decision.kind === 'DEAD_LETTER'
+        ? `dead-lettered (${decision.reason}) to ${destinationNames.deadLetter(delivery.wire.destination, group)}`
+        : decision.kind.toLowerCase().replace(/_/g, ' ');
+    this.report(failed, what);
+    const headers = failureHeaders(
+      {
+        category: failure.category,
+        code: failure.code,
+        originDestination: delivery.wire.destination,
+        attempt,
+        now: new Date(this.clock.now()),
+      },
+      delivery.wire.headers,
+    );
+    const settlement = await settleDecision(
+      {
+        group,
+        delivery,
+        failureHeaders: headers,
+        deadLetterPolicy: () => this.deadLetterPolicy(),
+        publishConfirmed: (copy) => this.publishConfirmed(copy, control),
+      },
+      decision,
+    );
+    if (settlement.kind === 'LEAVE') return settlement;
+    const labels = { group, destination: delivery.wire.destination };
+    if (decision.kind === 'DEAD_LETTER')
+      this.metrics.deadLettered.inc({ ...labels, category: failure.category });
+    else if (decision.kind !== 'REJECT') {
+      this.metrics.retried.inc({
+        ...labels,
+        mode: decision.kind === 'PAUSE_AND_RETRY' ? 'pause' : 'retry_destination',
+      });
+    }
+    return settlement;
+  }
+
+  /**
+   * Every failure is reported here, once: a log line (ids and codes, never the payload) and the failed
+   * attempt counted; an inline retry is counted as retried at once (the others once their copy is confirmed).
+   */
+  private report(failed: FailedDelivery, outcome: string, retriedNow?: 'inline'): void {
     const { group, delivery, failure, attempt } = failed;
+    const labels = { group, destination: delivery.wire.destination };
+    this.metrics.failedAttempts.inc({ ...labels, category: failure.category });
+    if (retriedNow) this.metrics.retried.inc({ ...labels, mode: retriedNow });
     this.logger.warn(failureLogLine(group, delivery, failure, attempt, outcome));
+  }
+
+  private decide(failure: Failure, attempt: number, policy: ResolvedRetryPolicy | undefined): RetryDecision {
+    return decideRetry({
+      category: failure.category,
+      attempt,
+      policy,
+      destination: { ordered: this.transport.capabilities.orderedStream },
+      capabilities: this.transport.capabilities,
+      now: () => new Date(this.clock.now()),
+      random: Math.random,
+    });
+  }
+
+  /** Counts the failed attempt in the database (if that fails, the next delivery may count from less). */
+  private async rememberFailedAttempt(delivery: InboxDelivery, attempt: number): Promise<void> {
+    try {
+      await this.inbox.recordFailedAttempt(delivery, attempt);
+    } catch (error) {
+      this.logger.warn(
+        `Could not record failed attempt ${attempt} of message ${delivery.envelope.messageId}: ${errorLine(error)}`,
+      );
+    }
+  }
+
+  /** The message left the destination: its count is not needed any more (the retention purges leftovers). */
+  private async forgetFailedAttempts(delivery: InboxDelivery): Promise<void> {
+    await this.inbox.forgetFailedAttempts(delivery).catch(() => undefined);
+  }
+
+  private deadLetterPolicy(): DeadLetterCopyPolicy {
+    const { keySecret, carryHeaders } = this.options.deadLetter;
+    // The consumer explorer refuses to start an application with consumers and no key secret.
+    if (!keySecret) throw new Error('deadLetter.keySecret is missing');
+    return { keySecret, carryHeaders };
   }
 
   private publishConfirmed(copy: WireMessage, control: DeliveryControl): Promise<boolean> {

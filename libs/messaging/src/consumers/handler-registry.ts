@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EventDefinition } from '../envelope/event-definition';
+import { InboxWriters } from '../inbox/inbox-writers';
 import { ResolvedRetryPolicy } from '../retry/retry-policy.interface';
 import { MessageContext } from './message-context';
 
@@ -17,7 +18,7 @@ export interface HandlerDefinition {
 
 /** The handlers of the application, by consumer group, destination and event type. */
 @Injectable()
-export class HandlerRegistry {
+export class HandlerRegistry implements InboxWriters {
   private readonly groups = new Map<string, Map<string, Map<string, HandlerDefinition>>>();
 
   /** Adds a handler; returns the one already registered for the same group and event type, if any. */

@@ -1,6 +1,6 @@
-import { destinationNames } from '../dead-letter/destination-names';
-import { DeadLetterCopyPolicy, deadLetterCopy, retryCopy } from '../dead-letter/failure-copy';
-import { FailureCategory } from '../envelope/failure-category';
+import { destinationNames } from '../topology/destination-names';
+import { DeadLetterCopyPolicy, deadLetterCopy, retryCopy } from '../failure/failure-copy';
+import { FailureCategory } from '../errors/failure-category';
 import { WireMessage } from '../envelope/wire-message';
 import { RetryDecision } from '../retry/retry-decision';
 import { Delivery, Settlement } from '../transports/delivery-contract';

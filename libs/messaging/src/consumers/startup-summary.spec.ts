@@ -3,7 +3,7 @@ import { defineEvent } from '../envelope/event-definition';
 import { resolveMessagingOptions } from '../options/resolve-messaging-options';
 import { resolveRetryPolicy } from '../retry/retry-policy';
 import { RetryMode, RetryOrdering } from '../retry/retry-policy.interface';
-import { TransportCapabilities } from '../transports/transport-capabilities';
+import { TransportCapabilities } from '../retry/transport-capabilities';
 import { HandlerRegistry } from './handler-registry';
 import { describeFailurePath, summaryLines, withoutCredentials } from './startup-summary';
 

@@ -1,11 +1,11 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { destinationNames } from '../dead-letter/destination-names';
-import { FailureCategory } from '../envelope/failure-category';
+import { destinationNames } from '../topology/destination-names';
+import { FailureCategory } from '../errors/failure-category';
 import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { decideRetry } from '../retry/retry-decision-engine';
 import { ResolvedRetryPolicy, RetryMode } from '../retry/retry-policy.interface';
-import { TransportCapabilities } from '../transports/transport-capabilities';
+import { TransportCapabilities } from '../retry/transport-capabilities';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { HandlerDefinition, HandlerRegistry } from './handler-registry';
 

@@ -1,5 +1,5 @@
 import { decodeEnvelope, DecodeFailure, DecodeResult, encodeEnvelope } from './envelope-codec';
-import { FailureCategory } from './failure-category';
+import { FailureCategory } from '../errors/failure-category';
 import { MessageEnvelope } from './message-envelope';
 import { MessageHeaders } from './message-headers';
 import { WireMessage } from './wire-message';

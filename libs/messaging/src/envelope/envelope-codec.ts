@@ -1,4 +1,4 @@
-import { FailureCategory } from './failure-category';
+import { FailureCategory } from '../errors/failure-category';
 import { ENVELOPE_VERSION, MessageEnvelope } from './message-envelope';
 import { JSON_CONTENT_TYPE, MessageHeaders } from './message-headers';
 import { isMessageId } from './message-id';

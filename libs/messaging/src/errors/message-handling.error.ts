@@ -1,5 +1,5 @@
 import { MessagingError } from './messaging.error';
-import { FailureCategory } from '../envelope/failure-category';
+import { FailureCategory } from './failure-category';
 
 /**
  * Thrown by a handler to state why it failed, so the retry decision does not have to guess.

@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { ScheduledPurge } from '../common/scheduled-purge';
-import { HandlerRegistry } from '../consumers/handler-registry';
 import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS } from '../messaging.constants';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { InboxStore } from './inbox-store';
+import { InboxWriters } from './inbox-writers';
 
 /**
  * Deletes inbox records older than `consumers.inboxRetentionMs`. A message redelivered after its record is
@@ -16,7 +16,7 @@ export class InboxRetention implements OnApplicationBootstrap, OnApplicationShut
 
   constructor(
     store: InboxStore,
-    private readonly registry: HandlerRegistry,
+    private readonly registry: InboxWriters,
     @Inject(MESSAGING_CLOCK) clock: Clock,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
   ) {

@@ -1,5 +1,5 @@
 import { QueryRunner } from 'typeorm';
-import { MessagingTables } from '../database/messaging-tables';
+import { MessagingTables } from '../tables/messaging-tables';
 
 /** Which message, for which consumer group; `redriveId` tells a redriven copy (its count starts afresh). */
 export interface InboxKey {

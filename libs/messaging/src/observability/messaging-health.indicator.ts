@@ -6,10 +6,9 @@ import {
   MESSAGING_TRANSPORT,
 } from '../messaging.constants';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
-import { LogicalRelay } from '../outbox/logical/logical-relay';
-import { OutboxStore } from '../outbox/outbox-store';
 import { describeRefusal } from '../transports/broker-refusal';
 import { MessageTransport } from '../transports/message-transport.interface';
+import { OutboxFigures, RelaySlotFigures } from './observed-sources';
 
 /**
  * One health check's result, keyed by the check's name: the shape `@nestjs/terminus` expects from an
@@ -50,11 +49,11 @@ export class MessagingHealthIndicator {
 
   /** @internal Created by Nest; inject it. */
   constructor(
-    private readonly store: OutboxStore,
+    private readonly store: OutboxFigures,
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     @Inject(MESSAGING_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
-    private readonly logical: LogicalRelay,
+    private readonly logical: RelaySlotFigures,
   ) {}
 
   /** The database the outbox and inbox live in answers a query. */

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ConsumerOrchestrator } from '../consumers/consumer-orchestrator';
 import { MESSAGING_TRANSPORT } from '../messaging.constants';
 import { MessageTransport } from '../transports/message-transport.interface';
+import { RunningConsumers } from './observed-sources';
 
 /** What `MessagingStatus.snapshot()` reports. */
 export interface MessagingStatusSnapshot {
@@ -26,7 +26,7 @@ export class MessagingStatus {
   /** @internal Created by Nest; inject it. */
   constructor(
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
-    private readonly consumers: ConsumerOrchestrator,
+    private readonly consumers: RunningConsumers,
   ) {}
 
   /** The state right now. */

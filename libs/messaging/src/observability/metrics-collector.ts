@@ -1,9 +1,8 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { MESSAGING_RESOLVED_OPTIONS } from '../messaging.constants';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
-import { LogicalRelay } from '../outbox/logical/logical-relay';
-import { OutboxStore } from '../outbox/outbox-store';
 import { MessagingMetrics } from './messaging-metrics';
+import { OutboxFigures, RelaySlotFigures } from './observed-sources';
 
 /**
  * Fills the gauges read from the database when metrics are scraped: backlog per destination, table sizes, and
@@ -13,8 +12,8 @@ import { MessagingMetrics } from './messaging-metrics';
 export class MetricsCollector implements OnModuleInit {
   constructor(
     private readonly metrics: MessagingMetrics,
-    private readonly store: OutboxStore,
-    private readonly logical: LogicalRelay,
+    private readonly store: OutboxFigures,
+    private readonly logical: RelaySlotFigures,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
   ) {}
 

@@ -1,4 +1,4 @@
-import { FailureCategory } from '../envelope/failure-category';
+import { FailureCategory } from '../errors/failure-category';
 import { InvalidMessagingOptionsError, OptionIssue } from '../errors/invalid-messaging-options.error';
 import { MessagingModuleOptions } from '../messaging-options.interface';
 import { ErrorClassifier } from '../retry/error-classifier';

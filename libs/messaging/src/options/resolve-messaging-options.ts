@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { InvalidKeySecretError } from '../dead-letter/invalid-key-secret.error';
-import { KeySecret, parseKeySecret } from '../dead-letter/key-secret';
+import { InvalidKeySecretError } from '../failure/invalid-key-secret.error';
+import { KeySecret, parseKeySecret } from '../failure/key-secret';
 import { InvalidMessagingOptionsError, OptionIssue } from '../errors/invalid-messaging-options.error';
 import { MessagingModuleOptions } from '../messaging-options.interface';
 import { ClassificationRule } from '../retry/error-classifier';

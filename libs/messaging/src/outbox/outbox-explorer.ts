@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { DecoratedMethods } from '../common/decorated-methods';
-import { MessagingMetadataAccessor } from '../common/messaging-metadata.accessor';
+import { OutboxMetadataAccessor } from './outbox-metadata.accessor';
 import { MessagingConfigurationError } from '../errors/messaging-configuration.error';
 import { TransactionHost } from '../transaction/transaction-host';
 import { OutboxOptions } from './outbox.decorator';
@@ -15,7 +15,7 @@ type Method = ((...args: unknown[]) => unknown) & { [WRAPPED]?: true };
 export class OutboxExplorer implements OnModuleInit {
   constructor(
     private readonly methods: DecoratedMethods,
-    private readonly metadata: MessagingMetadataAccessor,
+    private readonly metadata: OutboxMetadataAccessor,
     private readonly transactions: TransactionHost,
   ) {}
 

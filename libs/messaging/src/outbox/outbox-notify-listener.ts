@@ -8,7 +8,7 @@ import {
 import type { Notification, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { CancelTimer, Clock } from '../common/clock';
-import { typeormPostgresPool } from '../database/postgres/typeorm-postgres-pool.patch';
+import { typeormPostgresPool } from '../transaction/typeorm-postgres-pool.patch';
 import { MESSAGING_CLOCK, MESSAGING_DATA_SOURCE, MESSAGING_RESOLVED_OPTIONS } from '../messaging.constants';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { computeRetryDelay, RECONNECT_BACKOFF } from '../retry/backoff';

@@ -1,13 +1,9 @@
 import { QueryRunner } from 'typeorm';
-import { MessagingTables } from '../database/messaging-tables';
+import { OutboxBacklog, OutboxFigures } from '../observability/observed-sources';
+import { MessagingTables } from '../tables/messaging-tables';
 import { ClaimedOutboxRow, FailedOutboxRow, NewOutboxRow } from './outbox-row';
 
-/** Pending rows of one destination and the age of the oldest. */
-export interface OutboxBacklog {
-  readonly destination: string;
-  readonly pending: number;
-  readonly oldestAgeMs: number;
-}
+export type { OutboxBacklog } from '../observability/observed-sources';
 
 /** How a store treats rows the broker confirmed. */
 export interface OutboxStoreSettings {
@@ -24,7 +20,7 @@ export interface OutboxStoreSettings {
  * its health and metrics queries. One implementation per database (`database/postgres`, `database/mysql`),
  * chosen from the DataSource's type at startup; the relay, the services and the jobs only see this.
  */
-export abstract class OutboxStore {
+export abstract class OutboxStore implements OutboxFigures {
   abstract readonly tables: MessagingTables;
   /**
    * The channel relays of other instances LISTEN on, where the database has LISTEN/NOTIFY (PostgreSQL);

@@ -1,4 +1,4 @@
-import { FailureCategory } from '../envelope/failure-category';
+import { FailureCategory } from '../errors/failure-category';
 import { MessageHandlingError } from '../errors/message-handling.error';
 import { TransactionAbortedError } from '../errors/transaction-aborted.error';
 import { ErrorClassifier } from './error-classifier';

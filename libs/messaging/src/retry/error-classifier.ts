@@ -1,4 +1,4 @@
-import { FailureCategory } from '../envelope/failure-category';
+import { FailureCategory } from '../errors/failure-category';
 import { TransactionAbortedError } from '../errors/transaction-aborted.error';
 
 /** What the classifier says about an error: a category to decide on and a token for `msg.failure-code`. */

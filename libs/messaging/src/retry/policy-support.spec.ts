@@ -1,4 +1,4 @@
-import { TransportCapabilities } from '../transports/transport-capabilities';
+import { TransportCapabilities } from './transport-capabilities';
 import { unsupportedPolicyReason } from './policy-support';
 import { resolveRetryPolicy } from './retry-policy';
 import { RetryMode, RetryOrdering } from './retry-policy.interface';

@@ -1,4 +1,4 @@
-import { TransportCapabilities } from '../transports/transport-capabilities';
+import { TransportCapabilities } from './transport-capabilities';
 import { ResolvedRetryPolicy, RetryMode, RetryOrdering } from './retry-policy.interface';
 
 type SupportCheck = (policy: ResolvedRetryPolicy, capabilities: TransportCapabilities) => string | undefined;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { FailureCategory, NON_RETRYABLE_BY_DEFAULT } from '../envelope/failure-category';
-import { TransportCapabilities } from '../transports/transport-capabilities';
+import { FailureCategory, NON_RETRYABLE_BY_DEFAULT } from '../errors/failure-category';
+import { TransportCapabilities } from './transport-capabilities';
 import { baseDelay } from './backoff';
 import { RetryDecision } from './retry-decision';
 import { decideRetry } from './retry-decision-engine';

@@ -1,5 +1,5 @@
-import { FailureCategory } from '../envelope/failure-category';
-import { TransportCapabilities } from '../transports/transport-capabilities';
+import { FailureCategory } from '../errors/failure-category';
+import { TransportCapabilities } from './transport-capabilities';
 import { DeadLetterReason, RetryDecision, RetryDecisionInput } from './retry-decision';
 import { decideRetry } from './retry-decision-engine';
 import { resolveRetryPolicy } from './retry-policy';

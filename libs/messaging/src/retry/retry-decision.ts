@@ -1,5 +1,5 @@
-import { FailureCategory } from '../envelope/failure-category';
-import { TransportCapabilities } from '../transports/transport-capabilities';
+import { FailureCategory } from '../errors/failure-category';
+import { TransportCapabilities } from './transport-capabilities';
 import { ResolvedRetryPolicy } from './retry-policy.interface';
 
 /** Why a failed delivery is parked in the dead-letter destination. */

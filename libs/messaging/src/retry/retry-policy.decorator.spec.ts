@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { FailureCategory } from '../envelope/failure-category';
+import { FailureCategory } from '../errors/failure-category';
 import { IDEMPOTENT_HANDLER_METADATA, OUTBOX_METADATA, RETRY_POLICY_METADATA } from '../messaging.constants';
 import { RetryPolicy } from './retry-policy.decorator';
 import { RetryMode, RetryOrdering, RetryPolicyOptions } from './retry-policy.interface';

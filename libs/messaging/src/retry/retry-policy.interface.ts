@@ -1,4 +1,4 @@
-import { FailureCategory } from '../envelope/failure-category';
+import { FailureCategory } from '../errors/failure-category';
 
 /** How a failed delivery is retried. See the decision order in `retry-decision-engine.ts`. */
 export enum RetryMode {

@@ -1,4 +1,4 @@
-import { FailureCategory } from '../envelope/failure-category';
+import { FailureCategory } from '../errors/failure-category';
 import { InvalidRetryPolicyError } from '../errors/invalid-retry-policy.error';
 import { isRetryableCategory, resolveRetryPolicy } from './retry-policy';
 import { RetryMode, RetryOrdering } from './retry-policy.interface';

@@ -1,4 +1,4 @@
-import { FailureCategory, NON_RETRYABLE_BY_DEFAULT } from '../envelope/failure-category';
+import { FailureCategory, NON_RETRYABLE_BY_DEFAULT } from '../errors/failure-category';
 import { InvalidRetryPolicyError } from '../errors/invalid-retry-policy.error';
 import { DEFAULT_BACKOFF, delayTiers, ttlTiers } from './backoff';
 import {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { destinationNames } from '../dead-letter/destination-names';
+import { destinationNames } from './destination-names';
 
 /**
  * A RabbitMQ queue's type: `classic` (one node holds it) or `quorum` (replicated on a majority of the

@@ -64,34 +64,12 @@ export interface Subscription {
   readonly retryTiers: Readonly<Record<string, readonly number[]>>;
   /** Deliveries handled at once, of different keys (one key's deliveries never overlap). */
   readonly concurrency: number;
-  /** Handles one delivery and says how to settle it. */
-  readonly onDelivery: (delivery: Delivery, control: DeliveryControl) => Promise<Settlement>;
   /**
    * Handles deliveries that must not run side by side (one lane: their keys hash alike), in order, and
    * says how to settle each, in the same order; a PAUSE or LEAVE leaves the rest. Lets the consumer share
-   * one database transaction between them. Default: `onDelivery`, one after another.
+   * one database transaction between them.
    */
-  readonly onDeliveries?: (
-    deliveries: readonly Delivery[],
-    control: DeliveryControl,
-  ) => Promise<Settlement[]>;
-}
-
-/** The subscription's `onDeliveries`, or its `onDelivery` one after another, stopping as a batch would. */
-export function deliveriesHandler(
-  subscription: Subscription,
-): (deliveries: readonly Delivery[], control: DeliveryControl) => Promise<Settlement[]> {
-  if (subscription.onDeliveries) return subscription.onDeliveries;
-  return async (deliveries, control) => {
-    const settlements: Settlement[] = [];
-    for (const delivery of deliveries) {
-      const last = settlements.at(-1);
-      const stop =
-        last?.kind === 'PAUSE' || last?.kind === 'LEAVE' || control.isStopping() || control.isHalted?.();
-      settlements.push(stop ? { kind: 'LEAVE' } : await subscription.onDelivery(delivery, control));
-    }
-    return settlements;
-  };
+  readonly onDeliveries: (deliveries: readonly Delivery[], control: DeliveryControl) => Promise<Settlement[]>;
 }
 
 /**

@@ -2,7 +2,7 @@ import { WireMessage } from '../envelope/wire-message';
 import { MessagingTopology } from '../topology/messaging-topology';
 import { BrokerRefusal } from './broker-refusal';
 import { PublishOutcome } from './publish-outcome';
-import { TransportCapabilities } from './transport-capabilities';
+import { TransportCapabilities } from '../retry/transport-capabilities';
 import { ConsumerHandle, Subscription } from './delivery-contract';
 
 /** The state of the connection to the broker, for health checks. */

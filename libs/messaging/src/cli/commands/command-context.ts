@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { Command, Option } from 'commander';
-import { parseKeySecret } from '../../dead-letter/key-secret';
+import { parseKeySecret } from '../../failure/key-secret';
 import { ApproverKeyring } from '../../dead-letter/redrive/approvals/approver-keyring';
 import { RedriveRefusedError } from '../../dead-letter/redrive/errors/redrive-refused.error';
 import { PostgresRedriveLedger } from '../../dead-letter/redrive/ledger/postgres-redrive-ledger';

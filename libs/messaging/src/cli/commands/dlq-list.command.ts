@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { destinationNames } from '../../dead-letter/destination-names';
+import { destinationNames } from '../../topology/destination-names';
 import { BrokerFlags } from '../admin-options';
 import { CliUsageError } from '../cli-usage.error';
 import { formatList } from '../format/result-format';

@@ -1,9 +1,9 @@
 import { DataSource, QueryRunner } from 'typeorm';
 import { InboxKey, InboxRecord, InboxStore } from '../../inbox/inbox-store';
 import { CreateMysqlMessagingAttempts1764892800000 } from '../../migrations/create-mysql-attempts-table.migration';
-import { MessagingTables } from '../messaging-tables';
+import { MessagingTables } from '../../tables/messaging-tables';
 import { affectedRows, inReadCommitted, isDuplicateKey } from './mysql-sql';
-import { mysqlTables } from './mysql-tables';
+import { mysqlTables } from '../../tables/mysql-tables';
 
 /**
  * The inbox on MySQL and MariaDB: a plain insert, and a duplicate key means the message was handled. A

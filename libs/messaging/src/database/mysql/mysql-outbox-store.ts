@@ -3,7 +3,7 @@ import { UnsupportedDatabaseError } from '../../errors/unsupported-database.erro
 import { CreateMysqlMessagingTables1764806400000 } from '../../migrations/create-mysql-messaging-tables.migration';
 import { ClaimedOutboxRow, FailedOutboxRow, NewOutboxRow } from '../../outbox/outbox-row';
 import { OutboxBacklog, OutboxStore, OutboxStoreSettings } from '../../outbox/outbox-store';
-import { MessagingTables } from '../messaging-tables';
+import { MessagingTables } from '../../tables/messaging-tables';
 import { claimMysqlRows } from './mysql-claim';
 import { mysqlServerProblem } from './mysql-server-version';
 import {
@@ -16,7 +16,7 @@ import {
   utcDatetime,
   withConnection,
 } from './mysql-sql';
-import { mysqlTables } from './mysql-tables';
+import { mysqlTables } from '../../tables/mysql-tables';
 
 /**
  * The outbox on MySQL 8.0.4+ and MariaDB 10.6+. What differs from PostgreSQL: a claim is a READ COMMITTED

@@ -1,8 +1,8 @@
 import { DataSource, QueryRunner } from 'typeorm';
 import { InboxKey, InboxRecord, InboxStore } from '../../inbox/inbox-store';
 import { CreateMessagingAttempts1764720000000 } from '../../migrations/create-attempts-table.migration';
-import { MessagingTables } from '../messaging-tables';
-import { postgresTables } from './postgres-tables';
+import { MessagingTables } from '../../tables/messaging-tables';
+import { postgresTables } from '../../tables/postgres-tables';
 
 /**
  * The inbox on PostgreSQL: `on conflict do nothing returning` tells a first record from a duplicate, for a

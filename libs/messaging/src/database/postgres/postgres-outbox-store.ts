@@ -4,8 +4,8 @@ import { CreateMessagingTables1764547200000 } from '../../migrations/create-mess
 import { ClaimedOutboxRow, FailedOutboxRow, NewOutboxRow } from '../../outbox/outbox-row';
 import { compareIds, OutboxBacklog, OutboxStore, OutboxStoreSettings } from '../../outbox/outbox-store';
 import { isStarved } from '../claim-window';
-import { MessagingTables } from '../messaging-tables';
-import { postgresTables } from './postgres-tables';
+import { MessagingTables } from '../../tables/messaging-tables';
+import { postgresTables } from '../../tables/postgres-tables';
 
 /** What one window of a claim did: the rows it picked, the last of them, and those it leased. */
 interface ClaimedWindow {

@@ -1,5 +1,5 @@
 import { MessageHeaders } from '../../envelope/message-headers';
-import { FAILURE_HEADER_NAMES } from '../failure-copy';
+import { FAILURE_HEADER_NAMES } from '../../failure/failure-copy';
 import { WireMessage } from '../../envelope/wire-message';
 
 /**

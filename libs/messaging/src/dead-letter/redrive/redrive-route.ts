@@ -1,6 +1,6 @@
 import { MessageHeaders } from '../../envelope/message-headers';
 import { MessagingTopology } from '../../topology/messaging-topology';
-import { deadLetterSplits, DeadLetterSplit, destinationNames } from '../destination-names';
+import { deadLetterSplits, DeadLetterSplit, destinationNames } from '../../topology/destination-names';
 import { DeadLetterRecord } from './dead-letter-record';
 import { AmbiguousRedriveRouteError } from './errors/ambiguous-redrive-route.error';
 import { NotADeadLetterSourceError } from './errors/not-a-dead-letter-source.error';

@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import { MessagingMetrics } from '../../observability/messaging-metrics';
-import { KeySecret } from '../key-secret';
+import { KeySecret } from '../../failure/key-secret';
 import { MessagingTopology } from '../../topology/messaging-topology';
 import { AdminCredential, checkAdminConnection, RedriveBroker } from './admin-connection';
 import { MessageHeaders } from '../../envelope/message-headers';

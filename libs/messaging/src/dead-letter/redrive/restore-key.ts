@@ -1,7 +1,7 @@
 import { MessageHeaders } from '../../envelope/message-headers';
 import { WireMessage } from '../../envelope/wire-message';
-import { isKeyPseudonym, unsealKey } from '../key-pseudonym';
-import { KeySecret } from '../key-secret';
+import { isKeyPseudonym, unsealKey } from '../../failure/key-pseudonym';
+import { KeySecret } from '../../failure/key-secret';
 import { KeyNotRestorableError } from './errors/key-not-restorable.error';
 
 /**

@@ -9,8 +9,8 @@ import {
 import type { ClientConfig } from 'pg';
 import { DataSource } from 'typeorm';
 import { CancelTimer, Clock } from '../../common/clock';
-import { postgresTables } from '../../database/postgres/postgres-tables';
-import { typeormPostgresConnectionConfig } from '../../database/postgres/typeorm-postgres-pool.patch';
+import { postgresTables } from '../../tables/postgres-tables';
+import { typeormPostgresConnectionConfig } from '../../transaction/typeorm-postgres-pool.patch';
 import { InvalidMessagingOptionsError } from '../../errors/invalid-messaging-options.error';
 import { ReplicationSlotInvalidatedError } from '../../errors/replication-slot-invalidated.error';
 import { ReplicationSlotMissingError } from '../../errors/replication-slot-missing.error';
@@ -23,6 +23,7 @@ import {
 } from '../../messaging.constants';
 import { MessageTracing } from '../../observability/message-tracing';
 import { MessagingMetrics } from '../../observability/messaging-metrics';
+import { RelaySlotFigures } from '../../observability/observed-sources';
 import { ResolvedMessagingOptions } from '../../options/resolve-messaging-options';
 import { computeRetryDelay, RECONNECT_BACKOFF } from '../../retry/backoff';
 import { MessageTransport } from '../../transports/message-transport.interface';
@@ -78,7 +79,9 @@ export interface LogicalRelayStatus {
  * later message of its key), so the slot moves on. One instance reads; the others stand by and take over.
  */
 @Injectable()
-export class LogicalRelay implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+export class LogicalRelay
+  implements RelaySlotFigures, OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown
+{
   private readonly logger = new Logger(LogicalRelay.name);
   private readonly sql: SqlRunner;
   private readonly parking: ParkedMessages;

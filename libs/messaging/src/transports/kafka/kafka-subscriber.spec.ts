@@ -103,7 +103,6 @@ async function startSubscriber(settle: (delivery: Delivery) => Promise<Settlemen
     destinations: [TOPIC],
     retryTiers: { [TOPIC]: [1_000] },
     concurrency: 2,
-    onDelivery,
     onDeliveries: async (batch) => {
       calls.push(batch.map((d) => d.origin.offset as string));
       const settlements: Settlement[] = [];

@@ -1,11 +1,11 @@
 import { Logger } from '@nestjs/common';
 import { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { CancelTimer, Clock } from '../../common/clock';
-import { destinationNames } from '../../dead-letter/destination-names';
+import { destinationNames } from '../../topology/destination-names';
 import { computeRetryDelay, RECONNECT_BACKOFF } from '../../retry/backoff';
 import { KeyedLanes } from '../keyed-lanes';
 import { OutageLog } from '../outage-log';
-import { deliveriesHandler, DeliveryControl, laneOf, Settlement, Subscription } from '../delivery-contract';
+import { DeliveryControl, laneOf, Settlement, Subscription } from '../delivery-contract';
 import { GroupMembership } from './kafkajs-group-coordinator.patch';
 import { kafkaDelivery } from './kafka-delivery';
 import { CONSUMER_SETTINGS, consumerTimings } from './kafka-consumer-settings';
@@ -75,7 +75,6 @@ export class KafkaSubscriber {
   private readonly lanes: KeyedLanes;
   /** The member this subscriber's consumer is in its group, kept across restarts of the consumer. */
   private readonly membership: GroupMembership;
-  private readonly handleDeliveries: ReturnType<typeof deliveriesHandler>;
   private readonly timings: ReturnType<typeof consumerTimings>;
   /** When the group coordinator last answered (a join, a heartbeat, a commit); undefined while joining. */
   private answeredAt?: number;
@@ -89,7 +88,6 @@ export class KafkaSubscriber {
     private readonly subscription: Subscription,
   ) {
     this.lanes = new KeyedLanes(subscription.concurrency);
-    this.handleDeliveries = deliveriesHandler(subscription);
     this.holds = new RetryTopicHolds(host.clock);
     this.membership = new GroupMembership(subscription.group);
     this.timings = consumerTimings(host.sessionTimeoutMs);
@@ -339,7 +337,7 @@ export class KafkaSubscriber {
     );
     let settlements: Settlement[];
     try {
-      settlements = await this.handleDeliveries(deliveries, control);
+      settlements = await this.subscription.onDeliveries(deliveries, control);
     } catch (error) {
       this.host.log.error(
         `Handling ${topic}[${partition}]@${messages[0].offset} and ${messages.length - 1} more failed ` +

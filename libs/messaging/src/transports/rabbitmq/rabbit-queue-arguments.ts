@@ -1,4 +1,4 @@
-import { destinationNames } from '../../dead-letter/destination-names';
+import { destinationNames } from '../../topology/destination-names';
 import { GroupTopology, RabbitQueueType } from '../../topology/messaging-topology';
 
 /** Which of a group's queues: the work queue, its dead-letter queue, or the retry queue of one delay tier. */

@@ -108,7 +108,6 @@ describe(`${RabbitSubscriber.name} (properties)`, () => {
           destinations: [DESTINATION],
           retryTiers: {},
           concurrency: scenario.concurrency,
-          onDelivery: async () => ({ kind: 'ACK' }),
           onDeliveries: async (deliveries: readonly Delivery[]) => {
             const tags = deliveries.map((d) => d.origin.deliveryTag as number);
             if (stopping) handedAfterStop.push(...tags);

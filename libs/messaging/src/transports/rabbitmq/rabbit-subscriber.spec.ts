@@ -7,6 +7,7 @@ import { Delivery, Settlement, Subscription } from '../delivery-contract';
 import { RabbitConnection } from './rabbit-connection';
 import { RabbitSubscriber } from './rabbit-subscriber';
 import { useFakeTime } from '../../../spec-support/fake-time';
+import { oneByOne } from '../../../spec-support/one-by-one';
 
 const DESTINATION = 'orders';
 const GROUP = 'billing';
@@ -79,10 +80,10 @@ async function startSubscriber(settle: (delivery: Delivery) => Settlement | Prom
     destinations: [DESTINATION],
     retryTiers: { [DESTINATION]: [500] },
     concurrency: 2,
-    onDelivery: async (delivery) => {
+    onDeliveries: oneByOne(async (delivery) => {
       deliveries.push(delivery);
       return settle(delivery);
-    },
+    }),
   };
   const subscriber = new RabbitSubscriber(
     {

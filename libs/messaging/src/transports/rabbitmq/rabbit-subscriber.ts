@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import * as amqp from 'amqplib';
 import { CancelTimer, Clock } from '../../common/clock';
-import { destinationNames } from '../../dead-letter/destination-names';
+import { destinationNames } from '../../topology/destination-names';
 import { MessageHeaders } from '../../envelope/message-headers';
 import { TopologyMode } from '../../messaging-options.interface';
 import { MessagingTopology } from '../../topology/messaging-topology';
@@ -10,7 +10,6 @@ import { BackoffOptions } from '../../retry/retry-policy.interface';
 import { KeyedLanes } from '../keyed-lanes';
 import { OutageLog } from '../outage-log';
 import {
-  deliveriesHandler,
   Delivery,
   DeliveryControl,
   laneOf,
@@ -70,7 +69,6 @@ export class RabbitSubscriber {
   private readonly lanes: KeyedLanes;
   /** Per lane (key hash), the messages that arrived while it worked: its next batch. */
   private readonly waiting = new Map<number, WaitingMessage[]>();
-  private readonly handleDeliveries: ReturnType<typeof deliveriesHandler>;
   private readonly outage: OutageLog;
   /** Work queue → the destination it consumes. */
   private readonly origins = new Map<string, string>();
@@ -88,7 +86,6 @@ export class RabbitSubscriber {
     private readonly subscription: Subscription,
   ) {
     this.lanes = new KeyedLanes(subscription.concurrency);
-    this.handleDeliveries = deliveriesHandler(subscription);
     this.outage = new OutageLog(host.log, `Consumer group ${subscription.group}`, host.clock);
   }
 
@@ -196,7 +193,7 @@ export class RabbitSubscriber {
     const control: DeliveryControl = { keepAlive: async () => undefined, isStopping: () => this.stopping };
     let settlements: Settlement[];
     try {
-      settlements = await this.handleDeliveries(
+      settlements = await this.subscription.onDeliveries(
         batch.map((waiting) => waiting.delivery),
         control,
       );

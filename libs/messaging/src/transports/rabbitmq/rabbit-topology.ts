@@ -1,5 +1,5 @@
 import * as amqp from 'amqplib';
-import { destinationNames } from '../../dead-letter/destination-names';
+import { destinationNames } from '../../topology/destination-names';
 import { GroupTopology, MessagingTopology, destinationsOf } from '../../topology/messaging-topology';
 import { MessagingTopologyMismatchError } from '../../topology/messaging-topology-mismatch.error';
 import { TopologyMode } from '../../messaging-options.interface';

@@ -8,7 +8,7 @@ import { MessagingTopologyMissingError } from '../../topology/messaging-topology
 import { MessageTransport, PublishOptions, TransportHealth } from '../message-transport.interface';
 import { PublishOutcome } from '../publish-outcome';
 import { ConsumerHandle, Subscription, topologyOf } from '../delivery-contract';
-import { TransportCapabilities } from '../transport-capabilities';
+import { TransportCapabilities } from '../../retry/transport-capabilities';
 import { RabbitConnection } from './rabbit-connection';
 import { RabbitPublisher } from './rabbit-publisher';
 import { RabbitSubscriber } from './rabbit-subscriber';

@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { MessagingMigrations } from '../../../migrations';
 import { ChainRedriveAudit1764979200000 } from '../../../migrations/chain-redrive-audit.migration';
 import { CreateRedriveLedger1764892800000 } from '../../../migrations/create-redrive-ledger.migration';
-import { quoteIdent } from '../../../database/postgres/postgres-tables';
+import { quoteIdent } from '../../../tables/postgres-tables';
 import { RedriveInProgressError } from '../errors/redrive-in-progress.error';
 import { RedriveLedgerMissingError } from '../errors/redrive-ledger-missing.error';
 import { AUDIT_CHAIN_GENESIS, AuditChainCheck, ChainedAuditRow, checkAuditChain } from './audit-chain';

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { MessagingTables } from '../messaging-tables';
+import { MessagingTables } from './messaging-tables';
 
 /**
  * The tables in the connection's database (the DataSource's `database`, or the one its URL names): names

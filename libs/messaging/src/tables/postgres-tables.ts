@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { MessagingTables } from '../messaging-tables';
+import { MessagingTables } from './messaging-tables';
 
 /** The tables in the DataSource's schema (`"schema".messaging_outbox`), or on the search_path without one. */
 export function postgresTables(dataSource: DataSource): MessagingTables {

@@ -1,4 +1,4 @@
-import { FailureCategory } from '../envelope/failure-category';
+import { FailureCategory } from '../errors/failure-category';
 import { MessageHeaders } from '../envelope/message-headers';
 import { WireMessage } from '../envelope/wire-message';
 import { carriedHeaders } from './carried-headers';

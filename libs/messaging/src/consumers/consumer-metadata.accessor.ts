@@ -1,22 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { IdempotentHandlerMetadata } from '../consumers/idempotent-handler.decorator';
-import { IDEMPOTENT_HANDLER_METADATA, OUTBOX_METADATA, RETRY_POLICY_METADATA } from '../messaging.constants';
-import type { OutboxOptions } from '../outbox/outbox.decorator';
+import { IDEMPOTENT_HANDLER_METADATA, RETRY_POLICY_METADATA } from '../messaging.constants';
 import type { RetryPolicyOptions } from '../retry/retry-policy.interface';
+import type { IdempotentHandlerMetadata } from './idempotent-handler.decorator';
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- what Reflector reads metadata from
 type Target = Function;
 
-/** Reads what the library's decorators attached to a method: the one place that knows the metadata keys. */
+/**
+ * Reads what `@IdempotentHandler()` and `@RetryPolicy()` attached to a handler method. Each feature has its
+ * own accessor beside it, so that no shared file has to know every feature (and import upwards into them).
+ */
 @Injectable()
-export class MessagingMetadataAccessor {
+export class ConsumerMetadataAccessor {
   constructor(private readonly reflector: Reflector) {}
-
-  /** `@Outbox()`'s options, or `undefined` when the method has none. */
-  outbox(method: Target): OutboxOptions | undefined {
-    return this.reflector.get<OutboxOptions | undefined>(OUTBOX_METADATA, method);
-  }
 
   /** `@IdempotentHandler()`'s event and group, or `undefined`. */
   idempotentHandler(method: Target): IdempotentHandlerMetadata | undefined {

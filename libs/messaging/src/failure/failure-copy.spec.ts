@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { FailureCategory } from '../envelope/failure-category';
+import { FailureCategory } from '../errors/failure-category';
 import { MessageHeaders } from '../envelope/message-headers';
 import { WireMessage } from '../envelope/wire-message';
 import {

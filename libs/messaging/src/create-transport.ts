@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Clock } from '../common/clock';
-import { assertPeerInstalled } from '../common/optional-peer';
-import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
-import type * as KafkaModule from './kafka/kafka-transport';
-import { MessageTransport } from './message-transport.interface';
-import type * as RabbitModule from './rabbitmq/rabbitmq-transport';
+import { Clock } from './common/clock';
+import { assertPeerInstalled } from './common/optional-peer';
+import { ResolvedMessagingOptions } from './options/resolve-messaging-options';
+import type * as KafkaModule from './transports/kafka/kafka-transport';
+import { MessageTransport } from './transports/message-transport.interface';
+import type * as RabbitModule from './transports/rabbitmq/rabbitmq-transport';
 
 /**
  * Builds the transport the options name. Nothing connects until the first use. Each transport's module,
@@ -17,7 +17,7 @@ export function createTransport(options: ResolvedMessagingOptions, clock: Clock)
     assertPeerInstalled('kafkajs');
     if (transport.producerClient === 'platformatic') assertPeerInstalled('@platformatic/kafka');
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when Kafka is chosen
-    const { KafkaTransport } = require('./kafka/kafka-transport') as typeof KafkaModule;
+    const { KafkaTransport } = require('./transports/kafka/kafka-transport') as typeof KafkaModule;
     return new KafkaTransport(
       {
         clientId: transport.clientId ?? serviceName,
@@ -37,7 +37,7 @@ export function createTransport(options: ResolvedMessagingOptions, clock: Clock)
   }
   assertPeerInstalled('amqplib');
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when RabbitMQ is chosen
-  const { RabbitMqTransport } = require('./rabbitmq/rabbitmq-transport') as typeof RabbitModule;
+  const { RabbitMqTransport } = require('./transports/rabbitmq/rabbitmq-transport') as typeof RabbitModule;
   return new RabbitMqTransport(
     {
       url: transport.url,

@@ -1,0 +1,112 @@
+import { decodeEnvelope } from '../envelope/envelope-codec';
+import { MessageHeaders } from '../envelope/message-headers';
+import { FailureCategory } from '../errors/failure-category';
+import { withoutFailureHeaders } from '../failure/failure-copy';
+import { InboxDelivery } from '../inbox/inbox.service';
+import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
+import { ResolvedRetryPolicy } from '../retry/retry-policy.interface';
+import { Delivery, DeliveryControl } from '../transports/delivery-contract';
+import { FailedDelivery } from './failure-settler';
+import { HandlerRegistry } from './handler-registry';
+import { RunState } from './run-state';
+import { Failure } from './settle-decision';
+
+/**
+ * A delivery ready for its handler, or one that cannot be handled (not decodable, no handler for its type,
+ * a payload against the event's schema) with the policy that says what becomes of it.
+ */
+export type Prepared =
+  | { readonly ready: RunState }
+  | { readonly unprocessable: FailedDelivery; readonly policy: ResolvedRetryPolicy | undefined };
+
+/** Decodes the envelope, finds the group's handler and validates the payload. */
+export function prepareDelivery(
+  registry: HandlerRegistry,
+  options: ResolvedMessagingOptions,
+  group: string,
+  delivery: Delivery,
+  control: DeliveryControl,
+): Prepared {
+  const decoded = decodeEnvelope(delivery.wire);
+  const destination = delivery.wire.destination;
+  const defaultPolicy = options.retryDefaults.get(destination);
+  const failed = (failure: Failure): FailedDelivery => ({
+    group,
+    delivery,
+    control,
+    failure,
+    attempt: firstAttempt(delivery),
+  });
+  if (!decoded.ok) return { unprocessable: failed(decoded.failure), policy: defaultPolicy };
+  const envelope = decoded.envelope;
+  const handler = registry.find(group, destination, envelope.type);
+  if (!handler) {
+    const failure = {
+      category: FailureCategory.VALIDATION,
+      code: 'UNKNOWN_TYPE',
+      messageId: envelope.messageId,
+    };
+    return { unprocessable: failed(failure), policy: defaultPolicy };
+  }
+  const parsed = handler.event.schema.safeParse(envelope.payload);
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((i) => i.path.join('.') || '(payload)').join(', ');
+    const failure = {
+      category: FailureCategory.VALIDATION,
+      code: 'SCHEMA_MISMATCH',
+      messageId: envelope.messageId,
+      detail,
+    };
+    return { unprocessable: failed(failure), policy: handler.policy };
+  }
+  const inboxDelivery: InboxDelivery = {
+    group,
+    envelope,
+    body: delivery.wire.body,
+    redriveId: delivery.wire.headers[MessageHeaders.REDRIVE_ID] ?? '',
+  };
+  return {
+    ready: {
+      group,
+      delivery,
+      control,
+      envelope,
+      handler,
+      payload: parsed.data,
+      inboxDelivery,
+      attempt: firstAttempt(delivery),
+      failedInPlace: false,
+      commitLost: false,
+      tryCallbacks: [],
+      unconfirmed: [],
+      labels: { group, destination: envelope.destination },
+    },
+  };
+}
+
+/**
+ * The delivery with the failure headers (attempt, first failure, due time) only where the library wrote
+ * them: a message read from the destination itself has none, whatever its producer set.
+ */
+export function trustedDelivery(delivery: Delivery): Delivery {
+  if (delivery.origin.retryTierMs !== undefined) return delivery;
+  return { ...delivery, wire: { ...delivery.wire, headers: withoutFailureHeaders(delivery.wire.headers) } };
+}
+
+/**
+ * How long a message back from a retry destination is still not due (RabbitMQ: a TTL tier shorter than
+ * its delay; the rest is waited in a smaller tier, or here). Never as long as the tier it came from, so
+ * every hop is shorter than the last and a due time far in the future cannot hold it.
+ */
+export function notDueFor(delivery: Delivery, now: number): number {
+  const tierMs = delivery.origin.retryTierMs;
+  const dueAt = Date.parse(delivery.wire.headers[MessageHeaders.RETRY_DUE_AT] ?? '');
+  if (tierMs === undefined || !(dueAt > now)) return 0;
+  return Math.min(dueAt - now, tierMs - 1);
+}
+
+/** The number of this delivery as far as the message says: one more than `msg.retry-attempt`, or 1. */
+function firstAttempt(delivery: Delivery): number {
+  const failed = Number.parseInt(delivery.wire.headers[MessageHeaders.RETRY_ATTEMPT] ?? '0', 10);
+  return (Number.isFinite(failed) && failed > 0 ? failed : 0) + 1;
+}

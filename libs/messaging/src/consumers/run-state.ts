@@ -1,0 +1,60 @@
+import { MessageEnvelope } from '../envelope/message-envelope';
+import { InboxDelivery, InboxOutcome } from '../inbox/inbox.service';
+import { Delivery, DeliveryControl, Settlement } from '../transports/delivery-contract';
+import { HandlerDefinition } from './handler-registry';
+
+/** A delivery ready for its handler, and what its tries learnt so far. */
+export interface RunState {
+  readonly group: string;
+  readonly delivery: Delivery;
+  readonly control: DeliveryControl;
+  readonly envelope: MessageEnvelope;
+  readonly handler: HandlerDefinition;
+  readonly payload: unknown;
+  readonly inboxDelivery: InboxDelivery;
+  readonly labels: { readonly group: string; readonly destination: string };
+  attempt: number;
+  failedInPlace: boolean;
+  /** A commit of this delivery failed already (it went again once: the inbox told whether it held). */
+  commitLost: boolean;
+  /** The after-commit callbacks its current try registered. */
+  tryCallbacks: Array<() => void>;
+  /** Callbacks of tries whose commit failed: run if a later try finds it committed (DUPLICATE). */
+  readonly unconfirmed: Array<() => void>;
+}
+
+/** A delivery of a batch ready for its handler, and its place in the batch. */
+export interface ReadyDelivery {
+  readonly index: number;
+  readonly state: RunState;
+}
+
+/**
+ * How one try of deliveries in one transaction ended: committed, failed at the delivery number `at`
+ * (rolled back), or lost (`atCommit`: the commit failed, its outcome perhaps unknown; else it never began).
+ */
+export type Tried =
+  | { readonly kind: 'COMMITTED'; readonly outcomes: InboxOutcome[] }
+  | { readonly kind: 'FAILED'; readonly at: number; readonly error: unknown }
+  | { readonly kind: 'LOST'; readonly atCommit: boolean; readonly error: unknown };
+
+/**
+ * Settles deliveries one after another into `settled`; stops at one not settled (PAUSE, LEAVE): false then.
+ */
+export async function settleInOrder(
+  deliveries: readonly ReadyDelivery[],
+  settled: Map<number, Settlement>,
+  settle: (delivery: ReadyDelivery, i: number) => Promise<Settlement>,
+): Promise<boolean> {
+  for (const [i, delivery] of deliveries.entries()) {
+    const settlement = await settle(delivery, i);
+    settled.set(delivery.index, settlement);
+    if (!continues(settlement)) return false;
+  }
+  return true;
+}
+
+/** True when the deliveries after this settlement go on (it is not a PAUSE or a LEAVE). */
+export function continues(settlement: Settlement): boolean {
+  return settlement.kind !== 'PAUSE' && settlement.kind !== 'LEAVE';
+}

@@ -1,0 +1,43 @@
+/**
+ * What observability reads from the parts it watches, as narrow contracts of its own: the outbox, the logical
+ * relay and the consumers stand above observability (they record metrics and traces through it), so it
+ * names only what it reads and the core module hands it the parts themselves (`useExisting`).
+ * Abstract classes, so that each serves as its own injection token.
+ */
+
+/** Pending rows of one destination and the age of the oldest. */
+export interface OutboxBacklog {
+  readonly destination: string;
+  readonly pending: number;
+  readonly oldestAgeMs: number;
+}
+
+/** The outbox's figures read on demand (the outbox store). */
+export abstract class OutboxFigures {
+  /** Pending rows per destination. */
+  abstract backlog(): Promise<OutboxBacklog[]>;
+  /** The library's tables and their estimated row counts. */
+  abstract tableRowEstimates(): Promise<Array<{ table: string; rows: number }>>;
+}
+
+/** The logical relay's replication slot, as health and metrics read it (the logical relay). */
+export abstract class RelaySlotFigures {
+  /** This instance's view, without I/O: its state, the slot's name, and while reading the lag. */
+  abstract status(): {
+    readonly state: string;
+    readonly slot: string;
+    readonly problem?: string;
+    readonly lagSeconds?: number;
+    readonly unconfirmed?: number;
+  };
+  /** The slot as PostgreSQL describes it, or undefined when it does not exist. */
+  abstract slotState(): Promise<
+    { readonly active: boolean; readonly walStatus?: string; readonly lagBytes?: number } | undefined
+  >;
+}
+
+/** The consumer groups whose subscription runs (the consumer orchestrator). */
+export abstract class RunningConsumers {
+  /** The groups running now. */
+  abstract runningGroups(): string[];
+}
