@@ -42,6 +42,8 @@ export class AppModule {
             approverSigners: c.approverSigners,
             deadLetterQueues: c.deadLetterQueues,
             metricsSources: c.metricsSources,
+            planStore: connections.plans,
+            sessionIdleMs: c.sessionIdleMs,
             sessionTtlMs: c.sessionTtlMs,
             secureCookies: c.secureCookies,
           }),

@@ -69,6 +69,7 @@ export { MessagingTopologyMissingError } from './topology/messaging-topology-mis
 // Tables
 export {
   ChainRedriveAudit1764979200000,
+  CreateConsolePlans1765065600000,
   CreateMessagingAttempts1764720000000,
   CreateMessagingTables1764547200000,
   CreateMysqlMessagingAttempts1764892800000,

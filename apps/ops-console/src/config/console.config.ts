@@ -26,6 +26,9 @@ export interface OpsConsoleConfig {
   readonly keyring: ApproverKeyring;
   readonly deadLetterQueues: string[];
   readonly metricsSources: ConsoleMetricsSource[];
+  /** `CONSOLE_SESSION_IDLE_MINUTES`: a session ends this long after its user's last request. Default 15. */
+  readonly sessionIdleMs: number;
+  /** `CONSOLE_SESSION_TTL_MINUTES`: a session ends this long after sign-in at the latest. Default 720. */
   readonly sessionTtlMs: number;
   /** `CONSOLE_SECURE_COOKIES=true`: served over HTTPS only (`__Host-` cookies, HSTS). */
   readonly secureCookies: boolean;
@@ -60,10 +63,15 @@ export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsC
   const deadLetterQueues = list('CONSOLE_DEAD_LETTER_QUEUES');
   if (deadLetterQueues.length === 0)
     throw new Error('CONSOLE_DEAD_LETTER_QUEUES is required: the DLQs to show.');
-  const ttlMinutes = Number(env.CONSOLE_SESSION_TTL_MINUTES ?? '30');
-  if (!Number.isFinite(ttlMinutes) || ttlMinutes <= 0 || ttlMinutes > 24 * 60) {
-    throw new Error('CONSOLE_SESSION_TTL_MINUTES is a number of minutes from 1 to 1440.');
-  }
+  const minutes = (name: string, fallback: number): number => {
+    const value = Number(env[name] ?? String(fallback));
+    if (!Number.isFinite(value) || value <= 0 || value > 24 * 60) {
+      throw new Error(`${name} is a number of minutes from 1 to 1440.`);
+    }
+    return value;
+  };
+  const idleMinutes = minutes('CONSOLE_SESSION_IDLE_MINUTES', 15);
+  const ttlMinutes = minutes('CONSOLE_SESSION_TTL_MINUTES', 12 * 60);
   return {
     port: Number(env.PORT ?? '3002'),
     host: env.HOST || undefined,
@@ -80,6 +88,7 @@ export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsC
         );
       return { name: entry.slice(0, at), url: entry.slice(at + 1) };
     }),
+    sessionIdleMs: idleMinutes * 60_000,
     sessionTtlMs: ttlMinutes * 60_000,
     secureCookies: env.CONSOLE_SECURE_COOKIES === 'true',
     trustProxy: trustProxyOf(env.CONSOLE_TRUST_PROXY),

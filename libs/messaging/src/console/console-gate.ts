@@ -14,7 +14,10 @@ import { PageContext } from './views/layout';
 
 const SESSION_COOKIE = 'messaging_console_session';
 const LOGIN_COOKIE = 'messaging_console_login';
-const DEFAULT_SESSION_TTL_MS = 30 * 60_000;
+const DEFAULT_SESSION_IDLE_MS = 15 * 60_000;
+const DEFAULT_SESSION_TTL_MS = 12 * 60 * 60_000;
+/** The header the console's script sends when a page refreshes itself: not the user's doing. */
+export const REFRESH_HEADER = 'x-console-refresh';
 const LOGIN_FORM_TTL_S = 15 * 60;
 /** Refusals without a session go to the audit log as one entry per minute at most. */
 const ANONYMOUS_INTERVAL_MS = 60_000;
@@ -35,6 +38,7 @@ export class ConsoleGate implements OnModuleDestroy {
   private readonly loginTokens: LoginTokens;
   private readonly anonymous: AnonymousRefusals;
   private readonly cookies: ConsoleCookies;
+  private readonly now: () => number;
   /** Roles that may read payloads. */
   readonly payloadRoles: readonly ConsoleRole[];
 
@@ -43,8 +47,14 @@ export class ConsoleGate implements OnModuleDestroy {
     @Inject(MESSAGING_CONSOLE_BASE) readonly base: string,
   ) {
     const clock = options.clock ?? (() => new Date());
-    const now = () => clock().getTime();
-    this.sessions = new ConsoleSessions(options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS, now);
+    const now = (this.now = () => clock().getTime());
+    this.sessions = new ConsoleSessions(
+      {
+        idleMs: options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
+        maxLifetimeMs: options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS,
+      },
+      now,
+    );
     this.guard = new SignInGuard(options.signIn ?? {}, now);
     this.checking = new BoundedConcurrency(this.guard.limits.maxConcurrent, this.guard.limits.maxWaiting);
     this.loginTokens = new LoginTokens(LOGIN_FORM_TTL_S * 1000, now);
@@ -69,7 +79,9 @@ export class ConsoleGate implements OnModuleDestroy {
    */
   async forPage(request: ConsoleRequest, response: ConsoleResponse, action: ConsoleAction = 'view') {
     this.cookies.securityHeaders(response);
-    const session = this.sessions.find(this.cookies.read(request, SESSION_COOKIE));
+    // A page refreshing itself (the console's script says so) does not keep an idle session alive.
+    const activity = request.headers[REFRESH_HEADER] !== '1';
+    const session = this.sessions.find(this.cookies.read(request, SESSION_COOKIE), activity);
     if (!session) {
       response.redirect(303, `${this.base}/login`);
       return undefined;
@@ -83,7 +95,7 @@ export class ConsoleGate implements OnModuleDestroy {
    */
   async forForm(request: ConsoleRequest, response: ConsoleResponse, action: ConsoleAction) {
     this.cookies.securityHeaders(response);
-    const session = this.sessions.find(this.cookies.read(request, SESSION_COOKIE));
+    const session = this.sessions.find(this.cookies.read(request, SESSION_COOKIE), true);
     if (!session) {
       await this.refuse(response, undefined, 'NOT_SIGNED_IN', `${request.method} without a session`);
       return undefined;
@@ -154,8 +166,8 @@ export class ConsoleGate implements OnModuleDestroy {
     this.guard.succeeded(name);
     const session = this.sessions.open(user);
     this.cookies.set(response, request, LOGIN_COOKIE, '', 0);
-    const ttlS = ((this.options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS) / 1000) | 0;
-    this.cookies.set(response, request, SESSION_COOKIE, session.id, ttlS);
+    // The cookie lasts as long as the session may; the console ends it earlier when it is idle.
+    this.cookies.set(response, request, SESSION_COOKIE, session.id, (session.endsAt - this.now()) / 1000);
     await this.record(user.name, 'SIGNED_IN', `roles: ${user.roles.join(', ') || 'none'}`);
     response.redirect(303, this.base);
   }

@@ -7,6 +7,7 @@ import { ConsoleMetrics } from './console-metrics';
 import { MessagingConsoleOptions } from './console-options.interface';
 import { ConsoleRedrive } from './console-redrive';
 import { ConsoleSession } from './console-sessions';
+import { planState } from './plans/console-plan';
 import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition';
 import { CONSOLE_CSS } from './views/console-css';
 import { auditPage, chainNotice, messagePage, overviewPage } from './views/access-views';
@@ -21,6 +22,8 @@ import { redrivePlanPage, redrivePlansPage } from './views/redrive-views';
 
 /** Entries the audit page shows, and whose chain it checks on every view. */
 const AUDIT_PAGE_SIZE = 200;
+/** Plans the redrive page lists. */
+const PLANS_PAGE_SIZE = 100;
 /** Bytes of a payload shown by default. */
 const PAYLOAD_PREVIEW_BYTES = 64 * 1024;
 
@@ -148,7 +151,11 @@ export class ConsoleController {
   @Get('redrive')
   async plans(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
     const session = await this.gate.forPage(req, res);
-    if (session) sendPage(res, 200, redrivePlansPage(this.gate.context(session), this.redrive.plans.all()));
+    if (!session) return;
+    const plans = await this.redrive.plans.list({ limit: PLANS_PAGE_SIZE });
+    const now = (this.options.clock ?? (() => new Date()))();
+    const states = plans.map((p) => planState(p, plans, now, this.options.planTtlMs));
+    sendPage(res, 200, redrivePlansPage(this.gate.context(session), plans, states));
   }
 
   @Post('redrive/plans')
@@ -176,9 +183,10 @@ export class ConsoleController {
   async planPage(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
     const session = await this.gate.forPage(req, res);
     if (!session) return;
-    const entry = this.redrive.plans.get(req.params.id);
+    const entry = await this.redrive.plans.get(req.params.id);
     if (!entry) return this.fail(res, session, 404, 'No such plan in this console.');
-    sendPage(res, 200, redrivePlanPage(this.gate.context(session), entry, this.actions(session)));
+    const state = await this.redrive.stateOf(entry);
+    sendPage(res, 200, redrivePlanPage(this.gate.context(session), entry, state, this.actions(session)));
   }
 
   @Post('redrive/plans/:id/approve')
@@ -206,7 +214,7 @@ export class ConsoleController {
   private async step(req: ConsoleRequest, res: ConsoleResponse, verb: 'approve' | 'execute'): Promise<void> {
     const session = await this.gate.forForm(req, res, verb);
     if (!session) return;
-    const entry = this.redrive.plans.get(req.params.id);
+    const entry = await this.redrive.plans.get(req.params.id);
     if (!entry) return this.fail(res, session, 404, 'No such plan in this console.');
     const outcome =
       verb === 'approve'
@@ -214,11 +222,11 @@ export class ConsoleController {
         : await this.redrive.execute(session, entry);
     if (outcome.ok) return res.redirect(303, `${this.gate.base}/redrive/plans/${entry.id}`);
     const flash = { kind: 'error' as const, text: outcome.message };
-    sendPage(
-      res,
-      outcome.status,
-      redrivePlanPage(this.gate.context(session), entry, this.actions(session), flash),
-    );
+    // The plan as it is now (a refusal may have found it stale), with the refusal as this answer's notice.
+    const now = (await this.redrive.plans.get(entry.id)) ?? entry;
+    const state = await this.redrive.stateOf(now);
+    const context = this.gate.context(session);
+    sendPage(res, outcome.status, redrivePlanPage(context, now, state, this.actions(session), flash));
   }
 
   private actions(session: ConsoleSession) {

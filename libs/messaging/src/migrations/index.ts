@@ -1,4 +1,5 @@
 import { ChainRedriveAudit1764979200000 } from './chain-redrive-audit.migration';
+import { CreateConsolePlans1765065600000 } from './create-console-plans.migration';
 import { CreateMessagingAttempts1764720000000 } from './create-attempts-table.migration';
 import { CreateMessagingTables1764547200000 } from './create-messaging-tables.migration';
 import { CreateMysqlMessagingAttempts1764892800000 } from './create-mysql-attempts-table.migration';
@@ -8,6 +9,7 @@ import { OutboxFillfactor1764633600000 } from './outbox-fillfactor.migration';
 
 export {
   ChainRedriveAudit1764979200000,
+  CreateConsolePlans1765065600000,
   CreateMessagingAttempts1764720000000,
   CreateMessagingTables1764547200000,
   CreateMysqlMessagingAttempts1764892800000,
@@ -18,8 +20,8 @@ export {
 
 /**
  * The library's migrations for PostgreSQL, in order: add them to your DataSource's `migrations`. The last
- * two create the redrive ledger (audit log and its hash chain, used approvals), used in the admin database
- * only.
+ * three create the redrive ledger (audit log and its hash chain, used approvals) and the console's plans,
+ * used in the admin database only.
  */
 export const MessagingMigrations = [
   CreateMessagingTables1764547200000,
@@ -27,6 +29,7 @@ export const MessagingMigrations = [
   CreateMessagingAttempts1764720000000,
   CreateRedriveLedger1764892800000,
   ChainRedriveAudit1764979200000,
+  CreateConsolePlans1765065600000,
 ];
 
 /**

@@ -1,4 +1,4 @@
-import { ConsolePlan } from '../console-plans';
+import { ConsolePlan, ConsolePlanState, describeState } from '../plans/console-plan';
 import { positionOf } from './dead-letter-views';
 import { html, Html } from './html';
 import { csrfField, headRow, notice, page, PageContext } from './layout';
@@ -10,7 +10,11 @@ export interface PlanActions {
 }
 
 /** Every plan made in this console, newest first. */
-export function redrivePlansPage(context: PageContext, plans: readonly ConsolePlan[]): string {
+export function redrivePlansPage(
+  context: PageContext,
+  plans: readonly ConsolePlan[],
+  states: readonly ConsolePlanState[],
+): string {
   return page(
     context,
     'Redrive',
@@ -37,13 +41,13 @@ export function redrivePlansPage(context: PageContext, plans: readonly ConsolePl
               : ''
           }
           ${plans.map(
-            (p) =>
-              html`<tr>
+            (p, i) =>
+              html`<tr data-state="${states[i].kind}">
                 <td><a href="${context.base}/redrive/plans/${p.id}">${p.plan.createdAt}</a></td>
                 <td>${p.plan.source} → ${p.plan.target || '–'}</td>
                 <td class="num">${p.plan.messages.length}</td>
                 <td>${p.plan.plannedBy}</td>
-                <td>${stateOf(p)}</td>
+                <td>${describeState(states[i])}</td>
               </tr>`,
           )}
         </tbody>
@@ -52,20 +56,21 @@ export function redrivePlansPage(context: PageContext, plans: readonly ConsolePl
   );
 }
 
-function stateOf(p: ConsolePlan): string {
-  if (p.result) return `executed (${p.result.redriven} redriven)`;
-  if (p.approval) return `approved by ${p.approval.approver}`;
-  return 'waiting for approval';
-}
-
-/** One plan: what it would move, its approval, its result, and the buttons the user may press. */
+/**
+ * One plan: where it stands, what it would move, its approval, its result, and the buttons the user may
+ * press now (Approve while it waits, Execute while its approval holds; none once stale, expired or run).
+ * A refusal is shown to the person it refused only.
+ */
 export function redrivePlanPage(
   context: PageContext,
   entry: ConsolePlan,
+  state: ConsolePlanState,
   actions: PlanActions,
   flash?: { kind: 'error' | 'ok'; text: string },
 ): string {
   const { plan, approval, result } = entry;
+  const mine = context.user ? entry.refusals[context.user.name] : undefined;
+  const over = state.kind === 'stale' || state.kind === 'expired';
   const action = (verb: 'approve' | 'execute', label: string): Html =>
     html`<form method="post" action="${context.base}/redrive/plans/${entry.id}/${verb}" class="inline">
       ${csrfField(context)}<button type="submit">${label}</button>
@@ -74,8 +79,11 @@ export function redrivePlanPage(
     context,
     `Redrive plan: ${plan.source}`,
     html`${flash ? notice(flash.kind, flash.text) : ''}
-      ${entry.refusal && !flash ? notice('error', entry.refusal) : ''}
+      ${mine && !flash ? notice('error', html`${mine.message} <small>(${mine.at})</small>`) : ''}
+      ${over ? html`<p class="notice error" data-testid="plan-over">${describeState(state)}.</p>` : ''}
       <dl class="facts">
+        <dt>State</dt>
+        <dd data-testid="plan-state" data-state="${state.kind}">${describeState(state)}</dd>
         <dt>Source</dt>
         <dd>${plan.source}</dd>
         <dt>Target</dt>
@@ -120,8 +128,8 @@ export function redrivePlanPage(
                 <dt>Left in ${result.source}</dt>
                 <dd>${result.leftInSource}</dd>
               </dl>`
-          : html`${actions.approve && !approval ? action('approve', 'Approve this plan') : ''}
-            ${actions.execute && approval ? action('execute', 'Execute redrive') : ''}`
+          : html`${actions.approve && state.kind === 'waiting' ? action('approve', 'Approve this plan') : ''}
+            ${actions.execute && state.kind === 'approved' ? action('execute', 'Execute redrive') : ''}`
       }`,
     '/redrive',
   );
