@@ -7,7 +7,7 @@ import { RedriveRefusedError } from '../dead-letter/redrive/errors/redrive-refus
 import { issueApproval } from '../dead-letter/redrive/issue-approval';
 import { RedriveLimits } from '../dead-letter/redrive/redrive-limits';
 import { MessagingConsoleOptions } from './console-options.interface';
-import { ConsolePlan, planState } from './plans/console-plan';
+import { ConsolePlan, ConsolePlanState, planState } from './plans/console-plan';
 import { ConsolePlanStore } from './plans/console-plan-store.interface';
 import { MemoryConsolePlanStore } from './plans/memory-console-plan-store';
 import { ConsoleSession } from './console-sessions';
@@ -49,7 +49,7 @@ export class ConsoleRedrive {
   async approve(session: ConsoleSession, entry: ConsolePlan): Promise<StepOutcome> {
     const name = session.user.name;
     const state = await this.stateOf(entry);
-    if (state.kind !== 'waiting') return refused(409, notNow(state, 'approved'));
+    if (state.kind !== 'waiting') return this.notNow(session, entry, state, 'APPROVE');
     const { redrive } = this.options;
     // With an identity map, the key of the signed-in person (one of their accounts); else of this name.
     const person = redrive.approvers.hasIdentityMap ? redrive.approvers.personOf(name) : name;
@@ -76,7 +76,7 @@ export class ConsoleRedrive {
   /** Executes an approved plan as the signed-in operator; the result (or refusal) stays with the plan. */
   async execute(session: ConsoleSession, entry: ConsolePlan): Promise<StepOutcome> {
     const state = await this.stateOf(entry);
-    if (state.kind !== 'approved') return refused(409, notNow(state, 'executed'));
+    if (state.kind !== 'approved') return this.notNow(session, entry, state, 'EXECUTE');
     const { redrive } = this.options;
     const name = session.user.name;
     try {
@@ -110,6 +110,34 @@ export class ConsoleRedrive {
     }
   }
 
+  /**
+   * Refuses a step the plan's state does not allow, before the redrive service (which would refuse it
+   * too, later): recorded in the audit log like the service's refusals, and kept for the person refused.
+   */
+  private async notNow(
+    session: ConsoleSession,
+    entry: ConsolePlan,
+    state: ConsolePlanState,
+    step: 'APPROVE' | 'EXECUTE',
+  ): Promise<StepOutcome> {
+    const message = notNow(state, step === 'APPROVE' ? 'approved' : 'executed');
+    const { plan, approval } = entry;
+    await this.options.ledger.record({
+      action: 'REFUSE',
+      actor: session.user.name,
+      transport: plan.transport,
+      source: plan.source,
+      target: plan.target || undefined,
+      planHash: plan.hash,
+      approver: approval?.approver,
+      messageIds: plan.messages.map((m) => m.messageId),
+      outcome: REFUSED_AS[state.kind],
+      detail: `${step} refused by the console: ${message}`,
+    });
+    await this.plans.refused(entry.id, session.user.name, message);
+    return refused(409, message);
+  }
+
   private now(): Date {
     return this.options.clock?.() ?? new Date();
   }
@@ -127,8 +155,17 @@ export class ConsoleRedrive {
   }
 }
 
+/** The audit log's outcome for a step refused in each state (as the redrive's guards name them). */
+const REFUSED_AS: Record<ConsolePlanState['kind'], string> = {
+  waiting: 'APPROVAL',
+  approved: 'ALREADY_APPROVED',
+  executed: 'APPROVAL_USED',
+  stale: 'STALE_PLAN',
+  expired: 'APPROVAL_EXPIRED',
+};
+
 /** Why a plan in `state` cannot be `step` now. */
-function notNow(state: ReturnType<typeof planState>, step: 'approved' | 'executed'): string {
+function notNow(state: ConsolePlanState, step: 'approved' | 'executed'): string {
   switch (state.kind) {
     case 'executed':
       return `This plan ran already: redrive ${state.redriveId}.`;

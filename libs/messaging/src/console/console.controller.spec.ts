@@ -4,6 +4,7 @@ import { ApproverKeyring } from '../dead-letter/redrive/approvals/approver-keyri
 import { generateApproverKeys, readApproverSigner } from '../dead-letter/redrive/approvals/approver-keys';
 import {
   RecordedRedriveAuditEntry,
+  RedriveAuditFilter,
   RedriveLedger,
 } from '../dead-letter/redrive/ledger/redrive-ledger.interface';
 import { MessagePosition } from '../dead-letter/redrive/redrive-plan';
@@ -117,9 +118,13 @@ class FakeRedrive {
 
 function console(extra: Partial<MessagingConsoleOptions> = {}) {
   const entries: RecordedRedriveAuditEntry[] = [];
+  const historyCalls: RedriveAuditFilter[] = [];
   const ledger = {
     record: async () => undefined,
-    history: async () => entries,
+    history: async (filter: RedriveAuditFilter) => {
+      historyCalls.push(filter);
+      return entries.slice(-filter.limit);
+    },
     verifyChain: async () => ({ intact: true, checked: entries.length }),
   } as unknown as RedriveLedger;
   const redrive = new FakeRedrive();
@@ -154,7 +159,7 @@ function console(extra: Partial<MessagingConsoleOptions> = {}) {
       body: Record<string, unknown> = {},
     ) => fakeRequest(cookies, body, more);
   };
-  return { controller, redrive, entries, as };
+  return { controller, redrive, entries, historyCalls, as };
 }
 
 describe(ConsoleController.name, () => {
@@ -230,6 +235,53 @@ describe(ConsoleController.name, () => {
       const operator = new FakeResponse();
       await controller.audit((await as('alice'))(), operator);
       expect(operator.body).toContain('hunter2-typed-as-name');
+      // Nor can a viewer try names with the actor filter: such entries are left out of its matches.
+      const probing = new FakeResponse();
+      await controller.audit((await as('victor'))({ query: { actor: 'hunter2-typed-as-name' } }), probing);
+      expect(probing.body).not.toContain('(hidden from viewers)');
+    });
+
+    it('asks the ledger for one page of what the filter names, and links the older page', async () => {
+      const { controller, entries, historyCalls, as } = console();
+      for (let n = 1; n <= 120; n++) {
+        entries.push({
+          id: String(n),
+          at: new Date(n * 1000),
+          action: 'PLAN',
+          actor: 'alice',
+          transport: 'rabbitmq',
+          outcome: 'PLANNED',
+        });
+      }
+      const res = new FakeResponse();
+      const query = {
+        actor: 'alice',
+        action: 'PLAN',
+        from: '2026-12-03T07:00',
+        to: 'yesterday',
+        source: DLQ,
+      };
+      await controller.audit((await as('alice'))({ query }), res);
+      expect(historyCalls).toEqual([
+        {
+          source: DLQ,
+          actor: 'alice',
+          action: 'PLAN',
+          from: new Date('2026-12-03T07:00:00.000Z'),
+          to: undefined,
+          before: undefined,
+          after: undefined,
+          limit: 51,
+        },
+      ]);
+      const rows = res.body.match(/<tr>\s*<td>\d+<\/td>/g) ?? [];
+      expect(rows).toHaveLength(50);
+      expect(res.body).toContain(
+        '/console/audit?source=orders.billing.dlq&amp;actor=alice&amp;action=PLAN&amp;from=2026-12-03T07%3A00&amp;before=71',
+      );
+      expect(res.body).not.toContain('Newer entries');
+      expect(res.body).toContain('value="2026-12-03T07:00"');
+      expect(res.body).not.toContain('yesterday'); // a time that does not parse is left out, not echoed
     });
   });
 

@@ -10,7 +10,9 @@ import { ConsoleSession } from './console-sessions';
 import { planState } from './plans/console-plan';
 import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition';
 import { CONSOLE_CSS } from './views/console-css';
-import { auditPage, chainNotice, messagePage, overviewPage } from './views/access-views';
+import { messagePage, overviewPage } from './views/access-views';
+import { auditPage, chainNotice } from './views/audit-views';
+import { auditFilterOf, hiddenMatchesDropped } from './views/audit-filter';
 import {
   DeadLetterFilter,
   deadLetterPage,
@@ -20,8 +22,10 @@ import {
 } from './views/dead-letter-views';
 import { redrivePlanPage, redrivePlansPage } from './views/redrive-views';
 
-/** Entries the audit page shows, and whose chain it checks on every view. */
-const AUDIT_PAGE_SIZE = 200;
+/** Entries an audit page shows. */
+const AUDIT_PAGE_SIZE = 50;
+/** The latest entries whose chain the audit page checks on every view. */
+const AUDIT_CHAIN_CHECKED = 200;
 /** Plans the redrive page lists. */
 const PLANS_PAGE_SIZE = 100;
 /** Bytes of a payload shown by default. */
@@ -203,12 +207,22 @@ export class ConsoleController {
   async audit(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
     const session = await this.gate.forPage(req, res);
     if (!session) return;
-    const source = field(req.query, 'source');
     const whole = field(req.query, 'verify') === 'all';
-    const entries = await this.options.ledger.history({ source, limit: AUDIT_PAGE_SIZE });
-    const check = await this.options.ledger.verifyChain(whole ? {} : { last: AUDIT_PAGE_SIZE });
+    const { filter, query } = auditFilterOf(req.query);
+    const before = field(req.query, 'before');
+    const after = before ? undefined : field(req.query, 'after');
+    const found = await this.options.ledger.history({ ...query, before, after, limit: AUDIT_PAGE_SIZE + 1 });
+    // One more than a page tells whether there are more; `after` reads forward, so its extra is the newest.
+    const more = found.length > AUDIT_PAGE_SIZE;
+    const entries = more ? (after ? found.slice(0, -1) : found.slice(1)) : found;
     const context = this.gate.context(session);
-    sendPage(res, 200, auditPage(context, entries, source, chainNotice(context, check, whole)));
+    const shown = hiddenMatchesDropped(context, entries, filter.actor);
+    const paging = {
+      older: entries.length > 0 && (more || after) ? entries[0].id : undefined,
+      newer: entries.length > 0 && (before || (after && more)) ? entries[entries.length - 1].id : undefined,
+    };
+    const check = await this.options.ledger.verifyChain(whole ? {} : { last: AUDIT_CHAIN_CHECKED });
+    sendPage(res, 200, auditPage(context, shown, filter, chainNotice(context, check, whole), paging));
   }
 
   private async step(req: ConsoleRequest, res: ConsoleResponse, verb: 'approve' | 'execute'): Promise<void> {
