@@ -45,6 +45,7 @@ export class AppModule {
             planStore: connections.plans,
             sessionIdleMs: c.sessionIdleMs,
             sessionTtlMs: c.sessionTtlMs,
+            pageRefreshSeconds: c.pageRefreshSeconds,
             secureCookies: c.secureCookies,
           }),
         }),

@@ -30,6 +30,8 @@ export interface OpsConsoleConfig {
   readonly sessionIdleMs: number;
   /** `CONSOLE_SESSION_TTL_MINUTES`: a session ends this long after sign-in at the latest. Default 720. */
   readonly sessionTtlMs: number;
+  /** `CONSOLE_REFRESH_SECONDS`: how often the overview and redrive pages refresh themselves; 0 never. Default 30. */
+  readonly pageRefreshSeconds: number;
   /** `CONSOLE_SECURE_COOKIES=true`: served over HTTPS only (`__Host-` cookies, HSTS). */
   readonly secureCookies: boolean;
   /** `CONSOLE_TRUST_PROXY`: Express's `trust proxy` (the client's address and HTTPS behind a proxy). */
@@ -72,6 +74,10 @@ export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsC
   };
   const idleMinutes = minutes('CONSOLE_SESSION_IDLE_MINUTES', 15);
   const ttlMinutes = minutes('CONSOLE_SESSION_TTL_MINUTES', 12 * 60);
+  const refreshSeconds = Number(env.CONSOLE_REFRESH_SECONDS ?? '30');
+  if (!Number.isInteger(refreshSeconds) || refreshSeconds < 0 || refreshSeconds > 3600) {
+    throw new Error('CONSOLE_REFRESH_SECONDS is a whole number of seconds from 0 (never) to 3600.');
+  }
   return {
     port: Number(env.PORT ?? '3002'),
     host: env.HOST || undefined,
@@ -90,6 +96,7 @@ export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsC
     }),
     sessionIdleMs: idleMinutes * 60_000,
     sessionTtlMs: ttlMinutes * 60_000,
+    pageRefreshSeconds: refreshSeconds,
     secureCookies: env.CONSOLE_SECURE_COOKIES === 'true',
     trustProxy: trustProxyOf(env.CONSOLE_TRUST_PROXY),
     topology: await readTopology(env.MESSAGING_ADMIN_TOPOLOGY),

@@ -19,6 +19,7 @@ const DEFAULT_SESSION_TTL_MS = 12 * 60 * 60_000;
 /** The header the console's script sends when a page refreshes itself: not the user's doing. */
 export const REFRESH_HEADER = 'x-console-refresh';
 const LOGIN_FORM_TTL_S = 15 * 60;
+const DEFAULT_REFRESH_SECONDS = 30;
 /** Refusals without a session go to the audit log as one entry per minute at most. */
 const ANONYMOUS_INTERVAL_MS = 60_000;
 
@@ -65,7 +66,12 @@ export class ConsoleGate implements OnModuleDestroy {
 
   /** The page context of a session (or of nobody, before sign-in). */
   context(session?: ConsoleSession): PageContext {
-    return { base: this.base, user: session?.user, csrfToken: session?.csrfToken };
+    return {
+      base: this.base,
+      user: session?.user,
+      csrfToken: session?.csrfToken,
+      refreshSeconds: this.options.pageRefreshSeconds ?? DEFAULT_REFRESH_SECONDS,
+    };
   }
 
   /** True when the session's user may do `action`. */

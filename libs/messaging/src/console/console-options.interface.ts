@@ -91,8 +91,17 @@ export interface MessagingConsoleOptions {
    * which behind a proxy needs Express's `trust proxy`).
    */
   readonly secureCookies?: boolean;
+  /**
+   * How often the overview, the DLQ list and the redrive pages refresh themselves in the browser, seconds
+   * (not while a form on them is in use; not counted as activity for `sessionIdleMs`). 0: never. Default 30.
+   */
+  readonly pageRefreshSeconds?: number;
   /** At most this many bytes of a payload are shown (the rest is counted, not sent). Default 65536. */
   readonly payloadPreviewBytes?: number;
+  /**
+   * At most this many bytes of a payload are in its download (a larger one is cut there). Default 8 MiB.
+   */
+  readonly payloadDownloadBytes?: number;
   /** The clock sessions expire and sign-ins wait by. Default: the system clock. */
   readonly clock?: () => Date;
 }

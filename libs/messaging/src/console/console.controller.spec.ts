@@ -4,6 +4,7 @@ import { ApproverKeyring } from '../dead-letter/redrive/approvals/approver-keyri
 import { generateApproverKeys, readApproverSigner } from '../dead-letter/redrive/approvals/approver-keys';
 import {
   RecordedRedriveAuditEntry,
+  RedriveAuditEntry,
   RedriveAuditFilter,
   RedriveLedger,
 } from '../dead-letter/redrive/ledger/redrive-ledger.interface';
@@ -14,6 +15,7 @@ import { ConsoleGate } from './console-gate';
 import { ConsoleUser, MessagingConsoleOptions } from './console-options.interface';
 import { ConsoleRedrive } from './console-redrive';
 import { ConsoleController } from './console.controller';
+import { ConsoleFilesController } from './console-files.controller';
 import { ApprovalExpiredError } from '../dead-letter/redrive/errors/approval-expired.error';
 import { RedrivePlanStaleError } from '../dead-letter/redrive/errors/redrive-plan-stale.error';
 import { RedrivePlan } from '../dead-letter/redrive/redrive-plan';
@@ -119,8 +121,9 @@ class FakeRedrive {
 function console(extra: Partial<MessagingConsoleOptions> = {}) {
   const entries: RecordedRedriveAuditEntry[] = [];
   const historyCalls: RedriveAuditFilter[] = [];
+  const recorded: RedriveAuditEntry[] = [];
   const ledger = {
-    record: async () => undefined,
+    record: async (entry: RedriveAuditEntry) => void recorded.push(entry),
     history: async (filter: RedriveAuditFilter) => {
       historyCalls.push(filter);
       return entries.slice(-filter.limit);
@@ -159,7 +162,8 @@ function console(extra: Partial<MessagingConsoleOptions> = {}) {
       body: Record<string, unknown> = {},
     ) => fakeRequest(cookies, body, more);
   };
-  return { controller, redrive, entries, historyCalls, as };
+  const files = new ConsoleFilesController(gate, options);
+  return { controller, files, redrive, entries, historyCalls, recorded, as };
 }
 
 describe(ConsoleController.name, () => {
@@ -175,8 +179,28 @@ describe(ConsoleController.name, () => {
       expect(res.statusCode).toBe(200);
       expect(redrive.inspectCalls).toBe(0);
       expect(redrive.inspectMessageCalls).toEqual([[DLQ, { kind: 'queue', index: 0 }, 'm-1', 1024]]);
-      expect(res.body).toContain('The first 1024 of 204800 bytes; the rest is not shown.');
+      expect(res.body).toContain('The first 1024 of 204800 bytes; the rest is not shown');
       expect(res.body.length).toBeLessThan(20 * 1024);
+    });
+
+    it('sends the payload as a file to download, audited, and never to a viewer', async () => {
+      const { files, redrive, recorded, as } = console();
+      const alice = await as('alice');
+      const res = new FakeResponse();
+      await files.payload(alice({ params: { queue: DLQ, id: 'm-1' }, query: { at: 'q0' } }), res);
+      expect(res.statusCode).toBe(200);
+      expect(res.getHeader('content-disposition')).toBe('attachment; filename="m-1.txt"');
+      expect(res.getHeader('content-security-policy')).toBe("default-src 'none'; sandbox");
+      expect(res.body).toHaveLength(1024); // the fake's payload; the download asks for up to 8 MiB
+      expect(redrive.inspectMessageCalls.at(-1)?.[3]).toBe(8 * 1024 * 1024);
+      expect(recorded.at(-1)).toMatchObject({ actor: 'alice', outcome: 'PAYLOAD_DOWNLOADED', source: DLQ });
+      const viewer = new FakeResponse();
+      await files.payload(
+        (await as('victor'))({ params: { queue: DLQ, id: 'm-1' }, query: { at: 'q0' } }),
+        viewer,
+      );
+      expect(viewer.statusCode).toBe(403);
+      expect(viewer.body).not.toContain('xxxx');
     });
 
     it('answers 404 for a message no longer at its position, and for a link without one', async () => {

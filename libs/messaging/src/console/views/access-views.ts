@@ -142,5 +142,6 @@ export function overviewPage(
         Counters are since each service started; "published / min" needs two readings a minute apart.
       </p>`,
     '',
+    { refresh: true },
   );
 }

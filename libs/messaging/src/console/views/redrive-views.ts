@@ -53,6 +53,7 @@ export function redrivePlansPage(
         </tbody>
       </table>`,
     '/redrive',
+    { refresh: true },
   );
 }
 
@@ -132,5 +133,6 @@ export function redrivePlanPage(
             ${actions.execute && state.kind === 'approved' ? action('execute', 'Execute redrive') : ''}`
       }`,
     '/redrive',
+    { refresh: true },
   );
 }
