@@ -10,7 +10,9 @@ import { ConsoleSession } from './console-sessions';
 import { planState } from './plans/console-plan';
 import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition';
 import { CONSOLE_CSS } from './views/console-css';
-import { messagePage, overviewPage } from './views/access-views';
+import { messagePage } from './views/access-views';
+import { overviewPage } from './views/overview-views';
+import { withOldest } from './console-overview';
 import { auditPage, chainNotice } from './views/audit-views';
 import { auditFilterOf, hiddenMatchesDropped } from './views/audit-filter';
 import {
@@ -80,7 +82,9 @@ export class ConsoleController {
     const session = await this.gate.forPage(req, res);
     if (!session) return;
     const [services, queues] = await Promise.all([this.metrics.read(), this.queues()]);
-    sendPage(res, 200, overviewPage(this.gate.context(session), services, queues.queues, queues.error));
+    const aged = await withOldest(this.options.redrive, queues.queues, this.logger);
+    const overview = { services, queues: aged, queueError: queues.error, now: this.now() };
+    sendPage(res, 200, overviewPage(this.gate.context(session), overview));
   }
 
   @Get('dead-letters')

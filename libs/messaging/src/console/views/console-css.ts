@@ -30,6 +30,7 @@ button.secondary { background: #fff; color: var(--accent); }
 .notice.error { color: var(--bad); background: #ffebe9; border-color: #ff8182; }
 .notice.ok { color: var(--ok); background: #dafbe1; border-color: #4ac26b; }
 .muted { color: var(--muted); }
+.bad { color: var(--bad); } .good { color: var(--ok); }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; }
