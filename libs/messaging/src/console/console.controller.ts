@@ -14,7 +14,7 @@ import { messagePage } from './views/access-views';
 import { overviewPage } from './views/overview-views';
 import { withOldest } from './console-overview';
 import { auditPage, chainNotice } from './views/audit-views';
-import { auditFilterOf, hiddenMatchesDropped } from './views/audit-filter';
+import { auditCursorOf, auditFilterOf, auditPageOf, hiddenMatchesDropped } from './views/audit-filter';
 import {
   DeadLetterFilter,
   deadLetterPage,
@@ -213,18 +213,11 @@ export class ConsoleController {
     if (!session) return;
     const whole = field(req.query, 'verify') === 'all';
     const { filter, query } = auditFilterOf(req.query);
-    const before = field(req.query, 'before');
-    const after = before ? undefined : field(req.query, 'after');
-    const found = await this.options.ledger.history({ ...query, before, after, limit: AUDIT_PAGE_SIZE + 1 });
-    // One more than a page tells whether there are more; `after` reads forward, so its extra is the newest.
-    const more = found.length > AUDIT_PAGE_SIZE;
-    const entries = more ? (after ? found.slice(0, -1) : found.slice(1)) : found;
+    const cursor = auditCursorOf(req.query);
+    const found = await this.options.ledger.history({ ...query, ...cursor, limit: AUDIT_PAGE_SIZE + 1 });
+    const { entries, paging } = auditPageOf(found, cursor, AUDIT_PAGE_SIZE);
     const context = this.gate.context(session);
     const shown = hiddenMatchesDropped(context, entries, filter.actor);
-    const paging = {
-      older: entries.length > 0 && (more || after) ? entries[0].id : undefined,
-      newer: entries.length > 0 && (before || (after && more)) ? entries[entries.length - 1].id : undefined,
-    };
     const check = await this.options.ledger.verifyChain(whole ? {} : { last: AUDIT_CHAIN_CHECKED });
     sendPage(res, 200, auditPage(context, shown, filter, chainNotice(context, check, whole), paging));
   }

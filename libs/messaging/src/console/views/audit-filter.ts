@@ -3,7 +3,7 @@ import {
   RedriveAuditFilter,
 } from '../../dead-letter/redrive/ledger/redrive-ledger.interface';
 import { field } from '../console-http';
-import { AUDIT_ACTIONS, AuditPageFilter } from './audit-views';
+import { AUDIT_ACTIONS, AuditPageFilter, AuditPaging } from './audit-views';
 import { PageContext } from './layout';
 
 /** A time typed in the filter: `YYYY-MM-DDTHH:MM[:SS]` (a `datetime-local`, read as UTC) or ISO 8601. */
@@ -53,4 +53,35 @@ export function hiddenMatchesDropped(
   const viewerOnly = !(context.user?.roles ?? []).some((role) => role !== 'viewer');
   if (!viewerOnly || actor === undefined) return entries;
   return entries.filter((e) => !(e.action === 'ACCESS' && e.outcome.startsWith('SIGN_IN')));
+}
+
+/** Where an audit page starts: before an entry (going back), after one (coming forward), or the latest. */
+export function auditCursorOf(query: Readonly<Record<string, unknown>>): {
+  before?: string;
+  after?: string;
+} {
+  const before = field(query, 'before');
+  return before ? { before } : { after: field(query, 'after') };
+}
+
+/**
+ * One page of the audit log from what the ledger found when asked for one entry more than `size`: that
+ * extra entry says there are more (going back, it is the oldest; coming forward, the newest), and where
+ * the older and newer links lead.
+ */
+export function auditPageOf(
+  found: readonly RecordedRedriveAuditEntry[],
+  cursor: { readonly before?: string; readonly after?: string },
+  size: number,
+): { entries: readonly RecordedRedriveAuditEntry[]; paging: AuditPaging } {
+  const more = found.length > size;
+  const entries = more ? (cursor.after ? found.slice(0, size) : found.slice(found.length - size)) : found;
+  if (entries.length === 0) return { entries, paging: {} };
+  return {
+    entries,
+    paging: {
+      older: more || cursor.after ? entries[0].id : undefined,
+      newer: cursor.before || (cursor.after && more) ? entries[entries.length - 1].id : undefined,
+    },
+  };
 }
