@@ -1,6 +1,7 @@
 import { ConsolePlan, ConsolePlanState, describeState } from '../plans/console-plan';
 import { positionOf } from './dead-letter-views';
 import { html, Html } from './html';
+import { timeOf } from './time';
 import { csrfField, headRow, notice, page, PageContext } from './layout';
 
 /** What the signed-in user may do with a plan now. */
@@ -43,7 +44,7 @@ export function redrivePlansPage(
           ${plans.map(
             (p, i) =>
               html`<tr data-state="${states[i].kind}">
-                <td><a href="${context.base}/redrive/plans/${p.id}">${p.plan.createdAt}</a></td>
+                <td><a href="${context.base}/redrive/plans/${p.id}">${timeOf(p.plan.createdAt)}</a></td>
                 <td>${p.plan.source} → ${p.plan.target || '–'}</td>
                 <td class="num">${p.plan.messages.length}</td>
                 <td>${p.plan.plannedBy}</td>
@@ -90,14 +91,14 @@ export function redrivePlanPage(
         <dt>Target</dt>
         <dd>${plan.target || '–'} (group ${plan.group || '–'})</dd>
         <dt>Planned by</dt>
-        <dd data-testid="planned-by">${plan.plannedBy} at ${plan.createdAt}</dd>
+        <dd data-testid="planned-by">${plan.plannedBy} at ${timeOf(plan.createdAt)}</dd>
         <dt>Waiting when planned</dt>
         <dd>${plan.depth}</dd>
         <dt>Plan hash</dt>
         <dd class="mono">${plan.hash}</dd>
         <dt>Approval</dt>
         <dd data-testid="approval">
-          ${approval ? `approved by ${approval.approver}, valid until ${approval.expiresAt}` : 'none yet: another person with the approver role approves'}
+          ${approval ? html`approved by ${approval.approver}, valid until ${timeOf(approval.expiresAt)}` : 'none yet: another person with the approver role approves'}
         </dd>
       </dl>
       <h2 id="messages">Messages (dry run: nothing was changed)</h2>
