@@ -131,6 +131,7 @@ export function auditPage(
         ${paging.older ? html`<a href="${auditLink(context, filter, { before: paging.older })}" rel="next">Older entries</a>` : ''}
       </nav>`,
     '/audit',
+    { refresh: true },
   );
 }
 
