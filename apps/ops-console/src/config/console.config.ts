@@ -30,7 +30,7 @@ export interface OpsConsoleConfig {
   readonly sessionIdleMs: number;
   /** `CONSOLE_SESSION_TTL_MINUTES`: a session ends this long after sign-in at the latest. Default 720. */
   readonly sessionTtlMs: number;
-  /** `CONSOLE_REFRESH_SECONDS`: how often the overview and redrive pages refresh themselves; 0 never. Default 30. */
+  /** `CONSOLE_REFRESH_SECONDS`: how often the overview, redrive and audit pages refresh themselves; 0 never. Default 30. */
   readonly pageRefreshSeconds: number;
   /** `CONSOLE_SECURE_COOKIES=true`: served over HTTPS only (`__Host-` cookies, HSTS). */
   readonly secureCookies: boolean;

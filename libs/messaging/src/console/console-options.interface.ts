@@ -92,7 +92,7 @@ export interface MessagingConsoleOptions {
    */
   readonly secureCookies?: boolean;
   /**
-   * How often the overview, the DLQ list and the redrive pages refresh themselves in the browser, seconds
+   * How often the overview, the redrive pages and the audit log refresh themselves in the browser, seconds
    * (not while a form on them is in use; not counted as activity for `sessionIdleMs`). 0: never. Default 30.
    */
   readonly pageRefreshSeconds?: number;
