@@ -36,6 +36,8 @@ export interface OpsConsoleSetup {
   /** Approver keys are written under it; the log goes to `<dir>/ops-console.log`. */
   readonly dir: string;
   readonly users?: readonly DemoConsoleUser[];
+  /** More of the console's environment, e.g. `CONSOLE_REFRESH_SECONDS`. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -87,6 +89,7 @@ export async function opsConsoleEnv(setup: OpsConsoleSetup): Promise<Record<stri
     CONSOLE_APPROVER_PASSPHRASES: JSON.stringify(passphrases),
     CONSOLE_DEAD_LETTER_QUEUES: setup.deadLetterQueues.join(','),
     CONSOLE_METRICS: setup.metrics.map((m) => `${m.name}=${m.url}`).join(','),
+    ...setup.env,
   };
 }
 

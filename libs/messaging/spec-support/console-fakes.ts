@@ -36,11 +36,17 @@ export class FakeResponse implements ConsoleResponse {
 export function fakeRequest(
   cookies: Record<string, string>,
   body: Record<string, unknown> = {},
-  more: { ip?: string; params?: Record<string, string>; query?: Record<string, string> } = {},
+  more: {
+    ip?: string;
+    params?: Record<string, string>;
+    query?: Record<string, string>;
+    headers?: Record<string, string>;
+  } = {},
 ): ConsoleRequest {
   return {
     method: 'POST',
     headers: {
+      ...more.headers,
       cookie: Object.entries(cookies)
         .map(([k, v]) => `${k}=${v}`)
         .join('; '),

@@ -26,7 +26,12 @@ export interface OpsConsoleConfig {
   readonly keyring: ApproverKeyring;
   readonly deadLetterQueues: string[];
   readonly metricsSources: ConsoleMetricsSource[];
+  /** `CONSOLE_SESSION_IDLE_MINUTES`: a session ends this long after its user's last request. Default 15. */
+  readonly sessionIdleMs: number;
+  /** `CONSOLE_SESSION_TTL_MINUTES`: a session ends this long after sign-in at the latest. Default 720. */
   readonly sessionTtlMs: number;
+  /** `CONSOLE_REFRESH_SECONDS`: how often the overview, redrive and audit pages refresh themselves; 0 never. Default 30. */
+  readonly pageRefreshSeconds: number;
   /** `CONSOLE_SECURE_COOKIES=true`: served over HTTPS only (`__Host-` cookies, HSTS). */
   readonly secureCookies: boolean;
   /** `CONSOLE_TRUST_PROXY`: Express's `trust proxy` (the client's address and HTTPS behind a proxy). */
@@ -60,9 +65,18 @@ export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsC
   const deadLetterQueues = list('CONSOLE_DEAD_LETTER_QUEUES');
   if (deadLetterQueues.length === 0)
     throw new Error('CONSOLE_DEAD_LETTER_QUEUES is required: the DLQs to show.');
-  const ttlMinutes = Number(env.CONSOLE_SESSION_TTL_MINUTES ?? '30');
-  if (!Number.isFinite(ttlMinutes) || ttlMinutes <= 0 || ttlMinutes > 24 * 60) {
-    throw new Error('CONSOLE_SESSION_TTL_MINUTES is a number of minutes from 1 to 1440.');
+  const minutes = (name: string, fallback: number): number => {
+    const value = Number(env[name] ?? String(fallback));
+    if (!Number.isFinite(value) || value <= 0 || value > 24 * 60) {
+      throw new Error(`${name} is a number of minutes from 1 to 1440.`);
+    }
+    return value;
+  };
+  const idleMinutes = minutes('CONSOLE_SESSION_IDLE_MINUTES', 15);
+  const ttlMinutes = minutes('CONSOLE_SESSION_TTL_MINUTES', 12 * 60);
+  const refreshSeconds = Number(env.CONSOLE_REFRESH_SECONDS ?? '30');
+  if (!Number.isInteger(refreshSeconds) || refreshSeconds < 0 || refreshSeconds > 3600) {
+    throw new Error('CONSOLE_REFRESH_SECONDS is a whole number of seconds from 0 (never) to 3600.');
   }
   return {
     port: Number(env.PORT ?? '3002'),
@@ -80,7 +94,9 @@ export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsC
         );
       return { name: entry.slice(0, at), url: entry.slice(at + 1) };
     }),
+    sessionIdleMs: idleMinutes * 60_000,
     sessionTtlMs: ttlMinutes * 60_000,
+    pageRefreshSeconds: refreshSeconds,
     secureCookies: env.CONSOLE_SECURE_COOKIES === 'true',
     trustProxy: trustProxyOf(env.CONSOLE_TRUST_PROXY),
     topology: await readTopology(env.MESSAGING_ADMIN_TOPOLOGY),

@@ -244,5 +244,25 @@ describe(ConsoleGate.name, () => {
       await expect(g.forPage(request(alice.cookies), late)).resolves.toBeUndefined();
       expect(late.location).toBe('/console/login');
     });
+
+    it('ends a session after inactivity, not after sign-in; a page refreshing itself is not activity', async () => {
+      const now = { ms: 0 };
+      const { gate: g } = gate(now, { sessionIdleMs: 15 * 60_000, sessionTtlMs: 12 * 3_600_000 });
+      const alice = await signIn(g, 'alice');
+      const refresh = { headers: { 'x-console-refresh': '1' } };
+      // 45 minutes of use, a page every 10 minutes: well past 30 minutes after sign-in, still signed in.
+      for (let minute = 10; minute <= 45; minute += 10) {
+        now.ms = minute * 60_000;
+        await expect(g.forPage(request(alice.cookies), new FakeResponse())).resolves.toBeDefined();
+      }
+      // Then only the page refreshing itself: it ends 15 minutes after the last page the user asked for.
+      now.ms = 54 * 60_000;
+      const refreshed = fakeRequest(alice.cookies, {}, refresh);
+      await expect(g.forPage(refreshed, new FakeResponse())).resolves.toBeDefined();
+      now.ms = 55 * 60_000;
+      const late = new FakeResponse();
+      await expect(g.forPage(fakeRequest(alice.cookies, {}, refresh), late)).resolves.toBeUndefined();
+      expect(late.location).toBe('/console/login');
+    });
   });
 });

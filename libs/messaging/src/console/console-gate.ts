@@ -15,8 +15,12 @@ import { systemClock } from '../common/clock';
 
 const SESSION_COOKIE = 'messaging_console_session';
 const LOGIN_COOKIE = 'messaging_console_login';
-const DEFAULT_SESSION_TTL_MS = 30 * 60_000;
+const DEFAULT_SESSION_IDLE_MS = 15 * 60_000;
+const DEFAULT_SESSION_TTL_MS = 12 * 60 * 60_000;
+/** The header the console's script sends when a page refreshes itself: not the user's doing. */
+export const REFRESH_HEADER = 'x-console-refresh';
 const LOGIN_FORM_TTL_S = 15 * 60;
+const DEFAULT_REFRESH_SECONDS = 30;
 /** Refusals without a session go to the audit log as one entry per minute at most. */
 const ANONYMOUS_INTERVAL_MS = 60_000;
 
@@ -36,6 +40,7 @@ export class ConsoleGate implements OnModuleDestroy {
   private readonly loginTokens: LoginTokens;
   private readonly anonymous: AnonymousRefusals;
   private readonly cookies: ConsoleCookies;
+  private readonly now: () => number;
   /** Roles that may read payloads. */
   readonly payloadRoles: readonly ConsoleRole[];
 
@@ -44,8 +49,14 @@ export class ConsoleGate implements OnModuleDestroy {
     @Inject(MESSAGING_CONSOLE_BASE) readonly base: string,
   ) {
     const clock = options.clock ?? systemClock;
-    const now = () => clock.now();
-    this.sessions = new ConsoleSessions(options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS, now);
+    const now = (this.now = () => clock.now());
+    this.sessions = new ConsoleSessions(
+      {
+        idleMs: options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
+        maxLifetimeMs: options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS,
+      },
+      now,
+    );
     this.guard = new SignInGuard(options.signIn ?? {}, now);
     this.checking = new BoundedConcurrency(this.guard.limits.maxConcurrent, this.guard.limits.maxWaiting);
     this.loginTokens = new LoginTokens(LOGIN_FORM_TTL_S * 1000, now);
@@ -56,7 +67,12 @@ export class ConsoleGate implements OnModuleDestroy {
 
   /** The page context of a session (or of nobody, before sign-in). */
   context(session?: ConsoleSession): PageContext {
-    return { base: this.base, user: session?.user, csrfToken: session?.csrfToken };
+    return {
+      base: this.base,
+      user: session?.user,
+      csrfToken: session?.csrfToken,
+      refreshSeconds: this.options.pageRefreshSeconds ?? DEFAULT_REFRESH_SECONDS,
+    };
   }
 
   /** True when the session's user may do `action`. */
@@ -70,7 +86,9 @@ export class ConsoleGate implements OnModuleDestroy {
    */
   async forPage(request: ConsoleRequest, response: ConsoleResponse, action: ConsoleAction = 'view') {
     this.cookies.securityHeaders(response);
-    const session = this.sessions.find(this.cookies.read(request, SESSION_COOKIE));
+    // A page refreshing itself (the console's script says so) does not keep an idle session alive.
+    const activity = request.headers[REFRESH_HEADER] !== '1';
+    const session = this.sessions.find(this.cookies.read(request, SESSION_COOKIE), activity);
     if (!session) {
       response.redirect(303, `${this.base}/login`);
       return undefined;
@@ -84,7 +102,7 @@ export class ConsoleGate implements OnModuleDestroy {
    */
   async forForm(request: ConsoleRequest, response: ConsoleResponse, action: ConsoleAction) {
     this.cookies.securityHeaders(response);
-    const session = this.sessions.find(this.cookies.read(request, SESSION_COOKIE));
+    const session = this.sessions.find(this.cookies.read(request, SESSION_COOKIE), true);
     if (!session) {
       await this.refuse(response, undefined, 'NOT_SIGNED_IN', `${request.method} without a session`);
       return undefined;
@@ -155,8 +173,8 @@ export class ConsoleGate implements OnModuleDestroy {
     this.guard.succeeded(name);
     const session = this.sessions.open(user);
     this.cookies.set(response, request, LOGIN_COOKIE, '', 0);
-    const ttlS = ((this.options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS) / 1000) | 0;
-    this.cookies.set(response, request, SESSION_COOKIE, session.id, ttlS);
+    // The cookie lasts as long as the session may; the console ends it earlier when it is idle.
+    this.cookies.set(response, request, SESSION_COOKIE, session.id, (session.endsAt - this.now()) / 1000);
     await this.record(user.name, 'SIGNED_IN', `roles: ${user.roles.join(', ') || 'none'}`);
     response.redirect(303, this.base);
   }

@@ -67,14 +67,17 @@ export function addCookie(response: ConsoleResponse, value: string): void {
   response.setHeader('Set-Cookie', [...list, value]);
 }
 
-/** Sends a page with the console's security headers (no caching, no framing, styles from itself only). */
+/**
+ * Sends a page with the console's security headers (no caching, no framing, scripts and styles from the
+ * console itself only: no inline script runs, whatever a broker's value tried to inject).
+ */
 export function sendPage(response: ConsoleResponse, status: number, body: string): void {
   response
     .status(status)
     .setHeader('Content-Type', 'text/html; charset=utf-8')
     .setHeader(
       'Content-Security-Policy',
-      "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     )
     .setHeader('X-Content-Type-Options', 'nosniff')
     .setHeader('Referrer-Policy', 'no-referrer')

@@ -68,6 +68,35 @@ describe(ConsoleMetrics.name, () => {
     published = 100;
     expect((await metrics.read())[0].destinations[0].publishedPerMinute).toBe(30);
   });
+
+  it('keeps a rate through a service restart, and says when a service that is down last answered', async () => {
+    let now = 0;
+    let published = 500;
+    let up = true;
+    const metrics = new ConsoleMetrics(
+      [{ name: 'a', url: 'http://a/metrics' }],
+      () => now,
+      async () => {
+        if (!up) throw new Error('no answer (ECONNREFUSED)');
+        return `messaging_outbox_published_total{destination="d"} ${published}\n`;
+      },
+    );
+    await metrics.read();
+    now = 60_000;
+    published = 560;
+    await metrics.read();
+    now = 90_000;
+    up = false; // restarting
+    expect((await metrics.read())[0]).toMatchObject({ error: 'no answer (ECONNREFUSED)', lastUpAt: 60_000 });
+    now = 120_000;
+    up = true;
+    published = 30; // its counters began at 0 again
+    const [after] = await metrics.read();
+    expect(after.error).toBeUndefined();
+    expect(after.lastUpAt).toBe(120_000);
+    // 60 before the restart and 30 since, over two minutes: 45 a minute (a plain difference says nothing).
+    expect(after.destinations[0].publishedPerMinute).toBe(45);
+  });
 });
 
 describe(fetchMetricsText.name, () => {

@@ -1,4 +1,5 @@
 import { ConsoleMetricsSource } from './console-options.interface';
+import { CounterHistory } from './counter-rate';
 
 /** One sample of a Prometheus text exposition. */
 export interface MetricSample {
@@ -33,7 +34,10 @@ export interface DestinationFigures {
   readonly pending: number;
   readonly oldestPendingAgeSeconds: number;
   readonly publishedTotal: number;
-  /** Published per minute since the previous reading at least a minute old; undefined before there is one. */
+  /**
+   * Published per minute over the last readings (a restart's reset counted as Prometheus's `rate()` does);
+   * undefined until readings span a minute.
+   */
   readonly publishedPerMinute?: number;
 }
 
@@ -47,12 +51,17 @@ export interface GroupFigures {
   readonly retries: number;
   readonly failedByCategory: Readonly<Record<string, number>>;
   readonly deadLettered: number;
+  /** Handled per minute over the last readings, resets included; undefined until readings span a minute. */
+  readonly handledPerMinute?: number;
 }
 
 /** What the overview shows of one service, or why it could not be read. */
 export interface ServiceFigures {
   readonly service: string;
+  /** Why it could not be read: the service is down (or its metrics are). */
   readonly error?: string;
+  /** When it last answered, ms since the epoch (now, when it is up); undefined if it never did. */
+  readonly lastUpAt?: number;
   readonly destinations: readonly DestinationFigures[];
   readonly groups: readonly GroupFigures[];
 }
@@ -114,17 +123,14 @@ export function figuresOf(service: string, samples: readonly MetricSample[]): Se
   };
 }
 
-interface Reading {
-  readonly at: number;
-  readonly published: number;
-}
-
 /**
- * Reads the services' `/metrics` for the overview, and keeps a few earlier readings of each publish counter
- * to tell a rate per minute (counters only grow; a restart that resets one shows no rate until the next).
+ * Reads the services' `/metrics` for the overview: each service up (it answered) or down (why, and when it
+ * last answered), and rates per minute of its counters over the last readings (`CounterHistory`: a counter
+ * that fell, because the service restarted, counts from 0 again, as Prometheus's `rate()` does).
  */
 export class ConsoleMetrics {
-  private readonly readings = new Map<string, Reading[]>();
+  private readonly counters = new CounterHistory();
+  private readonly lastUp = new Map<string, number>();
 
   constructor(
     private readonly sources: readonly ConsoleMetricsSource[],
@@ -138,27 +144,35 @@ export class ConsoleMetrics {
       this.sources.map(async (source) => {
         try {
           const figures = figuresOf(source.name, parseMetrics(await this.fetchText(source.url)));
-          return { ...figures, destinations: figures.destinations.map((d) => this.withRate(d)) };
+          const now = this.now();
+          this.lastUp.set(source.name, now);
+          return {
+            ...figures,
+            lastUpAt: now,
+            destinations: figures.destinations.map((d) => ({
+              ...d,
+              publishedPerMinute: this.counters.read(
+                `published\u0000${d.service}\u0000${d.destination}`,
+                d.publishedTotal,
+                now,
+              ),
+            })),
+            groups: figures.groups.map((g) => ({
+              ...g,
+              handledPerMinute: this.counters.read(
+                `handled\u0000${g.service}\u0000${g.group}\u0000${g.destination}`,
+                g.handled,
+                now,
+              ),
+            })),
+          };
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
-          return { service: source.name, error: message, destinations: [], groups: [] };
+          const lastUpAt = this.lastUp.get(source.name);
+          return { service: source.name, error: message, lastUpAt, destinations: [], groups: [] };
         }
       }),
     );
-  }
-
-  private withRate(figures: DestinationFigures): DestinationFigures {
-    const key = `${figures.service}\u0000${figures.destination}`;
-    const now = this.now();
-    const history = (this.readings.get(key) ?? []).filter((r) => now - r.at <= 15 * 60_000);
-    history.push({ at: now, published: figures.publishedTotal });
-    this.readings.set(key, history.slice(-50));
-    const base = [...history].reverse().find((r) => now - r.at >= 60_000);
-    if (!base || base.published > figures.publishedTotal) return figures;
-    return {
-      ...figures,
-      publishedPerMinute: ((figures.publishedTotal - base.published) * 60_000) / (now - base.at),
-    };
   }
 }
 

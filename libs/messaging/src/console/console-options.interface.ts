@@ -1,6 +1,7 @@
 import type { ApproverSigner } from '../dead-letter/redrive/approvals/approver-keys';
 import type { RedriveLedger } from '../dead-letter/redrive/ledger/redrive-ledger.interface';
 import type { RedriveService } from '../dead-letter/redrive/redrive.service';
+import type { ConsolePlanStore } from './plans/console-plan-store.interface';
 import type { SignInLimits } from './sign-in-guard';
 import type { Clock } from '../common/clock';
 
@@ -60,8 +61,20 @@ export interface MessagingConsoleOptions {
   readonly deadLetterQueues: readonly string[];
   /** The services whose `/metrics` the overview reads. Default: none. */
   readonly metricsSources?: readonly ConsoleMetricsSource[];
-  /** How long a session lasts from sign-in, ms. Default 30 minutes. */
+  /**
+   * A session ends this long after its user's last request, ms (a page refreshing itself does not count).
+   * Default 15 minutes.
+   */
+  readonly sessionIdleMs?: number;
+  /** A session ends this long after sign-in at the latest, however active, ms. Default 12 hours. */
   readonly sessionTtlMs?: number;
+  /**
+   * Where plans are kept between plan, approval and execution. Default: this process's memory (a restart
+   * forgets them); `PostgresConsolePlanStore` keeps them in the admin database.
+   */
+  readonly planStore?: ConsolePlanStore;
+  /** How long a plan waits for its approval before it is expired, ms. Default 24 hours. */
+  readonly planTtlMs?: number;
   /** How long an approval given here is valid, ms. Default 15 minutes (at most 24 hours). */
   readonly approvalTtlMs?: number;
   /** Roles that may read a dead letter's payload. Default `['operator', 'approver']` (viewers never). */
@@ -79,8 +92,17 @@ export interface MessagingConsoleOptions {
    * which behind a proxy needs Express's `trust proxy`).
    */
   readonly secureCookies?: boolean;
+  /**
+   * How often the overview, the redrive pages and the audit log refresh themselves in the browser, seconds
+   * (not while a form on them is in use; not counted as activity for `sessionIdleMs`). 0: never. Default 30.
+   */
+  readonly pageRefreshSeconds?: number;
   /** At most this many bytes of a payload are shown (the rest is counted, not sent). Default 65536. */
   readonly payloadPreviewBytes?: number;
+  /**
+   * At most this many bytes of a payload are in its download (a larger one is cut there). Default 8 MiB.
+   */
+  readonly payloadDownloadBytes?: number;
   /** The clock sessions expire, sign-ins wait and approvals are dated by (the library's `Clock`; only `now` is read). Default: the system clock. */
   readonly clock?: Pick<Clock, 'now'>;
 }

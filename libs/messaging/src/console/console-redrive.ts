@@ -7,7 +7,9 @@ import { RedriveRefusedError } from '../dead-letter/redrive/errors/redrive-refus
 import { issueApproval } from '../dead-letter/redrive/issue-approval';
 import { RedriveLimits } from '../dead-letter/redrive/redrive-limits';
 import { MessagingConsoleOptions } from './console-options.interface';
-import { ConsolePlan, ConsolePlans } from './console-plans';
+import { ConsolePlan, ConsolePlanState, planState } from './plans/console-plan';
+import { ConsolePlanStore } from './plans/console-plan-store.interface';
+import { MemoryConsolePlanStore } from './plans/memory-console-plan-store';
 import { ConsoleSession } from './console-sessions';
 import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition';
 
@@ -23,10 +25,12 @@ export type StepOutcome =
  */
 @Injectable()
 export class ConsoleRedrive {
-  readonly plans = new ConsolePlans();
+  /** Where the plans are kept: the application's store, else this process's memory. */
+  readonly plans: ConsolePlanStore;
 
   constructor(@Inject(MESSAGING_CONSOLE_OPTIONS) private readonly options: MessagingConsoleOptions) {
     for (const signer of options.approverSigners ?? []) this.checkTrusted(signer);
+    this.plans = options.planStore ?? new MemoryConsolePlanStore(() => this.now());
   }
 
   /** A dry run of the first `limit` messages of `source`, planned by the signed-in operator. */
@@ -35,10 +39,17 @@ export class ConsoleRedrive {
     return this.plans.add(plan);
   }
 
+  /** Where the plan stands now, against the other plans of its source. */
+  async stateOf(entry: ConsolePlan) {
+    const others = await this.plans.list({ source: entry.plan.source, limit: 200 });
+    return planState(entry, others, this.now(), this.options.planTtlMs);
+  }
+
   /** Signs an approval of the plan with the signed-in approver's key. */
   async approve(session: ConsoleSession, entry: ConsolePlan): Promise<StepOutcome> {
     const name = session.user.name;
-    if (entry.approval || entry.result) return refused(409, 'This plan is approved already.');
+    const state = await this.stateOf(entry);
+    if (state.kind !== 'waiting') return this.notNow(session, entry, state, 'APPROVE');
     const { redrive } = this.options;
     // With an identity map, the key of the signed-in person (one of their accounts); else of this name.
     const person = redrive.approvers.hasIdentityMap ? redrive.approvers.personOf(name) : name;
@@ -46,31 +57,37 @@ export class ConsoleRedrive {
     if (!signer) return refused(403, `No approver key is configured for ${name} in this console.`);
     try {
       const ttlMs = this.options.approvalTtlMs ?? RedriveLimits.DEFAULT_APPROVAL_TTL_MS;
-      entry.approval = await issueApproval(entry.plan, signer, {
+      const approval = await issueApproval(entry.plan, signer, {
         ledger: this.options.ledger,
         keyring: redrive.approvers,
         topology: redrive.topology,
         ttlMs,
         now: this.options.clock ? new Date(this.options.clock.now()) : undefined,
       });
-      entry.refusal = undefined;
+      if (!(await this.plans.approved(entry.id, approval, name))) {
+        return refused(409, 'This plan was approved or executed meanwhile.');
+      }
       return { ok: true };
     } catch (error) {
-      return this.refusal(entry, error);
+      return this.refusal(entry, name, error);
     }
   }
 
   /** Executes an approved plan as the signed-in operator; the result (or refusal) stays with the plan. */
   async execute(session: ConsoleSession, entry: ConsolePlan): Promise<StepOutcome> {
-    if (entry.result) return refused(409, `This plan ran already: redrive ${entry.result.redriveId}.`);
+    const state = await this.stateOf(entry);
+    if (state.kind !== 'approved') return this.notNow(session, entry, state, 'EXECUTE');
     const { redrive } = this.options;
+    const name = session.user.name;
     try {
-      const approved = await redrive.approve(entry.plan, entry.approval, session.user.name);
-      entry.result = await redrive.execute(approved);
-      entry.refusal = undefined;
+      const approved = await redrive.approve(entry.plan, entry.approval, name);
+      const result = await redrive.execute(approved);
+      // The nonce makes an approval run once: a second result for the plan cannot happen.
+      await this.plans.executed(entry.id, result, name);
       return { ok: true };
     } catch (error) {
-      return this.refusal(entry, error);
+      if (error instanceof RedrivePlanStaleError) await this.plans.stale(entry.id);
+      return this.refusal(entry, name, error);
     }
   }
 
@@ -93,7 +110,39 @@ export class ConsoleRedrive {
     }
   }
 
-  private refusal(entry: ConsolePlan, error: unknown): StepOutcome {
+  /**
+   * Refuses a step the plan's state does not allow, before the redrive service (which would refuse it
+   * too, later): recorded in the audit log like the service's refusals, and kept for the person refused.
+   */
+  private async notNow(
+    session: ConsoleSession,
+    entry: ConsolePlan,
+    state: ConsolePlanState,
+    step: 'APPROVE' | 'EXECUTE',
+  ): Promise<StepOutcome> {
+    const message = notNow(state, step === 'APPROVE' ? 'approved' : 'executed');
+    const { plan, approval } = entry;
+    await this.options.ledger.record({
+      action: 'REFUSE',
+      actor: session.user.name,
+      transport: plan.transport,
+      source: plan.source,
+      target: plan.target || undefined,
+      planHash: plan.hash,
+      approver: approval?.approver,
+      messageIds: plan.messages.map((m) => m.messageId),
+      outcome: REFUSED_AS[state.kind],
+      detail: `${step} refused by the console: ${message}`,
+    });
+    await this.plans.refused(entry.id, session.user.name, message);
+    return refused(409, message);
+  }
+
+  private now(): Date {
+    return new Date(this.options.clock?.now() ?? Date.now());
+  }
+
+  private async refusal(entry: ConsolePlan, by: string, error: unknown): Promise<StepOutcome> {
     if (!(error instanceof RedriveRefusedError)) throw error;
     const message =
       error instanceof ApprovalMismatchError && error.mismatch === 'SELF_APPROVAL'
@@ -101,8 +150,33 @@ export class ConsoleRedrive {
         : error instanceof RedrivePlanStaleError
           ? `Stale plan: the dead-letter queue changed since this plan was made, so nothing was moved. Plan again. (${error.message})`
           : `Refused (${error.guard}): ${error.message}`;
-    entry.refusal = message;
+    await this.plans.refused(entry.id, by, message);
     return refused(409, message);
+  }
+}
+
+/** The audit log's outcome for a step refused in each state (as the redrive's guards name them). */
+const REFUSED_AS: Record<ConsolePlanState['kind'], string> = {
+  waiting: 'APPROVAL',
+  approved: 'ALREADY_APPROVED',
+  executed: 'APPROVAL_USED',
+  stale: 'STALE_PLAN',
+  expired: 'APPROVAL_EXPIRED',
+};
+
+/** Why a plan in `state` cannot be `step` now. */
+function notNow(state: ConsolePlanState, step: 'approved' | 'executed'): string {
+  switch (state.kind) {
+    case 'executed':
+      return `This plan ran already: redrive ${state.redriveId}.`;
+    case 'stale':
+      return `Stale plan: ${state.why}. Nothing was moved. Plan again.`;
+    case 'expired':
+      return `Expired plan: ${state.why}. Nothing was moved. Plan again.`;
+    case 'approved':
+      return 'This plan is approved already.';
+    case 'waiting':
+      return `This plan cannot be ${step} yet: it waits for an approval by another person.`;
   }
 }
 

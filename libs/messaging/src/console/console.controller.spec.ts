@@ -4,6 +4,8 @@ import { ApproverKeyring } from '../dead-letter/redrive/approvals/approver-keyri
 import { generateApproverKeys, readApproverSigner } from '../dead-letter/redrive/approvals/approver-keys';
 import {
   RecordedRedriveAuditEntry,
+  RedriveAuditEntry,
+  RedriveAuditFilter,
   RedriveLedger,
 } from '../dead-letter/redrive/ledger/redrive-ledger.interface';
 import { MessagePosition } from '../dead-letter/redrive/redrive-plan';
@@ -13,11 +15,55 @@ import { ConsoleGate } from './console-gate';
 import { ConsoleUser, MessagingConsoleOptions } from './console-options.interface';
 import { ConsoleRedrive } from './console-redrive';
 import { ConsoleController } from './console.controller';
+import { ConsoleFilesController } from './console-files.controller';
+import { ApprovalExpiredError } from '../dead-letter/redrive/errors/approval-expired.error';
+import { RedrivePlanStaleError } from '../dead-letter/redrive/errors/redrive-plan-stale.error';
+import { RedrivePlan } from '../dead-letter/redrive/redrive-plan';
+import { MemoryConsolePlanStore } from './plans/memory-console-plan-store';
+
+const NOW = new Date('2026-12-03T10:00:00.000Z');
+
+/** A plan of the head of the DLQ, made a minute before `NOW`, approved by bob until `approvedUntil`. */
+async function storedPlan(store: MemoryConsolePlanStore, approvedUntil?: string) {
+  const plan: RedrivePlan = {
+    version: 2,
+    transport: 'rabbitmq',
+    plannedBy: 'alice',
+    source: DLQ,
+    target: 'orders.billing',
+    group: 'billing',
+    createdAt: '2026-12-03T09:59:00.000Z',
+    depth: 1,
+    messages: [letter(0).message],
+    hash: 'sha256:plan',
+  };
+  const entry = await store.add(plan);
+  if (approvedUntil) {
+    await store.approved(
+      entry.id,
+      {
+        version: 2,
+        planHash: plan.hash,
+        approver: 'bob',
+        nonce: 'n',
+        approvedAt: '2026-12-03T09:59:30.000Z',
+        expiresAt: approvedUntil,
+        signature: 's',
+      },
+      'bob',
+    );
+  }
+  return entry.id;
+}
+
+/** The CSRF token a page carries. */
+const csrfOf = (body: string) => /name="_csrf" value="([^"]+)"/.exec(body)?.[1];
 
 const DLQ = 'orders.billing.dlq';
 const USERS: Record<string, ConsoleUser & { password: string }> = {
   alice: { name: 'alice', roles: ['operator'], password: 'alice-pw' },
   victor: { name: 'victor', roles: ['viewer'], password: 'victor-pw' },
+  olga: { name: 'olga', roles: ['operator'], password: 'olga-pw' },
 };
 const bob = generateApproverKeys('bob');
 
@@ -50,6 +96,13 @@ class FakeRedrive {
   readonly topology = undefined;
   listError?: Error;
   inspectCalls = 0;
+  /** What `approve()` (the check before an execution) throws; undefined: it is never reached. */
+  approveError?: Error;
+  approveCalls = 0;
+  async approve() {
+    this.approveCalls += 1;
+    throw this.approveError ?? new Error('not expected in this spec');
+  }
   readonly inspectMessageCalls: Array<[string, MessagePosition, string | null, number]> = [];
   async list() {
     if (this.listError) throw this.listError;
@@ -67,9 +120,14 @@ class FakeRedrive {
 
 function console(extra: Partial<MessagingConsoleOptions> = {}) {
   const entries: RecordedRedriveAuditEntry[] = [];
+  const historyCalls: RedriveAuditFilter[] = [];
+  const recorded: RedriveAuditEntry[] = [];
   const ledger = {
-    record: async () => undefined,
-    history: async () => entries,
+    record: async (entry: RedriveAuditEntry) => void recorded.push(entry),
+    history: async (filter: RedriveAuditFilter) => {
+      historyCalls.push(filter);
+      return entries.slice(-filter.limit);
+    },
     verifyChain: async () => ({ intact: true, checked: entries.length }),
   } as unknown as RedriveLedger;
   const redrive = new FakeRedrive();
@@ -99,10 +157,13 @@ function console(extra: Partial<MessagingConsoleOptions> = {}) {
       answer,
     );
     const cookies = { messaging_console_session: answer.cookies().messaging_console_session };
-    return (more: { params?: Record<string, string>; query?: Record<string, string> } = {}) =>
-      fakeRequest(cookies, {}, more);
+    return (
+      more: { params?: Record<string, string>; query?: Record<string, string> } = {},
+      body: Record<string, unknown> = {},
+    ) => fakeRequest(cookies, body, more);
   };
-  return { controller, redrive, entries, as };
+  const files = new ConsoleFilesController(gate, options);
+  return { controller, files, redrive, entries, historyCalls, recorded, as };
 }
 
 describe(ConsoleController.name, () => {
@@ -118,8 +179,28 @@ describe(ConsoleController.name, () => {
       expect(res.statusCode).toBe(200);
       expect(redrive.inspectCalls).toBe(0);
       expect(redrive.inspectMessageCalls).toEqual([[DLQ, { kind: 'queue', index: 0 }, 'm-1', 1024]]);
-      expect(res.body).toContain('The first 1024 of 204800 bytes; the rest is not shown.');
+      expect(res.body).toContain('The first 1024 of 204800 bytes; the rest is not shown');
       expect(res.body.length).toBeLessThan(20 * 1024);
+    });
+
+    it('sends the payload as a file to download, audited, and never to a viewer', async () => {
+      const { files, redrive, recorded, as } = console();
+      const alice = await as('alice');
+      const res = new FakeResponse();
+      await files.payload(alice({ params: { queue: DLQ, id: 'm-1' }, query: { at: 'q0' } }), res);
+      expect(res.statusCode).toBe(200);
+      expect(res.getHeader('content-disposition')).toBe('attachment; filename="m-1.txt"');
+      expect(res.getHeader('content-security-policy')).toBe("default-src 'none'; sandbox");
+      expect(res.body).toHaveLength(1024); // the fake's payload; the download asks for up to 8 MiB
+      expect(redrive.inspectMessageCalls.at(-1)?.[3]).toBe(8 * 1024 * 1024);
+      expect(recorded.at(-1)).toMatchObject({ actor: 'alice', outcome: 'PAYLOAD_DOWNLOADED', source: DLQ });
+      const viewer = new FakeResponse();
+      await files.payload(
+        (await as('victor'))({ params: { queue: DLQ, id: 'm-1' }, query: { at: 'q0' } }),
+        viewer,
+      );
+      expect(viewer.statusCode).toBe(403);
+      expect(viewer.body).not.toContain('xxxx');
     });
 
     it('answers 404 for a message no longer at its position, and for a link without one', async () => {
@@ -178,6 +259,120 @@ describe(ConsoleController.name, () => {
       const operator = new FakeResponse();
       await controller.audit((await as('alice'))(), operator);
       expect(operator.body).toContain('hunter2-typed-as-name');
+      // Nor can a viewer try names with the actor filter: such entries are left out of its matches.
+      const probing = new FakeResponse();
+      await controller.audit((await as('victor'))({ query: { actor: 'hunter2-typed-as-name' } }), probing);
+      expect(probing.body).not.toContain('(hidden from viewers)');
+    });
+
+    it('asks the ledger for one page of what the filter names, and links the older page', async () => {
+      const { controller, entries, historyCalls, as } = console();
+      for (let n = 1; n <= 120; n++) {
+        entries.push({
+          id: String(n),
+          at: new Date(n * 1000),
+          action: 'PLAN',
+          actor: 'alice',
+          transport: 'rabbitmq',
+          outcome: 'PLANNED',
+        });
+      }
+      const res = new FakeResponse();
+      const query = {
+        actor: 'alice',
+        action: 'PLAN',
+        from: '2026-12-03T07:00',
+        to: 'yesterday',
+        source: DLQ,
+      };
+      await controller.audit((await as('alice'))({ query }), res);
+      expect(historyCalls).toEqual([
+        {
+          source: DLQ,
+          actor: 'alice',
+          action: 'PLAN',
+          from: new Date('2026-12-03T07:00:00.000Z'),
+          to: undefined,
+          before: undefined,
+          after: undefined,
+          limit: 51,
+        },
+      ]);
+      const rows = res.body.match(/<tr>\s*<td>\d+<\/td>/g) ?? [];
+      expect(rows).toHaveLength(50);
+      expect(res.body).toContain(
+        '/console/audit?source=orders.billing.dlq&amp;actor=alice&amp;action=PLAN&amp;from=2026-12-03T07%3A00&amp;before=71',
+      );
+      expect(res.body).not.toContain('Newer entries');
+      expect(res.body).toContain('value="2026-12-03T07:00"');
+      expect(res.body).not.toContain('yesterday'); // a time that does not parse is left out, not echoed
+    });
+  });
+
+  describe('plans', () => {
+    async function setUp(approvedUntil?: string) {
+      const planStore = new MemoryConsolePlanStore(() => NOW);
+      const id = await storedPlan(planStore, approvedUntil);
+      const made = console({ planStore, clock: { now: () => NOW.getTime() } });
+      type Who = Awaited<ReturnType<(typeof made)['as']>>;
+      const page = async (who: Who) => {
+        const res = new FakeResponse();
+        await made.controller.planPage(who({ params: { id } }), res);
+        return res;
+      };
+      const execute = async (who: Who) => {
+        const csrf = csrfOf((await page(who)).body);
+        const res = new FakeResponse();
+        await made.controller.execute(who({ params: { id } }, { _csrf: csrf }), res);
+        return res;
+      };
+      return { ...made, id, page, execute };
+    }
+
+    it('shows a refusal to the person it refused only, not to the next visitor', async () => {
+      const { redrive, as, page, execute } = await setUp('2026-12-03T10:15:00.000Z');
+      redrive.approveError = new ApprovalExpiredError('2026-12-03T09:00:00.000Z', NOW.toISOString());
+      const alice = await as('alice');
+      const olga = await as('olga');
+      const refused = await execute(alice);
+      expect(refused.statusCode).toBe(409);
+      expect(refused.body).toContain('Refused (APPROVAL_EXPIRED)');
+      expect((await page(alice)).body).toContain('Refused (APPROVAL_EXPIRED)');
+      const next = (await page(olga)).body;
+      expect(next).not.toContain('APPROVAL_EXPIRED');
+      expect(next).toContain('Execute redrive'); // the plan itself is still approved: olga may try
+    });
+
+    it('says a stale plan is stale and offers no Execute, to everyone, and executes nothing', async () => {
+      const { redrive, as, page, execute } = await setUp('2026-12-03T10:15:00.000Z');
+      redrive.approveError = new RedrivePlanStaleError(
+        DLQ,
+        'the message at position 0 is not the planned one',
+      );
+      const alice = await as('alice');
+      expect((await execute(alice)).body).toContain('Stale plan');
+      const olga = await as('olga');
+      const seen = (await page(olga)).body;
+      expect(seen).toContain('data-state="stale"');
+      expect(seen).not.toContain('Execute redrive');
+      expect(redrive.approveCalls).toBe(1);
+      const again = await execute(olga);
+      expect(again.statusCode).toBe(409);
+      expect(again.body).toContain('Stale plan');
+      expect(redrive.approveCalls).toBe(1); // refused by the console, before the redrive service
+    });
+
+    it('says an approval ran out and offers no Execute; a post is refused before the redrive service', async () => {
+      const { redrive, as, page, execute } = await setUp('2026-12-03T09:59:59.000Z');
+      const alice = await as('alice');
+      const seen = (await page(alice)).body;
+      expect(seen).toContain('data-state="expired"');
+      expect(seen).toContain('its approval by bob ran out at 2026-12-03T09:59:59.000Z');
+      expect(seen).not.toContain('Execute redrive');
+      const refused = await execute(alice);
+      expect(refused.statusCode).toBe(409);
+      expect(refused.body).toContain('Expired plan');
+      expect(redrive.approveCalls).toBe(0);
     });
   });
 

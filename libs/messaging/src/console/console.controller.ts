@@ -7,9 +7,14 @@ import { ConsoleMetrics } from './console-metrics';
 import { MessagingConsoleOptions } from './console-options.interface';
 import { ConsoleRedrive } from './console-redrive';
 import { ConsoleSession } from './console-sessions';
+import { planState } from './plans/console-plan';
 import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition';
 import { CONSOLE_CSS } from './views/console-css';
-import { auditPage, chainNotice, messagePage, overviewPage } from './views/access-views';
+import { messagePage } from './views/access-views';
+import { overviewPage } from './views/overview-views';
+import { withOldest } from './console-overview';
+import { auditPage, chainNotice } from './views/audit-views';
+import { auditCursorOf, auditFilterOf, auditPageOf, hiddenMatchesDropped } from './views/audit-filter';
 import {
   DeadLetterFilter,
   deadLetterPage,
@@ -20,8 +25,12 @@ import {
 import { redrivePlanPage, redrivePlansPage } from './views/redrive-views';
 import { systemClock } from '../common/clock';
 
-/** Entries the audit page shows, and whose chain it checks on every view. */
-const AUDIT_PAGE_SIZE = 200;
+/** Entries an audit page shows. */
+const AUDIT_PAGE_SIZE = 50;
+/** The latest entries whose chain the audit page checks on every view. */
+const AUDIT_CHAIN_CHECKED = 200;
+/** Plans the redrive page lists. */
+const PLANS_PAGE_SIZE = 100;
 /** Bytes of a payload shown by default. */
 const PAYLOAD_PREVIEW_BYTES = 64 * 1024;
 
@@ -75,7 +84,9 @@ export class ConsoleController {
     const session = await this.gate.forPage(req, res);
     if (!session) return;
     const [services, queues] = await Promise.all([this.metrics.read(), this.queues()]);
-    sendPage(res, 200, overviewPage(this.gate.context(session), services, queues.queues, queues.error));
+    const aged = await withOldest(this.options.redrive, queues.queues, this.logger);
+    const overview = { services, queues: aged, queueError: queues.error, now: this.now() };
+    sendPage(res, 200, overviewPage(this.gate.context(session), overview));
   }
 
   @Get('dead-letters')
@@ -150,7 +161,11 @@ export class ConsoleController {
   @Get('redrive')
   async plans(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
     const session = await this.gate.forPage(req, res);
-    if (session) sendPage(res, 200, redrivePlansPage(this.gate.context(session), this.redrive.plans.all()));
+    if (!session) return;
+    const plans = await this.redrive.plans.list({ limit: PLANS_PAGE_SIZE });
+    const now = new Date(this.now());
+    const states = plans.map((p) => planState(p, plans, now, this.options.planTtlMs));
+    sendPage(res, 200, redrivePlansPage(this.gate.context(session), plans, states));
   }
 
   @Post('redrive/plans')
@@ -178,9 +193,10 @@ export class ConsoleController {
   async planPage(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
     const session = await this.gate.forPage(req, res);
     if (!session) return;
-    const entry = this.redrive.plans.get(req.params.id);
+    const entry = await this.redrive.plans.get(req.params.id);
     if (!entry) return this.fail(res, session, 404, 'No such plan in this console.');
-    sendPage(res, 200, redrivePlanPage(this.gate.context(session), entry, this.actions(session)));
+    const state = await this.redrive.stateOf(entry);
+    sendPage(res, 200, redrivePlanPage(this.gate.context(session), entry, state, this.actions(session)));
   }
 
   @Post('redrive/plans/:id/approve')
@@ -197,18 +213,21 @@ export class ConsoleController {
   async audit(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
     const session = await this.gate.forPage(req, res);
     if (!session) return;
-    const source = field(req.query, 'source');
     const whole = field(req.query, 'verify') === 'all';
-    const entries = await this.options.ledger.history({ source, limit: AUDIT_PAGE_SIZE });
-    const check = await this.options.ledger.verifyChain(whole ? {} : { last: AUDIT_PAGE_SIZE });
+    const { filter, query } = auditFilterOf(req.query);
+    const cursor = auditCursorOf(req.query);
+    const found = await this.options.ledger.history({ ...query, ...cursor, limit: AUDIT_PAGE_SIZE + 1 });
+    const { entries, paging } = auditPageOf(found, cursor, AUDIT_PAGE_SIZE);
     const context = this.gate.context(session);
-    sendPage(res, 200, auditPage(context, entries, source, chainNotice(context, check, whole)));
+    const shown = hiddenMatchesDropped(context, entries, filter.actor);
+    const check = await this.options.ledger.verifyChain(whole ? {} : { last: AUDIT_CHAIN_CHECKED });
+    sendPage(res, 200, auditPage(context, shown, filter, chainNotice(context, check, whole), paging));
   }
 
   private async step(req: ConsoleRequest, res: ConsoleResponse, verb: 'approve' | 'execute'): Promise<void> {
     const session = await this.gate.forForm(req, res, verb);
     if (!session) return;
-    const entry = this.redrive.plans.get(req.params.id);
+    const entry = await this.redrive.plans.get(req.params.id);
     if (!entry) return this.fail(res, session, 404, 'No such plan in this console.');
     const outcome =
       verb === 'approve'
@@ -216,11 +235,11 @@ export class ConsoleController {
         : await this.redrive.execute(session, entry);
     if (outcome.ok) return res.redirect(303, `${this.gate.base}/redrive/plans/${entry.id}`);
     const flash = { kind: 'error' as const, text: outcome.message };
-    sendPage(
-      res,
-      outcome.status,
-      redrivePlanPage(this.gate.context(session), entry, this.actions(session), flash),
-    );
+    // The plan as it is now (a refusal may have found it stale), with the refusal as this answer's notice.
+    const now = (await this.redrive.plans.get(entry.id)) ?? entry;
+    const state = await this.redrive.stateOf(now);
+    const context = this.gate.context(session);
+    sendPage(res, outcome.status, redrivePlanPage(context, now, state, this.actions(session), flash));
   }
 
   private actions(session: ConsoleSession) {

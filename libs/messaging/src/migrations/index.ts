@@ -1,5 +1,6 @@
 import { MigrationInterface } from 'typeorm';
 import { ChainRedriveAudit1764979200000 } from './chain-redrive-audit.migration';
+import { CreateConsolePlans1765065600000 } from './create-console-plans.migration';
 import { CreateMessagingAttempts1764720000000 } from './create-attempts-table.migration';
 import { CreateMessagingTables1764547200000 } from './create-messaging-tables.migration';
 import { CreateMysqlMessagingAttempts1764892800000 } from './create-mysql-attempts-table.migration';
@@ -9,8 +10,8 @@ import { OutboxFillfactor1764633600000 } from './outbox-fillfactor.migration';
 
 /**
  * The library's migrations for PostgreSQL, in order: add them to your DataSource's `migrations`. The last
- * two create the redrive ledger (audit log and its hash chain, used approvals), used in the admin database
- * only.
+ * three create the redrive ledger (audit log and its hash chain, used approvals) and the console's plans,
+ * used in the admin database only.
  */
 export const MessagingMigrations: Array<new () => MigrationInterface> = [
   CreateMessagingTables1764547200000,
@@ -18,6 +19,7 @@ export const MessagingMigrations: Array<new () => MigrationInterface> = [
   CreateMessagingAttempts1764720000000,
   CreateRedriveLedger1764892800000,
   ChainRedriveAudit1764979200000,
+  CreateConsolePlans1765065600000,
 ];
 
 /**

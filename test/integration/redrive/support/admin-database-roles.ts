@@ -46,7 +46,10 @@ export class AdminDatabaseRoles {
     return roles;
   }
 
-  /** The recipe's grants, as the owner after `db migrate`: read and append, nothing else. */
+  /**
+   * The recipe's grants, as the owner after `db migrate`: read and append the ledger, nothing else; read,
+   * add and step the console's plans.
+   */
   async grant(): Promise<void> {
     const owner = await this.connect(this.owner);
     try {
@@ -56,6 +59,11 @@ export class AdminDatabaseRoles {
         `grant select, insert on ${s}.messaging_redrive_audit, ${s}.messaging_redrive_nonce to ${r}`,
       );
       await owner.query(`grant select on ${s}.messaging_redrive_audit_head to ${r}`);
+      // The console's plans: read, add, and change what a step changes, nothing else.
+      await owner.query(`grant select, insert on ${s}.messaging_console_plan to ${r}`);
+      await owner.query(
+        `grant update (approval, result, executed_at, stale_at, refusals) on ${s}.messaging_console_plan to ${r}`,
+      );
     } finally {
       await owner.end();
     }

@@ -30,9 +30,13 @@ button.secondary { background: #fff; color: var(--accent); }
 .notice.error { color: var(--bad); background: #ffebe9; border-color: #ff8182; }
 .notice.ok { color: var(--ok); background: #dafbe1; border-color: #4ac26b; }
 .muted { color: var(--muted); }
+.bad { color: var(--bad); } .good { color: var(--ok); }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; }
 .login { max-width: 360px; }
+p.actions { display: flex; gap: 16px; align-items: center; }
+nav.pager { display: flex; gap: 16px; margin: 8px 0 16px; }
+nav.pager a { color: var(--accent); }
 .login form { display: flex; flex-direction: column; gap: 12px; }
 `;

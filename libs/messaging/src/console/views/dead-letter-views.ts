@@ -3,6 +3,7 @@ import { DeadLetterPayload, InspectedDeadLetter } from '../../dead-letter/redriv
 import { DeadLetterQueueInfo } from '../../dead-letter/redrive/redrive-result';
 import { csrfField, headRow, page, PageContext } from './layout';
 import { html, Html } from './html';
+import { payloadSection } from './payload-views';
 
 /** The filters of the dead-letter view. */
 export interface DeadLetterFilter {
@@ -197,14 +198,16 @@ export function deadLetterPage(
         </tbody>
       </table>
       <h2 id="payload">Payload</h2>
-      ${
-        payload === undefined
-          ? html`<p class="muted" data-testid="payload-hidden">Your role may not read payloads.</p>`
-          : html`<pre aria-labelledby="payload" data-testid="payload">${payload.text}</pre>
-              ${payload.truncated ? html`<p class="muted" data-testid="payload-truncated">The first ${payload.text.length === 0 ? 0 : Buffer.byteLength(payload.text)} of ${payload.bytes} bytes; the rest is not shown.</p>` : ''}`
-      }`,
+      ${payloadSection(context, payload, payloadHref(context, queue, letter))}`,
     '/dead-letters',
   );
+}
+
+/** Where a message's payload downloads from. */
+function payloadHref(context: PageContext, queue: string, letter: InspectedDeadLetter): string {
+  const m = letter.message;
+  const id = encodeURIComponent(m.messageId ?? '');
+  return `${context.base}/dead-letters/${encodeURIComponent(queue)}/messages/${id}/payload?at=${positionParam(m.position)}`;
 }
 
 /** A message's position as the plan shows it. */

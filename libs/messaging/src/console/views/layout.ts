@@ -7,6 +7,14 @@ export interface PageContext {
   readonly base: string;
   readonly user?: ConsoleUser;
   readonly csrfToken?: string;
+  /** How often a page that refreshes itself does, seconds; 0 or absent: never. */
+  readonly refreshSeconds?: number;
+}
+
+/** What a page does besides showing its body. */
+export interface PageOptions {
+  /** The page refreshes itself (`context.refreshSeconds`), unless a form on it is in use. */
+  readonly refresh?: boolean;
 }
 
 const NAV = [
@@ -17,8 +25,15 @@ const NAV = [
 ] as const;
 
 /** A whole page: header with navigation and sign-out, then `body`. */
-export function page(context: PageContext, title: string, body: Html, current = ''): string {
+export function page(
+  context: PageContext,
+  title: string,
+  body: Html,
+  current = '',
+  options: PageOptions = {},
+): string {
   const { base, user } = context;
+  const refresh = options.refresh && user && context.refreshSeconds ? context.refreshSeconds : undefined;
   return html`<!doctype html>
     <html lang="en">
       <head>
@@ -26,6 +41,7 @@ export function page(context: PageContext, title: string, body: Html, current = 
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${title} · Messaging console</title>
         <link rel="stylesheet" href="${base}/assets/console.css" />
+        <script src="${base}/assets/console.js" defer></script>
       </head>
       <body>
         <a class="skip" href="#main">Skip to content</a>
@@ -55,7 +71,7 @@ export function page(context: PageContext, title: string, body: Html, current = 
               : ''
           }
         </header>
-        <main id="main">
+        <main id="main" ${refresh ? html`data-refresh="${refresh}"` : ''}>
           <h1>${title}</h1>
           ${body}
         </main>

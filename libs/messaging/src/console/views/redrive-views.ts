@@ -1,6 +1,7 @@
-import { ConsolePlan } from '../console-plans';
+import { ConsolePlan, ConsolePlanState, describeState } from '../plans/console-plan';
 import { positionOf } from './dead-letter-views';
 import { html, Html } from './html';
+import { timeOf } from './time';
 import { csrfField, headRow, notice, page, PageContext } from './layout';
 
 /** What the signed-in user may do with a plan now. */
@@ -10,7 +11,11 @@ export interface PlanActions {
 }
 
 /** Every plan made in this console, newest first. */
-export function redrivePlansPage(context: PageContext, plans: readonly ConsolePlan[]): string {
+export function redrivePlansPage(
+  context: PageContext,
+  plans: readonly ConsolePlan[],
+  states: readonly ConsolePlanState[],
+): string {
   return page(
     context,
     'Redrive',
@@ -37,35 +42,37 @@ export function redrivePlansPage(context: PageContext, plans: readonly ConsolePl
               : ''
           }
           ${plans.map(
-            (p) =>
-              html`<tr>
-                <td><a href="${context.base}/redrive/plans/${p.id}">${p.plan.createdAt}</a></td>
+            (p, i) =>
+              html`<tr data-state="${states[i].kind}">
+                <td><a href="${context.base}/redrive/plans/${p.id}">${timeOf(p.plan.createdAt)}</a></td>
                 <td>${p.plan.source} → ${p.plan.target || '–'}</td>
                 <td class="num">${p.plan.messages.length}</td>
                 <td>${p.plan.plannedBy}</td>
-                <td>${stateOf(p)}</td>
+                <td>${describeState(states[i])}</td>
               </tr>`,
           )}
         </tbody>
       </table>`,
     '/redrive',
+    { refresh: true },
   );
 }
 
-function stateOf(p: ConsolePlan): string {
-  if (p.result) return `executed (${p.result.redriven} redriven)`;
-  if (p.approval) return `approved by ${p.approval.approver}`;
-  return 'waiting for approval';
-}
-
-/** One plan: what it would move, its approval, its result, and the buttons the user may press. */
+/**
+ * One plan: where it stands, what it would move, its approval, its result, and the buttons the user may
+ * press now (Approve while it waits, Execute while its approval holds; none once stale, expired or run).
+ * A refusal is shown to the person it refused only.
+ */
 export function redrivePlanPage(
   context: PageContext,
   entry: ConsolePlan,
+  state: ConsolePlanState,
   actions: PlanActions,
   flash?: { kind: 'error' | 'ok'; text: string },
 ): string {
   const { plan, approval, result } = entry;
+  const mine = context.user ? entry.refusals[context.user.name] : undefined;
+  const over = state.kind === 'stale' || state.kind === 'expired';
   const action = (verb: 'approve' | 'execute', label: string): Html =>
     html`<form method="post" action="${context.base}/redrive/plans/${entry.id}/${verb}" class="inline">
       ${csrfField(context)}<button type="submit">${label}</button>
@@ -74,21 +81,24 @@ export function redrivePlanPage(
     context,
     `Redrive plan: ${plan.source}`,
     html`${flash ? notice(flash.kind, flash.text) : ''}
-      ${entry.refusal && !flash ? notice('error', entry.refusal) : ''}
+      ${mine && !flash ? notice('error', html`${mine.message} <small>(${mine.at})</small>`) : ''}
+      ${over ? html`<p class="notice error" data-testid="plan-over">${describeState(state)}.</p>` : ''}
       <dl class="facts">
+        <dt>State</dt>
+        <dd data-testid="plan-state" data-state="${state.kind}">${describeState(state)}</dd>
         <dt>Source</dt>
         <dd>${plan.source}</dd>
         <dt>Target</dt>
         <dd>${plan.target || '–'} (group ${plan.group || '–'})</dd>
         <dt>Planned by</dt>
-        <dd data-testid="planned-by">${plan.plannedBy} at ${plan.createdAt}</dd>
+        <dd data-testid="planned-by">${plan.plannedBy} at ${timeOf(plan.createdAt)}</dd>
         <dt>Waiting when planned</dt>
         <dd>${plan.depth}</dd>
         <dt>Plan hash</dt>
         <dd class="mono">${plan.hash}</dd>
         <dt>Approval</dt>
         <dd data-testid="approval">
-          ${approval ? `approved by ${approval.approver}, valid until ${approval.expiresAt}` : 'none yet: another person with the approver role approves'}
+          ${approval ? html`approved by ${approval.approver}, valid until ${timeOf(approval.expiresAt)}` : 'none yet: another person with the approver role approves'}
         </dd>
       </dl>
       <h2 id="messages">Messages (dry run: nothing was changed)</h2>
@@ -120,9 +130,10 @@ export function redrivePlanPage(
                 <dt>Left in ${result.source}</dt>
                 <dd>${result.leftInSource}</dd>
               </dl>`
-          : html`${actions.approve && !approval ? action('approve', 'Approve this plan') : ''}
-            ${actions.execute && approval ? action('execute', 'Execute redrive') : ''}`
+          : html`${actions.approve && state.kind === 'waiting' ? action('approve', 'Approve this plan') : ''}
+            ${actions.execute && state.kind === 'approved' ? action('execute', 'Execute redrive') : ''}`
       }`,
     '/redrive',
+    { refresh: true },
   );
 }

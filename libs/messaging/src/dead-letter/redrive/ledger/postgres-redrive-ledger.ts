@@ -10,6 +10,7 @@ import {
   ApprovalUse,
   RecordedRedriveAuditEntry,
   RedriveAuditEntry,
+  RedriveAuditFilter,
   RedriveLedger,
 } from './redrive-ledger.interface';
 
@@ -160,13 +161,29 @@ export class PostgresRedriveLedger implements RedriveLedger {
     return row?.actor;
   }
 
-  /** The latest `limit` audit entries, newest last; of one source when `source` is given. */
-  async history(filter: { source?: string; limit: number }): Promise<RecordedRedriveAuditEntry[]> {
+  /** The latest `limit` audit entries that match `filter`, newest last (see `RedriveAuditFilter`). */
+  async history(filter: RedriveAuditFilter): Promise<RecordedRedriveAuditEntry[]> {
+    // Keyset paging on the id: every filter a condition, every value a parameter.
+    const newer = filter.after !== undefined;
     const rows = await this.dataSource.query<AuditRow[]>(
       `select * from (
-         select * from ${this.audit} where $1::text is null or source = $1 order by id desc limit $2
-       ) latest order by id`,
-      [filter.source ?? null, filter.limit],
+         select * from ${this.audit}
+         where ($1::text is null or source = $1) and ($2::text is null or actor = $2)
+           and ($3::text is null or action = $3) and ($4::timestamptz is null or at >= $4)
+           and ($5::timestamptz is null or at < $5) and ($6::bigint is null or id < $6)
+           and ($7::bigint is null or id > $7)
+         order by id ${newer ? 'asc' : 'desc'} limit $8
+       ) page order by id`,
+      [
+        filter.source ?? null,
+        filter.actor ?? null,
+        filter.action ?? null,
+        filter.from ?? null,
+        filter.to ?? null,
+        idParam(filter.before),
+        idParam(filter.after),
+        filter.limit,
+      ],
     );
     return rows.map((row) => ({
       id: String(row.id),
@@ -281,6 +298,11 @@ function tablesOf(dataSource: DataSource) {
     nonces: `${prefix}messaging_redrive_nonce`,
     head: `${prefix}messaging_redrive_audit_head`,
   };
+}
+
+/** An entry id as a query parameter: digits only, else none (a page link typed by hand). */
+function idParam(id: string | undefined): string | null {
+  return id !== undefined && /^\d{1,19}$/.test(id) ? id : null;
 }
 
 function chained(row: AuditRow): ChainedAuditRow {

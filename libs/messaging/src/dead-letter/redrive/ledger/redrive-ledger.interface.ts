@@ -42,6 +42,26 @@ export interface RecordedRedriveAuditEntry extends RedriveAuditEntry {
   readonly hash?: string;
 }
 
+/** Which audit entries `RedriveLedger.history()` reads: the latest `limit` of those that match. */
+export interface RedriveAuditFilter {
+  /** Entries of this dead-letter destination only. */
+  readonly source?: string;
+  /** Entries of this actor only (exact name). */
+  readonly actor?: string;
+  /** Entries of this action only. */
+  readonly action?: RedriveAuditAction;
+  /** Entries recorded at or after this time. */
+  readonly from?: Date;
+  /** Entries recorded before this time. */
+  readonly to?: Date;
+  /** Entries older than the entry with this id (the next page back); exclusive. */
+  readonly before?: string;
+  /** Entries newer than the entry with this id (the page forward): the `limit` right after it. */
+  readonly after?: string;
+  /** At most this many entries. */
+  readonly limit: number;
+}
+
 /** The use of an approval, recorded when it is executed. */
 export interface ApprovalUse {
   /** The approval's nonce: recorded once, so the approval runs once. */
@@ -79,8 +99,11 @@ export interface RedriveLedger {
    * several), or undefined when there is none: the planner as the ledger knows them, never as a file says.
    */
   plannerOf(planHash: string): Promise<string | undefined>;
-  /** The latest entries, newest last; of one source when given. */
-  history(filter: { readonly source?: string; readonly limit: number }): Promise<RecordedRedriveAuditEntry[]>;
+  /**
+   * The latest `limit` entries that match `filter`, newest last (with `after`: the `limit` entries right
+   * after that one).
+   */
+  history(filter: RedriveAuditFilter): Promise<RecordedRedriveAuditEntry[]>;
   /**
    * Checks the audit log's hash chain: the whole log, or the latest `last` entries. Intact means no entry was
    * changed, removed or reordered since it was written (see `AuditChainCheck`).

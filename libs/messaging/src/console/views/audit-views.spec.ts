@@ -1,4 +1,4 @@
-import { auditPage, chainNotice } from './access-views';
+import { auditPage, chainNotice } from './audit-views';
 
 const context = { base: '/console', user: { name: 'victor', roles: ['viewer' as const] }, csrfToken: 't' };
 const entry = {
@@ -18,7 +18,7 @@ describe('access views', () => {
         { intact: false, checked: 3, brokenAt: '7', reason: 'its fields no longer give its hash' },
         false,
       );
-      const text = auditPage(context, [entry], undefined, broken);
+      const text = auditPage(context, [entry], {}, broken);
       expect(text).toContain('hash chain is broken at entry 7: its fields no longer give its hash');
       expect(text.indexOf('chain-broken')).toBeLessThan(text.indexOf('aria-label="Audit log"'));
     });
@@ -28,7 +28,7 @@ describe('access views', () => {
       const latest = auditPage(
         context,
         [entry],
-        undefined,
+        {},
         chainNotice(context, { intact: true, checked: 1, head }, false),
       );
       expect(latest).toContain('Hash chain intact for the latest 1 entries');

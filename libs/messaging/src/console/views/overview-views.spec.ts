@@ -1,0 +1,76 @@
+import { overviewPage } from './overview-views';
+
+const context = {
+  base: '/console',
+  user: { name: 'victor', roles: ['viewer' as const] },
+  csrfToken: 't',
+  refreshSeconds: 30,
+};
+const now = Date.parse('2026-12-03T08:00:00.000Z');
+
+describe(overviewPage.name, () => {
+  const page = overviewPage(context, {
+    now,
+    services: [
+      {
+        service: 'post-service',
+        lastUpAt: now,
+        destinations: [],
+        groups: [],
+      },
+      {
+        service: 'subscribe-service',
+        error: 'no answer (ECONNREFUSED)',
+        lastUpAt: now - 4 * 60_000,
+        destinations: [],
+        groups: [
+          {
+            service: 'subscribe-service',
+            group: 'subscribe-service',
+            destination: 'post-create',
+            handled: 10,
+            duplicates: 0,
+            retries: 0,
+            failedByCategory: {},
+            deadLettered: 2,
+            handledPerMinute: 2.5,
+          },
+        ],
+      },
+    ],
+    queues: [
+      {
+        name: 'post-create.subscribe-service.dlq',
+        exists: true,
+        depth: 2,
+        oldestParkedAt: '2026-12-03T07:56:00.000Z',
+      },
+      { name: 'empty.g.dlq', exists: true, depth: 0 },
+    ],
+  });
+
+  it('says each service is up or down, and when a down one last answered', () => {
+    expect(page).toMatch(/data-service="post-service" data-state="up"/);
+    expect(page).toMatch(/data-service="subscribe-service" data-state="down"/);
+    expect(page).toContain('no answer (ECONNREFUSED)');
+    expect(page).toContain('last answered <time datetime="2026-12-03T07:56:00.000Z"');
+    expect(page).toContain('07:56:00 UTC (4 min ago)');
+  });
+
+  it('gives each DLQ its oldest message’s age, and links DLQ rows and depths to the DLQ’s page', () => {
+    expect(page).toContain(
+      '<a href="/console/dead-letters/post-create.subscribe-service.dlq">post-create.subscribe-service.dlq</a>',
+    );
+    expect(page).toContain('<a href="/console/dead-letters/post-create.subscribe-service.dlq">2</a>');
+    expect(page).toMatch(
+      /data-testid="oldest"><time datetime="2026-12-03T07:56:00.000Z"[^>]*>2026-12-03 07:56:00 UTC \(4 min ago\)/,
+    );
+    expect(page).toContain('<td class="num">2.5</td>');
+  });
+
+  it('refreshes itself, with the console’s own script and no inline script', () => {
+    expect(page).toContain('<main id="main" data-refresh="30">');
+    expect(page).toContain('<script src="/console/assets/console.js" defer></script>');
+    expect(page.match(/<script/g)).toHaveLength(1);
+  });
+});

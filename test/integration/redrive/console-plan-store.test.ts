@@ -1,0 +1,173 @@
+import { Client } from 'pg';
+import { PostgresConsolePlanStore } from 'nest-reliable-messaging/console';
+import {
+  PostgresRedriveLedger,
+  RedriveApproval,
+  RedrivePlan,
+  RedriveResult,
+} from 'nest-reliable-messaging/redrive';
+import { AdminDatabaseRoles } from './support/admin-database-roles';
+
+const DLQ = 'orders.billing.dlq';
+
+const plan = (fingerprint: string): RedrivePlan => ({
+  version: 2,
+  transport: 'rabbitmq',
+  plannedBy: 'alice',
+  source: DLQ,
+  target: 'orders.billing',
+  group: 'billing',
+  createdAt: new Date().toISOString(),
+  depth: 1,
+  messages: [
+    {
+      position: { kind: 'queue', index: 0 },
+      messageId: '0190a1b2-0000-7000-8000-000000000001',
+      type: 'OrderPlaced',
+      failureCategory: 'PERMANENT',
+      failureCode: 'QueryFailedError/P0001',
+      attempts: 3,
+      originDestination: 'orders',
+      lastFailureAt: null,
+      redriveCount: 0,
+      previousRedriveIds: [],
+      fingerprint,
+    },
+  ],
+  hash: `sha256:${fingerprint}`,
+});
+
+const approval = (p: RedrivePlan, approver = 'bob'): RedriveApproval => ({
+  version: 2,
+  planHash: p.hash,
+  approver,
+  nonce: `nonce-${approver}`,
+  approvedAt: new Date().toISOString(),
+  expiresAt: new Date(Date.now() + 15 * 60_000).toISOString(),
+  signature: 'c2lnbmF0dXJl',
+});
+
+const result = (p: RedrivePlan): RedriveResult => ({
+  redriveId: '0190a1b2-0000-7000-8000-0000000000ff',
+  source: p.source,
+  target: p.target,
+  redriven: 1,
+  leftInSource: 0,
+  messages: [{ position: p.messages[0].position, messageId: p.messages[0].messageId, status: 'REDRIVEN' }],
+});
+
+/**
+ * Issue 29, item 6: the console's plans live in the admin database, so a console restart loses none, with
+ * the least privilege the guide gives the console's login: it reads and adds plans and changes only what a
+ * step changes (approval, result, staleness, refusals); it cannot delete a plan, change what was planned, or
+ * replace an approval or a result (the owner cannot either: a trigger).
+ */
+describe('The console’s plans in the admin database (issue 29)', () => {
+  let roles: AdminDatabaseRoles;
+  let asRedrive: Client;
+  let asOwner: Client;
+  const stores: PostgresConsolePlanStore[] = [];
+
+  const open = async () => {
+    const store = await PostgresConsolePlanStore.connect({ url: roles.redrive.url, schema: roles.schema });
+    stores.push(store);
+    return store;
+  };
+
+  beforeAll(async () => {
+    roles = await AdminDatabaseRoles.create('cplan');
+    await PostgresRedriveLedger.migrate({ url: roles.owner.url, schema: roles.schema });
+    await roles.grant();
+    asRedrive = await roles.connect(roles.redrive);
+    asOwner = await roles.connect(roles.owner);
+  });
+
+  afterAll(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+    await asRedrive?.end();
+    await asOwner?.end();
+    await roles?.drop();
+  });
+
+  it('keeps a plan, its approval, its result and refusals across a restart of the console', async () => {
+    const first = await open();
+    const p = plan('aa');
+    const entry = await first.add(p);
+    await first.refused(
+      entry.id,
+      'olga',
+      'Four eyes: the person who made or runs a plan may not approve it.',
+    );
+    const given = approval(p);
+    expect(await first.approved(entry.id, given, 'bob')).toBe(true);
+    await first.close();
+    stores.pop();
+
+    const second = await open(); // the console, restarted
+    const kept = await second.get(entry.id);
+    expect(kept).toEqual({
+      id: entry.id,
+      plan: p,
+      approval: given,
+      refusals: {
+        olga: { message: expect.stringContaining('Four eyes') as unknown, at: expect.any(String) as unknown },
+      },
+    });
+    await second.refused(entry.id, 'alice', 'Refused (APPROVAL_EXPIRED): …');
+    expect(await second.executed(entry.id, result(p), 'alice')).toBe(true);
+    const done = await second.get(entry.id);
+    expect(done?.result).toEqual(result(p));
+    expect(done?.executedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(Object.keys(done?.refusals ?? {})).toEqual(['olga']); // alice's step went through after all
+    expect((await second.list({ source: DLQ, limit: 10 })).map((e) => e.id)).toContain(entry.id);
+    expect(await second.get('not-a-uuid')).toBeUndefined();
+  });
+
+  it('approves and executes a plan once: a second approval or result changes nothing', async () => {
+    const store = await open();
+    const p = plan('bb');
+    const entry = await store.add(p);
+    const approvals = await Promise.all([
+      store.approved(entry.id, approval(p, 'bob'), 'bob'),
+      store.approved(entry.id, approval(p, 'carol'), 'carol'),
+    ]);
+    expect(approvals.filter(Boolean)).toHaveLength(1);
+    expect(await store.executed(entry.id, result(p), 'alice')).toBe(true);
+    expect(await store.executed(entry.id, { ...result(p), redriven: 0 }, 'alice')).toBe(false);
+    expect(await store.approved(entry.id, approval(p, 'dave'), 'dave')).toBe(false);
+    await store.stale(entry.id);
+    expect((await store.get(entry.id))?.result?.redriven).toBe(1);
+  });
+
+  it('lets the console’s login change only what a step changes; nobody replaces an approval', async () => {
+    const store = await open();
+    const p = plan('cc');
+    const entry = await store.add(p);
+    await store.approved(entry.id, approval(p), 'bob');
+    const t = `${roles.schema}.messaging_console_plan`;
+    await expect(asRedrive.query(`delete from ${t} where id = $1`, [entry.id])).rejects.toThrow(
+      /permission denied/,
+    );
+    await expect(
+      asRedrive.query(`update ${t} set plan = '{}'::jsonb where id = $1`, [entry.id]),
+    ).rejects.toThrow(/permission denied/);
+    await expect(
+      asRedrive.query(`update ${t} set planned_by = 'mallory' where id = $1`, [entry.id]),
+    ).rejects.toThrow(/permission denied/);
+    await expect(asRedrive.query(`truncate ${t}`)).rejects.toThrow(/permission denied/);
+    const other = JSON.stringify(approval(p, 'mallory'));
+    await expect(
+      asRedrive.query(`update ${t} set approval = $2::jsonb where id = $1`, [entry.id, other]),
+    ).rejects.toThrow(/written once/);
+    await expect(
+      asOwner.query(`update ${t} set approval = $2::jsonb where id = $1`, [entry.id, other]),
+    ).rejects.toThrow(/written once/);
+    expect((await store.get(entry.id))?.approval?.approver).toBe('bob');
+  });
+
+  it('says which migration is missing when the table is not there', async () => {
+    await expect(
+      PostgresConsolePlanStore.connect({ url: roles.redrive.url, schema: `${roles.schema}_none` }),
+    ).rejects.toThrow(/no table .*messaging_console_plan.*CreateConsolePlans1765065600000/);
+  });
+});
