@@ -365,7 +365,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private async publish(rows: readonly ClaimedOutboxRow[], timeoutMs: number): Promise<PublishOutcome[]> {
     const stopTimer = this.metrics.publishDuration.startTimer();
     try {
-      return await publishRows(this.transport, this.tracing, rows, timeoutMs);
+      return await publishRows(this.transport, this.tracing, rows, timeoutMs, this.clock);
     } finally {
       stopTimer();
     }

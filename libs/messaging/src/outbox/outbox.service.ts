@@ -1,9 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { Clock } from '../common/clock';
 import { EventDefinition, EventPayload } from '../envelope/event-definition';
 import { isMessageId, newMessageId } from '../envelope/message-id';
 import { NoActiveTransactionError } from '../errors/no-active-transaction.error';
 import { OutboxPayloadInvalidError } from '../errors/outbox-payload-invalid.error';
-import { MESSAGING_RESOLVED_OPTIONS } from '../messaging.constants';
+import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS } from '../messaging.constants';
 import { currentTraceHeaders } from '../observability/trace-context';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { TransactionHost } from '../transaction/transaction-host';
@@ -39,6 +40,7 @@ export class OutboxService {
     private readonly wakeup: RelayWakeup,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
     private readonly logical: LogicalMessageWriter,
+    @Inject(MESSAGING_CLOCK) private readonly clock: Clock,
   ) {}
 
   /**
@@ -76,7 +78,7 @@ export class OutboxService {
       key: event.key(parsed.data),
       headers,
       payloadJson: JSON.stringify(parsed.data),
-      occurredAt: options.occurredAt ?? new Date(),
+      occurredAt: options.occurredAt ?? new Date(this.clock.now()),
     };
     // Logical mode: the message goes into the log with the commit; the slot's reader is woken by PostgreSQL.
     if (this.options.relay.mode === 'logical') {

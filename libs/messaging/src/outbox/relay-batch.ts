@@ -3,6 +3,7 @@ import { MessageTracing } from '../observability/message-tracing';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { outcomesWithin, PublishOutcome } from '../transports/publish-outcome';
 import { ClaimedOutboxRow } from './outbox-row';
+import type { Clock } from '../common/clock';
 
 /** A row the broker did not confirm, with what it said. */
 export interface UnconfirmedRow {
@@ -106,6 +107,7 @@ export async function publishRows(
   tracing: MessageTracing,
   rows: readonly ClaimedOutboxRow[],
   timeoutMs: number,
+  clock?: Pick<Clock, 'setTimeout'>,
 ): Promise<PublishOutcome[]> {
   const traced = tracing.publish(
     transport.kind,
@@ -116,6 +118,7 @@ export async function publishRows(
     rows.length,
     timeoutMs,
     'broker confirmation',
+    clock,
   );
   traced.end(outcomes);
   return outcomes;

@@ -1,14 +1,17 @@
+import { FakeClock } from '../common/fake-clock';
 import { CONFIRMED, outcomesWithin, PublishOutcome } from './publish-outcome';
 
 describe(outcomesWithin.name, () => {
-  beforeEach(() => jest.useFakeTimers());
-  afterEach(() => jest.useRealTimers());
-
   it('answers with the outcomes when they come in time', async () => {
-    await expect(outcomesWithin(async () => [CONFIRMED], 1, 1_000, 'confirm')).resolves.toEqual([CONFIRMED]);
+    const clock = new FakeClock();
+    await expect(outcomesWithin(async () => [CONFIRMED], 1, 1_000, 'confirm', clock)).resolves.toEqual([
+      CONFIRMED,
+    ]);
+    expect(clock.pendingTimers).toBe(0);
   });
 
   it('answers AMBIGUOUS for every message at the deadline, and aborts the publish’s signal', async () => {
+    const clock = new FakeClock();
     let signal: AbortSignal | undefined;
     const outcomes = outcomesWithin(
       (s) => {
@@ -18,10 +21,11 @@ describe(outcomesWithin.name, () => {
       2,
       1_000,
       'broker confirmation',
+      clock,
     );
-    await Promise.resolve();
+    await clock.advance(999);
     expect(signal?.aborted).toBe(false);
-    jest.advanceTimersByTime(1_000);
+    await clock.advance(1);
     const answered = await outcomes;
     expect(answered.map((o) => o.status)).toEqual(['AMBIGUOUS', 'AMBIGUOUS']);
     expect(answered[0].status !== 'CONFIRMED' && answered[0].error.message).toBe(
@@ -38,6 +42,7 @@ describe(outcomesWithin.name, () => {
       1,
       1_000,
       'confirm',
+      new FakeClock(),
     );
     expect(outcomes[0].status).toBe('AMBIGUOUS');
   });

@@ -1,3 +1,5 @@
+import { CancelTimer, Clock, systemClock } from '../common/clock';
+
 /**
  * What the broker said about one published message. Only CONFIRMED lets the sender settle (mark an outbox
  * row sent, ack a source message): REJECTED means the broker refused it, AMBIGUOUS that we cannot know (a
@@ -14,20 +16,22 @@ export const CONFIRMED: PublishOutcome = Object.freeze({ status: 'CONFIRMED' });
  * The outcomes `publish` resolves with, or AMBIGUOUS for each of the `count` messages when no answer came
  * within `timeoutMs`: a publish without an answer may or may not have reached the broker. At the deadline
  * the signal given to `publish` aborts, so that what it has not sent yet is not sent later; a `publish` that
- * rejects (it should not) counts as AMBIGUOUS too.
+ * rejects (it should not) counts as AMBIGUOUS too. The deadline runs on `clock` (the library's injected one
+ * where the caller has it).
  */
 export async function outcomesWithin(
   publish: (signal: AbortSignal) => Promise<PublishOutcome[]>,
   count: number,
   timeoutMs: number,
   waitingFor: string,
+  clock: Pick<Clock, 'setTimeout'> = systemClock,
 ): Promise<PublishOutcome[]> {
   const ambiguous = (error: Error): PublishOutcome[] =>
     Array.from({ length: count }, () => ({ status: 'AMBIGUOUS', error }));
   const abandon = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
+  let cancel: CancelTimer | undefined;
   const timeout = new Promise<PublishOutcome[]>((resolve) => {
-    timer = setTimeout(() => {
+    cancel = clock.setTimeout(() => {
       resolve(ambiguous(new Error(`no ${waitingFor} within ${timeoutMs} ms`)));
       abandon.abort();
     }, timeoutMs);
@@ -38,6 +42,6 @@ export async function outcomesWithin(
   try {
     return await Promise.race([answered, timeout]);
   } finally {
-    clearTimeout(timer);
+    cancel?.();
   }
 }

@@ -1,15 +1,18 @@
 import { TestingModule } from '@nestjs/testing';
+import { OutboxService, TransactionHost } from 'nest-reliable-messaging';
 import { FakeClock, OutboxStore } from 'nest-reliable-messaging/testing';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
+import { orderPlaced } from '../support/orders.fixture';
 
 /**
  * The library's time is one injected `Clock`: an application whose clock is overridden with a `FakeClock`
  * (`overrideProvider(getMessagingClockToken())`) runs its retention job when the test advances that clock,
- * not on Node's timers. Before the job used a raw `setInterval`, the advance did nothing.
+ * not on Node's timers (before, the job used a raw `setInterval` and the advance did nothing), and dates the
+ * messages it records by that clock.
  */
-describe('Outbox retention on an injected clock', () => {
+describe('The outbox on an injected clock', () => {
   const INTERVAL_MS = 60_000;
   const destination = uniqueName('orders_clock');
   const clock = new FakeClock();
@@ -59,5 +62,17 @@ describe('Outbox retention on an injected clock', () => {
     expect(await (purgeSent.mock.results[0].value as Promise<number>)).toBe(3);
     expect(await sentRowsLeft()).toBe(0);
     purgeSent.mockRestore();
+  });
+
+  it("dates a recorded message by the injected clock's time", async () => {
+    const outbox = app.get(OutboxService);
+    const id = await app
+      .get(TransactionHost)
+      .run(() => outbox.add(orderPlaced(destination), { orderId: 1, customer: 'clock', amount: 1 }));
+    const [row] = await schema.query<{ occurred_at: Date }>(
+      'select occurred_at from messaging_outbox where message_id = $1',
+      [id],
+    );
+    expect(row.occurred_at.getTime()).toBe(clock.now());
   });
 });
