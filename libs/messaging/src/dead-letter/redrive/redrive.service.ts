@@ -37,6 +37,9 @@ import { MessagePosition, RedrivePlan, sealPlan } from './redrive-plan';
 import { DeadLetterQueueInfo, RedriveResult } from './redrive-result';
 import { checkRecords, checkTarget, deriveRoute } from './redrive-route';
 import { restoreKey } from './restore-key';
+import { archiveCopy, archiveOf } from './dead-letter-archive';
+import { planDetail, readPlanContents } from './plan-contents';
+import { PlanAction, PlanSelection } from './plan-selection';
 
 /** What a `RedriveService` is built with. */
 export interface RedriveServiceOptions {
@@ -77,6 +80,16 @@ export interface RedrivePlanRequest {
   readonly target?: string;
   /** At most this many messages, from the head. Default and maximum 100. */
   readonly limit?: number;
+  /**
+   * Which messages: by id, or by a filter (a group is a filter on category and code), looking at most
+   * `RedriveLimits.MAX_SCAN` messages deep; at most `limit` are taken. Default: the first `limit` from the head.
+   */
+  readonly selection?: PlanSelection;
+  /**
+   * `redrive` (default) moves the messages back; `discard` archives them in `<source>.archive` for messages
+   * that must never run (the same approval, execution and audit).
+   */
+  readonly action?: PlanAction;
   /**
    * The person planning, when a front end serves several people with one admin credential (the console):
    * the plan's `plannedBy`, who may not approve it. Default: the admin credential's principal.
@@ -178,25 +191,32 @@ export class RedriveService {
           `its messages go back to '${route.target}' only`,
         );
       }
-      const { records, depth } = await backend.peek(request.source, limit);
-      checkRecords(request.source, route, records);
-      if (records.length > 0) await backend.checkTarget(request.source, route.target);
-      records.forEach((record) => restoreKey(record.wire, this.options.keySecret));
+      const action = request.action ?? 'redrive';
+      const { records, depth, extra } = await readPlanContents(backend, route, {
+        source: request.source,
+        limit,
+        selection: request.selection,
+        action,
+        keySecret: this.options.keySecret,
+        now: this.clock().getTime(),
+      });
+      const target = action === 'discard' ? archiveOf(request.source) : route.target;
       const plan = sealPlan({
         version: 2,
         transport: backend.kind,
         plannedBy: actor,
         source: request.source,
-        target: route.target,
+        target,
         group: route.group,
         createdAt: this.clock().toISOString(),
         depth,
         messages: records.map(describeRecord),
+        ...extra,
       });
       await this.options.ledger.record({
         ...this.entry('PLAN', plan, undefined, actor),
         outcome: 'PLANNED',
-        detail: `${plan.messages.length} of ${depth} waiting`,
+        detail: planDetail(plan),
       });
       return plan;
     });
@@ -257,7 +277,8 @@ export class RedriveService {
         return plan.messages.length === 0 ? [] : this.move(plan, redriveId);
       });
       const redriven = messages.filter((m) => m.status === 'REDRIVEN').length;
-      if (redriven > 0)
+      const discard = plan.action === 'discard';
+      if (redriven > 0 && !discard)
         this.options.metrics?.redriven.inc({ source: plan.source, target: plan.target }, redriven);
       const result: RedriveResult = {
         redriveId,
@@ -270,8 +291,8 @@ export class RedriveService {
       await ledger.record({
         ...base,
         messageIds: messages.filter((m) => m.status === 'REDRIVEN').map((m) => m.messageId),
-        outcome: result.leftInSource === 0 ? 'REDRIVEN' : 'INCOMPLETE',
-        detail: `${redriven} redriven, ${result.leftInSource} left in the source`,
+        outcome: result.leftInSource > 0 ? 'INCOMPLETE' : discard ? 'ARCHIVED' : 'REDRIVEN',
+        detail: `${redriven} ${discard ? `archived in ${plan.target}` : 'redriven'}, ${result.leftInSource} left in the source`,
       });
       return result;
     });
@@ -287,6 +308,15 @@ export class RedriveService {
   private async move(plan: RedrivePlan, redriveId: string) {
     const backend = this.backend();
     const route = deriveRoute(backend.kind, plan.source, this.options.topology);
+    if (plan.action === 'discard') {
+      // Archived as parked (pseudonymous key, failure headers): nothing of a discarded message runs again.
+      await backend.ensureArchive(plan.source, plan.target);
+      return backend.move(
+        plan,
+        (record) => archiveCopy(record.wire, plan.target, redriveId),
+        () => undefined,
+      );
+    }
     await backend.checkTarget(plan.source, route.target);
     const to = { target: route.target, group: route.group };
     return backend.move(

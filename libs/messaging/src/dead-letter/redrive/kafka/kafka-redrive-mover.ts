@@ -36,22 +36,25 @@ export class KafkaRedriveMover {
     const records = await readPlanned(this.kafka, admin, plan, runs);
     checkRead(Object.values(records).flat());
     const outcomes = new Map<PlannedMessage, MessageRedriveOutcome>();
+    const kept = new Set(plan.kept ?? []);
     const settle: SeekEntry[] = [];
     for (const [partition, planned] of runs) {
       let blockedBy: string | undefined;
       for (const [i, message] of planned.entries()) {
         const base = { position: message.position, messageId: message.messageId };
         if (blockedBy) {
-          outcomes.set(message, { ...base, status: 'NOT_ATTEMPTED', error: blockedBy });
+          if (!kept.has(message)) outcomes.set(message, { ...base, status: 'NOT_ATTEMPTED', error: blockedBy });
           continue;
         }
-        const outcome = await this.publish(copyOf(records[partition][i]));
+        const record = records[partition][i];
+        // A record the plan keeps goes to the end of the DLQ as it is, before the offset passes it.
+        const outcome = await this.publish(kept.has(message) ? record.wire : copyOf(record));
         if (outcome.status === 'CONFIRMED') {
-          outcomes.set(message, { ...base, status: 'REDRIVEN' });
+          if (!kept.has(message)) outcomes.set(message, { ...base, status: 'REDRIVEN' });
           settle.push({ partition, offset: (BigInt(offsetOf(message)) + 1n).toString() });
         } else {
           blockedBy = `message at offset ${offsetOf(message)} of partition ${partition} was not confirmed`;
-          outcomes.set(message, {
+          if (!kept.has(message)) outcomes.set(message, {
             ...base,
             status: 'NOT_CONFIRMED',
             error: `${outcome.status}: ${outcome.error.message}`,
