@@ -39,6 +39,7 @@ import { checkRecords, checkTarget, deriveRoute } from './redrive-route';
 import { restoreKey } from './restore-key';
 import { archiveCopy, archiveOf } from './dead-letter-archive';
 import { planDetail, readPlanContents } from './plan-contents';
+import { DeadLetterQuery, matcherOf } from './dead-letter-search';
 import { PlanAction, PlanSelection } from './plan-selection';
 
 /** What a `RedriveService` is built with. */
@@ -67,6 +68,14 @@ export interface RedriveServiceOptions {
   readonly metrics?: Pick<MessagingMetrics, 'redriven'>;
   /** The clock approvals are checked against. Default: the system clock. */
   readonly clock?: () => Date;
+}
+
+/** What `browse()` read: a dead-letter destination's depth and its messages from the head. */
+export interface DeadLetterBrowse {
+  /** Messages waiting in it. */
+  readonly depth: number;
+  /** The first `RedriveLimits.MAX_SCAN` of them (`inspectArchive`: the first `limit`), in redrive order. */
+  readonly letters: readonly InspectedDeadLetter[];
 }
 
 /** What a dry run is asked for. */
@@ -150,6 +159,43 @@ export class RedriveService {
     deriveRoute(backend.kind, source, this.options.topology); // a dead-letter destination only
     const { records } = await backend.peek(source, limit);
     return records.map(inspected);
+  }
+
+  /**
+   * Every message of `source` a plan can reach (the first `RedriveLimits.MAX_SCAN` from the head), with
+   * headers, without payloads; settles nothing, records nothing: the console's paged and grouped views.
+   */
+  async browse(source: string): Promise<DeadLetterBrowse> {
+    const backend = this.backend();
+    deriveRoute(backend.kind, source, this.options.topology);
+    const { records, depth } = await backend.peek(source, RedriveLimits.MAX_SCAN);
+    return { depth, letters: records.map(inspected) };
+  }
+
+  /**
+   * The messages of `source` (the first `RedriveLimits.MAX_SCAN`) with this message id and/or this real key,
+   * compared through its pseudonym with the key secret; settles nothing, records nothing.
+   */
+  async search(source: string, query: DeadLetterQuery): Promise<InspectedDeadLetter[]> {
+    const backend = this.backend();
+    deriveRoute(backend.kind, source, this.options.topology);
+    const { records } = await backend.peek(source, RedriveLimits.MAX_SCAN);
+    return records.filter(matcherOf(query, this.options.keySecret)).map(inspected);
+  }
+
+  /**
+   * The first `limit` (at most 100) messages discarded from `source` (its archive, `<source>.archive`), with
+   * headers, without payloads; empty when nothing was discarded yet.
+   */
+  async inspectArchive(source: string, limit: number = RedriveLimits.MAX_BATCH): Promise<DeadLetterBrowse> {
+    checkBatchSize(limit);
+    const backend = this.backend();
+    deriveRoute(backend.kind, source, this.options.topology);
+    const archive = archiveOf(source);
+    const [info] = await backend.list([archive]);
+    if (!info?.exists) return { depth: 0, letters: [] };
+    const { records, depth } = await backend.peek(archive, limit);
+    return { depth, letters: records.map(inspected) };
   }
 
   /**
