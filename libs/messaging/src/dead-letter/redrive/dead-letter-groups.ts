@@ -23,7 +23,14 @@ export function groupDeadLetters(letters: readonly InspectedDeadLetter[]): DeadL
     const m = letter.message;
     const id = JSON.stringify([m.failureCategory, m.failureCode]);
     const seen = groups.get(id) ?? {
-      group: { category: m.failureCategory, code: m.failureCode, count: 0, firstSeen: null, lastSeen: null, types: [] },
+      group: {
+        category: m.failureCategory,
+        code: m.failureCode,
+        count: 0,
+        firstSeen: null,
+        lastSeen: null,
+        types: [],
+      },
       types: new Set<string>(),
     };
     const first = letter.firstFailureAt ?? m.lastFailureAt;

@@ -67,7 +67,10 @@ function whyNotRedrivable(record: DeadLetterRecord, context: SelectionContext): 
 }
 
 /** Per partition, the records not taken whose offset is below the last taken one's. */
-function keptBefore(records: readonly DeadLetterRecord[], taken: readonly DeadLetterRecord[]): PlannedMessage[] {
+function keptBefore(
+  records: readonly DeadLetterRecord[],
+  taken: readonly DeadLetterRecord[],
+): PlannedMessage[] {
   const last = new Map<number, bigint>();
   for (const { position } of taken) {
     if (position.kind !== 'partition') continue;

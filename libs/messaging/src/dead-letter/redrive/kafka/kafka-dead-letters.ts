@@ -96,7 +96,10 @@ export class KafkaDeadLetters implements DeadLetterBackend {
     await this.asAdmin(`create ${archive}`, async (admin) => {
       if ((await admin.listTopics()).includes(archive)) return;
       const partitions = (await admin.fetchTopicOffsets(source)).length;
-      await admin.createTopics({ topics: [{ topic: archive, numPartitions: partitions }], waitForLeaders: true });
+      await admin.createTopics({
+        topics: [{ topic: archive, numPartitions: partitions }],
+        waitForLeaders: true,
+      });
     });
   }
 

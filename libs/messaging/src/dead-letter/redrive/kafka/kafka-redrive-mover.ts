@@ -34,16 +34,20 @@ export class KafkaRedriveMover {
     const admin = await this.getAdmin();
     const runs = partitionRuns(plan);
     const records = await readPlanned(this.kafka, admin, plan, runs);
-    checkRead(Object.values(records).flat());
-    const outcomes = new Map<PlannedMessage, MessageRedriveOutcome>();
     const kept = new Set(plan.kept ?? []);
+    // Only what moves is checked: a kept record (e.g. one skipped as unredrivable) stays a dead letter.
+    checkRead(
+      [...runs].flatMap(([partition, planned]) => records[partition].filter((_, i) => !kept.has(planned[i]))),
+    );
+    const outcomes = new Map<PlannedMessage, MessageRedriveOutcome>();
     const settle: SeekEntry[] = [];
     for (const [partition, planned] of runs) {
       let blockedBy: string | undefined;
       for (const [i, message] of planned.entries()) {
         const base = { position: message.position, messageId: message.messageId };
         if (blockedBy) {
-          if (!kept.has(message)) outcomes.set(message, { ...base, status: 'NOT_ATTEMPTED', error: blockedBy });
+          if (!kept.has(message))
+            outcomes.set(message, { ...base, status: 'NOT_ATTEMPTED', error: blockedBy });
           continue;
         }
         const record = records[partition][i];
@@ -54,11 +58,12 @@ export class KafkaRedriveMover {
           settle.push({ partition, offset: (BigInt(offsetOf(message)) + 1n).toString() });
         } else {
           blockedBy = `message at offset ${offsetOf(message)} of partition ${partition} was not confirmed`;
-          if (!kept.has(message)) outcomes.set(message, {
-            ...base,
-            status: 'NOT_CONFIRMED',
-            error: `${outcome.status}: ${outcome.error.message}`,
-          });
+          if (!kept.has(message))
+            outcomes.set(message, {
+              ...base,
+              status: 'NOT_CONFIRMED',
+              error: `${outcome.status}: ${outcome.error.message}`,
+            });
         }
       }
     }

@@ -103,11 +103,17 @@ export class RabbitDeadLetters implements DeadLetterBackend {
       const planned = indexes.map((index, i) => {
         const message = got[index];
         if (!message) {
-          throw new RedrivePlanStaleError(plan.source, `${got.length} messages left, the plan reaches #${index}`);
+          throw new RedrivePlanStaleError(
+            plan.source,
+            `${got.length} messages left, the plan reaches #${index}`,
+          );
         }
         const record = rabbitRecord(plan.source, message, index);
         if (fingerprintOf(record.wire) !== plan.messages[i].fingerprint) {
-          throw new RedrivePlanStaleError(plan.source, `the message at position ${index} is not the planned one`);
+          throw new RedrivePlanStaleError(
+            plan.source,
+            `the message at position ${index} is not the planned one`,
+          );
         }
         return { record, message };
       });
