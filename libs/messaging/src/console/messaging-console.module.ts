@@ -3,6 +3,7 @@ import { RouterModule } from '@nestjs/core';
 import { ConsoleGate } from './console-gate';
 import { ConsoleRedrive } from './console-redrive';
 import { ConsoleController } from './console.controller';
+import { ConsoleIncidentController } from './console-incident.controller';
 import { basePath, MESSAGING_CONSOLE_BASE } from './console.tokens';
 import {
   ConfigurableMessagingConsoleModule,
@@ -48,7 +49,7 @@ function withRoutes<T extends ReturnType<typeof ConfigurableMessagingConsoleModu
       ...(definition.imports ?? []),
       RouterModule.register([{ path: base, module: MessagingConsoleModule }]),
     ],
-    controllers: [ConsoleController],
+    controllers: [ConsoleController, ConsoleIncidentController],
     providers: [
       ...(definition.providers ?? []),
       { provide: MESSAGING_CONSOLE_BASE, useValue: base },

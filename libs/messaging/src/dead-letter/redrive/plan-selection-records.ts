@@ -2,7 +2,7 @@ import { KeySecret } from '../key-secret';
 import { DeadLetterRecord, describeRecord } from './dead-letter-record';
 import { KeyNotRestorableError } from './errors/key-not-restorable.error';
 import { RedriveRefusedError } from './errors/redrive-refused.error';
-import { isSelected, PlanAction, PlanSelection } from './plan-selection';
+import { PlanAction, PlanSelection } from './plan-selection';
 import { RedriveLimits } from './redrive-limits';
 import { PlannedMessage, SkippedMessage } from './redrive-plan';
 import { checkRecords, RedriveRoute } from './redrive-route';
@@ -85,4 +85,19 @@ function keptBefore(
       return until !== undefined && BigInt(r.position.offset) < until;
     })
     .map(describeRecord);
+}
+
+/** True when `selection` takes `message`, judged at `now` (ms since the epoch). */
+export function isSelected(selection: PlanSelection, message: PlannedMessage, now: number): boolean {
+  if (selection.by === 'ids') {
+    return message.messageId !== null && selection.messageIds.includes(message.messageId);
+  }
+  if (selection.category !== undefined && message.failureCategory !== selection.category) return false;
+  if (selection.code !== undefined && message.failureCode !== selection.code) return false;
+  if (selection.type !== undefined && message.type !== selection.type) return false;
+  if (selection.olderThanMinutes !== undefined) {
+    const at = Date.parse(message.lastFailureAt ?? '');
+    if (!Number.isFinite(at) || now - at < selection.olderThanMinutes * 60_000) return false;
+  }
+  return true;
 }

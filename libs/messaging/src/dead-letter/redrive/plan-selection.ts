@@ -1,5 +1,3 @@
-import { PlannedMessage } from './redrive-plan';
-
 /**
  * Which messages of a dead-letter destination a plan takes, written into the plan so that the approver sees
  * how they were chosen (the plan's `messages` list each one):
@@ -27,21 +25,6 @@ export type PlanSelection =
 
 /** What a plan does with its messages: moves them back (`redrive`) or archives them (`discard`). */
 export type PlanAction = 'redrive' | 'discard';
-
-/** True when `selection` takes `message`, judged at `now` (ms since the epoch). */
-export function isSelected(selection: PlanSelection, message: PlannedMessage, now: number): boolean {
-  if (selection.by === 'ids') {
-    return message.messageId !== null && selection.messageIds.includes(message.messageId);
-  }
-  if (selection.category !== undefined && message.failureCategory !== selection.category) return false;
-  if (selection.code !== undefined && message.failureCode !== selection.code) return false;
-  if (selection.type !== undefined && message.type !== selection.type) return false;
-  if (selection.olderThanMinutes !== undefined) {
-    const at = Date.parse(message.lastFailureAt ?? '');
-    if (!Number.isFinite(at) || now - at < selection.olderThanMinutes * 60_000) return false;
-  }
-  return true;
-}
 
 /** The selection in a few words, as a plan's reader sees it: `ids a, b` or `code=X type=Y`. */
 export function describeSelection(selection: PlanSelection | undefined): string {
