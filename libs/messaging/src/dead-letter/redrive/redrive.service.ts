@@ -3,7 +3,6 @@ import { MessagingMetrics } from '../../observability/messaging-metrics';
 import { KeySecret } from '../key-secret';
 import { MessagingTopology } from '../../topology/messaging-topology';
 import { AdminCredential, checkAdminConnection, RedriveBroker } from './admin-connection';
-import { MessageHeaders } from '../../envelope/message-headers';
 import { ApprovedRedrivePlan, brandApproved } from './approved-redrive-plan';
 import { describeRecord } from './dead-letter-record';
 import { ApproverKeyring } from './approvals/approver-keyring';
@@ -26,12 +25,7 @@ import {
   requireCredential,
 } from './redrive-guards';
 import { redriveCopy } from './redrive-headers';
-import {
-  InspectedDeadLetter,
-  inspected,
-  InspectedDeadLetterWithPayload,
-  payloadOf,
-} from './inspected-dead-letter';
+import { InspectedDeadLetter, InspectedDeadLetterWithPayload } from './inspected-dead-letter';
 import { RedriveLimits } from './redrive-limits';
 import { MessagePosition, RedrivePlan, sealPlan } from './redrive-plan';
 import { DeadLetterQueueInfo, RedriveResult } from './redrive-result';
@@ -39,7 +33,8 @@ import { checkRecords, checkTarget, deriveRoute } from './redrive-route';
 import { restoreKey } from './restore-key';
 import { archiveCopy, archiveOf } from './dead-letter-archive';
 import { planDetail, readPlanContents } from './plan-contents';
-import { DeadLetterQuery, matcherOf } from './dead-letter-search';
+import { DeadLetterQuery } from './dead-letter-search';
+import { DeadLetterBrowse, DeadLetterReader } from './dead-letter-reader';
 import { PlanAction, PlanSelection } from './plan-selection';
 
 /** What a `RedriveService` is built with. */
@@ -68,14 +63,6 @@ export interface RedriveServiceOptions {
   readonly metrics?: Pick<MessagingMetrics, 'redriven'>;
   /** The clock approvals are checked against. Default: the system clock. */
   readonly clock?: () => Date;
-}
-
-/** What `browse()` read: a dead-letter destination's depth and its messages from the head. */
-export interface DeadLetterBrowse {
-  /** Messages waiting in it. */
-  readonly depth: number;
-  /** The first `RedriveLimits.MAX_SCAN` of them (`inspectArchive`: the first `limit`), in redrive order. */
-  readonly letters: readonly InspectedDeadLetter[];
 }
 
 /** What a dry run is asked for. */
@@ -153,49 +140,32 @@ export class RedriveService {
    * Reads up to `limit` (at most 100) messages from the head of `source` with their headers and payload,
    * settles nothing, publishes nothing, records nothing: the console's dead-letter view.
    */
-  async inspect(source: string, limit: number = RedriveLimits.MAX_BATCH): Promise<InspectedDeadLetter[]> {
-    checkBatchSize(limit);
-    const backend = this.backend();
-    deriveRoute(backend.kind, source, this.options.topology); // a dead-letter destination only
-    const { records } = await backend.peek(source, limit);
-    return records.map(inspected);
+  inspect(source: string, limit: number = RedriveLimits.MAX_BATCH): Promise<InspectedDeadLetter[]> {
+    return this.reader().inspect(source, limit);
   }
 
   /**
    * Every message of `source` a plan can reach (the first `RedriveLimits.MAX_SCAN` from the head), with
    * headers, without payloads; settles nothing, records nothing: the console's paged and grouped views.
    */
-  async browse(source: string): Promise<DeadLetterBrowse> {
-    const backend = this.backend();
-    deriveRoute(backend.kind, source, this.options.topology);
-    const { records, depth } = await backend.peek(source, RedriveLimits.MAX_SCAN);
-    return { depth, letters: records.map(inspected) };
+  browse(source: string): Promise<DeadLetterBrowse> {
+    return this.reader().browse(source);
   }
 
   /**
    * The messages of `source` (the first `RedriveLimits.MAX_SCAN`) with this message id and/or this real key,
    * compared through its pseudonym with the key secret; settles nothing, records nothing.
    */
-  async search(source: string, query: DeadLetterQuery): Promise<InspectedDeadLetter[]> {
-    const backend = this.backend();
-    deriveRoute(backend.kind, source, this.options.topology);
-    const { records } = await backend.peek(source, RedriveLimits.MAX_SCAN);
-    return records.filter(matcherOf(query, this.options.keySecret)).map(inspected);
+  search(source: string, query: DeadLetterQuery): Promise<InspectedDeadLetter[]> {
+    return this.reader().search(source, query);
   }
 
   /**
    * The first `limit` (at most 100) messages discarded from `source` (its archive, `<source>.archive`), with
    * headers, without payloads; empty when nothing was discarded yet.
    */
-  async inspectArchive(source: string, limit: number = RedriveLimits.MAX_BATCH): Promise<DeadLetterBrowse> {
-    checkBatchSize(limit);
-    const backend = this.backend();
-    deriveRoute(backend.kind, source, this.options.topology);
-    const archive = archiveOf(source);
-    const [info] = await backend.list([archive]);
-    if (!info?.exists) return { depth: 0, letters: [] };
-    const { records, depth } = await backend.peek(archive, limit);
-    return { depth, letters: records.map(inspected) };
+  inspectArchive(source: string, limit: number = RedriveLimits.MAX_BATCH): Promise<DeadLetterBrowse> {
+    return this.reader().inspectArchive(source, limit);
   }
 
   /**
@@ -203,17 +173,13 @@ export class RedriveService {
    * `maxBytes` of its body (default 64 KiB): one message read (RabbitMQ: up to it from the head), nothing
    * settled, nothing recorded. Undefined when another message (or none) is there now.
    */
-  async inspectMessage(
+  inspectMessage(
     source: string,
     position: MessagePosition,
     messageId: string | null,
     maxBytes = 64 * 1024,
   ): Promise<InspectedDeadLetterWithPayload | undefined> {
-    const backend = this.backend();
-    deriveRoute(backend.kind, source, this.options.topology);
-    const record = await backend.peekAt(source, position);
-    if (!record || (record.wire.headers[MessageHeaders.ID] ?? null) !== messageId) return undefined;
-    return { ...inspected(record), payload: payloadOf(record.wire.body, maxBytes) };
+    return this.reader().inspectMessage(source, position, messageId, maxBytes);
   }
 
   /** A dry run: reads up to `limit` messages from the head of the source, settles nothing, publishes nothing. */
@@ -440,6 +406,10 @@ export class RedriveService {
       }
       throw error;
     }
+  }
+
+  private reader(): DeadLetterReader {
+    return new DeadLetterReader(this.backend(), this.options.topology, this.options.keySecret);
   }
 
   private backend(): DeadLetterBackend {
