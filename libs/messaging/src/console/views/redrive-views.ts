@@ -158,7 +158,7 @@ export function redrivePlanPage(
               <dl class="facts" aria-labelledby="result">
                 <dt>Redrive id</dt>
                 <dd class="mono" data-testid="redrive-id">${result.redriveId}</dd>
-                <dt>Redriven</dt>
+                <dt>${plan.action === 'discard' ? `Archived in ${plan.target}` : 'Redriven'}</dt>
                 <dd data-testid="redriven">${result.redriven}</dd>
                 <dt>Left in ${result.source}</dt>
                 <dd>${result.leftInSource}</dd>
