@@ -35,7 +35,7 @@ export class ConsoleIncidentController {
 
   @Get('dead-letters/:queue/groups')
   async groups(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
-    await this.read(req, res, async (session, queue) => {
+    await this.page(req, res, async (session, queue) => {
       const { letters, depth } = await this.options.redrive.browse(queue);
       const groups = groupDeadLetters(letters);
       return groupsPage(
@@ -51,7 +51,7 @@ export class ConsoleIncidentController {
 
   @Get('dead-letters/:queue/all')
   async all(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
-    await this.read(req, res, async (session, queue) => {
+    await this.page(req, res, async (session, queue) => {
       const { letters, depth } = await this.options.redrive.browse(queue);
       const pages = Math.max(1, Math.ceil(letters.length / LETTERS_PER_PAGE));
       const asked = Number(field(req.query, 'page') ?? '1');
@@ -69,24 +69,24 @@ export class ConsoleIncidentController {
 
   @Get('dead-letters/:queue/search')
   async search(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
-    await this.read(req, res, async (session, queue) => {
-      const query = { messageId: field(req.query, 'messageId'), key: field(req.query, 'key') };
-      const asked = query.messageId !== undefined || query.key !== undefined;
-      const found = asked ? await this.options.redrive.search(queue, query) : undefined;
-      // The key is not shown again (not even to its author): the form's key field stays empty.
-      return searchPage(
-        this.gate.context(session),
-        queue,
-        { messageId: query.messageId },
-        found,
-        this.gate.may(session, 'plan'),
-      );
+    const session = await this.gate.forPage(req, res);
+    if (session) await this.find(req, res, session, { messageId: field(req.query, 'messageId') });
+  }
+
+  /** A search by key is a form post: the real key never goes into a URL (history, proxy and access logs). */
+  @Post('dead-letters/:queue/search')
+  async searchByKey(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    const session = await this.gate.forForm(req, res, 'view');
+    if (!session) return;
+    await this.find(req, res, session, {
+      messageId: field(req.body, 'messageId'),
+      key: field(req.body, 'key'),
     });
   }
 
   @Get('dead-letters/:queue/archive')
   async archive(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
-    await this.read(req, res, async (session, queue) => {
+    await this.page(req, res, async (session, queue) => {
       const { letters, depth } = await this.options.redrive.inspectArchive(queue);
       return archivePage(this.gate.context(session), queue, letters, depth);
     });
@@ -111,21 +111,50 @@ export class ConsoleIncidentController {
     }
   }
 
+  private async find(
+    req: ConsoleRequest,
+    res: ConsoleResponse,
+    session: ConsoleSession,
+    query: { messageId?: string; key?: string },
+  ): Promise<void> {
+    await this.read(req, res, session, async (queue) => {
+      const asked = query.messageId !== undefined || query.key !== undefined;
+      const found = asked ? await this.options.redrive.search(queue, query) : undefined;
+      // The key is not shown again (not even to its author): the form's key field stays empty.
+      const context = this.gate.context(session);
+      return searchPage(
+        context,
+        queue,
+        { messageId: query.messageId },
+        found,
+        this.gate.may(session, 'plan'),
+      );
+    });
+  }
+
   /** A read-only page of a known queue; a broker error is shown as a reference into the log. */
-  private async read(
+  private async page(
     req: ConsoleRequest,
     res: ConsoleResponse,
     render: (session: ConsoleSession, queue: string) => Promise<string>,
   ): Promise<void> {
     const session = await this.gate.forPage(req, res);
-    if (!session) return;
+    if (session) await this.read(req, res, session, (queue) => render(session, queue));
+  }
+
+  private async read(
+    req: ConsoleRequest,
+    res: ConsoleResponse,
+    session: ConsoleSession,
+    render: (queue: string) => Promise<string>,
+  ): Promise<void> {
     const queue = req.params.queue;
     if (!this.options.deadLetterQueues.includes(queue)) {
       return this.fail(res, session, 404, 'This console does not show that queue.');
     }
     let body: string;
     try {
-      body = await render(session, queue);
+      body = await render(queue);
     } catch (error) {
       return this.fail(res, session, 502, this.brokerTrouble(error));
     }

@@ -117,7 +117,8 @@ export function searchPage(
     context,
     `Find a message: ${queue}`,
     html`${queueViews(context, queue)}
-      <form method="get" action="${path}/search" class="inline" aria-label="Find">
+      <form method="post" action="${path}/search" class="inline" aria-label="Find">
+        ${csrfField(context)}
         <label for="messageId"
           >Message id<input id="messageId" name="messageId" value="${query.messageId ?? ''}"
         /></label>
