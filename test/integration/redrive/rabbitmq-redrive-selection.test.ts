@@ -1,9 +1,13 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as amqp from 'amqplib';
+import { CliIo, runMessagingCli } from 'nest-reliable-messaging/testing';
 import { RedriveService } from 'nest-reliable-messaging/redrive';
 import { uniqueName } from '../../harness/names';
 import { drainQueue } from '../support/rabbit-wire';
 import { BROKEN_CODE, incidentLetters } from './support/incident-letters';
-import { declareGroupQueues, sendToQueues } from './support/parked-messages';
+import { declareGroupQueues, depthOf, sendToQueues } from './support/parked-messages';
 import { RabbitVhost } from './support/rabbit-vhost';
 import { RedriveFixture } from './support/redrive-fixture';
 
@@ -115,5 +119,62 @@ describe('Redrive of a selection (RabbitMQ)', () => {
       { kind: 'queue', index: 140 },
     ]);
     expect(await redrive.search(dlq, { key: 'nobody' })).toEqual([]);
+  });
+
+  it('plans a group and a discard from the CLI (dlq plan --category --code, --ids --discard)', async () => {
+    const folder = mkdtempSync(path.join(os.tmpdir(), 'select-cli-'));
+    const cli = async (args: string[]) => {
+      let out = '';
+      let err = '';
+      const io: CliIo = {
+        env: { ...fixture.cliEnv, MESSAGING_ADMIN_AMQP_URL: vhost.urlAs(vhost.admin) },
+        out: (text) => void (out += text),
+        err: (text) => void (err += text),
+        cwd: folder,
+        now: () => new Date(),
+      };
+      return { code: await runMessagingCli(args, io), out, err };
+    };
+    const key = path.join(fixture.folder, 'jane.key.json');
+    try {
+      const destination = uniqueName('orders');
+      const workQueue = `${destination}.billing`;
+      const dlq = `${workQueue}.dlq`;
+      await declareGroupQueues(connection, workQueue);
+      const { letters, foreignId } = incidentLetters(destination, 'billing', 4, 1);
+      await sendToQueues(connection, letters);
+
+      const group = ['dlq', 'plan', '--source', dlq, '--category', 'TRANSIENT', '--code', BROKEN_CODE];
+      const plan = await cli([...group, '--out', 'group.json']);
+      expect(plan.code).toBe(0);
+      expect(plan.out).toContain(`Selected by category TRANSIENT, code ${BROKEN_CODE}.`);
+      expect(plan.out).toContain(`Skipped ${foreignId} at #1:`);
+      expect(plan.out).toContain('2 of 5 waiting message(s) would be redriven.');
+      expect((await cli(['dlq', 'approve', '--plan', 'group.json', '--key', key])).code).toBe(0);
+      const run = await cli(['dlq', 'redrive', '--plan', 'group.json', '--approval', 'group.approval.json']);
+      expect(run.out).toContain('2 message(s) redriven; 0 left');
+
+      const discard = await cli([
+        'dlq',
+        'plan',
+        '--source',
+        dlq,
+        '--ids',
+        foreignId,
+        '--discard',
+        '--out',
+        'd.json',
+      ]);
+      expect(discard.out).toContain('1 of 3 waiting message(s) would be discarded into the archive.');
+      const approved = await cli(['dlq', 'approve', '--plan', 'd.json', '--key', key]);
+      expect(approved.out).toContain('1 message(s) to discard (archive).');
+      const archived = await cli(['dlq', 'redrive', '--plan', 'd.json', '--approval', 'd.approval.json']);
+      expect(archived.out).toContain(`1 message(s) archived in ${dlq}.archive; 0 left in ${dlq}.`);
+      expect(await depthOf(connection, dlq)).toBe(2);
+      expect(await depthOf(connection, `${dlq}.archive`)).toBe(1);
+      expect((await cli(['dlq', 'plan', '--source', dlq, '--ids', 'a', '--code', 'x'])).code).toBe(1);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });

@@ -296,6 +296,7 @@ export class RedriveService {
         redriveId,
         source: plan.source,
         target: plan.target,
+        ...(discard ? { action: 'discard' as const } : {}),
         redriven,
         leftInSource: messages.length - redriven,
         messages,
