@@ -85,7 +85,13 @@ export type { MessagingTables } from './tables/messaging-tables';
 export type { FailureFacts } from './failure/failure-copy';
 export type { ApproverSigner } from './dead-letter/redrive/approvals/approver-keys';
 export type { ApprovalGrant, RedriveApproval } from './dead-letter/redrive/redrive-approval';
-export type { MessagePosition, PlannedMessage, RedrivePlan } from './dead-letter/redrive/redrive-plan';
+export type {
+  MessagePosition,
+  PlannedMessage,
+  RedrivePlan,
+  SkippedMessage,
+} from './dead-letter/redrive/redrive-plan';
+export type { PlanAction, PlanSelection } from './dead-letter/redrive/plan-selection';
 export { FailureCategory } from './errors/failure-category';
 export type { InboxKey, InboxRecord } from './inbox/inbox-store';
 export type { InboxService } from './inbox/inbox.service';

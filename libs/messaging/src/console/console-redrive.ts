@@ -5,6 +5,7 @@ import { ApprovalMismatchError } from '../dead-letter/redrive/errors/approval-mi
 import { RedrivePlanStaleError } from '../dead-letter/redrive/errors/redrive-plan-stale.error';
 import { RedriveRefusedError } from '../dead-letter/redrive/errors/redrive-refused.error';
 import { issueApproval } from '../dead-letter/redrive/issue-approval';
+import { PlanAction, PlanSelection } from '../dead-letter/redrive/plan-selection';
 import { RedriveLimits } from '../dead-letter/redrive/redrive-limits';
 import { MessagingConsoleOptions } from './console-options.interface';
 import { ConsolePlan, ConsolePlanState, planState } from './plans/console-plan';
@@ -43,6 +44,17 @@ export class ConsoleRedrive {
   async stateOf(entry: ConsolePlan) {
     const others = await this.plans.list({ source: entry.plan.source, limit: 200 });
     return planState(entry, others, this.now(), this.options.planTtlMs);
+  }
+
+  /** A dry run of a selection (a group, picked ids, a filter), to redrive or discard, by the signed-in operator. */
+  async planSelection(
+    session: ConsoleSession,
+    source: string,
+    selection: PlanSelection,
+    action: PlanAction,
+  ): Promise<ConsolePlan> {
+    const plan = await this.options.redrive.plan({ source, selection, action, plannedBy: session.user.name });
+    return this.plans.add(plan);
   }
 
   /** Signs an approval of the plan with the signed-in approver's key. */

@@ -4,6 +4,7 @@ import { ConsoleGate } from './console-gate';
 import { ConsoleRedrive } from './console-redrive';
 import { ConsoleController } from './console.controller';
 import { ConsoleFilesController } from './console-files.controller';
+import { ConsoleIncidentController } from './console-incident.controller';
 import { basePath, MESSAGING_CONSOLE_BASE } from './console.tokens';
 import {
   ConfigurableMessagingConsoleModule,
@@ -49,7 +50,7 @@ function withRoutes<T extends ReturnType<typeof ConfigurableMessagingConsoleModu
       ...(definition.imports ?? []),
       RouterModule.register([{ path: base, module: MessagingConsoleModule }]),
     ],
-    controllers: [ConsoleController, ConsoleFilesController],
+    controllers: [ConsoleController, ConsoleFilesController, ConsoleIncidentController],
     providers: [
       ...(definition.providers ?? []),
       { provide: MESSAGING_CONSOLE_BASE, useValue: base },

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { BrokerFlags } from '../admin-options';
 import { writeJson } from '../cli-io';
 import { formatPlan } from '../format/plan-format';
+import { selectionOf } from './plan-selection-flags';
 import { CommandContext, withBrokerOptions, withTopologyOption } from './command-context';
 
 interface PlanFlags extends BrokerFlags {
@@ -10,9 +11,18 @@ interface PlanFlags extends BrokerFlags {
   readonly limit?: string;
   readonly out?: string;
   readonly topology?: string;
+  readonly ids?: string;
+  readonly category?: string;
+  readonly code?: string;
+  readonly type?: string;
+  readonly olderThan?: string;
+  readonly discard?: boolean;
 }
 
-/** `nest-messaging dlq plan --source X [--target Y] [--limit N] [--out plan.json]`: a dry run. */
+/**
+ * `nest-messaging dlq plan --source X [--target Y] [--limit N] [--ids a,b | --code C --category K --type T
+ * --older-than 30m] [--discard] [--out plan.json]`: a dry run.
+ */
 export function planCommand(context: CommandContext): Command {
   return withTopologyOption(withBrokerOptions(new Command('plan')))
     .description('dry run: show what a redrive would move; changes nothing')
@@ -22,12 +32,23 @@ export function planCommand(context: CommandContext): Command {
       'only as a check: the target is derived (RabbitMQ the work queue, Kafka the origin topic)',
     )
     .option('--limit <n>', 'at most this many messages (default and maximum 100)')
+    .option('--ids <ids>', 'only these message ids (comma-separated), wherever they are in the DLQ')
+    .option('--category <category>', 'only messages of this failure category, e.g. TRANSIENT')
+    .option(
+      '--code <code>',
+      'only messages of this failure code, e.g. QueryFailedError/P0001 (a group: with --category)',
+    )
+    .option('--type <type>', 'only messages of this event type')
+    .option('--older-than <duration>', 'only messages whose last failure is at least this old, e.g. 30m')
+    .option('--discard', 'archive the messages in <dlq>.archive instead of redriving them (they never run)')
     .option('--out <file>', 'write the plan to this file, for approve and redrive')
     .action(async (flags: PlanFlags) => {
       const limit = flags.limit === undefined ? undefined : Number(flags.limit);
+      const selection = selectionOf(flags);
+      const action = flags.discard ? ('discard' as const) : undefined;
       const plan = await context.withService(
         flags,
-        (service) => service.plan({ source: flags.source, target: flags.target, limit }),
+        (service) => service.plan({ source: flags.source, target: flags.target, limit, selection, action }),
         { source: flags.source },
       );
       context.print(formatPlan(plan));

@@ -1,5 +1,6 @@
 import { MessagePosition, RedrivePlan } from '../../dead-letter/redrive/redrive-plan';
 import { printable } from '../../common/printable';
+import { describeSelection } from '../../dead-letter/redrive/plan-selection';
 import { table } from './table';
 
 /** A position as people read it: `#0` in a queue, `p2@17` in a Kafka partition. */
@@ -13,13 +14,27 @@ export function formatPlan(plan: RedrivePlan, stage: 'dry run' | 'approval' = 'd
   const route = printable(
     `${plan.transport}: ${plan.source} -> ${plan.target || '(no target)'}${group}, planned by ${plan.plannedBy}`,
   );
+  const verb = plan.action === 'discard' ? 'discard (archive)' : 'redrive';
   const lines =
     stage === 'dry run'
       ? [
           `Dry run on ${route}`,
-          `${plan.messages.length} of ${plan.depth} waiting message(s) would be redriven. Nothing was changed.`,
+          `${plan.messages.length} of ${plan.depth} waiting message(s) would be ${plan.action === 'discard' ? 'discarded into the archive' : 'redriven'}. Nothing was changed.`,
         ]
-      : [`Plan on ${route}, made ${plan.createdAt}`, `${plan.messages.length} message(s) to redrive.`];
+      : [`Plan on ${route}, made ${plan.createdAt}`, `${plan.messages.length} message(s) to ${verb}.`];
+  if (plan.selection) lines.push(printable(`Selected by ${describeSelection(plan.selection)}.`));
+  for (const skipped of plan.skipped ?? []) {
+    lines.push(
+      printable(
+        `Skipped ${skipped.message.messageId ?? '(no id)'} at ${positionText(skipped.message.position)}: ${skipped.reason}`,
+      ),
+    );
+  }
+  if (plan.kept?.length) {
+    lines.push(
+      `${plan.kept.length} message(s) between them stay: re-parked at the end of ${plan.source}, in order.`,
+    );
+  }
   if (plan.messages.length === 0) return lines;
   const rows = plan.messages.map((m) => [
     positionText(m.position),

@@ -5,8 +5,10 @@ import { table } from './table';
 /** A redrive's outcome, message by message. */
 export function formatResult(result: RedriveResult): string[] {
   const lines = [
-    `Redrive ${result.redriveId}: ${result.source} -> ${result.target}`,
-    `${result.redriven} message(s) redriven; ${result.leftInSource} left in ${result.source}.`,
+    `${result.action === 'discard' ? 'Discard' : 'Redrive'} ${result.redriveId}: ${result.source} -> ${result.target}`,
+    result.action === 'discard'
+      ? `${result.redriven} message(s) archived in ${result.target}; ${result.leftInSource} left in ${result.source}.`
+      : `${result.redriven} message(s) redriven; ${result.leftInSource} left in ${result.source}.`,
   ];
   if (result.messages.length === 0) return lines;
   const rows = result.messages.map((m) => [

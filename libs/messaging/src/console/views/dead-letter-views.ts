@@ -4,6 +4,7 @@ import { DeadLetterQueueInfo } from '../../dead-letter/redrive/redrive-result';
 import { csrfField, headRow, page, PageContext } from './layout';
 import { html, Html } from './html';
 import { payloadSection } from './payload-views';
+import { queueViews } from './queue-nav';
 
 /** The filters of the dead-letter view. */
 export interface DeadLetterFilter {
@@ -81,7 +82,8 @@ export function deadLetterQueuePage(
   return page(
     context,
     `Dead letters: ${queue}`,
-    html`<form method="get" class="inline" action="${queuePath}" aria-label="Filter">
+    html`${queueViews(context, queue)}
+      <form method="get" class="inline" action="${queuePath}" aria-label="Filter">
         ${select('category', 'Category', (l) => l.message.failureCategory, filter.category)}
         ${select('code', 'Code', (l) => l.message.failureCode, filter.code)}
         ${select('type', 'Type', (l) => l.message.type, filter.type)}

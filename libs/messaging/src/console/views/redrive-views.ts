@@ -1,8 +1,49 @@
+import { describeSelection } from '../../dead-letter/redrive/plan-selection';
+import { RedrivePlan } from '../../dead-letter/redrive/redrive-plan';
 import { ConsolePlan, ConsolePlanState, describeState } from '../plans/console-plan';
 import { positionOf } from './dead-letter-views';
 import { html, Html } from './html';
 import { timeOf } from './time';
 import { csrfField, headRow, notice, page, PageContext } from './layout';
+
+/** What a plan does and how its messages were chosen (a selection plan), as facts of its page. */
+function selectionFacts(plan: RedrivePlan): Html {
+  return html`<dt>Action</dt>
+    <dd data-testid="plan-action">
+      ${plan.action === 'discard' ? `discard: archive in ${plan.target}, never to run` : 'redrive'}
+    </dd>
+    <dt>Selected by</dt>
+    <dd data-testid="plan-selection">${describeSelection(plan.selection)}</dd>
+    ${
+      plan.kept?.length
+        ? html`<dt>Kept</dt>
+            <dd>
+              ${plan.kept.length} message(s) between them stay: re-parked at the end of ${plan.source}, in
+              order
+            </dd>`
+        : ''
+    }`;
+}
+
+/** The messages a selection took that cannot be redriven: left in the DLQ; discard them with a plan of their own. */
+function skippedSection(plan: RedrivePlan): Html {
+  if (!plan.skipped?.length) return html``;
+  return html`<h2 id="skipped">Skipped: cannot be redriven (they stay in ${plan.source})</h2>
+    <table aria-labelledby="skipped">
+      ${headRow(['#Position', 'Message id', 'Failure', 'Why'])}
+      <tbody>
+        ${plan.skipped.map(
+          (s) =>
+            html`<tr data-testid="skipped">
+              <td class="num">${positionOf(s.message.position)}</td>
+              <td class="mono">${s.message.messageId ?? '(none)'}</td>
+              <td>${s.message.failureCategory ?? ''}/${s.message.failureCode ?? ''}</td>
+              <td>${s.reason}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>`;
+}
 
 /** What the signed-in user may do with a plan now. */
 export interface PlanActions {
@@ -96,11 +137,13 @@ export function redrivePlanPage(
         <dd>${plan.depth}</dd>
         <dt>Plan hash</dt>
         <dd class="mono">${plan.hash}</dd>
+        ${selectionFacts(plan)}
         <dt>Approval</dt>
         <dd data-testid="approval">
           ${approval ? html`approved by ${approval.approver}, valid until ${timeOf(approval.expiresAt)}` : 'none yet: another person with the approver role approves'}
         </dd>
       </dl>
+      ${skippedSection(plan)}
       <h2 id="messages">Messages (dry run: nothing was changed)</h2>
       <table aria-labelledby="messages">
         ${headRow(['#Position', 'Message id', 'Type', 'Failure', '#Attempts', '#Redrives', ...(result ? ['Fate'] : [])])}
@@ -125,13 +168,13 @@ export function redrivePlanPage(
               <dl class="facts" aria-labelledby="result">
                 <dt>Redrive id</dt>
                 <dd class="mono" data-testid="redrive-id">${result.redriveId}</dd>
-                <dt>Redriven</dt>
+                <dt>${plan.action === 'discard' ? `Archived in ${plan.target}` : 'Redriven'}</dt>
                 <dd data-testid="redriven">${result.redriven}</dd>
                 <dt>Left in ${result.source}</dt>
                 <dd>${result.leftInSource}</dd>
               </dl>`
           : html`${actions.approve && state.kind === 'waiting' ? action('approve', 'Approve this plan') : ''}
-            ${actions.execute && state.kind === 'approved' ? action('execute', 'Execute redrive') : ''}`
+            ${actions.execute && state.kind === 'approved' ? action('execute', plan.action === 'discard' ? 'Execute discard' : 'Execute redrive') : ''}`
       }`,
     '/redrive',
     { refresh: true },

@@ -26,10 +26,13 @@ export interface DeadLetterBackend {
   peekAt(source: string, position: MessagePosition): Promise<DeadLetterRecord | undefined>;
   /** Throws `RedriveTargetNotFoundError` when `target` does not exist. */
   checkTarget(source: string, target: string): Promise<void>;
+  /** Creates `archive`, where a discard of `source` puts its messages, unless it exists. */
+  ensureArchive(source: string, archive: string): Promise<void>;
   /**
    * Reads the planned messages again (refusing with `RedrivePlanStaleError` if they changed), runs
    * `checkRead` on them (which throws to move nothing), publishes `copyOf(record)` for each to the target and
-   * settles in the source exactly those the target confirmed.
+   * settles in the source exactly those the target confirmed. Messages not planned stay in the source in their
+   * order (RabbitMQ: returned to their place; Kafka: the plan's `kept` are re-parked at the end first).
    */
   move(
     plan: RedrivePlan,

@@ -1,6 +1,7 @@
 import { MessagingTopology } from '../../topology/messaging-topology';
 import { ApprovalMismatchError } from './errors/approval-mismatch.error';
 import { RedrivePlanAlteredError } from './errors/redrive-plan-altered.error';
+import { archiveOf } from './dead-letter-archive';
 import { RedriveLedger } from './ledger/redrive-ledger.interface';
 import { isPlanIntact, RedrivePlan } from './redrive-plan';
 import { deriveRoute } from './redrive-route';
@@ -21,8 +22,10 @@ export async function reviewPlan(
   if (!isPlanIntact(plan)) throw new ApprovalMismatchError('PLAN_EDITED');
   const route = deriveRoute(plan.transport, plan.source, topology);
   const differences: string[] = [];
-  if (plan.target !== route.target) {
-    differences.push(`target: the plan says '${plan.target}', ${plan.source} derives '${route.target}'`);
+  // A discard's target is the source's archive; a redrive's, where the source's messages came from.
+  const target = plan.action === 'discard' ? archiveOf(plan.source) : route.target;
+  if (plan.target !== target) {
+    differences.push(`target: the plan says '${plan.target}', ${plan.source} derives '${target}'`);
   }
   if (plan.group !== route.group) {
     differences.push(`group: the plan says '${plan.group}', the source derives '${route.group}'`);

@@ -8,6 +8,11 @@ export const RedriveLimits = {
   MAX_APPROVAL_TTL_MS: 24 * 60 * 60_000,
   /** Clock difference tolerated between the machine that approved and the one that runs, ms. */
   CLOCK_SKEW_MS: 60_000,
+  /**
+   * How many messages from the head a selection, a search or the console's paged view reads at most: a
+   * plan for a group or for picked ids looks this far into the DLQ.
+   */
+  MAX_SCAN: 5_000,
   /** How long reading a Kafka dead-letter topic may take before the read fails, ms. */
   KAFKA_READ_TIMEOUT_MS: 30_000,
 } as const;

@@ -37,6 +37,21 @@ const planSchema = z.object({
   createdAt: z.string(),
   depth: z.number().int().nonnegative(),
   messages: z.array(plannedMessageSchema),
+  action: z.enum(['redrive', 'discard']).optional(),
+  selection: z
+    .discriminatedUnion('by', [
+      z.object({ by: z.literal('ids'), messageIds: z.array(z.string()) }),
+      z.object({
+        by: z.literal('filter'),
+        category: z.string().optional(),
+        code: z.string().optional(),
+        type: z.string().optional(),
+        olderThanMinutes: z.number().nonnegative().optional(),
+      }),
+    ])
+    .optional(),
+  skipped: z.array(z.object({ message: plannedMessageSchema, reason: z.string() })).optional(),
+  kept: z.array(plannedMessageSchema).optional(),
   hash: z.string(),
 });
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from './canonical-json';
+import { PlanAction, PlanSelection } from './plan-selection';
 
 /** Where a planned message sits in its dead-letter destination. */
 export type MessagePosition =
@@ -34,6 +35,14 @@ export interface PlannedMessage {
   readonly fingerprint: string;
 }
 
+/** A message a plan's selection took but leaves in the dead-letter destination, and why. */
+export interface SkippedMessage {
+  /** The message, as a plan shows it. */
+  readonly message: PlannedMessage;
+  /** Why it cannot be redriven, e.g. its origin is not the destination the DLQ is for. */
+  readonly reason: string;
+}
+
 /**
  * The result of a dry run: what a redrive would move, from where to where. Plain data (it is written to a
  * file, read back, shown to the approver); `hash` covers everything else in it, so a changed plan is seen.
@@ -60,6 +69,22 @@ export interface RedrivePlan {
   readonly depth: number;
   /** At most 100, in the order they would be moved. */
   readonly messages: readonly PlannedMessage[];
+  /** What execute does with them: `redrive` (absent: the same) or `discard`, archiving them in `target`. */
+  readonly action?: PlanAction;
+  /** How the messages were chosen; absent: the first ones from the head. */
+  readonly selection?: PlanSelection;
+  /**
+   * Messages the selection took that cannot be redriven (their origin is refused, their key cannot be
+   * restored): not in `messages`, they stay in the source, never blocking the rest. Discard them with a plan
+   * of their own.
+   */
+  readonly skipped?: readonly SkippedMessage[];
+  /**
+   * Kafka, a selection: records the plan does not take that lie before a taken one in its partition. A topic
+   * is passed in order, so execute re-parks each at the end of the source (its copy confirmed first) and they
+   * stay, in their order. RabbitMQ leaves unselected messages where they are.
+   */
+  readonly kept?: readonly PlannedMessage[];
   /** SHA-256 of the plan's canonical JSON without this field. */
   readonly hash: string;
 }

@@ -42,6 +42,8 @@ export interface RedriveResult {
   readonly source: string;
   /** Where the messages were published (the plan's `target`). */
   readonly target: string;
+  /** `discard` when the plan archived its messages in `target` (`redriven` then counts the archived ones). */
+  readonly action?: 'discard';
   /** Messages moved (confirmed by the target, settled in the source). */
   readonly redriven: number;
   /** Planned messages still in the source. */

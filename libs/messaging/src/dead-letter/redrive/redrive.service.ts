@@ -3,7 +3,6 @@ import { MessagingMetrics } from '../../observability/messaging-metrics';
 import { KeySecret } from '../../failure/key-secret';
 import { MessagingTopology } from '../../topology/messaging-topology';
 import { AdminCredential, checkAdminConnection, RedriveBroker } from './admin-connection';
-import { MessageHeaders } from '../../envelope/message-headers';
 import { ApprovedRedrivePlan, brandApproved } from './approved-redrive-plan';
 import { describeRecord } from './dead-letter-record';
 import { ApproverKeyring } from './approvals/approver-keyring';
@@ -26,18 +25,18 @@ import {
   requireCredential,
 } from './redrive-guards';
 import { redriveCopy } from './redrive-headers';
-import {
-  InspectedDeadLetter,
-  inspected,
-  InspectedDeadLetterWithPayload,
-  payloadOf,
-} from './inspected-dead-letter';
+import { InspectedDeadLetter, InspectedDeadLetterWithPayload } from './inspected-dead-letter';
 import { RedriveLimits } from './redrive-limits';
 import { MessagePosition, RedrivePlan, sealPlan } from './redrive-plan';
 import { DeadLetterQueueInfo, RedriveResult } from './redrive-result';
 import { checkRecords, checkTarget, deriveRoute } from './redrive-route';
 import { restoreKey } from './restore-key';
 import { Clock, systemClock } from '../../common/clock';
+import { archiveCopy, archiveOf } from './dead-letter-archive';
+import { planDetail, readPlanContents } from './plan-contents';
+import { DeadLetterQuery } from './dead-letter-search';
+import { DeadLetterBrowse, DeadLetterReader } from './dead-letter-reader';
+import { PlanAction, PlanSelection } from './plan-selection';
 
 /** What a `RedriveService` is built with. */
 export interface RedriveServiceOptions {
@@ -78,6 +77,16 @@ export interface RedrivePlanRequest {
   readonly target?: string;
   /** At most this many messages, from the head. Default and maximum 100. */
   readonly limit?: number;
+  /**
+   * Which messages: by id, or by a filter (a group is a filter on category and code), looking at most
+   * `RedriveLimits.MAX_SCAN` messages deep; at most `limit` are taken. Default: the first `limit` from the head.
+   */
+  readonly selection?: PlanSelection;
+  /**
+   * `redrive` (default) moves the messages back; `discard` archives them in `<source>.archive` for messages
+   * that must never run (the same approval, execution and audit).
+   */
+  readonly action?: PlanAction;
   /**
    * The person planning, when a front end serves several people with one admin credential (the console):
    * the plan's `plannedBy`, who may not approve it. Default: the admin credential's principal.
@@ -132,12 +141,32 @@ export class RedriveService {
    * Reads up to `limit` (at most 100) messages from the head of `source` with their headers and payload,
    * settles nothing, publishes nothing, records nothing: the console's dead-letter view.
    */
-  async inspect(source: string, limit: number = RedriveLimits.MAX_BATCH): Promise<InspectedDeadLetter[]> {
-    checkBatchSize(limit);
-    const backend = this.backend();
-    deriveRoute(backend.kind, source, this.options.topology); // a dead-letter destination only
-    const { records } = await backend.peek(source, limit);
-    return records.map(inspected);
+  inspect(source: string, limit: number = RedriveLimits.MAX_BATCH): Promise<InspectedDeadLetter[]> {
+    return this.reader().inspect(source, limit);
+  }
+
+  /**
+   * Every message of `source` a plan can reach (the first `RedriveLimits.MAX_SCAN` from the head), with
+   * headers, without payloads; settles nothing, records nothing: the console's paged and grouped views.
+   */
+  browse(source: string): Promise<DeadLetterBrowse> {
+    return this.reader().browse(source);
+  }
+
+  /**
+   * The messages of `source` (the first `RedriveLimits.MAX_SCAN`) with this message id and/or this real key,
+   * compared through its pseudonym with the key secret; settles nothing, records nothing.
+   */
+  search(source: string, query: DeadLetterQuery): Promise<InspectedDeadLetter[]> {
+    return this.reader().search(source, query);
+  }
+
+  /**
+   * The first `limit` (at most 100) messages discarded from `source` (its archive, `<source>.archive`), with
+   * headers, without payloads; empty when nothing was discarded yet.
+   */
+  inspectArchive(source: string, limit: number = RedriveLimits.MAX_BATCH): Promise<DeadLetterBrowse> {
+    return this.reader().inspectArchive(source, limit);
   }
 
   /**
@@ -145,17 +174,13 @@ export class RedriveService {
    * `maxBytes` of its body (default 64 KiB): one message read (RabbitMQ: up to it from the head), nothing
    * settled, nothing recorded. Undefined when another message (or none) is there now.
    */
-  async inspectMessage(
+  inspectMessage(
     source: string,
     position: MessagePosition,
     messageId: string | null,
     maxBytes = 64 * 1024,
   ): Promise<InspectedDeadLetterWithPayload | undefined> {
-    const backend = this.backend();
-    deriveRoute(backend.kind, source, this.options.topology);
-    const record = await backend.peekAt(source, position);
-    if (!record || (record.wire.headers[MessageHeaders.ID] ?? null) !== messageId) return undefined;
-    return { ...inspected(record), payload: payloadOf(record.wire.body, maxBytes) };
+    return this.reader().inspectMessage(source, position, messageId, maxBytes);
   }
 
   /** A dry run: reads up to `limit` messages from the head of the source, settles nothing, publishes nothing. */
@@ -179,25 +204,32 @@ export class RedriveService {
           `its messages go back to '${route.target}' only`,
         );
       }
-      const { records, depth } = await backend.peek(request.source, limit);
-      checkRecords(request.source, route, records);
-      if (records.length > 0) await backend.checkTarget(request.source, route.target);
-      records.forEach((record) => restoreKey(record.wire, this.options.keySecret));
+      const action = request.action ?? 'redrive';
+      const { records, depth, extra } = await readPlanContents(backend, route, {
+        source: request.source,
+        limit,
+        selection: request.selection,
+        action,
+        keySecret: this.options.keySecret,
+        now: this.clock.now(),
+      });
+      const target = action === 'discard' ? archiveOf(request.source) : route.target;
       const plan = sealPlan({
         version: 2,
         transport: backend.kind,
         plannedBy: actor,
         source: request.source,
-        target: route.target,
+        target,
         group: route.group,
         createdAt: new Date(this.clock.now()).toISOString(),
         depth,
         messages: records.map(describeRecord),
+        ...extra,
       });
       await this.options.ledger.record({
         ...this.entry('PLAN', plan, undefined, actor),
         outcome: 'PLANNED',
-        detail: `${plan.messages.length} of ${depth} waiting`,
+        detail: planDetail(plan),
       });
       return plan;
     });
@@ -258,12 +290,14 @@ export class RedriveService {
         return plan.messages.length === 0 ? [] : this.move(plan, redriveId);
       });
       const redriven = messages.filter((m) => m.status === 'REDRIVEN').length;
-      if (redriven > 0)
+      const discard = plan.action === 'discard';
+      if (redriven > 0 && !discard)
         this.options.metrics?.redriven.inc({ source: plan.source, target: plan.target }, redriven);
       const result: RedriveResult = {
         redriveId,
         source: plan.source,
         target: plan.target,
+        ...(discard ? { action: 'discard' as const } : {}),
         redriven,
         leftInSource: messages.length - redriven,
         messages,
@@ -271,8 +305,8 @@ export class RedriveService {
       await ledger.record({
         ...base,
         messageIds: messages.filter((m) => m.status === 'REDRIVEN').map((m) => m.messageId),
-        outcome: result.leftInSource === 0 ? 'REDRIVEN' : 'INCOMPLETE',
-        detail: `${redriven} redriven, ${result.leftInSource} left in the source`,
+        outcome: result.leftInSource > 0 ? 'INCOMPLETE' : discard ? 'ARCHIVED' : 'REDRIVEN',
+        detail: `${redriven} ${discard ? `archived in ${plan.target}` : 'redriven'}, ${result.leftInSource} left in the source`,
       });
       return result;
     });
@@ -288,6 +322,15 @@ export class RedriveService {
   private async move(plan: RedrivePlan, redriveId: string) {
     const backend = this.backend();
     const route = deriveRoute(backend.kind, plan.source, this.options.topology);
+    if (plan.action === 'discard') {
+      // Archived as parked (pseudonymous key, failure headers): nothing of a discarded message runs again.
+      await backend.ensureArchive(plan.source, plan.target);
+      return backend.move(
+        plan,
+        (record) => archiveCopy(record.wire, plan.target, redriveId),
+        () => undefined,
+      );
+    }
     await backend.checkTarget(plan.source, route.target);
     const to = { target: route.target, group: route.group };
     return backend.move(
@@ -365,6 +408,10 @@ export class RedriveService {
       }
       throw error;
     }
+  }
+
+  private reader(): DeadLetterReader {
+    return new DeadLetterReader(this.backend(), this.options.topology, this.options.keySecret);
   }
 
   private backend(): DeadLetterBackend {

@@ -91,6 +91,18 @@ export class KafkaDeadLetters implements DeadLetterBackend {
     );
   }
 
+  /** A topic with the source's partition count (and the broker's default replication), never consumed. */
+  async ensureArchive(source: string, archive: string): Promise<void> {
+    await this.asAdmin(`create ${archive}`, async (admin) => {
+      if ((await admin.listTopics()).includes(archive)) return;
+      const partitions = (await admin.fetchTopicOffsets(source)).length;
+      await admin.createTopics({
+        topics: [{ topic: archive, numPartitions: partitions }],
+        waitForLeaders: true,
+      });
+    });
+  }
+
   async move(
     plan: RedrivePlan,
     copyOf: (record: DeadLetterRecord) => WireMessage,

@@ -48,10 +48,13 @@ export async function readPlanned(
   return records;
 }
 
-/** The plan's messages by partition, each run in offset order. */
+/**
+ * The plan's messages and the records it keeps (re-parks), by partition, each run in offset order: from
+ * where the partition's pending records start to its last planned message, with nothing left out.
+ */
 export function partitionRuns(plan: RedrivePlan): Map<number, PlannedMessage[]> {
   const runs = new Map<number, PlannedMessage[]>();
-  for (const message of plan.messages) {
+  for (const message of [...plan.messages, ...(plan.kept ?? [])]) {
     if (message.position.kind !== 'partition') {
       throw new RedrivePlanStaleError(plan.source, 'the plan was not made on Kafka');
     }

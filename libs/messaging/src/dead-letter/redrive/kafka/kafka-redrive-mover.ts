@@ -34,7 +34,11 @@ export class KafkaRedriveMover {
     const admin = await this.getAdmin();
     const runs = partitionRuns(plan);
     const records = await readPlanned(this.kafka, admin, plan, runs);
-    checkRead(Object.values(records).flat());
+    const kept = new Set(plan.kept ?? []);
+    // Only what moves is checked: a kept record (e.g. one skipped as unredrivable) stays a dead letter.
+    checkRead(
+      [...runs].flatMap(([partition, planned]) => records[partition].filter((_, i) => !kept.has(planned[i]))),
+    );
     const outcomes = new Map<PlannedMessage, MessageRedriveOutcome>();
     const settle: SeekEntry[] = [];
     for (const [partition, planned] of runs) {
@@ -42,20 +46,24 @@ export class KafkaRedriveMover {
       for (const [i, message] of planned.entries()) {
         const base = { position: message.position, messageId: message.messageId };
         if (blockedBy) {
-          outcomes.set(message, { ...base, status: 'NOT_ATTEMPTED', error: blockedBy });
+          if (!kept.has(message))
+            outcomes.set(message, { ...base, status: 'NOT_ATTEMPTED', error: blockedBy });
           continue;
         }
-        const outcome = await this.publish(copyOf(records[partition][i]));
+        const record = records[partition][i];
+        // A record the plan keeps goes to the end of the DLQ as it is, before the offset passes it.
+        const outcome = await this.publish(kept.has(message) ? record.wire : copyOf(record));
         if (outcome.status === 'CONFIRMED') {
-          outcomes.set(message, { ...base, status: 'REDRIVEN' });
+          if (!kept.has(message)) outcomes.set(message, { ...base, status: 'REDRIVEN' });
           settle.push({ partition, offset: (BigInt(offsetOf(message)) + 1n).toString() });
         } else {
           blockedBy = `message at offset ${offsetOf(message)} of partition ${partition} was not confirmed`;
-          outcomes.set(message, {
-            ...base,
-            status: 'NOT_CONFIRMED',
-            error: `${outcome.status}: ${outcome.error.message}`,
-          });
+          if (!kept.has(message))
+            outcomes.set(message, {
+              ...base,
+              status: 'NOT_CONFIRMED',
+              error: `${outcome.status}: ${outcome.error.message}`,
+            });
         }
       }
     }

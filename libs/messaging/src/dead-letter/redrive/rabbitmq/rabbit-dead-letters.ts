@@ -96,19 +96,28 @@ export class RabbitDeadLetters implements DeadLetterBackend {
   ): Promise<MessageRedriveOutcome[]> {
     return this.withChannel(`read ${plan.source}`, async (channel) => {
       await this.depthOf(channel, plan.source);
-      const got = await getMessages(channel, plan.source, plan.messages.length);
-      const records = got.map((m, i) => rabbitRecord(plan.source, m, i));
-      records.forEach((record, i) => {
-        if (fingerprintOf(record.wire) !== plan.messages[i].fingerprint) {
-          throw new RedrivePlanStaleError(plan.source, `the message at position ${i} is not the planned one`);
+      // A selection's messages need not be contiguous: read up to the last one, move only the planned ones;
+      // the others go back to their place, in order, when the channel closes (as after a plan's read).
+      const indexes = plan.messages.map((m, i) => (m.position.kind === 'queue' ? m.position.index : i));
+      const got = await getMessages(channel, plan.source, Math.max(-1, ...indexes) + 1);
+      const planned = indexes.map((index, i) => {
+        const message = got[index];
+        if (!message) {
+          throw new RedrivePlanStaleError(
+            plan.source,
+            `${got.length} messages left, the plan reaches #${index}`,
+          );
         }
+        const record = rabbitRecord(plan.source, message, index);
+        if (fingerprintOf(record.wire) !== plan.messages[i].fingerprint) {
+          throw new RedrivePlanStaleError(
+            plan.source,
+            `the message at position ${index} is not the planned one`,
+          );
+        }
+        return { record, message };
       });
-      if (records.length < plan.messages.length) {
-        throw new RedrivePlanStaleError(
-          plan.source,
-          `${records.length} of ${plan.messages.length} messages left`,
-        );
-      }
+      const records = planned.map((p) => p.record);
       checkRead(records);
       const outcomes = await this.transport.publishCopies(records.map(copyOf));
       return outcomes.map((outcome, i): MessageRedriveOutcome => {
@@ -122,13 +131,20 @@ export class RabbitDeadLetters implements DeadLetterBackend {
           };
         }
         try {
-          channel.ack(got[i]); // only now, after the target confirmed the copy
+          channel.ack(planned[i].message); // only now, after the target confirmed the copy
           return { position, messageId, status: 'REDRIVEN' };
         } catch (error) {
           return { position, messageId, status: 'NOT_SETTLED', error: (error as Error).message };
         }
       });
-    }); // closing the channel returns the unconfirmed ones, unacked, to the DLQ
+    }); // closing the channel returns the unplanned and the unconfirmed ones, unacked, to their place
+  }
+
+  /** A durable classic queue: nobody consumes it, an operator reads it like a DLQ. */
+  async ensureArchive(source: string, archive: string): Promise<void> {
+    await this.withChannel(`create ${archive} for ${source}`, async (channel) => {
+      await channel.assertQueue(archive, { durable: true });
+    });
   }
 
   async close(): Promise<void> {

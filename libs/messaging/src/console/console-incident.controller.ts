@@ -1,0 +1,180 @@
+import { randomBytes } from 'node:crypto';
+import { Controller, Get, Inject, Logger, Post, Req, Res } from '@nestjs/common';
+import { groupDeadLetters } from '../dead-letter/redrive/dead-letter-groups';
+import { RedriveRefusedError } from '../dead-letter/redrive/errors/redrive-refused.error';
+import { ConsoleGate } from './console-gate';
+import { ConsoleRequest, ConsoleResponse, field, sendPage } from './console-http';
+import { MessagingConsoleOptions } from './console-options.interface';
+import { ConsoleRedrive } from './console-redrive';
+import { readSelectionForm } from './console-selection-form';
+import { ConsoleSession } from './console-sessions';
+import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition';
+import { messagePage } from './views/access-views';
+import {
+  allLettersPage,
+  archivePage,
+  groupsPage,
+  LETTERS_PER_PAGE,
+  searchPage,
+} from './views/incident-views';
+
+/**
+ * The console's incident pages: a dead-letter queue grouped by cause, all its messages paged, a search by
+ * message id or real key, its archive; and plans of a group, picked messages or a filter, to redrive or to
+ * discard. Reads settle nothing; plans go through the same `ConsoleRedrive` (four eyes, audit) as the rest.
+ */
+@Controller()
+export class ConsoleIncidentController {
+  private readonly logger = new Logger('MessagingConsole');
+
+  constructor(
+    private readonly gate: ConsoleGate,
+    private readonly redrive: ConsoleRedrive,
+    @Inject(MESSAGING_CONSOLE_OPTIONS) private readonly options: MessagingConsoleOptions,
+  ) {}
+
+  @Get('dead-letters/:queue/groups')
+  async groups(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    await this.page(req, res, async (session, queue) => {
+      const { letters, depth } = await this.options.redrive.browse(queue);
+      const groups = groupDeadLetters(letters);
+      return groupsPage(
+        this.gate.context(session),
+        queue,
+        groups,
+        depth,
+        letters.length,
+        this.gate.may(session, 'plan'),
+      );
+    });
+  }
+
+  @Get('dead-letters/:queue/all')
+  async all(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    await this.page(req, res, async (session, queue) => {
+      const { letters, depth } = await this.options.redrive.browse(queue);
+      const pages = Math.max(1, Math.ceil(letters.length / LETTERS_PER_PAGE));
+      const asked = Number(field(req.query, 'page') ?? '1');
+      const pageNumber = Number.isInteger(asked) ? Math.min(Math.max(asked, 1), pages) : 1;
+      return allLettersPage(
+        this.gate.context(session),
+        queue,
+        letters,
+        depth,
+        pageNumber,
+        this.gate.may(session, 'plan'),
+      );
+    });
+  }
+
+  @Get('dead-letters/:queue/search')
+  async search(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    const session = await this.gate.forPage(req, res);
+    if (session) await this.find(req, res, session, { messageId: field(req.query, 'messageId') });
+  }
+
+  /** A search by key is a form post: the real key never goes into a URL (history, proxy and access logs). */
+  @Post('dead-letters/:queue/search')
+  async searchByKey(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    const session = await this.gate.forForm(req, res, 'view');
+    if (!session) return;
+    await this.find(req, res, session, {
+      messageId: field(req.body, 'messageId'),
+      key: field(req.body, 'key'),
+    });
+  }
+
+  @Get('dead-letters/:queue/archive')
+  async archive(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    await this.page(req, res, async (session, queue) => {
+      const { letters, depth } = await this.options.redrive.inspectArchive(queue);
+      return archivePage(this.gate.context(session), queue, letters, depth);
+    });
+  }
+
+  @Post('redrive/selections')
+  async plan(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    const session = await this.gate.forForm(req, res, 'plan');
+    if (!session) return;
+    const source = field(req.body, 'source') ?? '';
+    if (!this.options.deadLetterQueues.includes(source)) {
+      return this.fail(res, session, 400, 'Choose one of the console’s dead-letter queues.');
+    }
+    const form = readSelectionForm(req.body);
+    if (!form.ok) return this.fail(res, session, 400, form.message);
+    try {
+      const entry = await this.redrive.planSelection(session, source, form.selection, form.action);
+      res.redirect(303, `${this.gate.base}/redrive/plans/${entry.id}`);
+    } catch (error) {
+      if (!(error instanceof RedriveRefusedError)) throw error;
+      this.fail(res, session, 409, `Refused (${error.guard}): ${error.message}`);
+    }
+  }
+
+  private async find(
+    req: ConsoleRequest,
+    res: ConsoleResponse,
+    session: ConsoleSession,
+    query: { messageId?: string; key?: string },
+  ): Promise<void> {
+    await this.read(req, res, session, async (queue) => {
+      const asked = query.messageId !== undefined || query.key !== undefined;
+      const found = asked ? await this.options.redrive.search(queue, query) : undefined;
+      // The key is not shown again (not even to its author): the form's key field stays empty.
+      const context = this.gate.context(session);
+      return searchPage(
+        context,
+        queue,
+        { messageId: query.messageId },
+        found,
+        this.gate.may(session, 'plan'),
+      );
+    });
+  }
+
+  /** A read-only page of a known queue; a broker error is shown as a reference into the log. */
+  private async page(
+    req: ConsoleRequest,
+    res: ConsoleResponse,
+    render: (session: ConsoleSession, queue: string) => Promise<string>,
+  ): Promise<void> {
+    const session = await this.gate.forPage(req, res);
+    if (session) await this.read(req, res, session, (queue) => render(session, queue));
+  }
+
+  private async read(
+    req: ConsoleRequest,
+    res: ConsoleResponse,
+    session: ConsoleSession,
+    render: (queue: string) => Promise<string>,
+  ): Promise<void> {
+    const queue = req.params.queue;
+    if (!this.options.deadLetterQueues.includes(queue)) {
+      return this.fail(res, session, 404, 'This console does not show that queue.');
+    }
+    let body: string;
+    try {
+      body = await render(queue);
+    } catch (error) {
+      return this.fail(res, session, 502, this.brokerTrouble(error));
+    }
+    sendPage(res, 200, body);
+  }
+
+  /** As the main controller: a guard's refusal as it is, anything else as a reference into the log. */
+  private brokerTrouble(error: unknown): string {
+    if (error instanceof RedriveRefusedError) return error.message;
+    const reference = randomBytes(4).toString('hex');
+    const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    this.logger.error(`The broker could not be read (reference ${reference}): ${text}`);
+    return `The broker could not be read (reference ${reference}: the console’s log has the details).`;
+  }
+
+  private fail(res: ConsoleResponse, session: ConsoleSession, status: number, text: string): void {
+    sendPage(
+      res,
+      status,
+      messagePage(this.gate.context(session), status === 404 ? 'Not found' : 'Refused', text),
+    );
+  }
+}
