@@ -5,7 +5,7 @@
  *
  * @packageDocumentation
  */
-export * from './dead-letter/redrive';
+export * from './redrive/index';
 export { applyTopology, checkTopology } from './admin/apply-topology';
 export type { TopicSettings, TopologyAdminOptions } from './admin/apply-topology';
 export { parseKeySecret } from './failure/key-secret';

@@ -61,7 +61,7 @@ export type { MessagingDialect } from './database/messaging-dialect';
 export { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
 
 // Redrive internals and the CLI
-export { signApproval } from './dead-letter/redrive/redrive-approval';
+export { signApproval } from './redrive/redrive-approval';
 export type { CliIo } from './cli/cli-io';
 export { runMessagingCli } from './cli/messaging-cli';
 
@@ -83,15 +83,10 @@ export type { HandlerDefinition, HandlerRegistry } from './consumers/handler-reg
 export type { DeliveryPipeline } from './consumers/delivery-pipeline';
 export type { MessagingTables } from './tables/messaging-tables';
 export type { FailureFacts } from './failure/failure-copy';
-export type { ApproverSigner } from './dead-letter/redrive/approvals/approver-keys';
-export type { ApprovalGrant, RedriveApproval } from './dead-letter/redrive/redrive-approval';
-export type {
-  MessagePosition,
-  PlannedMessage,
-  RedrivePlan,
-  SkippedMessage,
-} from './dead-letter/redrive/redrive-plan';
-export type { PlanAction, PlanSelection } from './dead-letter/redrive/plan-selection';
+export type { ApproverSigner } from './redrive/approvals/approver-keys';
+export type { ApprovalGrant, RedriveApproval } from './redrive/redrive-approval';
+export type { MessagePosition, PlannedMessage, RedrivePlan, SkippedMessage } from './redrive/redrive-plan';
+export type { PlanAction, PlanSelection } from './redrive/plan-selection';
 export { FailureCategory } from './errors/failure-category';
 export type { InboxKey, InboxRecord } from './inbox/inbox-store';
 export type { InboxService } from './inbox/inbox.service';

@@ -1,11 +1,7 @@
 import { hostname } from 'node:os';
-import {
-  AdminCredential,
-  checkAdminConnection,
-  RedriveBroker,
-} from '../dead-letter/redrive/admin-connection';
-import { adminAmqpUrl } from '../dead-letter/redrive/rabbitmq/rabbit-admin-url';
-import { requireCredential } from '../dead-letter/redrive/redrive-guards';
+import { AdminCredential, checkAdminConnection, RedriveBroker } from '../redrive/admin-connection';
+import { adminAmqpUrl } from '../redrive/rabbitmq/rabbit-admin-url';
+import { requireCredential } from '../redrive/redrive-guards';
 import { assertPeerInstalled } from '../common/optional-peer';
 import type * as KafkaModule from '../transports/kafka/kafka-transport';
 import { MessageTransport } from '../transports/message-transport.interface';

@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
-import { AdminCredential, KafkaRedriveBroker, RedriveBroker } from '../dead-letter/redrive/admin-connection';
-import { AdminDatabaseOptions } from '../dead-letter/redrive/ledger/postgres-redrive-ledger';
+import { AdminCredential, KafkaRedriveBroker, RedriveBroker } from '../redrive/admin-connection';
+import { AdminDatabaseOptions } from '../redrive/ledger/postgres-redrive-ledger';
 import { CliUsageError } from './cli-usage.error';
 
 /**

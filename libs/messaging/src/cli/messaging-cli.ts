@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { ZodError } from 'zod';
-import { RedriveRefusedError } from '../dead-letter/redrive/errors/redrive-refused.error';
+import { RedriveRefusedError } from '../redrive/errors/redrive-refused.error';
 import { printableLines } from '../common/printable';
 import { CliIo, processIo } from './cli-io';
 import { approverKeygenCommand } from './commands/approver-keygen.command';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Controller, Get, Inject, Logger, Req, Res } from '@nestjs/common';
-import { RedriveRefusedError } from '../dead-letter/redrive/errors/redrive-refused.error';
+import { RedriveRefusedError } from '../redrive/errors/redrive-refused.error';
 import { ConsoleGate } from './console-gate';
 import { ConsoleRequest, ConsoleResponse, field, sendPage } from './console-http';
 import { MessagingConsoleOptions } from './console-options.interface';

@@ -1,5 +1,5 @@
-import { RedriveAuditEntry, RedriveLedger } from '../dead-letter/redrive/ledger/redrive-ledger.interface';
-import { RedriveService } from '../dead-letter/redrive/redrive.service';
+import { RedriveAuditEntry, RedriveLedger } from '../redrive/ledger/redrive-ledger.interface';
+import { RedriveService } from '../redrive/redrive.service';
 import { ConsoleGate } from './console-gate';
 import { FakeResponse, fakeRequest } from '../../spec-support/console-fakes';
 import { ConsoleUser, MessagingConsoleOptions } from './console-options.interface';

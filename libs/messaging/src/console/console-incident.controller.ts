@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Controller, Get, Inject, Logger, Post, Req, Res } from '@nestjs/common';
-import { groupDeadLetters } from '../dead-letter/redrive/dead-letter-groups';
-import { RedriveRefusedError } from '../dead-letter/redrive/errors/redrive-refused.error';
+import { groupDeadLetters } from '../redrive/dead-letter-groups';
+import { RedriveRefusedError } from '../redrive/errors/redrive-refused.error';
 import { ConsoleGate } from './console-gate';
 import { ConsoleRequest, ConsoleResponse, field, sendPage } from './console-http';
 import { MessagingConsoleOptions } from './console-options.interface';

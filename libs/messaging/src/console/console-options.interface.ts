@@ -1,6 +1,6 @@
-import type { ApproverSigner } from '../dead-letter/redrive/approvals/approver-keys';
-import type { RedriveLedger } from '../dead-letter/redrive/ledger/redrive-ledger.interface';
-import type { RedriveService } from '../dead-letter/redrive/redrive.service';
+import type { ApproverSigner } from '../redrive/approvals/approver-keys';
+import type { RedriveLedger } from '../redrive/ledger/redrive-ledger.interface';
+import type { RedriveService } from '../redrive/redrive.service';
 import type { ConsolePlanStore } from './plans/console-plan-store.interface';
 import type { SignInLimits } from './sign-in-guard';
 import type { Clock } from '../common/clock';

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { RedriveService } from '../dead-letter/redrive/redrive.service';
-import { DeadLetterQueueInfo } from '../dead-letter/redrive/redrive-result';
+import { RedriveService } from '../redrive/redrive.service';
+import { DeadLetterQueueInfo } from '../redrive/redrive-result';
 import { OverviewQueue } from './views/overview-views';
 
 /**

@@ -1,4 +1,4 @@
-import { PlanAction, PlanSelection } from '../dead-letter/redrive/plan-selection';
+import { PlanAction, PlanSelection } from '../redrive/plan-selection';
 import { field } from './console-http';
 
 /** A selection plan form, read: what to plan, or what is wrong with the form. */

@@ -1,24 +1,24 @@
 import { Logger } from '@nestjs/common';
 import { FakeResponse, fakeRequest } from '../../spec-support/console-fakes';
-import { ApproverKeyring } from '../dead-letter/redrive/approvals/approver-keyring';
-import { generateApproverKeys, readApproverSigner } from '../dead-letter/redrive/approvals/approver-keys';
+import { ApproverKeyring } from '../redrive/approvals/approver-keyring';
+import { generateApproverKeys, readApproverSigner } from '../redrive/approvals/approver-keys';
 import {
   RecordedRedriveAuditEntry,
   RedriveAuditEntry,
   RedriveAuditFilter,
   RedriveLedger,
-} from '../dead-letter/redrive/ledger/redrive-ledger.interface';
-import { MessagePosition } from '../dead-letter/redrive/redrive-plan';
-import { InspectedDeadLetterWithPayload } from '../dead-letter/redrive/inspected-dead-letter';
-import { RedriveService } from '../dead-letter/redrive/redrive.service';
+} from '../redrive/ledger/redrive-ledger.interface';
+import { MessagePosition } from '../redrive/redrive-plan';
+import { InspectedDeadLetterWithPayload } from '../redrive/inspected-dead-letter';
+import { RedriveService } from '../redrive/redrive.service';
 import { ConsoleGate } from './console-gate';
 import { ConsoleUser, MessagingConsoleOptions } from './console-options.interface';
 import { ConsoleRedrive } from './console-redrive';
 import { ConsoleController } from './console.controller';
 import { ConsoleFilesController } from './console-files.controller';
-import { ApprovalExpiredError } from '../dead-letter/redrive/errors/approval-expired.error';
-import { RedrivePlanStaleError } from '../dead-letter/redrive/errors/redrive-plan-stale.error';
-import { RedrivePlan } from '../dead-letter/redrive/redrive-plan';
+import { ApprovalExpiredError } from '../redrive/errors/approval-expired.error';
+import { RedrivePlanStaleError } from '../redrive/errors/redrive-plan-stale.error';
+import { RedrivePlan } from '../redrive/redrive-plan';
 import { MemoryConsolePlanStore } from './plans/memory-console-plan-store';
 
 const NOW = new Date('2026-12-03T10:00:00.000Z');

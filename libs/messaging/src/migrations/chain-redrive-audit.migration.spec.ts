@@ -1,5 +1,5 @@
 import type { QueryRunner } from 'typeorm';
-import { AUDIT_CHAIN_GENESIS } from '../dead-letter/redrive/ledger/audit-chain';
+import { AUDIT_CHAIN_GENESIS } from '../redrive/ledger/audit-chain';
 import { ChainRedriveAudit1764979200000 } from './chain-redrive-audit.migration';
 
 describe(ChainRedriveAudit1764979200000.name, () => {

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { generateApproverKeys } from '../../dead-letter/redrive/approvals/approver-keys';
+import { generateApproverKeys } from '../../redrive/approvals/approver-keys';
 import { AdminEnv } from '../admin-options';
 import { writeJson } from '../cli-io';
 import { CommandContext, writePrivateFile } from './command-context';

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { PostgresRedriveLedger } from '../../dead-letter/redrive/ledger/postgres-redrive-ledger';
+import { PostgresRedriveLedger } from '../../redrive/ledger/postgres-redrive-ledger';
 import { resolveAdminDatabase } from '../admin-options';
 import { CommandContext } from './command-context';
 

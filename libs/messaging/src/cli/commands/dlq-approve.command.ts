@@ -1,7 +1,7 @@
 import { Command } from 'commander';
-import { readApproverSigner } from '../../dead-letter/redrive/approvals/approver-keys';
-import { issueApproval } from '../../dead-letter/redrive/issue-approval';
-import { parseRedrivePlan } from '../../dead-letter/redrive/redrive-plan.schema';
+import { readApproverSigner } from '../../redrive/approvals/approver-keys';
+import { issueApproval } from '../../redrive/issue-approval';
+import { parseRedrivePlan } from '../../redrive/redrive-plan.schema';
 import { AdminEnv } from '../admin-options';
 import { readJson, writeJson } from '../cli-io';
 import { parseDuration } from '../duration';

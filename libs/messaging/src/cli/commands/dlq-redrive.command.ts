@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { parseRedriveApproval, parseRedrivePlan } from '../../dead-letter/redrive/redrive-plan.schema';
+import { parseRedriveApproval, parseRedrivePlan } from '../../redrive/redrive-plan.schema';
 import { BrokerFlags } from '../admin-options';
 import { readJson } from '../cli-io';
 import { formatResult } from '../format/result-format';

@@ -1,4 +1,4 @@
-import { PlanSelection } from '../../dead-letter/redrive/plan-selection';
+import { PlanSelection } from '../../redrive/plan-selection';
 import { CliUsageError } from '../cli-usage.error';
 import { parseDuration } from '../duration';
 

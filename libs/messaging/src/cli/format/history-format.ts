@@ -1,5 +1,5 @@
-import { AuditChainCheck } from '../../dead-letter/redrive/ledger/audit-chain';
-import { RecordedRedriveAuditEntry } from '../../dead-letter/redrive/ledger/redrive-ledger.interface';
+import { AuditChainCheck } from '../../redrive/ledger/audit-chain';
+import { RecordedRedriveAuditEntry } from '../../redrive/ledger/redrive-ledger.interface';
 import { table } from './table';
 
 /** The audit log, oldest first: who did what, when, from where to where, with which outcome. */

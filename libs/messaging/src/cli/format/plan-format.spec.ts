@@ -1,4 +1,4 @@
-import { PlannedMessage, sealPlan } from '../../dead-letter/redrive/redrive-plan';
+import { PlannedMessage, sealPlan } from '../../redrive/redrive-plan';
 import { hasUnprintable } from '../../common/printable';
 import { formatPlan, positionText } from './plan-format';
 

@@ -1,6 +1,6 @@
-import { MessagePosition, RedrivePlan } from '../../dead-letter/redrive/redrive-plan';
+import { MessagePosition, RedrivePlan } from '../../redrive/redrive-plan';
 import { printable } from '../../common/printable';
-import { describeSelection } from '../../dead-letter/redrive/plan-selection';
+import { describeSelection } from '../../redrive/plan-selection';
 import { table } from './table';
 
 /** A position as people read it: `#0` in a queue, `p2@17` in a Kafka partition. */

@@ -1,4 +1,4 @@
-import { DeadLetterQueueInfo, RedriveResult } from '../../dead-letter/redrive/redrive-result';
+import { DeadLetterQueueInfo, RedriveResult } from '../../redrive/redrive-result';
 import { positionText } from './plan-format';
 import { table } from './table';
 

@@ -1,6 +1,6 @@
-import { RedriveApproval } from '../../dead-letter/redrive/redrive-approval';
-import { RedrivePlan } from '../../dead-letter/redrive/redrive-plan';
-import { RedriveResult } from '../../dead-letter/redrive/redrive-result';
+import { RedriveApproval } from '../../redrive/redrive-approval';
+import { RedrivePlan } from '../../redrive/redrive-plan';
+import { RedriveResult } from '../../redrive/redrive-result';
 import { ConsolePlan } from './console-plan';
 
 /**

@@ -1,6 +1,6 @@
-import { RedriveApproval } from '../../dead-letter/redrive/redrive-approval';
-import { PlannedMessage, RedrivePlan } from '../../dead-letter/redrive/redrive-plan';
-import { RedriveResult } from '../../dead-letter/redrive/redrive-result';
+import { RedriveApproval } from '../../redrive/redrive-approval';
+import { PlannedMessage, RedrivePlan } from '../../redrive/redrive-plan';
+import { RedriveResult } from '../../redrive/redrive-result';
 import { ConsolePlan, describeState, planState } from './console-plan';
 
 const message = (fingerprint: string, index: number): PlannedMessage => ({

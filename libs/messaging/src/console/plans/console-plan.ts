@@ -1,6 +1,6 @@
-import { RedriveApproval } from '../../dead-letter/redrive/redrive-approval';
-import { RedrivePlan } from '../../dead-letter/redrive/redrive-plan';
-import { RedriveResult } from '../../dead-letter/redrive/redrive-result';
+import { RedriveApproval } from '../../redrive/redrive-approval';
+import { RedrivePlan } from '../../redrive/redrive-plan';
+import { RedriveResult } from '../../redrive/redrive-result';
 
 /** A refusal of a step on a plan, kept for the person whose step it was. */
 export interface ConsolePlanRefusal {

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { quoteIdent } from '../../tables/postgres-tables';
-import { RedriveLedgerMissingError } from '../../dead-letter/redrive/errors/redrive-ledger-missing.error';
-import { AdminDatabaseOptions } from '../../dead-letter/redrive/ledger/postgres-redrive-ledger';
-import { RedriveApproval } from '../../dead-letter/redrive/redrive-approval';
-import { RedrivePlan } from '../../dead-letter/redrive/redrive-plan';
-import { RedriveResult } from '../../dead-letter/redrive/redrive-result';
+import { RedriveLedgerMissingError } from '../../redrive/errors/redrive-ledger-missing.error';
+import { AdminDatabaseOptions } from '../../redrive/ledger/postgres-redrive-ledger';
+import { RedriveApproval } from '../../redrive/redrive-approval';
+import { RedrivePlan } from '../../redrive/redrive-plan';
+import { RedriveResult } from '../../redrive/redrive-result';
 import { CreateConsolePlans1765065600000 } from '../../migrations/create-console-plans.migration';
 import { ConsolePlan, ConsolePlanRefusal } from './console-plan';
 import { ConsolePlanStore } from './console-plan-store.interface';

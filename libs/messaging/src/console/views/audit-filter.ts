@@ -1,7 +1,4 @@
-import {
-  RecordedRedriveAuditEntry,
-  RedriveAuditFilter,
-} from '../../dead-letter/redrive/ledger/redrive-ledger.interface';
+import { RecordedRedriveAuditEntry, RedriveAuditFilter } from '../../redrive/ledger/redrive-ledger.interface';
 import { field } from '../console-http';
 import { AUDIT_ACTIONS, AuditPageFilter, AuditPaging } from './audit-views';
 import { PageContext } from './layout';

@@ -1,8 +1,5 @@
-import { AuditChainCheck } from '../../dead-letter/redrive/ledger/audit-chain';
-import {
-  RecordedRedriveAuditEntry,
-  RedriveAuditAction,
-} from '../../dead-letter/redrive/ledger/redrive-ledger.interface';
+import { AuditChainCheck } from '../../redrive/ledger/audit-chain';
+import { RecordedRedriveAuditEntry, RedriveAuditAction } from '../../redrive/ledger/redrive-ledger.interface';
 import { html, Html } from './html';
 import { notice, page, PageContext } from './layout';
 import { timeOf } from './time';

@@ -1,6 +1,6 @@
-import { MessagePosition } from '../../dead-letter/redrive/redrive-plan';
-import { DeadLetterPayload, InspectedDeadLetter } from '../../dead-letter/redrive/inspected-dead-letter';
-import { DeadLetterQueueInfo } from '../../dead-letter/redrive/redrive-result';
+import { MessagePosition } from '../../redrive/redrive-plan';
+import { DeadLetterPayload, InspectedDeadLetter } from '../../redrive/inspected-dead-letter';
+import { DeadLetterQueueInfo } from '../../redrive/redrive-result';
 import { csrfField, headRow, page, PageContext } from './layout';
 import { html, Html } from './html';
 import { payloadSection } from './payload-views';

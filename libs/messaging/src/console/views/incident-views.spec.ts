@@ -1,4 +1,4 @@
-import { InspectedDeadLetter } from '../../dead-letter/redrive/inspected-dead-letter';
+import { InspectedDeadLetter } from '../../redrive/inspected-dead-letter';
 import { allLettersPage, groupsPage, searchPage } from './incident-views';
 
 const viewer = { base: '/console', user: { name: 'victor', roles: ['viewer' as const] }, csrfToken: 't' };

@@ -1,6 +1,6 @@
-import { DeadLetterGroup } from '../../dead-letter/redrive/dead-letter-groups';
-import { InspectedDeadLetter } from '../../dead-letter/redrive/inspected-dead-letter';
-import { PlanSelection } from '../../dead-letter/redrive/plan-selection';
+import { DeadLetterGroup } from '../../redrive/dead-letter-groups';
+import { InspectedDeadLetter } from '../../redrive/inspected-dead-letter';
+import { PlanSelection } from '../../redrive/plan-selection';
 import { positionOf, positionParam } from './dead-letter-views';
 import { html, Html } from './html';
 import { csrfField, headRow, page, PageContext } from './layout';

@@ -1,4 +1,4 @@
-import { DeadLetterQueueInfo } from '../../dead-letter/redrive/redrive-result';
+import { DeadLetterQueueInfo } from '../../redrive/redrive-result';
 import { ServiceFigures } from '../console-metrics';
 import { html, Html } from './html';
 import { headRow, notice, page, PageContext } from './layout';

@@ -1,4 +1,4 @@
-import { DeadLetterPayload } from '../../dead-letter/redrive/inspected-dead-letter';
+import { DeadLetterPayload } from '../../redrive/inspected-dead-letter';
 import { html, Html } from './html';
 import { PageContext } from './layout';
 

@@ -1,5 +1,5 @@
-import { describeSelection } from '../../dead-letter/redrive/plan-selection';
-import { RedrivePlan } from '../../dead-letter/redrive/redrive-plan';
+import { describeSelection } from '../../redrive/plan-selection';
+import { RedrivePlan } from '../../redrive/redrive-plan';
 import { ConsolePlan, ConsolePlanState, describeState } from '../plans/console-plan';
 import { positionOf } from './dead-letter-views';
 import { html, Html } from './html';

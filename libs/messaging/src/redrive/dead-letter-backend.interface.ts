@@ -1,0 +1,43 @@
+import { WireMessage } from '../envelope/wire-message';
+import { DeadLetterRecord } from './dead-letter-record';
+import { MessagePosition, RedrivePlan } from './redrive-plan';
+import { DeadLetterQueueInfo, MessageRedriveOutcome } from './redrive-result';
+
+/** What a dry run read: the first messages of a dead-letter destination and its depth. */
+export interface DeadLetterPeek {
+  readonly records: readonly DeadLetterRecord[];
+  readonly depth: number;
+}
+
+/**
+ * The broker side of a redrive, one implementation per broker (`RabbitDeadLetters`, `KafkaDeadLetters`).
+ * Reading never settles anything; `move` publishes, waits for confirms and settles only what was confirmed.
+ */
+export interface DeadLetterBackend {
+  readonly kind: 'kafka' | 'rabbitmq';
+  /** Dead-letter destinations and depths; `names` empty: every one the broker can list. */
+  list(names: readonly string[]): Promise<DeadLetterQueueInfo[]>;
+  /** Up to `limit` messages from the head of `source`, in the order a redrive would move them. */
+  peek(source: string, limit: number): Promise<DeadLetterPeek>;
+  /**
+   * The message at `position` of `source` (RabbitMQ: reads up to it from the head; Kafka: that one offset,
+   * if it is not redriven yet), settling nothing; undefined when there is none there.
+   */
+  peekAt(source: string, position: MessagePosition): Promise<DeadLetterRecord | undefined>;
+  /** Throws `RedriveTargetNotFoundError` when `target` does not exist. */
+  checkTarget(source: string, target: string): Promise<void>;
+  /** Creates `archive`, where a discard of `source` puts its messages, unless it exists. */
+  ensureArchive(source: string, archive: string): Promise<void>;
+  /**
+   * Reads the planned messages again (refusing with `RedrivePlanStaleError` if they changed), runs
+   * `checkRead` on them (which throws to move nothing), publishes `copyOf(record)` for each to the target and
+   * settles in the source exactly those the target confirmed. Messages not planned stay in the source in their
+   * order (RabbitMQ: returned to their place; Kafka: the plan's `kept` are re-parked at the end first).
+   */
+  move(
+    plan: RedrivePlan,
+    copyOf: (record: DeadLetterRecord) => WireMessage,
+    checkRead: (records: readonly DeadLetterRecord[]) => void,
+  ): Promise<MessageRedriveOutcome[]>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,70 @@
+import { MessagingTopology } from '../topology/messaging-topology';
+import { ApproverKeyring } from './approvals/approver-keyring';
+import { ApproverSigner } from './approvals/approver-keys';
+import { checkFourEyes } from './approvals/four-eyes';
+import { RedriveRefusedError } from './errors/redrive-refused.error';
+import { RedriveLedger } from './ledger/redrive-ledger.interface';
+import { reviewPlan } from './plan-review';
+import { ApprovalGrant, RedriveApproval, signApproval } from './redrive-approval';
+import { RedrivePlan } from './redrive-plan';
+
+/** What `issueApproval()` needs besides the plan and the signer. */
+export interface IssueApprovalOptions extends ApprovalGrant {
+  /** Where the approval (or its refusal) is recorded, and where the plan's PLAN entry is looked up. */
+  readonly ledger: RedriveLedger;
+  /**
+   * The reviewed keyring with its identity map: the approver is then refused as the planner's person, not
+   * only under the planner's name. Default: names are compared (the executor checks people again).
+   */
+  readonly keyring?: ApproverKeyring;
+  /** The topology the plan's route is derived with (needed for a DLQ name that reads two ways). */
+  readonly topology?: MessagingTopology;
+  /** Default: the system clock. */
+  readonly now?: Date;
+}
+
+/**
+ * An approver signs `plan` with their own key (no broker credential is involved), and the approval goes to
+ * the audit log. Before signing, the plan is checked as the executor will check it: its route is the one
+ * its source derives, the audit log holds its PLAN entry, and the approver is not the planner that entry
+ * names. A refusal (an edited plan, the approver made the plan) is recorded too.
+ */
+export async function issueApproval(
+  plan: RedrivePlan,
+  signer: ApproverSigner,
+  options: IssueApprovalOptions,
+): Promise<RedriveApproval> {
+  const entry = {
+    actor: signer.approver,
+    approver: signer.approver,
+    transport: plan.transport,
+    source: plan.source,
+    target: plan.target || undefined,
+    planHash: plan.hash,
+    messageIds: plan.messages.map((m) => m.messageId),
+  };
+  let approval: RedriveApproval;
+  try {
+    const planner = await reviewPlan(plan, options.ledger, options.topology);
+    const keyring = options.keyring ?? ApproverKeyring.empty();
+    checkFourEyes(keyring, { planner, approver: signer.approver }, false);
+    approval = signApproval(plan, signer, options, options.now ?? new Date());
+  } catch (error) {
+    if (error instanceof RedriveRefusedError) {
+      await options.ledger.record({
+        ...entry,
+        action: 'REFUSE',
+        outcome: error.guard,
+        detail: error.message,
+      });
+    }
+    throw error;
+  }
+  await options.ledger.record({
+    ...entry,
+    action: 'APPROVE',
+    outcome: 'APPROVED',
+    detail: `valid until ${approval.expiresAt}`,
+  });
+  return approval;
+}

@@ -1,0 +1,126 @@
+import { Admin, Kafka } from 'kafkajs';
+import { WireMessage } from '../../envelope/wire-message';
+import { AdminCredential, KafkaRedriveBroker } from '../admin-connection';
+import { DeadLetterBackend, DeadLetterPeek } from '../dead-letter-backend.interface';
+import { DeadLetterRecord } from '../dead-letter-record';
+import { DeadLetterQueueNotFoundError } from '../errors/dead-letter-queue-not-found.error';
+import { RedriveTargetNotFoundError } from '../errors/redrive-target-not-found.error';
+import { RedriveLimits } from '../redrive-limits';
+import { MessagePosition, RedrivePlan } from '../redrive-plan';
+import { DeadLetterQueueInfo, MessageRedriveOutcome } from '../redrive-result';
+import { firstByTime } from './first-by-time';
+import { asKafkaAdmin } from './kafka-access';
+import { LazyKafkaClient } from '../../transports/kafka/kafka-clients';
+import { kafkaAdminClient } from './kafka-admin-client';
+import { KafkaRedriveMover } from './kafka-redrive-mover';
+import { readRanges } from './kafka-range-reader';
+import { kafkaRecord } from './kafka-records';
+import { pendingRanges, recordsIn } from './partition-ranges';
+
+/**
+ * Redrive on Kafka, as the admin principal. A dead-letter topic is a log: what was redriven is marked by the
+ * offsets the group `<dlq>.redrive` committed, and a plan reads from there without committing anything.
+ * The target is the destination topic the messages failed in; a redriven copy names its group
+ * (`msg.redrive-group`), and the other groups of the topic skip it.
+ */
+export class KafkaDeadLetters implements DeadLetterBackend {
+  readonly kind = 'kafka' as const;
+  private readonly kafka: Kafka;
+  private readonly admin: LazyKafkaClient<Admin>;
+  private readonly mover: KafkaRedriveMover;
+
+  constructor(
+    broker: KafkaRedriveBroker,
+    private readonly credential: AdminCredential,
+  ) {
+    this.kafka = kafkaAdminClient(broker, credential);
+    this.admin = new LazyKafkaClient(() => this.kafka.admin());
+    this.mover = new KafkaRedriveMover(this.kafka, () => this.admin.get());
+  }
+
+  async list(names: readonly string[]): Promise<DeadLetterQueueInfo[]> {
+    return this.asAdmin('list dead-letter topics', async (admin) => {
+      const topics = new Set(await admin.listTopics());
+      const wanted = names.length > 0 ? names : [...topics].filter((t) => t.endsWith('.dlq')).sort();
+      const found: DeadLetterQueueInfo[] = [];
+      for (const name of wanted) {
+        const exists = topics.has(name);
+        found.push({ name, exists, depth: exists ? recordsIn(await pendingRanges(admin, name)) : 0 });
+      }
+      return found;
+    });
+  }
+
+  async peek(source: string, limit: number): Promise<DeadLetterPeek> {
+    return this.asAdmin(`read ${source}`, async (admin) => {
+      await this.requireTopic(admin, source, () => new DeadLetterQueueNotFoundError(source));
+      const ranges = await pendingRanges(admin, source);
+      const head = ranges.map((r) => ({
+        ...r,
+        to: r.to < r.from + BigInt(limit) ? r.to : r.from + BigInt(limit),
+      }));
+      const read = await readRanges(this.kafka, admin, source, head, RedriveLimits.KAFKA_READ_TIMEOUT_MS);
+      const lists = [...read].map(([partition, messages]) =>
+        messages.map((message) => ({
+          record: kafkaRecord(source, partition, message),
+          at: Number(message.timestamp),
+        })),
+      );
+      const records = firstByTime(lists, limit, (item) => item.at).map((item) => item.record);
+      return { depth: recordsIn(ranges), records };
+    });
+  }
+
+  async peekAt(source: string, position: MessagePosition): Promise<DeadLetterRecord | undefined> {
+    if (position.kind !== 'partition') return undefined;
+    return this.asAdmin(`read ${source}`, async (admin) => {
+      await this.requireTopic(admin, source, () => new DeadLetterQueueNotFoundError(source));
+      const offset = BigInt(position.offset);
+      const pending = (await pendingRanges(admin, source)).find((r) => r.partition === position.partition);
+      if (!pending || offset < pending.from || offset >= pending.to) return undefined;
+      const range = { partition: position.partition, from: offset, to: offset + 1n };
+      const read = await readRanges(this.kafka, admin, source, [range], RedriveLimits.KAFKA_READ_TIMEOUT_MS);
+      const [message] = read.get(position.partition) ?? [];
+      return message ? kafkaRecord(source, position.partition, message) : undefined;
+    });
+  }
+
+  async checkTarget(source: string, target: string): Promise<void> {
+    await this.asAdmin(`inspect ${target}`, (admin) =>
+      this.requireTopic(admin, target, () => new RedriveTargetNotFoundError(source, target)),
+    );
+  }
+
+  /** A topic with the source's partition count (and the broker's default replication), never consumed. */
+  async ensureArchive(source: string, archive: string): Promise<void> {
+    await this.asAdmin(`create ${archive}`, async (admin) => {
+      if ((await admin.listTopics()).includes(archive)) return;
+      const partitions = (await admin.fetchTopicOffsets(source)).length;
+      await admin.createTopics({
+        topics: [{ topic: archive, numPartitions: partitions }],
+        waitForLeaders: true,
+      });
+    });
+  }
+
+  async move(
+    plan: RedrivePlan,
+    copyOf: (record: DeadLetterRecord) => WireMessage,
+    checkRead: (records: readonly DeadLetterRecord[]) => void,
+  ): Promise<MessageRedriveOutcome[]> {
+    return this.asAdmin(`redrive ${plan.source}`, () => this.mover.move(plan, copyOf, checkRead));
+  }
+
+  async close(): Promise<void> {
+    await this.mover.close();
+    await this.admin.reset();
+  }
+
+  private async requireTopic(admin: Admin, topic: string, missing: () => Error): Promise<void> {
+    if (!(await admin.listTopics()).includes(topic)) throw missing();
+  }
+
+  private asAdmin<T>(operation: string, work: (admin: Admin) => Promise<T>): Promise<T> {
+    return asKafkaAdmin(this.credential.principal, operation, async () => work(await this.admin.get()));
+  }
+}

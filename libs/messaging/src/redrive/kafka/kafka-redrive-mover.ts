@@ -1,0 +1,102 @@
+import { Admin, Kafka, Producer, SeekEntry } from 'kafkajs';
+import { WireMessage } from '../../envelope/wire-message';
+import { LazyKafkaClient, reliableProducer, sendConfirmed } from '../../transports/kafka/kafka-clients';
+import { PublishOutcome } from '../../transports/publish-outcome';
+import { DeadLetterRecord } from '../dead-letter-record';
+import { PlannedMessage, RedrivePlan } from '../redrive-plan';
+import { MessageRedriveOutcome } from '../redrive-result';
+import { offsetOf, partitionRuns, readPlanned } from './kafka-planned-records';
+import { forwardOnly } from './forward-only';
+import { redriveGroupOf } from './partition-ranges';
+
+/**
+ * Moves a plan's records: checks the partitions still start where the plan does and hold the planned records,
+ * publishes each copy and waits for acks=all, partition by partition in offset order, stopping a partition at
+ * its first unconfirmed copy (its offset, and all after it, stay in the DLQ), then commits the redrive group's
+ * offset past the last confirmed record of each partition, never behind what the group had committed. The
+ * caller holds the DLQ exclusively (the ledger) from before the re-read to the commit.
+ */
+export class KafkaRedriveMover {
+  private readonly producer: LazyKafkaClient<Producer>;
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly getAdmin: () => Promise<Admin>,
+  ) {
+    this.producer = new LazyKafkaClient(() => reliableProducer(kafka));
+  }
+
+  async move(
+    plan: RedrivePlan,
+    copyOf: (record: DeadLetterRecord) => WireMessage,
+    checkRead: (records: readonly DeadLetterRecord[]) => void,
+  ): Promise<MessageRedriveOutcome[]> {
+    const admin = await this.getAdmin();
+    const runs = partitionRuns(plan);
+    const records = await readPlanned(this.kafka, admin, plan, runs);
+    const kept = new Set(plan.kept ?? []);
+    // Only what moves is checked: a kept record (e.g. one skipped as unredrivable) stays a dead letter.
+    checkRead(
+      [...runs].flatMap(([partition, planned]) => records[partition].filter((_, i) => !kept.has(planned[i]))),
+    );
+    const outcomes = new Map<PlannedMessage, MessageRedriveOutcome>();
+    const settle: SeekEntry[] = [];
+    for (const [partition, planned] of runs) {
+      let blockedBy: string | undefined;
+      for (const [i, message] of planned.entries()) {
+        const base = { position: message.position, messageId: message.messageId };
+        if (blockedBy) {
+          if (!kept.has(message))
+            outcomes.set(message, { ...base, status: 'NOT_ATTEMPTED', error: blockedBy });
+          continue;
+        }
+        const record = records[partition][i];
+        // A record the plan keeps goes to the end of the DLQ as it is, before the offset passes it.
+        const outcome = await this.publish(kept.has(message) ? record.wire : copyOf(record));
+        if (outcome.status === 'CONFIRMED') {
+          if (!kept.has(message)) outcomes.set(message, { ...base, status: 'REDRIVEN' });
+          settle.push({ partition, offset: (BigInt(offsetOf(message)) + 1n).toString() });
+        } else {
+          blockedBy = `message at offset ${offsetOf(message)} of partition ${partition} was not confirmed`;
+          if (!kept.has(message))
+            outcomes.set(message, {
+              ...base,
+              status: 'NOT_CONFIRMED',
+              error: `${outcome.status}: ${outcome.error.message}`,
+            });
+        }
+      }
+    }
+    const last = [...new Map(settle.map((s) => [s.partition, s])).values()]; // the last per partition
+    if (last.length > 0) {
+      try {
+        const partitions = await forwardOnly(admin, plan.source, last);
+        if (partitions.length > 0) {
+          await admin.setOffsets({ groupId: redriveGroupOf(plan.source), topic: plan.source, partitions });
+        }
+      } catch (error) {
+        for (const [message, outcome] of outcomes) {
+          if (outcome.status === 'REDRIVEN') {
+            outcomes.set(message, { ...outcome, status: 'NOT_SETTLED', error: (error as Error).message });
+          }
+        }
+      }
+    }
+    return plan.messages.map((m) => outcomes.get(m) as MessageRedriveOutcome);
+  }
+
+  async close(): Promise<void> {
+    await this.producer.reset();
+  }
+
+  private async publish(message: WireMessage): Promise<PublishOutcome> {
+    try {
+      const outcome = await sendConfirmed(await this.producer.get(), message.destination, [message]);
+      if (outcome.status !== 'CONFIRMED') await this.producer.reset(); // the next publish connects afresh
+      return outcome;
+    } catch (error) {
+      await this.producer.reset();
+      return { status: 'AMBIGUOUS', error: error instanceof Error ? error : new Error(String(error)) };
+    }
+  }
+}

@@ -1,0 +1,339 @@
+import { DataSource } from 'typeorm';
+import { MessagingMigrations } from '../../migrations';
+import { ChainRedriveAudit1764979200000 } from '../../migrations/chain-redrive-audit.migration';
+import { CreateRedriveLedger1764892800000 } from '../../migrations/create-redrive-ledger.migration';
+import { quoteIdent } from '../../tables/postgres-tables';
+import { RedriveInProgressError } from '../errors/redrive-in-progress.error';
+import { RedriveLedgerMissingError } from '../errors/redrive-ledger-missing.error';
+import { AUDIT_CHAIN_GENESIS, AuditChainCheck, ChainedAuditRow, checkAuditChain } from './audit-chain';
+import {
+  ApprovalUse,
+  RecordedRedriveAuditEntry,
+  RedriveAuditEntry,
+  RedriveAuditFilter,
+  RedriveLedger,
+} from './redrive-ledger.interface';
+
+/** Where the admin database is. */
+export interface AdminDatabaseOptions {
+  /** `postgres://` URL of the admin database (`MESSAGING_ADMIN_DATABASE_URL`). */
+  readonly url: string;
+  /** Schema of the ledger's tables. Default: the search_path (`public`). */
+  readonly schema?: string;
+}
+
+interface AuditRow {
+  id: string;
+  at: Date;
+  action: RedriveAuditEntry['action'];
+  actor: string;
+  transport: RedriveAuditEntry['transport'];
+  source: string | null;
+  target: string | null;
+  plan_hash: string | null;
+  approver: string | null;
+  redrive_id: string | null;
+  message_ids: (string | null)[];
+  outcome: string;
+  detail: string | null;
+  prev_hash: string | null;
+  row_hash: string | null;
+}
+
+/** How many entries `verifyChain()` reads at a time. */
+const VERIFY_PAGE = 1_000;
+
+/**
+ * The redrive ledger in PostgreSQL, in tables the library's migrations create (`CreateRedriveLedger…`).
+ * The exclusive hold is a session advisory lock on a connection of its own, so a process that dies lets go.
+ */
+export class PostgresRedriveLedger implements RedriveLedger {
+  private readonly audit: string;
+  private readonly nonces: string;
+  private readonly head: string;
+
+  private constructor(private readonly dataSource: DataSource) {
+    const tables = tablesOf(dataSource);
+    this.audit = tables.audit;
+    this.nonces = tables.nonces;
+    this.head = tables.head;
+  }
+
+  /** Connects to the admin database; throws `RedriveLedgerMissingError` when its tables are missing. */
+  static async connect(options: AdminDatabaseOptions): Promise<PostgresRedriveLedger> {
+    const dataSource = await openAdminDatabase(options);
+    const ledger = new PostgresRedriveLedger(dataSource);
+    try {
+      await ledger.checkTables();
+    } catch (error) {
+      await dataSource.destroy();
+      throw error;
+    }
+    return ledger;
+  }
+
+  /** Runs the library's migrations on the admin database (`nest-messaging db migrate`). Returns their names. */
+  static async migrate(options: AdminDatabaseOptions): Promise<string[]> {
+    const dataSource = await openAdminDatabase(options);
+    try {
+      return (await dataSource.runMigrations({ transaction: 'each' })).map((m) => m.name);
+    } finally {
+      await dataSource.destroy();
+    }
+  }
+
+  /** Appends an entry to `messaging_redrive_audit` (its id, time and place in the chain are the database's). */
+  async record(entry: RedriveAuditEntry): Promise<void> {
+    await this.dataSource.query(
+      `insert into ${this.audit} (action, actor, transport, source, target, plan_hash, approver, redrive_id,
+         message_ids, outcome, detail)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11)`,
+      [
+        entry.action,
+        entry.actor,
+        entry.transport,
+        entry.source ?? null,
+        entry.target ?? null,
+        entry.planHash ?? null,
+        entry.approver ?? null,
+        entry.redriveId ?? null,
+        JSON.stringify(entry.messageIds ?? []),
+        entry.outcome,
+        entry.detail ?? null,
+      ],
+    );
+  }
+
+  /**
+   * Inserts the approval's nonce into `messaging_redrive_nonce`; when it is there already, inserts nothing
+   * and resolves `claimed: false` with who used it and when.
+   */
+  async claimApproval(use: ApprovalUse): Promise<{ claimed: true } | { claimed: false; usedBy: string }> {
+    const inserted = await this.dataSource.query<unknown[]>(
+      `insert into ${this.nonces} (nonce, plan_hash, approver, redrive_id, executed_by)
+       values ($1, $2, $3, $4, $5) on conflict (nonce) do nothing returning nonce`,
+      [use.nonce, use.planHash, use.approver, use.redriveId, use.executedBy],
+    );
+    if (inserted.length === 1) return { claimed: true };
+    const [earlier] = await this.dataSource.query<Array<{ executed_by: string; used_at: Date }>>(
+      `select executed_by, used_at from ${this.nonces} where nonce = $1`,
+      [use.nonce],
+    );
+    return { claimed: false, usedBy: `${earlier.executed_by} at ${earlier.used_at.toISOString()}` };
+  }
+
+  /**
+   * Runs `work` holding a session advisory lock on `transport` and `source`, on a connection of its own;
+   * throws `RedriveInProgressError` at once when another session holds it.
+   */
+  async withExclusiveHold<T>(
+    transport: 'kafka' | 'rabbitmq',
+    source: string,
+    work: () => Promise<T>,
+  ): Promise<T> {
+    const lock = `nest-reliable-messaging:redrive:${transport}:${source}`;
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      const [{ held }] = (await runner.query('select pg_try_advisory_lock(hashtextextended($1, 0)) as held', [
+        lock,
+      ])) as Array<{ held: boolean }>;
+      if (!held) throw new RedriveInProgressError(source);
+      try {
+        return await work();
+      } finally {
+        await runner
+          .query('select pg_advisory_unlock(hashtextextended($1, 0))', [lock])
+          .catch(() => undefined);
+      }
+    } finally {
+      await runner.release();
+    }
+  }
+
+  /** The actor of the first PLAN entry with outcome PLANNED for `planHash`, if any. */
+  async plannerOf(planHash: string): Promise<string | undefined> {
+    const [row] = await this.dataSource.query<Array<{ actor: string }>>(
+      `select actor from ${this.audit}
+       where plan_hash = $1 and action = 'PLAN' and outcome = 'PLANNED' order by id limit 1`,
+      [planHash],
+    );
+    return row?.actor;
+  }
+
+  /** The latest `limit` audit entries that match `filter`, newest last (see `RedriveAuditFilter`). */
+  async history(filter: RedriveAuditFilter): Promise<RecordedRedriveAuditEntry[]> {
+    // Keyset paging on the id: every filter a condition, every value a parameter.
+    const newer = filter.after !== undefined;
+    const rows = await this.dataSource.query<AuditRow[]>(
+      `select * from (
+         select * from ${this.audit}
+         where ($1::text is null or source = $1) and ($2::text is null or actor = $2)
+           and ($3::text is null or action = $3) and ($4::timestamptz is null or at >= $4)
+           and ($5::timestamptz is null or at < $5) and ($6::bigint is null or id < $6)
+           and ($7::bigint is null or id > $7)
+         order by id ${newer ? 'asc' : 'desc'} limit $8
+       ) page order by id`,
+      [
+        filter.source ?? null,
+        filter.actor ?? null,
+        filter.action ?? null,
+        filter.from ?? null,
+        filter.to ?? null,
+        idParam(filter.before),
+        idParam(filter.after),
+        filter.limit,
+      ],
+    );
+    return rows.map((row) => ({
+      id: String(row.id),
+      at: row.at,
+      action: row.action,
+      actor: row.actor,
+      transport: row.transport,
+      source: row.source ?? undefined,
+      target: row.target ?? undefined,
+      planHash: row.plan_hash ?? undefined,
+      approver: row.approver ?? undefined,
+      redriveId: row.redrive_id ?? undefined,
+      messageIds: row.message_ids,
+      outcome: row.outcome,
+      detail: row.detail ?? undefined,
+      hash: row.row_hash ?? undefined,
+    }));
+  }
+
+  /**
+   * Recomputes the audit log's hash chain: every entry (or the latest `last` and the one before them) must
+   * carry the hash of its fields and of the entry before it, and the last one the head's. A break means
+   * entries were changed, removed or reordered by someone who could switch the triggers off (the owner, a
+   * superuser): see `AuditChainCheck`.
+   */
+  async verifyChain(options: { readonly last?: number } = {}): Promise<AuditChainCheck> {
+    const [head] = await this.dataSource.query<Array<{ last_id: string; last_hash: string }>>(
+      `select last_id, last_hash from ${this.head} where id = 1`,
+    );
+    if (!head) return { intact: false, checked: 0, brokenAt: 'head', reason: 'the chain has no head' };
+    const until = { id: String(head.last_id), hash: head.last_hash };
+    if (options.last !== undefined) {
+      const rows = await this.dataSource.query<AuditRow[]>(
+        `select * from (select * from ${this.audit} where id <= $1 order by id desc limit $2) w order by id`,
+        [until.id, options.last + 1],
+      );
+      const first = rows[0];
+      const window = rows.length > options.last ? rows.slice(1) : rows;
+      const before = rows.length > options.last ? (first?.row_hash ?? undefined) : AUDIT_CHAIN_GENESIS;
+      return checkAuditChain(window.map(chained), before ?? undefined, until);
+    }
+    let checked = 0;
+    let previous = AUDIT_CHAIN_GENESIS;
+    let after = '0';
+    for (;;) {
+      const rows = await this.dataSource.query<AuditRow[]>(
+        `select * from ${this.audit} where id > $1 and id <= $2 order by id limit ${VERIFY_PAGE}`,
+        [after, until.id],
+      );
+      const done = rows.length < VERIFY_PAGE;
+      const result = checkAuditChain(rows.map(chained), previous, done ? until : undefined);
+      if (!result.intact) return { ...result, checked: checked + result.checked };
+      checked += rows.length;
+      if (done) return { ...result, checked };
+      previous = rows[rows.length - 1].row_hash as string;
+      after = String(rows[rows.length - 1].id);
+    }
+  }
+
+  /**
+   * What lets this login rewrite the audit log despite the triggers, e.g. `owner of …` or `superuser`:
+   * empty for a role with SELECT and INSERT only (the guide's recipe). The CLI and the console warn when
+   * it is not.
+   */
+  async rewriteRights(): Promise<string[]> {
+    const [row] = await this.dataSource.query<
+      Array<{ superuser: boolean; owner: boolean; update: boolean; delete: boolean; truncate: boolean }>
+    >(
+      `select r.rolsuper as superuser, pg_has_role(current_user, c.relowner, 'USAGE') as owner,
+              has_table_privilege(c.oid, 'UPDATE') as update, has_table_privilege(c.oid, 'DELETE') as delete,
+              has_table_privilege(c.oid, 'TRUNCATE') as truncate
+       from pg_class c, pg_roles r where c.oid = to_regclass($1) and r.rolname = current_user`,
+      [this.audit],
+    );
+    if (!row) return [];
+    const rights: string[] = [];
+    if (row.superuser) rights.push('superuser');
+    else if (row.owner) rights.push(`owner of ${this.audit}`);
+    for (const privilege of ['update', 'delete', 'truncate'] as const) {
+      if (row[privilege] && !row.superuser && !row.owner) rights.push(privilege.toUpperCase());
+    }
+    return rights;
+  }
+
+  /** Closes the connections to the admin database. */
+  async close(): Promise<void> {
+    await this.dataSource.destroy();
+  }
+
+  private async checkTables(): Promise<void> {
+    for (const [table, migration] of [
+      [this.audit, CreateRedriveLedger1764892800000.name],
+      [this.nonces, CreateRedriveLedger1764892800000.name],
+      [this.head, ChainRedriveAudit1764979200000.name],
+    ]) {
+      const [{ found }] = await this.dataSource.query<Array<{ found: string | null }>>(
+        'select to_regclass($1) as found',
+        [table],
+      );
+      if (!found) throw new RedriveLedgerMissingError(table, migration);
+    }
+  }
+}
+
+/** The ledger's tables, schema-qualified when the DataSource names a schema. */
+function tablesOf(dataSource: DataSource) {
+  const schema = (dataSource.options as { schema?: string }).schema;
+  const prefix = schema ? `${quoteIdent(schema)}.` : '';
+  return {
+    schema,
+    audit: `${prefix}messaging_redrive_audit`,
+    nonces: `${prefix}messaging_redrive_nonce`,
+    head: `${prefix}messaging_redrive_audit_head`,
+  };
+}
+
+/** An entry id as a query parameter: digits only, else none (a page link typed by hand). */
+function idParam(id: string | undefined): string | null {
+  return id !== undefined && /^\d{1,19}$/.test(id) ? id : null;
+}
+
+function chained(row: AuditRow): ChainedAuditRow {
+  return {
+    id: String(row.id),
+    at: row.at,
+    action: row.action,
+    actor: row.actor,
+    transport: row.transport,
+    source: row.source,
+    target: row.target,
+    planHash: row.plan_hash,
+    approver: row.approver,
+    redriveId: row.redrive_id,
+    messageIds: row.message_ids,
+    outcome: row.outcome,
+    detail: row.detail,
+    prevHash: row.prev_hash,
+    rowHash: row.row_hash,
+  };
+}
+
+async function openAdminDatabase(options: AdminDatabaseOptions): Promise<DataSource> {
+  const dataSource = new DataSource({
+    type: 'postgres',
+    url: options.url,
+    schema: options.schema,
+    migrations: MessagingMigrations,
+    logging: false,
+    extra: { max: 3 },
+  });
+  await dataSource.initialize();
+  return dataSource;
+}

@@ -1,0 +1,84 @@
+import { KeySecret } from '../failure/key-secret';
+import { DeadLetterBackend } from './dead-letter-backend.interface';
+import { DeadLetterRecord } from './dead-letter-record';
+import { describeSelection, PlanAction, PlanSelection } from './plan-selection';
+import { selectRecords } from './plan-selection-records';
+import { RedriveLimits } from './redrive-limits';
+import { RedrivePlan } from './redrive-plan';
+import { checkRecords, RedriveRoute } from './redrive-route';
+import { restoreKey } from './restore-key';
+
+/** What a plan is asked to read. */
+export interface PlanReading {
+  readonly source: string;
+  /** At most this many messages are taken. */
+  readonly limit: number;
+  /** Absent: the first `limit` from the head. */
+  readonly selection?: PlanSelection;
+  readonly action: PlanAction;
+  readonly keySecret?: KeySecret;
+  /** ms since the epoch, for an age filter. */
+  readonly now: number;
+}
+
+/** The messages a plan takes, the depth of the source, and the plan's selection fields. */
+export interface PlanContents {
+  readonly records: readonly DeadLetterRecord[];
+  readonly depth: number;
+  readonly extra: Pick<RedrivePlan, 'action' | 'selection' | 'skipped' | 'kept'>;
+}
+
+/**
+ * Reads what a plan takes, settling nothing. From the head (no selection): the first `limit`, refusing the
+ * whole plan when one of them cannot be redriven (as before selections existed). A selection reads up to
+ * `RedriveLimits.MAX_SCAN` messages and takes the matching ones; one that cannot be redriven is skipped
+ * with its reason, never blocking the rest. A discard takes any dead letter.
+ */
+export async function readPlanContents(
+  backend: DeadLetterBackend,
+  route: RedriveRoute,
+  reading: PlanReading,
+): Promise<PlanContents> {
+  const { source, action, selection } = reading;
+  const discard = action === 'discard' ? { action } : {};
+  if (!selection) {
+    const { records, depth } = await backend.peek(source, reading.limit);
+    if (action === 'redrive') {
+      checkRecords(source, route, records);
+      if (records.length > 0) await backend.checkTarget(source, route.target);
+      records.forEach((record) => restoreKey(record.wire, reading.keySecret));
+    }
+    return { records, depth, extra: discard };
+  }
+  const { records: scanned, depth } = await backend.peek(source, RedriveLimits.MAX_SCAN);
+  const { taken, skipped, kept } = selectRecords(scanned, selection, {
+    transport: backend.kind,
+    source,
+    route,
+    action,
+    keySecret: reading.keySecret,
+    now: reading.now,
+    limit: reading.limit,
+  });
+  if (action === 'redrive' && taken.length > 0) await backend.checkTarget(source, route.target);
+  return {
+    records: taken,
+    depth,
+    extra: {
+      ...discard,
+      selection,
+      ...(skipped.length > 0 ? { skipped } : {}),
+      ...(kept.length > 0 ? { kept } : {}),
+    },
+  };
+}
+
+/** The audit log's detail of a PLAN entry: counts, the selection, skipped and kept messages. */
+export function planDetail(plan: RedrivePlan): string {
+  const counts = `${plan.messages.length} of ${plan.depth} waiting`;
+  const parts = [plan.action === 'discard' ? `discard: ${counts}` : counts];
+  if (plan.selection) parts.push(`selected by ${describeSelection(plan.selection)}`);
+  if (plan.skipped?.length) parts.push(`${plan.skipped.length} skipped (cannot be redriven)`);
+  if (plan.kept?.length) parts.push(`${plan.kept.length} re-parked at the end`);
+  return parts.join('; ');
+}

@@ -1,0 +1,23 @@
+import { MessageHeaders } from '../envelope/message-headers';
+import { WireMessage } from '../envelope/wire-message';
+import { isKeyPseudonym, unsealKey } from '../failure/key-pseudonym';
+import { KeySecret } from '../failure/key-secret';
+import { KeyNotRestorableError } from './errors/key-not-restorable.error';
+
+/**
+ * The real key of a dead-letter copy: a pseudonymous key is opened from `msg.sealed-key` with the key secret
+ * (and checked against its pseudonym). Throws `KeyNotRestorableError` when that cannot be done: a redrive
+ * never puts a message back under its pseudonym.
+ */
+export function restoreKey(parked: WireMessage, secret: KeySecret | undefined): string | null {
+  const key = parked.key;
+  if (key === null || !isKeyPseudonym(key)) return key;
+  const messageId = parked.headers[MessageHeaders.ID] ?? null;
+  const sealed = parked.headers[MessageHeaders.SEALED_KEY];
+  const fail = (reason: string) => new KeyNotRestorableError(parked.destination, messageId, reason);
+  if (!secret) throw fail('no key secret was given');
+  if (!sealed) throw fail('the copy carries no sealed key (it was dead-lettered by an older version)');
+  const restored = unsealKey(sealed, key, secret);
+  if (restored === undefined) throw fail('the sealed key does not open with this key secret');
+  return restored;
+}
