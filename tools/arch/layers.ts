@@ -70,7 +70,8 @@ export function roomImports(sources: string = SOURCES): RoomImport[] {
   const byPair = new Map<string, { from: string; to: string; files: string[] }>();
   for (const file of sourceFiles(sources)) {
     const text = readFileSync(path.join(sources, file), 'utf8');
-    for (const [, specifier] of text.matchAll(/(?:import|export)\s[^;]*?from\s+'(\.[^']+)'/g)) {
+    // Static imports and re-exports, and the require() that loads an optional peer's module lazily.
+    for (const [, specifier] of text.matchAll(/(?:(?:import|export)\s[^;]*?from\s+|require\()'(\.[^']+)'/g)) {
       const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier));
       if (target.startsWith('..')) continue; // outside the sources
       const isFolder = !target.includes('/') && existsSync(path.join(sources, target));
