@@ -1,5 +1,3 @@
-import { TestingModule } from '@nestjs/testing';
-import { MessagingMetrics } from 'nest-reliable-messaging';
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 import { EACH_DATABASE } from '../../harness/test-database';
@@ -14,6 +12,7 @@ import {
   FailingStatement,
   SwallowProbe,
   swallowingConsumer,
+  settledCount,
   TakenKey,
 } from '../support/swallowing-consumer.fixture';
 import { TopicReader } from '../support/topic-reader';
@@ -23,17 +22,6 @@ const SEQS = Array.from({ length: 200 }, (_, i) => i + 1);
 const SWALLOWING = SEQS.filter((seq) => seq % 10 === 0);
 const OTHERS = SEQS.filter((seq) => seq % 10 !== 0);
 const PARTITIONS = 3;
-
-/** Messages of `group` counted as handled, duplicate or dead-lettered so far. */
-async function settledCount(app: TestingModule, group: string): Promise<number> {
-  const text = await app.get(MessagingMetrics).metrics();
-  const counted = [
-    ...text.matchAll(/^messaging_(consumer_messages|dead_lettered)_total\{([^}]*)\} (\d+)$/gm),
-  ];
-  return counted
-    .filter(([, , labels]) => labels.includes(`group="${group}"`))
-    .reduce((sum, [, , , count]) => sum + Number(count), 0);
-}
 
 /**
  * Issue 26, defect 1, on Kafka: the batch's offsets are committed as one contiguous range, so a message whose

@@ -1,5 +1,3 @@
-import { TestingModule } from '@nestjs/testing';
-import { MessagingMetrics } from 'nest-reliable-messaging';
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 import { EACH_DATABASE } from '../../harness/test-database';
@@ -14,6 +12,7 @@ import {
   FailingStatement,
   SwallowProbe,
   swallowingConsumer,
+  settledCount,
   TakenKey,
 } from '../support/swallowing-consumer.fixture';
 
@@ -21,17 +20,6 @@ const SEQS = Array.from({ length: 200 }, (_, i) => i + 1);
 /** Every tenth message's handler swallows a database error that ended its transaction. */
 const SWALLOWING = SEQS.filter((seq) => seq % 10 === 0);
 const OTHERS = SEQS.filter((seq) => seq % 10 !== 0);
-
-/** Messages of `group` counted as handled, duplicate or dead-lettered so far. */
-async function settledCount(app: TestingModule, group: string): Promise<number> {
-  const text = await app.get(MessagingMetrics).metrics();
-  const counted = [
-    ...text.matchAll(/^messaging_(consumer_messages|dead_lettered)_total\{([^}]*)\} (\d+)$/gm),
-  ];
-  return counted
-    .filter(([, , labels]) => labels.includes(`group="${group}"`))
-    .reduce((sum, [, , , count]) => sum + Number(count), 0);
-}
 
 /**
  * Issue 26, defect 1. A handler that catches a database error and returns leaves a transaction that the

@@ -1,8 +1,9 @@
 import { Injectable, Type } from '@nestjs/common';
+import { TestingModule } from '@nestjs/testing';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Column, Entity, EntityManager, PrimaryColumn, PrimaryGeneratedColumn, Repository } from 'typeorm';
 import { z } from 'zod';
-import { IdempotentHandler, MessageContext } from 'nest-reliable-messaging';
+import { IdempotentHandler, MessageContext, MessagingMetrics } from 'nest-reliable-messaging';
 import { OrderPlacedEvent, orderPlacedSchema } from './orders.fixture';
 
 /** What a swallowing consumer wrote: one row per message it handled. */
@@ -68,4 +69,15 @@ export function swallowingConsumer(event: OrderPlacedEvent, group: string, faili
     }
   }
   return SwallowingConsumer;
+}
+
+/** Messages of `group` counted as handled, duplicate or dead-lettered so far (from the app's metrics). */
+export async function settledCount(app: TestingModule, group: string): Promise<number> {
+  const text = await app.get(MessagingMetrics).metrics();
+  const counted = [
+    ...text.matchAll(/^messaging_(consumer_messages|dead_lettered)_total\{([^}]*)\} (\d+)$/gm),
+  ];
+  return counted
+    .filter(([, , labels]) => labels.includes(`group="${group}"`))
+    .reduce((sum, [, , , count]) => sum + Number(count), 0);
 }

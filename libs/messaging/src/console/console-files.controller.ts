@@ -1,12 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { Controller, Get, Inject, Logger, Req, Res } from '@nestjs/common';
-import { RedriveRefusedError } from '../redrive/errors/redrive-refused.error';
+import { brokerTrouble } from './broker-trouble';
 import { ConsoleGate } from './console-gate';
-import { ConsoleRequest, ConsoleResponse, field, sendPage } from './console-http';
+import { ConsoleRequest, ConsoleResponse, field } from './console-http';
 import { MessagingConsoleOptions } from './console-options.interface';
-import { ConsoleSession } from './console-sessions';
 import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition';
-import { messagePage } from './views/access-views';
 import { CONSOLE_JS } from './views/console-script';
 import { positionFromParam } from './views/dead-letter-views';
 import { payloadFileName, prettyPayload } from './views/payload-views';
@@ -43,19 +40,19 @@ export class ConsoleFilesController {
     if (!session) return;
     const queue = req.params.queue;
     if (!this.options.deadLetterQueues.includes(queue)) {
-      return this.fail(res, session, 404, 'This console does not show that queue.');
+      return this.gate.fail(res, session, 404, 'This console does not show that queue.');
     }
     const position = positionFromParam(field(req.query, 'at'));
-    if (!position) return this.fail(res, session, 404, 'Open the message from its queue’s page.');
+    if (!position) return this.gate.fail(res, session, 404, 'Open the message from its queue’s page.');
     let letter;
     try {
       const most = this.options.payloadDownloadBytes ?? PAYLOAD_DOWNLOAD_BYTES;
       letter = await this.options.redrive.inspectMessage(queue, position, req.params.id, most);
     } catch (error) {
-      return this.fail(res, session, 502, this.brokerTrouble(error));
+      return this.gate.fail(res, session, 502, brokerTrouble(error, this.logger));
     }
     if (!letter) {
-      return this.fail(
+      return this.gate.fail(
         res,
         session,
         404,
@@ -77,19 +74,5 @@ export class ConsoleFilesController {
       .setHeader('Referrer-Policy', 'no-referrer')
       .setHeader('Cache-Control', 'no-store')
       .send(text);
-  }
-
-  /** As the pages: a guard's refusal as it is, anything else as a reference into the console's log. */
-  private brokerTrouble(error: unknown): string {
-    if (error instanceof RedriveRefusedError) return error.message;
-    const reference = randomBytes(4).toString('hex');
-    const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    this.logger.error(`The broker could not be read (reference ${reference}): ${text}`);
-    return `The broker could not be read (reference ${reference}: the console’s log has the details).`;
-  }
-
-  private fail(res: ConsoleResponse, session: ConsoleSession, status: number, text: string): void {
-    const title = status === 404 ? 'Not found' : 'Refused';
-    sendPage(res, status, messagePage(this.gate.context(session), title, text));
   }
 }

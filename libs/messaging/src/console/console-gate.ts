@@ -259,6 +259,15 @@ export class ConsoleGate implements OnModuleDestroy {
           : 'Refused: your role may not do this.';
     sendPage(response, 403, messagePage(this.context(session), 'Forbidden', text));
   }
+
+  /** A page that says why a signed-in person's request did not work (not found, refused, broker trouble). */
+  fail(response: ConsoleResponse, session: ConsoleSession, status: number, text: string): void {
+    sendPage(
+      response,
+      status,
+      messagePage(this.context(session), status === 404 ? 'Not found' : 'Refused', text),
+    );
+  }
 }
 
 /** The first two characters of a typed name and its length: enough to tell accounts apart, not a password. */

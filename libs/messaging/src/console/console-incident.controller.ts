@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { Controller, Get, Inject, Logger, Post, Req, Res } from '@nestjs/common';
 import { groupDeadLetters } from '../redrive/dead-letter-groups';
 import { RedriveRefusedError } from '../redrive/errors/redrive-refused.error';
+import { brokerTrouble } from './broker-trouble';
 import { ConsoleGate } from './console-gate';
 import { ConsoleRequest, ConsoleResponse, field, sendPage } from './console-http';
 import { MessagingConsoleOptions } from './console-options.interface';
@@ -9,7 +9,6 @@ import { ConsoleRedrive } from './console-redrive';
 import { readSelectionForm } from './console-selection-form';
 import { ConsoleSession } from './console-sessions';
 import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition';
-import { messagePage } from './views/access-views';
 import {
   allLettersPage,
   archivePage,
@@ -98,16 +97,16 @@ export class ConsoleIncidentController {
     if (!session) return;
     const source = field(req.body, 'source') ?? '';
     if (!this.options.deadLetterQueues.includes(source)) {
-      return this.fail(res, session, 400, 'Choose one of the console’s dead-letter queues.');
+      return this.gate.fail(res, session, 400, 'Choose one of the console’s dead-letter queues.');
     }
     const form = readSelectionForm(req.body);
-    if (!form.ok) return this.fail(res, session, 400, form.message);
+    if (!form.ok) return this.gate.fail(res, session, 400, form.message);
     try {
       const entry = await this.redrive.planSelection(session, source, form.selection, form.action);
       res.redirect(303, `${this.gate.base}/redrive/plans/${entry.id}`);
     } catch (error) {
       if (!(error instanceof RedriveRefusedError)) throw error;
-      this.fail(res, session, 409, `Refused (${error.guard}): ${error.message}`);
+      this.gate.fail(res, session, 409, `Refused (${error.guard}): ${error.message}`);
     }
   }
 
@@ -150,31 +149,14 @@ export class ConsoleIncidentController {
   ): Promise<void> {
     const queue = req.params.queue;
     if (!this.options.deadLetterQueues.includes(queue)) {
-      return this.fail(res, session, 404, 'This console does not show that queue.');
+      return this.gate.fail(res, session, 404, 'This console does not show that queue.');
     }
     let body: string;
     try {
       body = await render(queue);
     } catch (error) {
-      return this.fail(res, session, 502, this.brokerTrouble(error));
+      return this.gate.fail(res, session, 502, brokerTrouble(error, this.logger));
     }
     sendPage(res, 200, body);
-  }
-
-  /** As the main controller: a guard's refusal as it is, anything else as a reference into the log. */
-  private brokerTrouble(error: unknown): string {
-    if (error instanceof RedriveRefusedError) return error.message;
-    const reference = randomBytes(4).toString('hex');
-    const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    this.logger.error(`The broker could not be read (reference ${reference}): ${text}`);
-    return `The broker could not be read (reference ${reference}: the console’s log has the details).`;
-  }
-
-  private fail(res: ConsoleResponse, session: ConsoleSession, status: number, text: string): void {
-    sendPage(
-      res,
-      status,
-      messagePage(this.gate.context(session), status === 404 ? 'Not found' : 'Refused', text),
-    );
   }
 }

@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { Controller, Get, Inject, Logger, Post, Req, Res } from '@nestjs/common';
 import { RedriveRefusedError } from '../redrive/errors/redrive-refused.error';
+import { brokerTrouble } from './broker-trouble';
 import { ConsoleGate } from './console-gate';
 import { ConsoleRequest, ConsoleResponse, field, sendPage } from './console-http';
 import { ConsoleMetrics } from './console-metrics';
@@ -10,7 +10,6 @@ import { ConsoleSession } from './console-sessions';
 import { planState } from './plans/console-plan';
 import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition';
 import { CONSOLE_CSS } from './views/console-css';
-import { messagePage } from './views/access-views';
 import { overviewPage } from './views/overview-views';
 import { withOldest } from './console-overview';
 import { auditPage, chainNotice } from './views/audit-views';
@@ -94,7 +93,7 @@ export class ConsoleController {
     const session = await this.gate.forPage(req, res);
     if (!session) return;
     const { queues, error } = await this.queues();
-    if (error) return this.fail(res, session, 502, error);
+    if (error) return this.gate.fail(res, session, 502, error);
     sendPage(res, 200, deadLetterQueuesPage(this.gate.context(session), queues));
   }
 
@@ -108,7 +107,7 @@ export class ConsoleController {
     try {
       letters = await this.options.redrive.inspect(queue);
     } catch (error) {
-      return this.fail(res, session, 502, this.brokerTrouble(error));
+      return this.gate.fail(res, session, 502, brokerTrouble(error, this.logger));
     }
     const older = Number(field(req.query, 'olderThanMinutes'));
     const filter: DeadLetterFilter = {
@@ -132,16 +131,16 @@ export class ConsoleController {
     const queue = this.knownQueue(req, res, session);
     if (!queue) return;
     const position = positionFromParam(field(req.query, 'at'));
-    if (!position) return this.fail(res, session, 404, 'Open the message from its queue’s page.');
+    if (!position) return this.gate.fail(res, session, 404, 'Open the message from its queue’s page.');
     let letter;
     try {
       const preview = this.options.payloadPreviewBytes ?? PAYLOAD_PREVIEW_BYTES;
       letter = await this.options.redrive.inspectMessage(queue, position, req.params.id, preview);
     } catch (error) {
-      return this.fail(res, session, 502, this.brokerTrouble(error));
+      return this.gate.fail(res, session, 502, brokerTrouble(error, this.logger));
     }
     if (!letter) {
-      return this.fail(
+      return this.gate.fail(
         res,
         session,
         404,
@@ -175,17 +174,17 @@ export class ConsoleController {
     const source = field(req.body, 'source') ?? '';
     const limit = Number(field(req.body, 'limit') ?? '100');
     if (!this.options.deadLetterQueues.includes(source)) {
-      return this.fail(res, session, 400, 'Choose one of the console’s dead-letter queues.');
+      return this.gate.fail(res, session, 400, 'Choose one of the console’s dead-letter queues.');
     }
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
-      return this.fail(res, session, 400, 'The number of messages is a whole number from 1 to 100.');
+      return this.gate.fail(res, session, 400, 'The number of messages is a whole number from 1 to 100.');
     }
     try {
       const entry = await this.redrive.plan(session, source, limit);
       res.redirect(303, `${this.gate.base}/redrive/plans/${entry.id}`);
     } catch (error) {
       if (!(error instanceof RedriveRefusedError)) throw error;
-      this.fail(res, session, 409, `Refused (${error.guard}): ${error.message}`);
+      this.gate.fail(res, session, 409, `Refused (${error.guard}): ${error.message}`);
     }
   }
 
@@ -194,7 +193,7 @@ export class ConsoleController {
     const session = await this.gate.forPage(req, res);
     if (!session) return;
     const entry = await this.redrive.plans.get(req.params.id);
-    if (!entry) return this.fail(res, session, 404, 'No such plan in this console.');
+    if (!entry) return this.gate.fail(res, session, 404, 'No such plan in this console.');
     const state = await this.redrive.stateOf(entry);
     sendPage(res, 200, redrivePlanPage(this.gate.context(session), entry, state, this.actions(session)));
   }
@@ -228,7 +227,7 @@ export class ConsoleController {
     const session = await this.gate.forForm(req, res, verb);
     if (!session) return;
     const entry = await this.redrive.plans.get(req.params.id);
-    if (!entry) return this.fail(res, session, 404, 'No such plan in this console.');
+    if (!entry) return this.gate.fail(res, session, 404, 'No such plan in this console.');
     const outcome =
       verb === 'approve'
         ? await this.redrive.approve(session, entry)
@@ -249,7 +248,7 @@ export class ConsoleController {
   private knownQueue(req: ConsoleRequest, res: ConsoleResponse, session: ConsoleSession): string | undefined {
     const queue = req.params.queue;
     if (this.options.deadLetterQueues.includes(queue)) return queue;
-    this.fail(res, session, 404, 'This console does not show that queue.');
+    this.gate.fail(res, session, 404, 'This console does not show that queue.');
     return undefined;
   }
 
@@ -257,28 +256,7 @@ export class ConsoleController {
     try {
       return { queues: await this.options.redrive.list(this.options.deadLetterQueues) };
     } catch (error) {
-      return { queues: [], error: this.brokerTrouble(error) };
+      return { queues: [], error: brokerTrouble(error, this.logger) };
     }
-  }
-
-  /**
-   * What a page says when the broker could not be read: a guard's refusal as it is (the library's own
-   * words), anything else as a reference into the console's log, never the broker's text (it can name
-   * hosts, users, queues a viewer has no business seeing).
-   */
-  private brokerTrouble(error: unknown): string {
-    if (error instanceof RedriveRefusedError) return error.message;
-    const reference = randomBytes(4).toString('hex');
-    const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    this.logger.error(`The broker could not be read (reference ${reference}): ${text}`);
-    return `The broker could not be read (reference ${reference}: the console’s log has the details).`;
-  }
-
-  private fail(res: ConsoleResponse, session: ConsoleSession, status: number, text: string): void {
-    sendPage(
-      res,
-      status,
-      messagePage(this.gate.context(session), status === 404 ? 'Not found' : 'Refused', text),
-    );
   }
 }
