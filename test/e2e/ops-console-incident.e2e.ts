@@ -58,6 +58,9 @@ describe.each(['rabbitmq', 'kafka'] as const)('An incident worked from the conso
     let context = contexts.get(name);
     if (!context) {
       context = await browser!.newContext({ viewport: { width: 1200, height: 720 } });
+      // Steps that act on the broker (a Kafka redrive of 100 messages) can outlast Playwright's 30 s on a
+      // loaded machine; the suite's own timeout still bounds them.
+      context.setDefaultTimeout(90_000);
       contexts.set(name, context);
       const page = await context.newPage();
       await page.goto(base());

@@ -375,8 +375,11 @@ export class KafkaSubscriber {
     } catch (error) {
       if (this.consumer === consumer) this.commitFailedAt = this.host.clock.now();
       // A rebalance took the partition, or the coordinator is away: the next owner starts after the last
-      // commit (the inbox absorbs repeats).
-      this.host.log.warn(`Commit of ${topic}[${partition}]@${offset} failed: ${(error as Error).message}`);
+      // commit (the inbox absorbs repeats). Said like the client's own errors: once when failures start, then
+      // a summary (a commit goes out every 100 ms per partition: a line each would flood an outage's log).
+      this.host.outage.failure(
+        `commit of ${topic}[${partition}]@${offset} failed: ${(error as Error).message}`,
+      );
       return false;
     } finally {
       this.commitsUnderWay.delete(underWay);
