@@ -12,7 +12,7 @@ export function renderResults(results: BenchResults, jsonPath: string): string {
       `raw figures in [\`${jsonPath}\`](${jsonPath.replace(/^bench\//, '')}).`,
     '',
     `Machine: ${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB, load average at start ${m.loadAverageAtStart.join(' / ')} ` +
-      `(shared with other test runs). Node ${m.node}, PostgreSQL ${m.postgres}, Kafka ${m.kafka}, RabbitMQ ${m.rabbitmq}, ` +
+      `(each scenario's notes say how busy the cores were). Node ${m.node}, PostgreSQL ${m.postgres}, Kafka ${m.kafka}, RabbitMQ ${m.rabbitmq}, ` +
       `kafkajs ${m.kafkajs}, amqplib ${m.amqplib}.`,
     '',
     'Each cell: median of the runs (min–max, number of runs). Ratio: ours ÷ baseline, medians.',
