@@ -1,4 +1,5 @@
 import { OutboxRelay } from 'nest-reliable-messaging/testing';
+import { brokerPauses, describePauses } from '../lib/broker-pauses';
 import { benchEvent } from '../lib/bench-event';
 import { benchName, openClient } from '../lib/databases';
 import { HandlerProbe } from '../lib/handler-probe';
@@ -88,7 +89,15 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
             for (let r = 0; r < plan.latency.runs; r++) {
               progress.step(`2. latency ${kind}, ${LATENCY_CONFIGS[config].label}, ${rate}/s, run ${r + 1}`);
               const run = `l_${config}_${rate}_${r}`;
+              const from = now();
               runs.push(await measure(setup.writer, probe, witness!.probe, run, rate, plan, context, schema));
+              if (kind === 'kafka' && rate === 200) {
+                const p99 = percentile(runs[runs.length - 1].latencies, 99);
+                context.results.notes.push(
+                  `2. latency Kafka, ${config}, 200/s, run ${r + 1}: p99 ${p99.toFixed(1)} ms; ` +
+                    `${describePauses(brokerPauses(from, now()))}.`,
+                );
+              }
             }
           });
           context.results.latency.push(point(kind, config, rate, runs, load));

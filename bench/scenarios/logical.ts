@@ -13,6 +13,7 @@ import {
   startPrivatePostgres,
 } from '../../test/harness/postgres-cluster';
 import { createBenchApp } from '../lib/bench-app';
+import { brokerPauses, describePauses } from '../lib/broker-pauses';
 import { benchEvent, BenchEvent, benchWireMessages, padding } from '../lib/bench-event';
 import { benchName, openClient } from '../lib/databases';
 import { HandlerProbe } from '../lib/handler-probe';
@@ -355,7 +356,9 @@ async function contenderRuns(
       for (let r = 0; r < plan.logical.runs; r++) {
         progress.step(`${SCENARIO}: latency ${kind}, ${contender}, ${rate}/s, run ${r + 1}`);
         const run = `lg_${contender}_${rate}_${r}`;
+        const from = now();
         runs.push(await measure(place, probe, run, rate, context, contender === 'peer'));
+        if (kind === 'kafka') notePauses(context, `Kafka, ${contender}, ${rate}/s, run ${r + 1}`, runs, from);
       }
       if (counter && before) {
         const after = await xacts(counter, plan.latency.xactQuietMs);
@@ -387,6 +390,19 @@ async function contenderRuns(
     await benchDb.query(`drop schema "${consumerSchema}" cascade`).catch(() => undefined);
     await benchDb.end();
   }
+}
+
+/** A Kafka window's p99 beside what the broker's GC did meanwhile (a pause lands in a window's tail). */
+function notePauses(
+  context: ScenarioContext,
+  label: string,
+  runs: ReadonlyArray<{ latencies: number[] }>,
+  from: number,
+): void {
+  const p99 = percentile(runs[runs.length - 1].latencies, 99);
+  context.results.notes.push(
+    `${SCENARIO}, ${label}: p99 ${p99.toFixed(1)} ms; ${describePauses(brokerPauses(from, now()))}.`,
+  );
 }
 
 async function warmUp(place: (run: string, seq: number) => Promise<void>, probe: HandlerProbe, run: string) {
