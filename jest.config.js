@@ -25,6 +25,8 @@ module.exports = {
   // Three workers by default (`npm test`: most suites wait on brokers, processes and faults, not on the two
   // cores); the long suites start first (see the sequencer).
   testSequencer: '<rootDir>/jest.sequencer.js',
+  // Jest's own output, then the slowest suites (where the run's minutes went).
+  reporters: ['default', '<rootDir>/jest.slowest-reporter.js'],
   projects: [
     {
       ...base,
