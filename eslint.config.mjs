@@ -55,6 +55,67 @@ export default tseslint.config(
     },
   },
   {
+    // One clock (issue 31): the library reads time, starts timers and draws jitter only through the injected
+    // `Clock` (docs/architecture.md, "Time and chance"), so a `FakeClock` drives all of it in tests.
+    // Allowed: common/clock.ts (systemClock, the one place Node's are read) and common/fake-clock.ts (its
+    // nextTurn is the real event loop's). The console's browser script (console/views/console-script.ts)
+    // is a string served to the browser, not code ESLint sees. node:crypto's randomUUID/randomBytes stay:
+    // ids, keys and nonces must be unpredictable, not faked.
+    files: ['libs/messaging/src/**/*.ts'],
+    ignores: [
+      '**/*.spec.ts',
+      'libs/messaging/src/common/clock.ts',
+      'libs/messaging/src/common/fake-clock.ts',
+    ],
+    rules: {
+      'no-restricted-globals': [
+        'error',
+        ...[
+          'setTimeout',
+          'setInterval',
+          'setImmediate',
+          'clearTimeout',
+          'clearInterval',
+          'clearImmediate',
+        ].map((name) => ({
+          name,
+          message: 'Use the injected Clock (setTimeout, setInterval, sleep, nextTurn).',
+        })),
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: "Use the injected Clock's now()." },
+        { object: 'Math', property: 'random', message: "Use the injected Clock's random()." },
+        { object: 'performance', property: 'now', message: "Use the injected Clock's now()." },
+        ...['setTimeout', 'setInterval', 'setImmediate'].map((property) => ({
+          object: 'globalThis',
+          property,
+          message: 'Use the injected Clock.',
+        })),
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: "Use new Date(clock.now()) with the injected Clock's now().",
+        },
+        {
+          selector: "CallExpression[callee.name='Date']",
+          message: "Use new Date(clock.now()) with the injected Clock's now().",
+        },
+      ],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['timers', 'node:timers', 'timers/promises', 'node:timers/promises'].map((name) => ({
+            name,
+            message: 'Use the injected Clock.',
+          })),
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.spec.ts', 'test/**/*.ts'],
     rules: {
       '@typescript-eslint/unbound-method': 'off',

@@ -1,4 +1,4 @@
-import { systemClock } from '../src/common/clock';
+import { FakeClock } from '../src/common/fake-clock';
 import { MessageTracing } from '../src/observability/message-tracing';
 import { MessagingMetrics } from '../src/observability/messaging-metrics';
 import { resolveMessagingOptions } from '../src/options/resolve-messaging-options';
@@ -10,6 +10,7 @@ import { MessageTransport } from '../src/transports/message-transport.interface'
 import { ModelLatency, OutboxModelStore } from './outbox-model';
 import { JournalEntry, relayViolations } from './relay-journal';
 import { ScriptedAnswer, ScriptedBroker } from './scripted-broker';
+import { turnless } from './turnless-clock';
 
 /** One relay of a model world: its own wake-up signal, rounds, and a switch that kills its process. */
 export interface ModelRelay {
@@ -21,8 +22,10 @@ export interface ModelRelay {
   kill(): void;
 }
 
-/** Several relays on one model outbox table and one scripted broker, on jest's fake timers. */
+/** Several relays on one model outbox table and one scripted broker, on one `FakeClock`. */
 export interface ModelWorld {
+  /** The world's time: the relays', the store's and the broker's; moves on `clock.advance`. */
+  readonly clock: FakeClock;
   readonly store: OutboxModelStore;
   readonly broker: ScriptedBroker;
   readonly relays: ModelRelay[];
@@ -35,7 +38,7 @@ export interface ModelWorld {
   violations(): string[];
   /**
    * Stops the live relays (their shutdown: the round in flight finishes, their leases are released), with
-   * fake time running so that the round can finish.
+   * the world's clock running so that the round can finish.
    */
   stop(): Promise<void>;
 }
@@ -52,13 +55,14 @@ export interface ModelWorldOptions {
 
 /**
  * Starts relays on an in-memory outbox (`OutboxModelStore`) and a scripted broker (`ScriptedBroker`),
- * sharing one journal. Call it inside a test that uses fake timers (`useFakeTime`). Unit specs only.
+ * sharing one journal and one `FakeClock` (`world.clock`). Unit specs only.
  */
 export function startModelWorld(options: ModelWorldOptions = {}): ModelWorld {
   const journal: JournalEntry[] = [];
-  const store = new OutboxModelStore(journal, options.latency);
+  const clock = new FakeClock();
+  const store = new OutboxModelStore(journal, options.latency, clock);
   store.marksSentInClaim = !options.marksSentBesideClaim;
-  const broker = new ScriptedBroker(options.script, journal);
+  const broker = new ScriptedBroker(options.script, journal, clock);
   const resolved = resolveMessagingOptions({
     serviceName: 'model',
     transport: { kind: 'rabbitmq', url: 'amqp://localhost' },
@@ -70,8 +74,6 @@ export function startModelWorld(options: ModelWorldOptions = {}): ModelWorld {
       ...options.relay,
     },
   });
-  // The relay yields a turn between starting a claim and publishing; nothing to let through here.
-  const clock = { ...systemClock, nextTurn: () => Promise.resolve() };
   const relays = Array.from({ length: options.relays ?? 1 }, (): ModelRelay => {
     let alive = true;
     let name = '';
@@ -95,7 +97,7 @@ export function startModelWorld(options: ModelWorldOptions = {}): ModelWorld {
       resolved,
       new MessagingMetrics(),
       new MessageTracing(),
-      clock,
+      turnless(clock),
     );
     name = relay.instanceId;
     const rounds: RelayRoundResult[] = [];
@@ -110,11 +112,12 @@ export function startModelWorld(options: ModelWorldOptions = {}): ModelWorld {
       },
       kill() {
         alive = false;
-        journal.push({ kind: 'died', owner: name, at: Date.now() });
+        journal.push({ kind: 'died', owner: name, at: clock.now() });
       },
     };
   });
   return {
+    clock,
     store,
     broker,
     relays,
@@ -128,7 +131,7 @@ export function startModelWorld(options: ModelWorldOptions = {}): ModelWorld {
       const stopped = Promise.all(
         relays.filter((r) => r.alive).map((r) => r.relay.beforeApplicationShutdown()),
       );
-      await jest.advanceTimersByTimeAsync(10_000);
+      await clock.advance(10_000);
       await stopped;
     },
   };

@@ -1,3 +1,5 @@
+import { Clock } from '../src/common/clock';
+import { FakeClock } from '../src/common/fake-clock';
 import { ClaimedOutboxRow, FailedOutboxRow } from '../src/outbox/outbox-row';
 import { JournalEntry } from './relay-journal';
 
@@ -33,7 +35,8 @@ export class OutboxModelStore {
     /** Where claims, marks and settlements are recorded, beside the broker's publish calls. */
     readonly journal: JournalEntry[] = [],
     private readonly latency: ModelLatency = () => 0,
-    private readonly now: () => number = () => Date.now(),
+    /** The world's clock: leases end and latencies pass on it. */
+    private readonly clock: Pick<Clock, 'now' | 'sleep'> = new FakeClock(),
   ) {}
 
   /** Commits `count` rows of `key` (one key per row when omitted); returns them. */
@@ -47,7 +50,7 @@ export class OutboxModelStore {
         destination,
         key: key ?? `k${id}`,
         attempts: 0,
-        availableAt: this.now(),
+        availableAt: this.clock.now(),
       };
       this.rows.push(row);
       added.push(row);
@@ -71,7 +74,7 @@ export class OutboxModelStore {
   ): Promise<ClaimedOutboxRow[]> {
     return this.atomically('claim', () => {
       this.mark(sent, owner);
-      const now = this.now();
+      const now = this.clock.now();
       const excluded = new Set([...inFlight, ...sent]);
       const taken = new Set<string>();
       // Per key: every earlier pending row is taken in this claim or in flight with the claimer.
@@ -104,7 +107,7 @@ export class OutboxModelStore {
 
   markFailed(failed: readonly FailedOutboxRow[], owner: string): Promise<void> {
     return this.atomically('markFailed', () => {
-      const now = this.now();
+      const now = this.clock.now();
       this.settled(
         failed.map((f) => f.id),
         owner,
@@ -143,7 +146,7 @@ export class OutboxModelStore {
 
   nextHeldRowFreeAt(): Promise<Date | undefined> {
     return this.atomically('nextHeldRowFreeAt', () => {
-      const now = this.now();
+      const now = this.clock.now();
       const times = this.rows
         .filter((r) => r.sentAt === undefined)
         .map((r) => (r.lockedUntil !== undefined && r.lockedUntil > now ? r.lockedUntil : r.availableAt))
@@ -160,7 +163,7 @@ export class OutboxModelStore {
   private mark(ids: readonly string[], owner: string): void {
     if (ids.length === 0) return;
     this.settled(ids, owner);
-    const at = this.now();
+    const at = this.clock.now();
     const marked = ids.map((id) => this.held(id, owner)).filter((row) => row !== undefined);
     for (const row of marked) {
       row.sentAt = at;
@@ -170,7 +173,7 @@ export class OutboxModelStore {
   }
 
   private settled(ids: readonly string[], owner: string): void {
-    if (ids.length > 0) this.journal.push({ kind: 'settled', owner, at: this.now(), ids: [...ids] });
+    if (ids.length > 0) this.journal.push({ kind: 'settled', owner, at: this.clock.now(), ids: [...ids] });
   }
 
   /** The row, if `owner` holds it and it is not sent (an expired lease is still held until taken over). */
@@ -199,14 +202,14 @@ export class OutboxModelStore {
   }
 
   private async atomically<T>(operation: string, work: () => T): Promise<T> {
-    await sleep(this.latency(operation));
+    await this.sleep(this.latency(operation));
     const result = work();
-    await sleep(this.latency(operation));
+    await this.sleep(this.latency(operation));
     return result;
   }
-}
 
-/** Resolves after `ms` (fake timers in specs); on the next microtask when 0. */
-function sleep(ms: number): Promise<void> {
-  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
+  /** Resolves after `ms` on the clock; on the next microtask when 0. */
+  private sleep(ms: number): Promise<void> {
+    return ms > 0 ? this.clock.sleep(ms) : Promise.resolve();
+  }
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { systemClock } from '../src/common/clock';
+import { FakeClock } from '../src/common/fake-clock';
 import { MessageContext } from '../src/consumers/message-context';
 import { DeliveryPipeline } from '../src/consumers/delivery-pipeline';
 import { FailureSettler } from '../src/consumers/failure-settler';
@@ -241,6 +241,8 @@ export interface HarnessOptions {
   readonly inbox?: FakeInbox;
   /** `consumers.batchSize`. */
   readonly batchSize?: number;
+  /** The pipeline's clock (its waits, backoffs and jitter); a fresh `FakeClock` by default. */
+  readonly clock?: FakeClock;
 }
 
 /** A pipeline over a fake transport and inbox; the test scripts what the broker answers to copies. */
@@ -260,6 +262,8 @@ export class Harness {
   readonly inbox: FakeInbox;
   readonly pipeline: DeliveryPipeline;
   readonly metrics = new MessagingMetrics();
+  /** Time and jitter of the pipeline: moves on `clock.advance`, `random()` is 0.5 unless set. */
+  readonly clock: FakeClock;
   readonly control: DeliveryControl = {
     keepAlive: async () => void (this.keepAlives += 1),
     isStopping: () => this.stopping,
@@ -281,6 +285,7 @@ export class Harness {
         }),
     } as unknown as MessageTransport);
     this.inbox = options.inbox ?? new FakeInbox();
+    this.clock = options.clock ?? new FakeClock();
     const resolved = resolveMessagingOptions({
       serviceName: 'unit',
       transport: { kind: 'kafka', brokers: ['127.0.0.1:9092'] },
@@ -303,12 +308,12 @@ export class Harness {
     this.pipeline = new DeliveryPipeline(
       this.registry,
       this.inbox as unknown as InboxService,
-      new FailureSettler(transport, metrics, systemClock, resolved, this.inbox as unknown as InboxService),
+      new FailureSettler(transport, metrics, this.clock, resolved, this.inbox as unknown as InboxService),
       transport,
       resolved,
       metrics,
       new MessageTracing(),
-      systemClock,
+      this.clock,
     );
   }
 
@@ -326,12 +331,12 @@ export class Harness {
   callsOf(id: string): MessageContext[] {
     return this.calls.filter((c) => c.messageId === id);
   }
-}
 
-/** Runs `work` to its end while time passes in steps of `stepMs`. */
-export async function withTimePassing<T>(work: Promise<T>, stepMs = 100): Promise<T> {
-  let done = false;
-  const result = work.finally(() => (done = true));
-  while (!done) await jest.advanceTimersByTimeAsync(stepMs);
-  return result;
+  /** Runs `work` to its end while the harness's clock moves in steps of `stepMs`. */
+  async withTimePassing<T>(work: Promise<T>, stepMs = 100): Promise<T> {
+    let done = false;
+    const result = work.finally(() => (done = true));
+    while (!done) await this.clock.advance(stepMs);
+    return result;
+  }
 }

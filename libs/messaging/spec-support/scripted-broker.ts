@@ -1,3 +1,5 @@
+import { Clock } from '../src/common/clock';
+import { FakeClock } from '../src/common/fake-clock';
 import { MessageHeaders } from '../src/envelope/message-headers';
 import { WireMessage } from '../src/envelope/wire-message';
 import { PublishOutcome } from '../src/transports/publish-outcome';
@@ -34,7 +36,8 @@ export class ScriptedBroker {
     script: readonly ScriptedAnswer[] = [],
     /** Where publish calls are recorded, beside the store's claims and marks. */
     private readonly journal: JournalEntry[] = [],
-    private readonly now: () => number = () => Date.now(),
+    /** The world's clock: calls are dated and delayed answers come on it. */
+    private readonly clock: Pick<Clock, 'now' | 'setTimeout'> = new FakeClock(),
   ) {
     this.script = [...script];
   }
@@ -59,7 +62,7 @@ export class ScriptedBroker {
       this.refusedKeys.has(message.key ?? '') ? 'reject' : answer.outcomes[i % answer.outcomes.length],
     );
     const messageIds = messages.map((m) => m.headers[MessageHeaders.ID]);
-    const call: PublishCall = { index: this.calls.length, relay, at: this.now(), messageIds, outcomes };
+    const call: PublishCall = { index: this.calls.length, relay, at: this.clock.now(), messageIds, outcomes };
     this.calls.push(call);
     this.journal.push({ kind: 'published', ...call });
     messageIds.forEach((id, i) => {
@@ -73,7 +76,7 @@ export class ScriptedBroker {
     if (answer.delayMs === 'never') return new Promise(() => undefined);
     const delayMs = answer.delayMs;
     return delayMs > 0
-      ? new Promise((resolve) => setTimeout(() => resolve(answered), delayMs))
+      ? new Promise((resolve) => this.clock.setTimeout(() => resolve(answered), delayMs))
       : Promise.resolve(answered);
   }
 }

@@ -64,7 +64,7 @@ const serverProviders = messagingServer();
       useFactory: (options: MessagingModuleOptions) => resolveMessagingOptions(options),
       inject: [MESSAGING_MODULE_OPTIONS],
     },
-    // Time for the relay, consumers and orchestrator; tests replace it with `overrideProvider`.
+    // The library's time, timers and jitter; tests replace it with `overrideProvider` (a `FakeClock`).
     { provide: MESSAGING_CLOCK, useValue: systemClock },
     {
       provide: MESSAGING_TRANSPORT,

@@ -9,7 +9,7 @@ export const MESSAGING_DATA_SOURCE = Symbol('MESSAGING_DATA_SOURCE');
 export const MESSAGING_TRANSPORT = Symbol('MESSAGING_TRANSPORT');
 /** Validated options with every default filled in (`ResolvedMessagingOptions`). */
 export const MESSAGING_RESOLVED_OPTIONS = Symbol('MESSAGING_RESOLVED_OPTIONS');
-/** The clock and timers of the relay, consumers and orchestrator (`Clock`; `systemClock` unless overridden). */
+/** The library's time, timers and jitter (`Clock`; `systemClock` unless overridden). */
 export const MESSAGING_CLOCK = Symbol('MESSAGING_CLOCK');
 /** With `relay.mode: 'logical'`: the slot, publication and message prefix of this outbox (`LogicalNames`). */
 export const MESSAGING_LOGICAL_NAMES = Symbol('MESSAGING_LOGICAL_NAMES');

@@ -28,9 +28,10 @@ export const InjectMessagingOptions = (): PropertyDecorator & ParameterDecorator
   Inject(getMessagingOptionsToken());
 
 /**
- * The injection token of the `Clock` the relay, the consumers, the purges and redrive read time and start
- * timers with (`systemClock` unless overridden): `overrideProvider(getMessagingClockToken()).useValue(clock)`
- * with a `FakeClock` from `nest-reliable-messaging/testing` runs their time in a test.
+ * The injection token of the `Clock` the library reads time, starts timers and draws backoff jitter with
+ * (the relay, the consumers, the transports, the purges; `systemClock` unless overridden):
+ * `overrideProvider(getMessagingClockToken()).useValue(clock)` with a `FakeClock` from
+ * `nest-reliable-messaging/testing` runs their time in a test.
  */
 export function getMessagingClockToken(): symbol {
   return MESSAGING_CLOCK;

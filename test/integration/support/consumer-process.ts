@@ -7,6 +7,7 @@
  */
 import 'reflect-metadata';
 import { RetryPolicyOptions } from 'nest-reliable-messaging';
+import { systemClock } from 'nest-reliable-messaging/testing';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from './orders-consumer.fixture';
 import { infraEnv } from '../../harness/infra';
 import { createMessagingApp, rabbitTransport } from './messaging-app';
@@ -23,7 +24,6 @@ async function main(): Promise<void> {
   for (const seq of (process.env.ALWAYS_FAIL ?? '').split(',').filter(Boolean))
     probe.alwaysFail.add(Number(seq));
   probe.onInvocation = (context) => process.stdout.write(`ATTEMPT ${context.messageId} ${context.attempt}\n`);
-  if (process.env.JITTER === 'max') Math.random = () => 0.999_999;
   const policy = process.env.POLICY ? (JSON.parse(process.env.POLICY) as RetryPolicyOptions) : undefined;
   const app = await createMessagingApp({
     schema: env('SCHEMA'),
@@ -32,6 +32,8 @@ async function main(): Promise<void> {
       env('TRANSPORT') === 'rabbitmq'
         ? rabbitTransport()
         : { kind: 'kafka', brokers: infraEnv().kafkaBrokers, sessionTimeoutMs: 8_000 },
+    // JITTER=max: the library's clock draws the longest delay every backoff allows.
+    clock: process.env.JITTER === 'max' ? { ...systemClock, random: () => 0.999_999 } : undefined,
     entities: [HandledOrder],
     providers: [
       { provide: ConsumerProbe, useValue: probe },

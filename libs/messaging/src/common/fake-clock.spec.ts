@@ -48,6 +48,28 @@ describe(FakeClock.name, () => {
       await clock.advance(30);
       expect(steps).toEqual(['first settled', 'second']);
     });
+
+    it('lets the work queued before it start its timer first, then fires that timer', async () => {
+      const clock = new FakeClock(0);
+      const fired: number[] = [];
+      void Promise.resolve()
+        .then(() => undefined)
+        .then(() => clock.setTimeout(() => fired.push(clock.now()), 100));
+      await clock.advance(100);
+      expect(fired).toEqual([100]);
+    });
+  });
+
+  describe('random', () => {
+    it('answers 0.5 until set, then the value set, or each draw of the source set', () => {
+      const clock = new FakeClock();
+      expect([clock.random(), clock.random()]).toEqual([0.5, 0.5]);
+      clock.setRandom(0.999);
+      expect(clock.random()).toBe(0.999);
+      const draws = [0.1, 0.2];
+      clock.setRandom(() => draws.shift() ?? 0);
+      expect([clock.random(), clock.random(), clock.random()]).toEqual([0.1, 0.2, 0]);
+    });
   });
 
   describe('sleep', () => {

@@ -1,3 +1,4 @@
+import { Clock, systemClock } from '../common/clock';
 import { ConsoleMetricsSource } from './console-options.interface';
 import { CounterHistory } from './counter-rate';
 
@@ -182,14 +183,15 @@ export const METRICS_FETCH = { timeoutMs: 3_000, maxBytes: 4 * 1024 * 1024 } as 
 /**
  * Reads a service's `/metrics`: a redirect is refused, not followed (it could lead the console, inside the
  * network, anywhere), and reading stops past `maxBytes`. Errors say what happened in a few words, never
- * the URL or a library's message (viewers see them).
+ * the URL or a library's message (viewers see them). The deadline runs on `clock`.
  */
 export async function fetchMetricsText(
   url: string,
   limits: { timeoutMs: number; maxBytes: number } = METRICS_FETCH,
+  clock: Pick<Clock, 'setTimeout'> = systemClock,
 ): Promise<string> {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), limits.timeoutMs);
+  const cancel = clock.setTimeout(() => controller.abort(), limits.timeoutMs);
   try {
     let response: Response;
     try {
@@ -208,7 +210,7 @@ export async function fetchMetricsText(
     if (!response.ok) throw new Error(`answered ${response.status}`);
     return await readAtMost(response, limits.maxBytes, controller);
   } finally {
-    clearTimeout(timer);
+    cancel();
   }
 }
 

@@ -1,5 +1,6 @@
 import { createPublicKey } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { Clock, systemClock } from '../common/clock';
 import { ApproverSigner } from '../redrive/approvals/approver-keys';
 import { ApprovalMismatchError } from '../redrive/errors/approval-mismatch.error';
 import { RedrivePlanStaleError } from '../redrive/errors/redrive-plan-stale.error';
@@ -28,10 +29,12 @@ export type StepOutcome =
 export class ConsoleRedrive {
   /** Where the plans are kept: the application's store, else this process's memory. */
   readonly plans: ConsolePlanStore;
+  private readonly clock: Pick<Clock, 'now'>;
 
   constructor(@Inject(MESSAGING_CONSOLE_OPTIONS) private readonly options: MessagingConsoleOptions) {
     for (const signer of options.approverSigners ?? []) this.checkTrusted(signer);
-    this.plans = options.planStore ?? new MemoryConsolePlanStore(() => this.now());
+    this.clock = options.clock ?? systemClock;
+    this.plans = options.planStore ?? new MemoryConsolePlanStore(this.clock);
   }
 
   /** A dry run of the first `limit` messages of `source`, planned by the signed-in operator. */
@@ -74,7 +77,7 @@ export class ConsoleRedrive {
         keyring: redrive.approvers,
         topology: redrive.topology,
         ttlMs,
-        now: this.options.clock ? new Date(this.options.clock.now()) : undefined,
+        clock: this.clock,
       });
       if (!(await this.plans.approved(entry.id, approval, name))) {
         return refused(409, 'This plan was approved or executed meanwhile.');
@@ -151,7 +154,7 @@ export class ConsoleRedrive {
   }
 
   private now(): Date {
-    return new Date(this.options.clock?.now() ?? Date.now());
+    return new Date(this.clock.now());
   }
 
   private async refusal(entry: ConsolePlan, by: string, error: unknown): Promise<StepOutcome> {

@@ -311,9 +311,10 @@ describe(ConsoleController.name, () => {
 
   describe('plans', () => {
     async function setUp(approvedUntil?: string) {
-      const planStore = new MemoryConsolePlanStore(() => NOW);
+      const clock = { now: () => NOW.getTime() };
+      const planStore = new MemoryConsolePlanStore(clock);
       const id = await storedPlan(planStore, approvedUntil);
-      const made = console({ planStore, clock: { now: () => NOW.getTime() } });
+      const made = console({ planStore, clock });
       type Who = Awaited<ReturnType<(typeof made)['as']>>;
       const page = async (who: Who) => {
         const res = new FakeResponse();

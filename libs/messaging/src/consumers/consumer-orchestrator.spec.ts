@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { z } from 'zod';
-import { systemClock } from '../common/clock';
+import { FakeClock } from '../common/fake-clock';
 import { defineEvent } from '../envelope/event-definition';
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { resolveMessagingOptions } from '../options/resolve-messaging-options';
@@ -11,7 +11,7 @@ import { ConsumerHandle, Subscription } from '../transports/delivery-contract';
 import { ConsumerOrchestrator } from './consumer-orchestrator';
 import { DeliveryPipeline } from './delivery-pipeline';
 import { HandlerRegistry } from './handler-registry';
-import { useFakeTime } from '../../spec-support/fake-time';
+import { useQuietWarnings } from '../../spec-support/quiet-warnings';
 
 const OrderPlaced = defineEvent({
   type: 'OrderPlaced',
@@ -41,7 +41,11 @@ class FakeTransport {
   }
 }
 
-function orchestrator(transport: FakeTransport, retryDefaults?: Record<string, RetryPolicyOptions>) {
+function orchestrator(
+  transport: FakeTransport,
+  clock: FakeClock,
+  retryDefaults?: Record<string, RetryPolicyOptions>,
+) {
   const registry = new HandlerRegistry();
   registry.add({
     group: 'billing',
@@ -67,20 +71,22 @@ function orchestrator(transport: FakeTransport, retryDefaults?: Record<string, R
     transport as unknown as MessageTransport,
     options,
     new MessagingMetrics(),
-    systemClock,
+    clock,
   );
 }
 
 describe(ConsumerOrchestrator.name, () => {
-  useFakeTime();
+  useQuietWarnings();
+  let clock: FakeClock;
   beforeEach(() => {
+    clock = new FakeClock();
     jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
   });
 
   describe('start', () => {
     it('subscribes each group with the retry tiers its policies need', async () => {
       const transport = new FakeTransport();
-      await orchestrator(transport).start();
+      await orchestrator(transport, clock).start();
       expect(transport.subscriptions.map((s) => [s.group, s.destinations, s.retryTiers])).toEqual([
         ['billing', ['orders'], { orders: [100, 200, 400] }],
       ]);
@@ -88,7 +94,7 @@ describe(ConsumerOrchestrator.name, () => {
 
     it("subscribes the retry tiers of the destination's default too", async () => {
       const transport = new FakeTransport();
-      await orchestrator(transport, {
+      await orchestrator(transport, clock, {
         orders: {
           maxAttempts: 3,
           mode: RetryMode.RETRY_DESTINATION,
@@ -101,15 +107,15 @@ describe(ConsumerOrchestrator.name, () => {
 
     it('subscribes again in the background, with backoff, while the broker refuses', async () => {
       const transport = new FakeTransport(2);
-      const consumers = orchestrator(transport);
+      const consumers = orchestrator(transport, clock);
       await consumers.start();
       expect(transport.attempts).toBe(1);
       expect(consumers.runningGroups()).toEqual([]);
-      await jest.advanceTimersByTimeAsync(499); // 1000 ms × 0.5
+      await clock.advance(499); // 1000 ms × 0.5
       expect(transport.attempts).toBe(1);
-      await jest.advanceTimersByTimeAsync(1);
+      await clock.advance(1);
       expect(transport.attempts).toBe(2);
-      await jest.advanceTimersByTimeAsync(1_000); // 2000 ms × 0.5
+      await clock.advance(1_000); // 2000 ms × 0.5
       expect(transport.attempts).toBe(3);
       expect(consumers.runningGroups()).toEqual(['billing']);
     });
@@ -118,13 +124,13 @@ describe(ConsumerOrchestrator.name, () => {
   describe('stop', () => {
     it('cancels a pending subscribe and stops the running subscriptions', async () => {
       const transport = new FakeTransport(1);
-      const consumers = orchestrator(transport);
+      const consumers = orchestrator(transport, clock);
       await consumers.start();
       await consumers.stop();
-      await jest.advanceTimersByTimeAsync(60_000);
+      await clock.advance(60_000);
       expect(transport.attempts).toBe(1);
 
-      const running = orchestrator(new FakeTransport());
+      const running = orchestrator(new FakeTransport(), clock);
       await running.start();
       await running.stop();
       expect(running.runningGroups()).toEqual([]);

@@ -116,7 +116,7 @@ export class ConsumerOrchestrator
         error instanceof MessagingTopologyMissingError || error instanceof MessagingTopologyMismatchError;
       if (topologyError && attempt === 1) throw error;
       this.metrics.brokerErrors.inc({ transport: this.transport.kind, operation: 'subscribe' });
-      const delay = computeRetryDelay(RECONNECT_BACKOFF, attempt, Math.random);
+      const delay = computeRetryDelay(RECONNECT_BACKOFF, attempt, () => this.clock.random());
       this.logger.warn(
         `Subscribing consumer group ${group} failed (${(error as Error).message}); retrying in ${delay} ms.`,
       );

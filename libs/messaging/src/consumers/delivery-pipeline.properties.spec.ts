@@ -5,7 +5,7 @@ import { OffsetTracker } from '../transports/kafka/offset-tracker';
 import { Settlement } from '../transports/delivery-contract';
 import { TransportCapabilities } from '../retry/transport-capabilities';
 import { DeliveryPipeline } from './delivery-pipeline';
-import { useFakeTime } from '../../spec-support/fake-time';
+import { useQuietWarnings } from '../../spec-support/quiet-warnings';
 import {
   CommitAnswer,
   FakeInbox,
@@ -17,7 +17,6 @@ import {
   orderWire,
   RABBITMQ,
   uniqueViolation,
-  withTimePassing,
 } from '../../spec-support/pipeline-harness';
 
 /** What a handler does on one call. */
@@ -113,7 +112,7 @@ async function run(scenario: Scenario): Promise<Run> {
     if (behaviour === 'SWALLOW') manager.swallow(uniqueViolation());
     if (behaviour === 'SWALLOW_UNSEEN') manager.swallow(uniqueViolation(), false);
   };
-  const settled = await withTimePassing(harness.handleBatch(wires), 50);
+  const settled = await harness.withTimePassing(harness.handleBatch(wires), 50);
   return { scenario, ids, settled, harness, inbox, callbacks };
 }
 
@@ -191,7 +190,7 @@ function checkInvariants(result: Run): void {
  * refused and ambiguous copies, and stop requests.
  */
 describe(`${DeliveryPipeline.name} (properties)`, () => {
-  useFakeTime();
+  useQuietWarnings();
 
   it('settles nothing before it is final, applies each message once and in order, and runs no handler a third time because of neighbours', async () => {
     await fc.assert(

@@ -6,7 +6,7 @@ import { Settlement } from '../transports/delivery-contract';
 import { TransportCapabilities } from '../retry/transport-capabilities';
 import { DeliveryPipeline } from './delivery-pipeline';
 import { MessageContext } from './message-context';
-import { useFakeTime } from '../../spec-support/fake-time';
+import { useQuietWarnings } from '../../spec-support/quiet-warnings';
 import {
   DESTINATION,
   FakeInbox,
@@ -19,7 +19,6 @@ import {
   orderWire,
   RABBITMQ,
   uniqueViolation,
-  withTimePassing,
 } from '../../spec-support/pipeline-harness';
 
 const FAST = { initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 8_000 };
@@ -29,7 +28,7 @@ const orders = (n: number) =>
 const ids = (wires: readonly WireMessage[]) => wires.map(idOf);
 
 describe(DeliveryPipeline.name, () => {
-  useFakeTime();
+  useQuietWarnings();
 
   describe('handle', () => {
     it('runs the handler once and answers ACK', async () => {
@@ -95,7 +94,7 @@ describe(DeliveryPipeline.name, () => {
       const inbox = new FakeInbox();
       const wires = orders(4);
       const { harness, failing } = secondFailsOnce(inbox, wires);
-      const settled = await withTimePassing(harness.handleBatch(wires));
+      const settled = await harness.withTimePassing(harness.handleBatch(wires));
 
       expect(settled).toEqual([ACK, ACK, ACK, ACK]);
       const [first, second, firstAgain, retried, third, fourth] = harness.calls;
@@ -125,7 +124,7 @@ describe(DeliveryPipeline.name, () => {
       const inbox = new FakeInbox();
       const wires = orders(3);
       const { harness, failing } = secondFailsOnce(inbox, wires, 1);
-      await expect(withTimePassing(harness.handleBatch(wires))).resolves.toEqual([ACK, ACK, ACK]);
+      await expect(harness.withTimePassing(harness.handleBatch(wires))).resolves.toEqual([ACK, ACK, ACK]);
       expect(orderIds(harness.calls)).toEqual([
         `${ids(wires)[0]}@1`,
         `${failing}@1`,
@@ -250,7 +249,7 @@ describe(DeliveryPipeline.name, () => {
         harness,
         new Map(wires.map((w, i) => [idOf(w), i === 5 ? [1] : i === 0 ? [] : [6 - i]] as const)),
       );
-      const settled = await withTimePassing(harness.handleBatch(wires));
+      const settled = await harness.withTimePassing(harness.handleBatch(wires));
 
       expect(settled.map((s) => s.kind)).toEqual(Array(6).fill('ACK'));
       expect(harness.callsOf(idOf(wires[0]))).toHaveLength(2);
@@ -359,12 +358,12 @@ describe(DeliveryPipeline.name, () => {
     it('waits the jittered backoff on the clock before calling the handler again', async () => {
       const harness = new Harness({ policy: { ...inline, backoff: FAST }, failWhile: (a) => a < 2 });
       const settled = harness.handle(orderWire());
-      await jest.advanceTimersByTimeAsync(0);
+      await harness.clock.advance(0);
       expect(harness.calls).toHaveLength(1);
       // Full jitter with random() = 0.5 over [0, 1000]: 500 ms.
-      await jest.advanceTimersByTimeAsync(499);
+      await harness.clock.advance(499);
       expect(harness.calls).toHaveLength(1);
-      await jest.advanceTimersByTimeAsync(1);
+      await harness.clock.advance(1);
       await expect(settled).resolves.toEqual({ kind: 'ACK' });
       expect(harness.calls.map((c) => c.attempt)).toEqual([1, 2]);
     });
@@ -373,7 +372,7 @@ describe(DeliveryPipeline.name, () => {
       const backoff = { initialDelayMs: 10_000, multiplier: 2, maxDelayMs: 10_000 };
       const harness = new Harness({ policy: { ...inline, backoff }, failWhile: (a) => a < 2 });
       const settled = harness.handle(orderWire());
-      await jest.advanceTimersByTimeAsync(5_000); // a 5000 ms wait
+      await harness.clock.advance(5_000); // a 5000 ms wait
       await expect(settled).resolves.toEqual({ kind: 'ACK' });
       expect(harness.keepAlives).toBe(5);
     });
@@ -381,9 +380,9 @@ describe(DeliveryPipeline.name, () => {
     it('leaves the delivery unsettled when the consumer stops during the wait', async () => {
       const harness = new Harness({ policy: { ...inline, backoff: FAST }, failWhile: () => true });
       const settled = harness.handle(orderWire());
-      await jest.advanceTimersByTimeAsync(0);
+      await harness.clock.advance(0);
       harness.pipeline.stop();
-      await jest.advanceTimersByTimeAsync(1_000);
+      await harness.clock.advance(1_000);
       await expect(settled).resolves.toEqual({ kind: 'LEAVE' });
       expect(harness.calls).toHaveLength(1);
     });
@@ -412,10 +411,10 @@ describe(DeliveryPipeline.name, () => {
       const harness = new Harness({ policy: inline, failWhile: () => true, inbox });
       const wire = orderWire();
       const settled = harness.handle(wire);
-      await jest.advanceTimersByTimeAsync(0);
+      await harness.clock.advance(0);
       expect(inbox.failed.get(wire.headers[MessageHeaders.ID])).toBe(1);
       harness.pipeline.stop(); // the consumer stops during the wait: the count stays
-      await jest.advanceTimersByTimeAsync(1_000);
+      await harness.clock.advance(1_000);
       await expect(settled).resolves.toEqual({ kind: 'LEAVE' });
       expect(inbox.failed.get(wire.headers[MessageHeaders.ID])).toBe(1);
     });
@@ -445,7 +444,7 @@ describe(DeliveryPipeline.name, () => {
           const tier = /\.retry\.(\d+)ms$/.exec(copy.destination);
           if (!tier) continue;
           const back = { ...copy, destination: DESTINATION };
-          setTimeout(() => void harness.handle(back, Number(tier[1])), Number(tier[1]));
+          harness.clock.setTimeout(() => void harness.handle(back, Number(tier[1])), Number(tier[1]));
         }
         return outcomes;
       };
@@ -464,19 +463,19 @@ describe(DeliveryPipeline.name, () => {
 
     it('keeps full jitter: first retries spread uniformly over [0, initialDelay], not all at one tier', async () => {
       const MESSAGES = 2_000;
-      jest.spyOn(Math, 'random').mockImplementation(seeded(7));
       const policy = { maxAttempts: 3, mode: RetryMode.BROKER_DELAYED, backoff: FAST }; // 1000, 2000, 4000
       const failedAt = new Map<string, number>();
       const waited: number[] = [];
       const harness = new Harness({ capabilities: RABBITMQ, policy, failWhile: (attempt) => attempt < 2 });
+      harness.clock.setRandom(seeded(7));
       harness.onCall = (context) => {
-        if (context.attempt === 1) failedAt.set(context.messageId, Date.now());
-        else waited.push(Date.now() - failedAt.get(context.messageId)!);
+        if (context.attempt === 1) failedAt.set(context.messageId, harness.clock.now());
+        else waited.push(harness.clock.now() - failedAt.get(context.messageId)!);
       };
       runWithTtlQueues(harness);
 
       for (let i = 0; i < MESSAGES; i++) void harness.handle(orderWire({ orderId: i, customer: `c${i}` }));
-      while (waited.length < MESSAGES) await jest.advanceTimersByTimeAsync(50);
+      while (waited.length < MESSAGES) await harness.clock.advance(50);
 
       // Ten buckets of 100 ms: each holds about a tenth of the retries (uniform), none all of them.
       const buckets = Array.from({ length: 10 }, (_, b) =>
@@ -502,12 +501,12 @@ describe(DeliveryPipeline.name, () => {
       harness.answers.push('REJECTED', 'AMBIGUOUS');
       let settlement: Settlement | undefined;
       void harness.handle(orderWire()).then((s) => (settlement = s));
-      await jest.advanceTimersByTimeAsync(0);
+      await harness.clock.advance(0);
       expect(harness.copies).toHaveLength(1);
-      await jest.advanceTimersByTimeAsync(100); // 200 ms × 0.5
+      await harness.clock.advance(100); // 200 ms × 0.5
       expect(harness.copies).toHaveLength(2);
       expect(settlement).toBeUndefined();
-      await jest.advanceTimersByTimeAsync(200); // 400 ms × 0.5
+      await harness.clock.advance(200); // 400 ms × 0.5
       expect(harness.copies).toHaveLength(3);
       expect(settlement).toEqual({ kind: 'ACK' });
     });
@@ -516,9 +515,9 @@ describe(DeliveryPipeline.name, () => {
       const harness = new Harness({ failWhile: () => true });
       harness.answers.push(...Array<'REJECTED'>(10).fill('REJECTED'));
       const settled = harness.handle(orderWire());
-      await jest.advanceTimersByTimeAsync(0);
+      await harness.clock.advance(0);
       harness.stopping = true;
-      await expect(withTimePassing(settled)).resolves.toEqual({ kind: 'LEAVE' });
+      await expect(harness.withTimePassing(settled)).resolves.toEqual({ kind: 'LEAVE' });
       expect(harness.copies).toHaveLength(1);
     });
   });

@@ -205,7 +205,7 @@ export class DeliveryPipeline {
 
   /** Decodes, finds the handler and validates: ready to run, or unprocessable (the failure path's). */
   private prepare(group: string, delivery: Delivery, control: DeliveryControl): Prepared {
-    return prepareDelivery(this.registry, this.options, group, delivery, control);
+    return prepareDelivery(this.registry, this.options, group, delivery, control, this.clock);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { Clock } from '../common/clock';
 import { decodeEnvelope } from '../envelope/envelope-codec';
 import { MessageHeaders } from '../envelope/message-headers';
 import { FailureCategory } from '../errors/failure-category';
@@ -19,15 +20,16 @@ export type Prepared =
   | { readonly ready: RunState }
   | { readonly unprocessable: FailedDelivery; readonly policy: ResolvedRetryPolicy | undefined };
 
-/** Decodes the envelope, finds the group's handler and validates the payload. */
+/** Decodes the envelope (dated by `clock` when it carries no time), finds the group's handler and validates the payload. */
 export function prepareDelivery(
   registry: HandlerRegistry,
   options: ResolvedMessagingOptions,
   group: string,
   delivery: Delivery,
   control: DeliveryControl,
+  clock: Pick<Clock, 'now'>,
 ): Prepared {
-  const decoded = decodeEnvelope(delivery.wire);
+  const decoded = decodeEnvelope(delivery.wire, clock);
   const destination = delivery.wire.destination;
   const defaultPolicy = options.retryDefaults.get(destination);
   const failed = (failure: Failure): FailedDelivery => ({

@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { RetryMode, RetryOrdering } from '../retry/retry-policy.interface';
 import { FailureSettler } from './failure-settler';
-import { useFakeTime } from '../../spec-support/fake-time';
-import { Harness, orderWire, withTimePassing } from '../../spec-support/pipeline-harness';
+import { useQuietWarnings } from '../../spec-support/quiet-warnings';
+import { Harness, orderWire } from '../../spec-support/pipeline-harness';
 
 const inline = {
   mode: RetryMode.INLINE,
@@ -25,12 +25,12 @@ function failureLines(): string[] {
 }
 
 describe(FailureSettler.name, () => {
-  useFakeTime();
+  useQuietWarnings();
 
   describe('handlerFailed', () => {
     it('reports an inline retry as it reports every failure: one failed attempt, one retry, one log line', async () => {
       const harness = new Harness({ policy: { ...inline, maxAttempts: 3 }, failWhile: (a) => a < 2 });
-      await expect(withTimePassing(harness.handle(orderWire()))).resolves.toEqual({ kind: 'ACK' });
+      await expect(harness.withTimePassing(harness.handle(orderWire()))).resolves.toEqual({ kind: 'ACK' });
       await expect(total(harness, 'messaging_consumer_failed_attempts_total')).resolves.toBe(1);
       await expect(total(harness, 'messaging_consumer_retries_total', 'mode="inline"')).resolves.toBe(1);
       expect(failureLines()).toEqual([expect.stringContaining('retrying inline in')]);
@@ -38,7 +38,7 @@ describe(FailureSettler.name, () => {
 
     it('counts each failed try once and the dead letter once when the inline retries run out', async () => {
       const harness = new Harness({ policy: { ...inline, maxAttempts: 2 }, failWhile: () => true });
-      await expect(withTimePassing(harness.handle(orderWire()))).resolves.toEqual({ kind: 'ACK' });
+      await expect(harness.withTimePassing(harness.handle(orderWire()))).resolves.toEqual({ kind: 'ACK' });
       await expect(total(harness, 'messaging_consumer_failed_attempts_total')).resolves.toBe(2);
       await expect(total(harness, 'messaging_consumer_retries_total', 'mode="inline"')).resolves.toBe(1);
       await expect(total(harness, 'messaging_dead_lettered_total')).resolves.toBe(1);

@@ -181,7 +181,7 @@ export class FailureSettler {
       destination: { ordered: this.transport.capabilities.orderedStream },
       capabilities: this.transport.capabilities,
       now: () => new Date(this.clock.now()),
-      random: Math.random,
+      random: () => this.clock.random(),
     });
   }
 

@@ -1,3 +1,4 @@
+import { FakeClock } from '../common/fake-clock';
 import { decodeEnvelope, DecodeFailure, DecodeResult, encodeEnvelope } from './envelope-codec';
 import { FailureCategory } from '../errors/failure-category';
 import { MessageEnvelope } from './message-envelope';
@@ -189,14 +190,10 @@ describe('envelope-codec', () => {
       expect(decodeEnvelope(wire({ 'content-type': undefined })).ok).toBe(true);
     });
 
-    it('uses the current time for a message without occurred-at', () => {
-      jest.useFakeTimers({ now: new Date('2030-01-02T03:04:05.000Z') });
-      try {
-        const decoded = envelopeOf(decodeEnvelope(wire({ 'msg.occurred-at': undefined })));
-        expect(decoded.occurredAt).toEqual(new Date('2030-01-02T03:04:05.000Z'));
-      } finally {
-        jest.useRealTimers();
-      }
+    it("uses the clock's current time for a message without occurred-at", () => {
+      const clock = new FakeClock(Date.parse('2030-01-02T03:04:05.000Z'));
+      const decoded = envelopeOf(decodeEnvelope(wire({ 'msg.occurred-at': undefined }), clock));
+      expect(decoded.occurredAt).toEqual(new Date('2030-01-02T03:04:05.000Z'));
     });
 
     it.each(['application/json; charset=utf-8', 'Application/JSON', 'application/json;charset=UTF-8'])(

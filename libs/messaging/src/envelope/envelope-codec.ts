@@ -1,3 +1,4 @@
+import { Clock, systemClock } from '../common/clock';
 import { FailureCategory } from '../errors/failure-category';
 import { ENVELOPE_VERSION, MessageEnvelope } from './message-envelope';
 import { JSON_CONTENT_TYPE, MessageHeaders } from './message-headers';
@@ -48,9 +49,9 @@ export function encodeEnvelope(envelope: Omit<MessageEnvelope, 'payload'>, paylo
 
 /**
  * Decodes a wire message. Never throws: a bad message becomes a classified failure so that the consumer
- * can dead-letter it and go on.
+ * can dead-letter it and go on. A message without `msg.occurred-at` is dated `clock.now()`.
  */
-export function decodeEnvelope(wire: WireMessage): DecodeResult {
+export function decodeEnvelope(wire: WireMessage, clock: Pick<Clock, 'now'> = systemClock): DecodeResult {
   const h = wire.headers;
   const messageId = h[MessageHeaders.ID];
   if (!isMessageId(messageId)) return fail('MISSING_MESSAGE_ID');
@@ -68,7 +69,7 @@ export function decodeEnvelope(wire: WireMessage): DecodeResult {
   const occurredAtText = h[MessageHeaders.OCCURRED_AT];
   if (occurredAtText !== undefined && !ISO_8601.test(occurredAtText))
     return failWithId('INVALID_OCCURRED_AT');
-  const occurredAt = occurredAtText === undefined ? new Date() : new Date(occurredAtText);
+  const occurredAt = occurredAtText === undefined ? new Date(clock.now()) : new Date(occurredAtText);
   if (Number.isNaN(occurredAt.getTime())) return failWithId('INVALID_OCCURRED_AT');
 
   let payload: unknown;

@@ -10,6 +10,8 @@ function timestampOf(id: string): number {
 
 describe('message-id', () => {
   describe(newMessageId.name, () => {
+    // jest's fake timers, not a FakeClock: uuid's v7 reads Date.now() itself (given a time, it would drop its
+    // ordering of ids within one millisecond), so the library does not pass it the injected clock's.
     beforeEach(() => jest.useFakeTimers({ now: NOW }));
     afterEach(() => jest.useRealTimers());
 

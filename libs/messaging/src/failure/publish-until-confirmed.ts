@@ -40,7 +40,7 @@ export async function publishUntilConfirmed(
     if (options.isStopping()) return false;
     const [outcome] = await publish([copy]);
     if (outcome.status === 'CONFIRMED') return true;
-    const delay = computeRetryDelay(REPUBLISH_BACKOFF, attempt, Math.random);
+    const delay = computeRetryDelay(REPUBLISH_BACKOFF, attempt, () => clock.random());
     options.log.warn(
       `Publishing to ${copy.destination} was ${outcome.status} (${outcome.error.message}); the source message ` +
         `stays unsettled, trying again in ${delay} ms.`,

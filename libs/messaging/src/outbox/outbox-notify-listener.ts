@@ -83,7 +83,7 @@ export class OutboxNotifyListener implements OnApplicationBootstrap, BeforeAppli
   private scheduleRetry(error: Error): void {
     if (this.stopping) return;
     this.failures += 1;
-    const delay = computeRetryDelay(RECONNECT_BACKOFF, this.failures, Math.random);
+    const delay = computeRetryDelay(RECONNECT_BACKOFF, this.failures, () => this.clock.random());
     this.logger.warn(`LISTEN on ${this.channel} failed (${error.message}); retrying in ${delay} ms.`);
     this.retryTimer = this.clock.setTimeout(() => void this.listen(), delay);
   }

@@ -1,14 +1,14 @@
 import { Logger } from '@nestjs/common';
-import { useFakeTime } from '../../spec-support/fake-time';
+import { useQuietWarnings } from '../../spec-support/quiet-warnings';
 import { startModelWorld } from '../../spec-support/model-relays';
 import { OutboxRelay } from './outbox-relay';
 
 /**
  * The relay against a model of the outbox table (leases, backoff, per-key order) and a scripted broker, on
- * fake time: what one or two relays put on the wire, checked by the journal's invariants.
+ * the world's `FakeClock`: what one or two relays put on the wire, checked by the journal's invariants.
  */
 describe(`${OutboxRelay.name} (model outbox, scripted broker)`, () => {
-  useFakeTime();
+  useQuietWarnings();
   beforeEach(() => jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined));
 
   describe('lease', () => {
@@ -27,14 +27,14 @@ describe(`${OutboxRelay.name} (model outbox, scripted broker)`, () => {
         ],
       });
       const [first, second] = world.relays;
-      await jest.advanceTimersByTimeAsync(0);
+      await world.clock.advance(0);
       world.store.add(8); // only the first relay is woken: it claims rows 1-4, then 5-8 while 1-4 go out
       first.wakeup.fire();
-      await jest.advanceTimersByTimeAsync(1_050); // past the leases of both claims
+      await world.clock.advance(1_050); // past the leases of both claims
       second.wakeup.fire();
-      await jest.advanceTimersByTimeAsync(5_000);
+      await world.clock.advance(5_000);
       world.broker.healed = true;
-      await jest.advanceTimersByTimeAsync(10_000);
+      await world.clock.advance(10_000);
 
       expect(world.violations()).toEqual([]);
       expect(world.store.pending()).toEqual([]);
@@ -50,10 +50,10 @@ describe(`${OutboxRelay.name} (model outbox, scripted broker)`, () => {
         relay: { batchSize: 10 },
         script: [{ outcomes: ['reject', 'confirm', 'confirm'], delayMs: 0 }],
       });
-      await jest.advanceTimersByTimeAsync(0);
+      await world.clock.advance(0);
       world.commit(2, 'a'); // rows 1 and 2 of key a
       world.commit(1, 'b'); // row 3
-      await jest.advanceTimersByTimeAsync(5_000);
+      await world.clock.advance(5_000);
 
       expect(world.violations()).toEqual([]);
       expect(world.store.pending()).toEqual([]);
@@ -78,11 +78,11 @@ describe(`${OutboxRelay.name} (model outbox, scripted broker)`, () => {
       const world = startModelWorld({ relay: { batchSize: 2 } });
       world.broker.refusedKeys.add('stuck');
       const [{ rounds }] = world.relays;
-      await jest.advanceTimersByTimeAsync(0);
+      await world.clock.advance(0);
       rounds.length = 0;
       world.commit(4, 'stuck'); // a claim's worth (two batches of 2) of a key the broker refuses
       world.commit(2); // then two rows of other keys
-      while (rounds.length < 2) await jest.advanceTimersByTimeAsync(10);
+      while (rounds.length < 2) await world.clock.advance(10);
 
       expect(
         world.store.rows.filter((row) => row.key !== 'stuck').map((row) => row.sentAt !== undefined),
@@ -101,12 +101,12 @@ describe(`${OutboxRelay.name} (model outbox, scripted broker)`, () => {
         relay: { batchSize: 3 },
         script: [{ outcomes: ['confirm', 'reject'], delayMs: 0 }],
       });
-      await jest.advanceTimersByTimeAsync(0);
+      await world.clock.advance(0);
       world.commit(3, 'a');
-      await jest.advanceTimersByTimeAsync(9);
+      await world.clock.advance(9);
       world.relays[0].wakeup.fire();
       world.broker.healed = true;
-      await jest.advanceTimersByTimeAsync(130_000);
+      await world.clock.advance(130_000);
 
       expect(world.violations()).toEqual([]);
       expect(world.store.pending()).toEqual([]);
@@ -132,13 +132,13 @@ describe(`${OutboxRelay.name} (model outbox, scripted broker)`, () => {
         [332, () => world.commit(1, undefined, 0)],
         [0, () => world.commit(1, undefined, 1)],
       ];
-      await jest.advanceTimersByTimeAsync(0);
+      await world.clock.advance(0);
       for (const [afterMs, step] of steps) {
-        await jest.advanceTimersByTimeAsync(afterMs);
+        await world.clock.advance(afterMs);
         step();
       }
       world.broker.healed = true;
-      await jest.advanceTimersByTimeAsync(130_000);
+      await world.clock.advance(130_000);
 
       expect(world.violations()).toEqual([]);
       expect(world.store.pending()).toEqual([]);

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import fc from 'fast-check';
-import { useFakeTime } from '../../spec-support/fake-time';
+import { useQuietWarnings } from '../../spec-support/quiet-warnings';
 import { ModelWorldOptions, startModelWorld } from '../../spec-support/model-relays';
 import { ScriptedOutcome } from '../../spec-support/relay-journal';
 import { ScriptedAnswer } from '../../spec-support/scripted-broker';
@@ -64,24 +64,24 @@ const scenario: fc.Arbitrary<Scenario> = fc.record({
  * confirmed rows marked sent, each key's first copies and counted copies in id order).
  */
 describe(`${OutboxRelay.name} (property: random faults, one or two relays)`, () => {
-  useFakeTime();
+  useQuietWarnings();
   beforeEach(() => jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined));
 
   it('publishes every committed row at least once, in order per key, each by one relay at a time', async () => {
     await fc.assert(
       fc.asyncProperty(scenario, async ({ world: { latencies, ...options }, steps }) => {
-        jest.clearAllTimers(); // the previous run's relays, dead ones included
+        // A clock of its own each run: the previous run's relays, dead ones included, never fire again.
         const world = startModelWorld({ ...options, latency: inTurn(latencies) });
-        await jest.advanceTimersByTimeAsync(0);
+        await world.clock.advance(0);
         for (const { afterMs, step } of steps) {
-          await jest.advanceTimersByTimeAsync(afterMs);
+          await world.clock.advance(afterMs);
           if (step.kind === 'commit') world.commit(step.count, step.key, step.by);
           else if (step.kind === 'wake') world.relays[step.relay]?.wakeup.fire();
           else if (world.relays.length > 1 && world.relays[1].alive) world.relays[1].kill();
         }
         world.broker.healed = true;
         // Leases run out, backoffs end, the safety poll (a minute) comes twice.
-        await jest.advanceTimersByTimeAsync(130_000);
+        await world.clock.advance(130_000);
 
         expect(world.violations()).toEqual([]);
         expect(world.store.pending().map((row) => row.id)).toEqual([]);

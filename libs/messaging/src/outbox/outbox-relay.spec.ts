@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { systemClock } from '../common/clock';
+import { FakeClock } from '../common/fake-clock';
 import { MessageHeaders } from '../envelope/message-headers';
 import { WireMessage } from '../envelope/wire-message';
 import { MessageTracing } from '../observability/message-tracing';
@@ -11,8 +11,9 @@ import { OutboxRelay, RelayRoundResult } from './outbox-relay';
 import { ClaimedOutboxRow, FailedOutboxRow } from './outbox-row';
 import { OutboxStore } from './outbox-store';
 import { RelayWakeup } from './relay-wakeup';
-import { useFakeTime } from '../../spec-support/fake-time';
+import { useQuietWarnings } from '../../spec-support/quiet-warnings';
 import { startModelWorld } from '../../spec-support/model-relays';
+import { turnless } from '../../spec-support/turnless-clock';
 
 const POLL_MS = 10_000;
 
@@ -125,6 +126,7 @@ function startRelay(relayOptions: { batchSize?: number } = {}) {
   const store = new FakeStore();
   const transport = new FakeTransport();
   const wakeup = new RelayWakeup();
+  const clock = new FakeClock();
   const options = resolveMessagingOptions({
     serviceName: 'unit',
     transport: { kind: 'kafka', brokers: ['127.0.0.1:9092'] },
@@ -137,26 +139,24 @@ function startRelay(relayOptions: { batchSize?: number } = {}) {
     options,
     new MessagingMetrics(),
     new MessageTracing(),
-    // The relay yields a turn between starting a claim and publishing (so the claim reaches the database
-    // first); with fake timers and fake stores there is nothing to let through.
-    { ...systemClock, nextTurn: () => Promise.resolve() },
+    turnless(clock),
   );
   const rounds: RelayRoundResult[] = [];
   relay.onRound((round) => rounds.push(round));
   relay.onApplicationBootstrap();
-  return { relay, store, transport, wakeup, rounds };
+  return { clock, relay, store, transport, wakeup, rounds };
 }
 
 describe(OutboxRelay.name, () => {
-  useFakeTime();
+  useQuietWarnings();
 
   describe('wake', () => {
     it('publishes what a commit wrote at once, without waiting for the poll', async () => {
-      const { store, wakeup, rounds } = startRelay();
-      await jest.advanceTimersByTimeAsync(0);
+      const { clock, store, wakeup, rounds } = startRelay();
+      await clock.advance(0);
       store.add(3);
       wakeup.fire();
-      await jest.advanceTimersByTimeAsync(0);
+      await clock.advance(0);
       expect(store.sent).toEqual(['1', '2', '3']);
       expect(rounds.filter((r) => r.claimed > 0)).toEqual([{ claimed: 3, confirmed: 3, failed: 0 }]);
     });
@@ -167,12 +167,12 @@ describe(OutboxRelay.name, () => {
       ['with the next claim (PostgreSQL)', true, { markSentCalls: 1, claimedWithSent: 2 }],
       ['beside the next claim, on its own (MySQL/MariaDB)', false, { markSentCalls: 3, claimedWithSent: 0 }],
     ])('marks each round sent %s', async (_, marksSentInClaim, expected) => {
-      const { store, transport, wakeup, rounds } = startRelay({ batchSize: 2 });
+      const { clock, store, transport, wakeup, rounds } = startRelay({ batchSize: 2 });
       store.marksSentInClaim = marksSentInClaim;
-      await jest.advanceTimersByTimeAsync(0);
+      await clock.advance(0);
       store.add(9);
       wakeup.fire();
-      await jest.advanceTimersByTimeAsync(0);
+      await clock.advance(0);
       expect(store.sent).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9']);
       expect(transport.publishedRows()).toEqual([['1', '2'], ['3', '4'], ['5', '6'], ['7', '8'], ['9']]);
       expect({ markSentCalls: store.markSentCalls, claimedWithSent: store.claimedWithSent }).toEqual(
@@ -182,15 +182,15 @@ describe(OutboxRelay.name, () => {
     });
 
     it("does not publish a key's later rows from a claim's next batch once one of its messages was refused", async () => {
-      const { store, transport, wakeup } = startRelay({ batchSize: 2 });
-      await jest.advanceTimersByTimeAsync(0);
+      const { clock, store, transport, wakeup } = startRelay({ batchSize: 2 });
+      await clock.advance(0);
       store.add(1, 'a'); // 1
       store.add(1, 'b'); // 2
       store.add(1, 'a'); // 3: behind 1, which is refused
       store.add(1, 'c'); // 4
       transport.refusing.add('a');
       wakeup.fire();
-      await jest.advanceTimersByTimeAsync(0);
+      await clock.advance(0);
       expect(transport.publishedRows()[0]).toEqual(['1', '2']);
       expect(transport.publishedRows()[1]).toEqual(['4']);
       expect(store.released).toContain('3');
@@ -199,37 +199,37 @@ describe(OutboxRelay.name, () => {
     });
 
     it("stops a claim's publishing when a batch had nothing confirmed, and releases the rest untried", async () => {
-      const { store, transport, wakeup } = startRelay({ batchSize: 2 });
-      await jest.advanceTimersByTimeAsync(0);
+      const { clock, store, transport, wakeup } = startRelay({ batchSize: 2 });
+      await clock.advance(0);
       transport.down = true;
       store.add(4);
       wakeup.fire();
-      await jest.advanceTimersByTimeAsync(0);
+      await clock.advance(0);
       expect(transport.publishedRows()).toEqual([['1', '2']]);
       expect(store.failed.map((f) => f.id)).toEqual(['1', '2']);
       expect(store.released).toEqual(['3', '4']);
     });
 
     it('folds wake-ups during a round into one more round', async () => {
-      const { relay, store } = startRelay();
-      await jest.advanceTimersByTimeAsync(0);
+      const { clock, relay, store } = startRelay();
+      await clock.advance(0);
       const before = store.claims;
       for (let i = 0; i < 5; i++) relay.wake(); // the first starts a round, the others ask for one more
-      await jest.advanceTimersByTimeAsync(0);
+      await clock.advance(0);
       expect(store.claims - before).toBe(2);
     });
   });
 
   describe('safety poll', () => {
     it('claims once per poll interval while idle, and nothing in between', async () => {
-      const { store } = startRelay();
-      await jest.advanceTimersByTimeAsync(0);
+      const { clock, store } = startRelay();
+      await clock.advance(0);
       const atStart = store.claims; // the round at bootstrap
-      await jest.advanceTimersByTimeAsync(POLL_MS - 1);
+      await clock.advance(POLL_MS - 1);
       expect(store.claims).toBe(atStart);
-      await jest.advanceTimersByTimeAsync(1);
+      await clock.advance(1);
       expect(store.claims).toBe(atStart + 1);
-      await jest.advanceTimersByTimeAsync(5 * POLL_MS);
+      await clock.advance(5 * POLL_MS);
       expect(store.claims).toBe(atStart + 6);
     });
   });
@@ -243,24 +243,24 @@ describe(OutboxRelay.name, () => {
           { outcomes: ['reject'], delayMs: 0 },
         ],
       });
-      const { broker, store } = world;
-      await jest.advanceTimersByTimeAsync(0);
-      const start = Date.now();
+      const { broker, clock, store } = world;
+      await clock.advance(0);
+      const start = clock.now();
       world.commit(2);
-      await jest.advanceTimersByTimeAsync(0);
+      await clock.advance(0);
       expect(broker.calls).toHaveLength(1);
       expect(store.rows.map((r) => r.availableAt - start)).toEqual([100, 100]); // 200 ms × 0.5
 
       // The relay resumes half-way (a round for other rows) and wakes again when these are due.
-      await jest.advanceTimersByTimeAsync(109);
+      await clock.advance(109);
       expect(broker.calls).toHaveLength(1);
-      await jest.advanceTimersByTimeAsync(1);
+      await clock.advance(1);
       expect(broker.calls).toHaveLength(2);
       expect(store.rows.map((r) => r.availableAt - start)).toEqual([310, 310]); // 400 ms × 0.5, from 110
 
-      await jest.advanceTimersByTimeAsync(209);
+      await clock.advance(209);
       expect(broker.calls).toHaveLength(2);
-      await jest.advanceTimersByTimeAsync(1);
+      await clock.advance(1);
       expect(broker.calls).toHaveLength(3);
       expect(store.pending()).toEqual([]);
       await world.stop();
@@ -270,12 +270,12 @@ describe(OutboxRelay.name, () => {
       const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
       const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
       try {
-        const { store, transport, wakeup } = startRelay();
-        await jest.advanceTimersByTimeAsync(0);
+        const { clock, store, transport, wakeup } = startRelay();
+        await clock.advance(0);
         transport.down = true;
         store.add(1);
         wakeup.fire();
-        await jest.advanceTimersByTimeAsync(45_000); // rounds every 0.1–2 s: dozens of failed rounds
+        await clock.advance(45_000); // rounds every 0.1–2 s: dozens of failed rounds
         const rounds = store.claims;
         const lines = warn.mock.calls
           .map(([line]) => String(line))
@@ -284,7 +284,7 @@ describe(OutboxRelay.name, () => {
         expect(lines).toHaveLength(2); // when it started, and the summary at 30 s
         expect(lines[1]).toMatch(/still failing after 3\d s/);
         transport.down = false;
-        await jest.advanceTimersByTimeAsync(5_000);
+        await clock.advance(5_000);
         expect(log.mock.calls.some(([line]) => /works again after/.test(String(line)))).toBe(true);
       } finally {
         warn.mockRestore();
@@ -293,29 +293,29 @@ describe(OutboxRelay.name, () => {
     });
 
     it('does not claim while it backs off, however often it is woken', async () => {
-      const { store, transport, wakeup } = startRelay();
-      await jest.advanceTimersByTimeAsync(0);
+      const { clock, store, transport, wakeup } = startRelay();
+      await clock.advance(0);
       transport.down = true;
       store.add(1);
       wakeup.fire();
-      await jest.advanceTimersByTimeAsync(0);
+      await clock.advance(0);
       const claims = store.claims;
       for (let i = 0; i < 10; i++) wakeup.fire();
-      await jest.advanceTimersByTimeAsync(49); // half the rows' delay of 100 ms
+      await clock.advance(49); // half the rows' delay of 100 ms
       expect(store.claims).toBe(claims);
     });
   });
 
   describe('held rows', () => {
     it('wakes when a row held by a lease or a backoff frees up, rather than at the next poll', async () => {
-      const { store } = startRelay();
-      store.heldRowFreeAt = new Date(Date.now() + 3_000);
-      await jest.advanceTimersByTimeAsync(0); // the bootstrap round finds nothing and asks when rows free up
+      const { clock, store } = startRelay();
+      store.heldRowFreeAt = new Date(clock.now() + 3_000);
+      await clock.advance(0); // the bootstrap round finds nothing and asks when rows free up
       const claims = store.claims;
       store.add(1);
-      await jest.advanceTimersByTimeAsync(3_000 + 9);
+      await clock.advance(3_000 + 9);
       expect(store.claims).toBe(claims);
-      await jest.advanceTimersByTimeAsync(1);
+      await clock.advance(1);
       expect(store.sent).toEqual(['1']);
     });
   });
@@ -332,49 +332,49 @@ describe(OutboxRelay.name, () => {
     afterEach(() => process.off('unhandledRejection', onUnhandled));
 
     it('takes a publish that throws as AMBIGUOUS: the rows are recorded failed and tried again', async () => {
-      const { store, transport, wakeup } = startRelay();
-      await jest.advanceTimersByTimeAsync(0);
+      const { clock, store, transport, wakeup } = startRelay();
+      await clock.advance(0);
       transport.throwing = new Error('Channel closed');
       store.add(2);
       wakeup.fire();
-      await jest.advanceTimersByTimeAsync(0);
+      await clock.advance(0);
       expect(store.failed.map((f) => [f.id, f.error])).toEqual([
         ['1', 'AMBIGUOUS: Error: Channel closed'],
         ['2', 'AMBIGUOUS: Error: Channel closed'],
       ]);
-      await jest.advanceTimersByTimeAsync(1_000);
+      await clock.advance(1_000);
       expect(store.sent).toEqual(['1', '2']);
       expect(unhandled).toEqual([]);
     });
 
     it('logs what escapes a round, backs off and goes on: no unhandled rejection', async () => {
-      const { relay, store, wakeup } = startRelay();
-      await jest.advanceTimersByTimeAsync(0);
+      const { clock, relay, store, wakeup } = startRelay();
+      await clock.advance(0);
       const stop = relay.onRound(() => {
         stop();
         throw new Error('a round listener broke');
       });
       store.add(1);
       wakeup.fire();
-      await jest.advanceTimersByTimeAsync(0);
+      await clock.advance(0);
       expect(unhandled).toEqual([]);
       expect(jest.mocked(Logger.prototype.error).mock.calls[0][0]).toContain(
         'An outbox relay round failed: Error: a round listener broke',
       );
       store.add(1);
       wakeup.fire();
-      await jest.advanceTimersByTimeAsync(1_000);
+      await clock.advance(1_000);
       expect(store.sent).toEqual(['1', '2']);
     });
   });
 
   describe('beforeApplicationShutdown', () => {
     it('stops its timers: no claim after shutdown', async () => {
-      const { relay, store } = startRelay();
-      await jest.advanceTimersByTimeAsync(0);
+      const { clock, relay, store } = startRelay();
+      await clock.advance(0);
       await relay.beforeApplicationShutdown();
       const claims = store.claims;
-      await jest.advanceTimersByTimeAsync(10 * POLL_MS);
+      await clock.advance(10 * POLL_MS);
       expect(store.claims).toBe(claims);
     });
   });

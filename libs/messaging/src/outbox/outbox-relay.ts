@@ -376,7 +376,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     if (wholeRoundFailed) this.failures += 1;
     const { retryInitialDelayMs, retryMaxDelayMs } = this.options.relay;
     const backoff = { initialDelayMs: retryInitialDelayMs, multiplier: 2, maxDelayMs: retryMaxDelayMs };
-    return computeRetryDelay(backoff, Math.max(1, this.failures), Math.random);
+    return computeRetryDelay(backoff, Math.max(1, this.failures), () => this.clock.random());
   }
 
   /** What escaped a round (a bug, a listener that threw): logged; the relay backs off and goes on. */

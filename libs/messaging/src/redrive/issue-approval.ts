@@ -1,3 +1,4 @@
+import { Clock, systemClock } from '../common/clock';
 import { MessagingTopology } from '../topology/messaging-topology';
 import { ApproverKeyring } from './approvals/approver-keyring';
 import { ApproverSigner } from './approvals/approver-keys';
@@ -19,8 +20,8 @@ export interface IssueApprovalOptions extends ApprovalGrant {
   readonly keyring?: ApproverKeyring;
   /** The topology the plan's route is derived with (needed for a DLQ name that reads two ways). */
   readonly topology?: MessagingTopology;
-  /** Default: the system clock. */
-  readonly now?: Date;
+  /** The clock the approval is dated by (the library's `Clock`; only `now` is read). Default: the system clock. */
+  readonly clock?: Pick<Clock, 'now'>;
 }
 
 /**
@@ -48,7 +49,7 @@ export async function issueApproval(
     const planner = await reviewPlan(plan, options.ledger, options.topology);
     const keyring = options.keyring ?? ApproverKeyring.empty();
     checkFourEyes(keyring, { planner, approver: signer.approver }, false);
-    approval = signApproval(plan, signer, options, options.now ?? new Date());
+    approval = signApproval(plan, signer, options, new Date((options.clock ?? systemClock).now()));
   } catch (error) {
     if (error instanceof RedriveRefusedError) {
       await options.ledger.record({

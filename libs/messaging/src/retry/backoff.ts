@@ -35,7 +35,7 @@ export function baseDelay(backoff: Required<BackoffOptions>, attempt: number): n
  * Full jitter: a uniform draw of whole ms from `[0, delayMs]`, both ends reachable. Without it every
  * consumer that failed in the same second retries in the same second and undoes the downstream's recovery.
  *
- * @param random a source of uniform numbers in `[0, 1)`, such as `Math.random`; injected for tests.
+ * @param random a source of uniform numbers in `[0, 1)`, the injected `Clock`'s `random`.
  */
 export function fullJitter(delayMs: number, random: () => number): number {
   const ceiling = Math.max(0, Math.floor(delayMs));

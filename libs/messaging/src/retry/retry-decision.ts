@@ -68,8 +68,8 @@ export interface RetryDecisionInput {
   readonly destination: { readonly ordered: boolean };
   /** What the transport can do. */
   readonly capabilities: TransportCapabilities;
-  /** The clock, e.g. `() => new Date()`. */
+  /** The current time, from the injected `Clock`. */
   readonly now: () => Date;
-  /** Uniform numbers in `[0, 1)`, e.g. `Math.random`. */
+  /** Uniform numbers in `[0, 1)`, from the injected `Clock`'s `random`. */
   readonly random: () => number;
 }

@@ -1,14 +1,15 @@
 import { Logger } from '@nestjs/common';
-import { systemClock } from '../common/clock';
+import { FakeClock } from '../common/fake-clock';
 import { OUTAGE_SUMMARY_EVERY_MS, OutageLog } from './outage-log';
 
 describe(OutageLog.name, () => {
   let warnings: string[];
   let infos: string[];
   let outage: OutageLog;
+  let clock: FakeClock;
 
   beforeEach(() => {
-    jest.useFakeTimers({ now: new Date('2026-12-01T00:00:00Z') });
+    clock = new FakeClock();
     warnings = [];
     infos = [];
     jest
@@ -17,24 +18,23 @@ describe(OutageLog.name, () => {
     jest
       .spyOn(Logger.prototype, 'log')
       .mockImplementation((message: unknown) => void infos.push(String(message)));
-    outage = new OutageLog(new Logger('test'), 'Kafka', systemClock);
+    outage = new OutageLog(new Logger('test'), 'Kafka', clock);
   });
   afterEach(() => {
-    jest.useRealTimers();
     jest.restoreAllMocks();
   });
 
   /** `count` failures, one every `everyMs`. */
-  const fail = (count: number, everyMs: number) => {
+  const fail = async (count: number, everyMs: number) => {
     for (let i = 0; i < count; i++) {
       outage.failure(`Connection error ${i}`);
-      jest.advanceTimersByTime(everyMs);
+      await clock.advance(everyMs);
     }
   };
 
   describe('failure', () => {
-    it('warns once when failures start, then summarises every 30 s while they go on', () => {
-      fail(16 * 70, 1_000 / 16); // 16 a second for 70 s
+    it('warns once when failures start, then summarises every 30 s while they go on', async () => {
+      await fail(16 * 70, 1_000 / 16); // 16 a second for 70 s
       expect(warnings).toHaveLength(3);
       expect(warnings[0]).toMatch(/^Kafka: Connection error 0 \(further failures are summarised every 30 s/);
       expect(warnings[1]).toMatch(
@@ -46,19 +46,19 @@ describe(OutageLog.name, () => {
   });
 
   describe('recovered', () => {
-    it('says once that it works again, with how long and how many failures', () => {
-      fail(10, 1_000);
+    it('says once that it works again, with how long and how many failures', async () => {
+      await fail(10, 1_000);
       outage.recovered();
       outage.recovered();
       expect(infos).toEqual(['Kafka works again after 10 s (10 failures).']);
     });
 
-    it('says nothing when nothing failed, and starts afresh after a recovery', () => {
+    it('says nothing when nothing failed, and starts afresh after a recovery', async () => {
       outage.recovered();
       expect(infos).toEqual([]);
-      fail(3, 100);
+      await fail(3, 100);
       outage.recovered();
-      fail(3, 100);
+      await fail(3, 100);
       expect(warnings).toHaveLength(2);
     });
   });

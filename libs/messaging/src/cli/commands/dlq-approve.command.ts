@@ -3,7 +3,7 @@ import { readApproverSigner } from '../../redrive/approvals/approver-keys';
 import { issueApproval } from '../../redrive/issue-approval';
 import { parseRedrivePlan } from '../../redrive/redrive-plan.schema';
 import { AdminEnv } from '../admin-options';
-import { readJson, writeJson } from '../cli-io';
+import { cliClock, readJson, writeJson } from '../cli-io';
 import { parseDuration } from '../duration';
 import { formatPlan } from '../format/plan-format';
 import { CommandContext, withTopologyOption } from './command-context';
@@ -37,7 +37,7 @@ export function approveCommand(context: CommandContext): Command {
       const keyring = await context.keyring();
       const topology = await context.topology(flags);
       const approval = await context.withLedger((ledger) =>
-        issueApproval(plan, signer, { ledger, ttlMs, keyring, topology, now: context.io.now?.() }),
+        issueApproval(plan, signer, { ledger, ttlMs, keyring, topology, clock: cliClock(context.io) }),
       );
       const out = flags.out ?? `${flags.plan.replace(/\.json$/, '')}.approval.json`;
       await writeJson(context.io, out, approval);

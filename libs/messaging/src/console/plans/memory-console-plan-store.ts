@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Clock, systemClock } from '../../common/clock';
 import { RedriveApproval } from '../../redrive/redrive-approval';
 import { RedrivePlan } from '../../redrive/redrive-plan';
 import { RedriveResult } from '../../redrive/redrive-result';
@@ -12,7 +13,8 @@ import { ConsolePlanStore } from './console-plan-store.interface';
 export class MemoryConsolePlanStore implements ConsolePlanStore {
   private readonly plans = new Map<string, ConsolePlan>();
 
-  constructor(private readonly now: () => Date = () => new Date()) {}
+  /** @param clock - what its times (executed, stale, refused) are read from; only `now` is read. Default: the system clock. */
+  constructor(private readonly clock: Pick<Clock, 'now'> = systemClock) {}
 
   /** Keeps `plan` under a new id. */
   async add(plan: RedrivePlan): Promise<ConsolePlan> {
@@ -46,7 +48,7 @@ export class MemoryConsolePlanStore implements ConsolePlanStore {
   async executed(id: string, result: RedriveResult, by: string): Promise<boolean> {
     const entry = this.plans.get(id);
     if (!entry || entry.result) return false;
-    const executedAt = this.now().toISOString();
+    const executedAt = this.now();
     this.plans.set(id, { ...entry, result, executedAt, refusals: without(entry.refusals, by) });
     return true;
   }
@@ -54,15 +56,20 @@ export class MemoryConsolePlanStore implements ConsolePlanStore {
   /** Marks the plan stale. */
   async stale(id: string): Promise<void> {
     const entry = this.plans.get(id);
-    if (entry && !entry.staleAt) this.plans.set(id, { ...entry, staleAt: this.now().toISOString() });
+    if (entry && !entry.staleAt) this.plans.set(id, { ...entry, staleAt: this.now() });
   }
 
   /** Keeps the refusal for `by`. */
   async refused(id: string, by: string, message: string): Promise<void> {
     const entry = this.plans.get(id);
     if (!entry) return;
-    const refusal = { message, at: this.now().toISOString() };
+    const refusal = { message, at: this.now() };
     this.plans.set(id, { ...entry, refusals: { ...entry.refusals, [by]: refusal } });
+  }
+
+  /** The current time, ISO 8601. */
+  private now(): string {
+    return new Date(this.clock.now()).toISOString();
   }
 }
 

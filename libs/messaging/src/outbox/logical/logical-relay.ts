@@ -241,13 +241,13 @@ export class LogicalRelay
       }
       this.state = 'standby';
       this.problem = undefined;
-      return Math.round(STANDBY_RETRY_MS * (0.8 + Math.random() * 0.4));
+      return Math.round(STANDBY_RETRY_MS * (0.8 + this.clock.random() * 0.4));
     }
     this.state = 'failing';
     this.problem = problemOf(failure);
     if (failure.kind === 'connection') {
       this.failures += 1;
-      const delay = computeRetryDelay(RECONNECT_BACKOFF, this.failures, Math.random);
+      const delay = computeRetryDelay(RECONNECT_BACKOFF, this.failures, () => this.clock.random());
       this.logProblem(
         `Reading the replication slot '${this.names.slot}' failed (${describe(error)}); retrying in ${delay} ms.`,
         'warn',

@@ -330,7 +330,7 @@ export class StreamSession {
   private retryDelay(attempts = 1): number {
     const { retryInitialDelayMs, retryMaxDelayMs } = this.deps.relay;
     const backoff = { initialDelayMs: retryInitialDelayMs, multiplier: 2, maxDelayMs: retryMaxDelayMs };
-    return computeRetryDelay(backoff, Math.max(1, attempts, this.failures), Math.random);
+    return computeRetryDelay(backoff, Math.max(1, attempts, this.failures), () => this.deps.clock.random());
   }
 
   private report(result: Omit<LogicalRoundResult, 'confirmedLsn'>): void {

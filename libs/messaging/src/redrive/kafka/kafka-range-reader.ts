@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Admin, Kafka, KafkaMessage } from 'kafkajs';
+import { CancelTimer, Clock, systemClock } from '../../common/clock';
 import { PartitionRange, redriveGroupOf } from './partition-ranges';
 
 /**
  * Reads offset ranges of a topic and commits nothing: kafkajs only reads through a consumer group, so this
  * one uses a throw-away group (`<topic>.redrive.read.<uuid>`), seeks each partition to its range's start,
- * never commits, and deletes the group afterwards. Resolves with each partition's records, by offset.
+ * never commits, and deletes the group afterwards. Resolves with each partition's records, by offset. The
+ * deadline runs on `clock`.
  */
 export async function readRanges(
   kafka: Kafka,
@@ -13,6 +15,7 @@ export async function readRanges(
   topic: string,
   ranges: readonly PartitionRange[],
   timeoutMs: number,
+  clock: Pick<Clock, 'setTimeout'> = systemClock,
 ): Promise<Map<number, KafkaMessage[]>> {
   const wanted = new Map(ranges.filter((r) => r.to > r.from).map((r) => [r.partition, r]));
   const found = new Map<number, Map<string, KafkaMessage>>();
@@ -22,7 +25,7 @@ export async function readRanges(
   const finished = new Set<number>();
   let complete: () => void = () => undefined;
   const allRead = new Promise<void>((resolve) => (complete = resolve));
-  let timer: NodeJS.Timeout | undefined;
+  let cancel: CancelTimer | undefined;
   try {
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
@@ -46,14 +49,14 @@ export async function readRanges(
       consumer.seek({ topic, partition: range.partition, offset: range.from.toString() });
     }
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
+      cancel = clock.setTimeout(
         () => reject(new Error(`Reading ${topic} took longer than ${timeoutMs} ms; nothing was changed.`)),
         timeoutMs,
       );
     });
     await Promise.race([allRead, timeout]);
   } finally {
-    clearTimeout(timer);
+    cancel?.();
     await consumer.disconnect().catch(() => undefined);
     await admin.deleteGroups([groupId]).catch(() => undefined);
   }

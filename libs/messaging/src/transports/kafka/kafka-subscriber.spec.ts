@@ -1,15 +1,18 @@
 import { Logger } from '@nestjs/common';
 import { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
-import { systemClock } from '../../common/clock';
+import { FakeClock } from '../../common/fake-clock';
 import { MessageHeaders } from '../../envelope/message-headers';
 import { OutageLog } from '../outage-log';
 import { Delivery, Settlement, Subscription } from '../delivery-contract';
 import { KafkaSubscriber, KafkaSubscriberHost } from './kafka-subscriber';
-import { useFakeTime } from '../../../spec-support/fake-time';
+import { useQuietWarnings } from '../../../spec-support/quiet-warnings';
 
 const TOPIC = 'orders';
 const GROUP = 'billing';
 const RETRY_TOPIC = `${TOPIC}.${GROUP}.retry.1000ms`;
+
+/** The subscribers' time and jitter, a fresh one for each test. */
+let clock: FakeClock;
 
 type Listener = (event: { payload: { restart?: boolean; error?: Error; memberId?: string } }) => void;
 
@@ -88,8 +91,8 @@ async function startSubscriber(settle: (delivery: Delivery) => Promise<Settlemen
     } as unknown as Kafka,
     sessionTimeoutMs: 30_000,
     log: new Logger('test'),
-    clock: systemClock,
-    outage: new OutageLog(new Logger('test'), 'Kafka', systemClock),
+    clock,
+    outage: new OutageLog(new Logger('test'), 'Kafka', clock),
   };
   const deliveries: Delivery[] = [];
   /** The offsets of each call of the pipeline (one lane's messages, together). */
@@ -121,10 +124,10 @@ async function startSubscriber(settle: (delivery: Delivery) => Promise<Settlemen
 }
 
 /** Lets the handlers the subscriber scheduled run (they run beside kafkajs's fetch, after eachBatch returned). */
-const settle = () => jest.advanceTimersByTimeAsync(0);
+const settle = () => clock.advance(0);
 
 /** Lets the handlers run and the commit timer fire (every 100 ms). */
-const settleAndCommit = () => jest.advanceTimersByTimeAsync(100);
+const settleAndCommit = () => clock.advance(100);
 
 /** A handler that waits until `release()` is called. */
 function gate() {
@@ -134,7 +137,10 @@ function gate() {
 }
 
 describe(KafkaSubscriber.name, () => {
-  useFakeTime();
+  useQuietWarnings();
+  beforeEach(() => {
+    clock = new FakeClock();
+  });
 
   describe('onBatch', () => {
     it('commits the settled offsets and subscribes to the retry topics too', async () => {
@@ -214,11 +220,11 @@ describe(KafkaSubscriber.name, () => {
       const { payload, heartbeat } = batchOf(TOPIC, many);
       let returned = false;
       const batch = consumer.eachBatch!(payload).then(() => (returned = true));
-      await jest.advanceTimersByTimeAsync(2_500);
+      await clock.advance(2_500);
       expect(returned).toBe(false);
       expect(heartbeat).toHaveBeenCalledTimes(2);
       slow.release();
-      await jest.advanceTimersByTimeAsync(1_000);
+      await clock.advance(1_000);
       await batch;
       expect(returned).toBe(true);
     });
@@ -236,9 +242,9 @@ describe(KafkaSubscriber.name, () => {
       expect(deliveries.map((d) => d.origin.offset)).toEqual(['5', '6']);
       expect(consumer.commitOffsets).toHaveBeenLastCalledWith([{ topic: TOPIC, partition: 0, offset: '6' }]);
       expect(consumer.pause).toHaveBeenCalledWith([{ topic: TOPIC, partitions: [0] }]);
-      await jest.advanceTimersByTimeAsync(1_999);
+      await clock.advance(1_999);
       expect(consumer.seek).not.toHaveBeenCalled();
-      await jest.advanceTimersByTimeAsync(1);
+      await clock.advance(1);
       expect(consumer.seek).toHaveBeenCalledWith({ topic: TOPIC, partition: 0, offset: '6' });
       expect(consumer.resume).toHaveBeenCalledWith([{ topic: TOPIC, partitions: [0] }]);
     });
@@ -255,7 +261,7 @@ describe(KafkaSubscriber.name, () => {
       await consumer.eachBatch!(batchOf(TOPIC, [record('7', 'a')]).payload); // fetched before the pause
       await settleAndCommit();
       expect(deliveries.map((d) => d.origin.offset)).toEqual(['5', '6']);
-      await jest.advanceTimersByTimeAsync(1_000);
+      await clock.advance(1_000);
       await consumer.eachBatch!(batchOf(TOPIC, [record('6', 'a'), record('7', 'a')]).payload);
       await settleAndCommit();
       expect(deliveries.map((d) => d.origin.offset)).toEqual(['5', '6', '6', '7']);
@@ -270,9 +276,9 @@ describe(KafkaSubscriber.name, () => {
 
       expect(deliveries).toEqual([]);
       expect(consumer.pause).toHaveBeenCalledWith([{ topic: RETRY_TOPIC, partitions: [0] }]);
-      await jest.advanceTimersByTimeAsync(799);
+      await clock.advance(799);
       expect(consumer.seek).not.toHaveBeenCalled();
-      await jest.advanceTimersByTimeAsync(1);
+      await clock.advance(1);
       expect(consumer.seek).toHaveBeenCalledWith({ topic: RETRY_TOPIC, partition: 0, offset: '0' });
     });
 
@@ -282,7 +288,7 @@ describe(KafkaSubscriber.name, () => {
       const farFuture = { [MessageHeaders.RETRY_DUE_AT]: '2100-01-01T00:00:00.000Z' };
       await consumer.eachBatch!(batchOf(RETRY_TOPIC, [record('0', 'a', farFuture)]).payload);
 
-      await jest.advanceTimersByTimeAsync(1_000); // the topic's tier
+      await clock.advance(1_000); // the topic's tier
       expect(consumer.seek).toHaveBeenCalledWith({ topic: RETRY_TOPIC, partition: 0, offset: '0' });
       await consumer.eachBatch!(batchOf(RETRY_TOPIC, [record('0', 'a', farFuture)]).payload);
       await settle();
@@ -325,15 +331,15 @@ describe(KafkaSubscriber.name, () => {
     it('replaces the consumer when the coordinator stops answering heartbeats and commits, and rejoins', async () => {
       const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
       const [consumer] = consumers;
-      await jest.advanceTimersByTimeAsync(2_000);
+      await clock.advance(2_000);
       consumer.heartbeat();
       consumer.commitOffsets.mockRejectedValue(new Error('Connection error: connect ECONNREFUSED'));
       await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
-      await jest.advanceTimersByTimeAsync(2_000);
+      await clock.advance(2_000);
       expect(consumers).toHaveLength(1); // answered 2 s ago
-      await jest.advanceTimersByTimeAsync(1_000);
+      await clock.advance(1_000);
       expect(consumer.disconnect).toHaveBeenCalled();
-      await jest.advanceTimersByTimeAsync(10);
+      await clock.advance(10);
       expect(consumers).toHaveLength(2);
       expect(consumers[1].subscribe).toHaveBeenCalled();
     });
@@ -343,29 +349,29 @@ describe(KafkaSubscriber.name, () => {
       const [consumer] = consumers;
       consumer.commitOffsets.mockImplementation(() => new Promise(() => undefined));
       await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
-      await jest.advanceTimersByTimeAsync(4_000); // the commit starts at 100 ms, checks run every second
+      await clock.advance(4_000); // the commit starts at 100 ms, checks run every second
       expect(consumer.disconnect).toHaveBeenCalled();
     });
 
     it('leaves a consumer alone whose heartbeats pause while its commits go through (kafkajs retrying a fetch)', async () => {
       const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
       await consumers[0].eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
-      await jest.advanceTimersByTimeAsync(2_500);
+      await clock.advance(2_500);
       await consumers[0].eachBatch!(batchOf(TOPIC, [record('6', 'a')]).payload);
-      await jest.advanceTimersByTimeAsync(2_500);
+      await clock.advance(2_500);
       expect(consumers).toHaveLength(1);
     });
 
     it('leaves a consumer alone whose heartbeats pause with no commit failing', async () => {
       const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
-      await jest.advanceTimersByTimeAsync(10_000);
+      await clock.advance(10_000);
       expect(consumers).toHaveLength(1);
     });
 
     it('leaves a consumer alone while it joins (no answer expected)', async () => {
       const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
       consumers[0].listeners.get(consumers[0].events.REBALANCING)?.({ payload: {} });
-      await jest.advanceTimersByTimeAsync(10_000);
+      await clock.advance(10_000);
       expect(consumers).toHaveLength(1);
     });
   });
@@ -375,9 +381,9 @@ describe(KafkaSubscriber.name, () => {
       const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
       consumers[0].crash();
       expect(consumers[0].disconnect).toHaveBeenCalled();
-      await jest.advanceTimersByTimeAsync(499); // 1000 ms × 0.5
+      await clock.advance(499); // 1000 ms × 0.5
       expect(consumers).toHaveLength(1);
-      await jest.advanceTimersByTimeAsync(1);
+      await clock.advance(1);
       expect(consumers).toHaveLength(2);
       expect(consumers[1].run).toBeDefined();
     });
@@ -390,7 +396,7 @@ describe(KafkaSubscriber.name, () => {
       await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
       await settle();
       await subscriber.stop();
-      await jest.advanceTimersByTimeAsync(5_000);
+      await clock.advance(5_000);
       expect(consumer.seek).not.toHaveBeenCalled();
       expect(consumer.disconnect).toHaveBeenCalled();
     });

@@ -204,7 +204,8 @@ export class KafkaSubscriber {
 
   /** Starts a new consumer, at once for attempt 0, else after the reconnect backoff; again on failure. */
   private restart(attempt: number): void {
-    const delayMs = attempt === 0 ? 0 : computeRetryDelay(RECONNECT_BACKOFF, attempt, Math.random);
+    const delayMs =
+      attempt === 0 ? 0 : computeRetryDelay(RECONNECT_BACKOFF, attempt, () => this.host.clock.random());
     this.after(delayMs, () => {
       if (this.stopping) return;
       this.run().catch((error: Error) => {

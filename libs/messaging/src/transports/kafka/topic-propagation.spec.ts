@@ -1,5 +1,4 @@
-import { useFakeTime } from '../../../spec-support/fake-time';
-import { systemClock } from '../../common/clock';
+import { FakeClock } from '../../common/fake-clock';
 import { onceTopicsPropagated, TOPIC_PROPAGATION_MS } from './topic-propagation';
 
 const unknownTopic = () =>
@@ -8,7 +7,10 @@ const unknownTopic = () =>
   });
 
 describe('onceTopicsPropagated', () => {
-  useFakeTime();
+  let clock: FakeClock;
+  beforeEach(() => {
+    clock = new FakeClock();
+  });
 
   it('asks again while a broker does not know the new topic yet', async () => {
     const answers = [unknownTopic(), unknownTopic()];
@@ -17,8 +19,8 @@ describe('onceTopicsPropagated', () => {
       if (error) throw error;
       return 'configs';
     });
-    const result = onceTopicsPropagated(systemClock, work);
-    await jest.advanceTimersByTimeAsync(1_000);
+    const result = onceTopicsPropagated(clock, work);
+    await clock.advance(1_000);
     await expect(result).resolves.toBe('configs');
     expect(work).toHaveBeenCalledTimes(3);
   });
@@ -26,15 +28,15 @@ describe('onceTopicsPropagated', () => {
   it('throws any other failure at once', async () => {
     const denied = Object.assign(new Error('denied'), { type: 'TOPIC_AUTHORIZATION_FAILED' });
     const work = jest.fn(() => Promise.reject(denied));
-    await expect(onceTopicsPropagated(systemClock, work)).rejects.toBe(denied);
+    await expect(onceTopicsPropagated(clock, work)).rejects.toBe(denied);
     expect(work).toHaveBeenCalledTimes(1);
   });
 
   it('gives up once the topic stayed unknown for the whole propagation time', async () => {
     const work = jest.fn(() => Promise.reject(unknownTopic()));
-    const result = onceTopicsPropagated(systemClock, work);
+    const result = onceTopicsPropagated(clock, work);
     const failed = expect(result).rejects.toMatchObject({ type: 'UNKNOWN_TOPIC_OR_PARTITION' });
-    await jest.advanceTimersByTimeAsync(TOPIC_PROPAGATION_MS + 1_000);
+    await clock.advance(TOPIC_PROPAGATION_MS + 1_000);
     await failed;
   });
 });

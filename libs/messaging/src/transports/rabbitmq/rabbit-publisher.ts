@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as amqp from 'amqplib';
+import { Clock, systemClock } from '../../common/clock';
 import { MessageHeaders } from '../../envelope/message-headers';
 import { WireMessage } from '../../envelope/wire-message';
 import { UnroutableMessageError } from '../../errors/unroutable-message.error';
@@ -13,7 +14,7 @@ import { RabbitTopology } from './rabbit-topology';
  * not return it first (RabbitMQ sends basic.return before the ack of an unroutable message), REJECTED when
  * it nacks or returns it, AMBIGUOUS when the channel closes before the answer. A return is matched to its
  * publish by a correlation id of the publish's own (message ids may repeat, or be empty in the copy of an
- * undecodable message).
+ * undecodable message). The AMQP timestamp and the confirm deadline come from `clock` (the transport's).
  */
 export class RabbitPublisher {
   private channel?: Promise<ChannelState>;
@@ -23,6 +24,7 @@ export class RabbitPublisher {
     private readonly connection: RabbitConnection,
     private readonly appId: string,
     private readonly topologyMode: TopologyMode,
+    private readonly clock: Pick<Clock, 'now' | 'setTimeout'> = systemClock,
   ) {}
 
   /**
@@ -55,6 +57,7 @@ export class RabbitPublisher {
       messages.length,
       timeoutMs,
       'publisher confirm',
+      this.clock,
     );
   }
 
@@ -85,7 +88,7 @@ export class RabbitPublisher {
             messageId,
             correlationId,
             type: message.headers[MessageHeaders.TYPE],
-            timestamp: Math.floor(Date.now() / 1000),
+            timestamp: Math.floor(this.clock.now() / 1000),
             appId: this.appId,
             headers:
               message.key === null

@@ -2,12 +2,12 @@ import { EventEmitter } from 'node:events';
 import { Logger } from '@nestjs/common';
 import * as amqp from 'amqplib';
 import fc from 'fast-check';
-import { systemClock } from '../../common/clock';
+import { FakeClock } from '../../common/fake-clock';
 import { MessageHeaders } from '../../envelope/message-headers';
 import { Delivery, Settlement, Subscription } from '../delivery-contract';
 import { RabbitConnection } from './rabbit-connection';
 import { RabbitSubscriber } from './rabbit-subscriber';
-import { useFakeTime } from '../../../spec-support/fake-time';
+import { useQuietWarnings } from '../../../spec-support/quiet-warnings';
 
 const DESTINATION = 'orders';
 
@@ -85,11 +85,12 @@ const scenarios: fc.Arbitrary<Scenario> = fc.record({
  * (start, the channel's deliveries, stop), over random arrivals, keys, batch answers and stop moments.
  */
 describe(`${RabbitSubscriber.name} (properties)`, () => {
-  useFakeTime();
+  useQuietWarnings();
 
   it("acks exactly what the pipeline answered ACK, once; never requeues; hands a key's messages over one batch at a time, in order", async () => {
     await fc.assert(
       fc.asyncProperty(scenarios, async (scenario) => {
+        const clock = new FakeClock();
         const channel = new RecordingChannel();
         const connection = {
           get: async () => ({ createChannel: async () => channel }),
@@ -116,7 +117,7 @@ describe(`${RabbitSubscriber.name} (properties)`, () => {
             for (const key of keys) if (running.has(key)) overlaps.push(key);
             keys.forEach((key) => running.add(key));
             const answer = answers.shift() ?? { settlement: 'ACK', takesMs: 0 };
-            await new Promise((resolve) => setTimeout(resolve, answer.takesMs));
+            await clock.sleep(answer.takesMs);
             keys.forEach((key) => running.delete(key));
             // As the pipeline: after a LEAVE, the rest of the batch is LEAVE too.
             const settlements: Settlement[] = [];
@@ -134,7 +135,7 @@ describe(`${RabbitSubscriber.name} (properties)`, () => {
             connection,
             prefetch: 256,
             log: new Logger('test'),
-            clock: systemClock,
+            clock,
             topology: 'verify',
             withQueueTypes: (t) => t,
           },
@@ -155,7 +156,7 @@ describe(`${RabbitSubscriber.name} (properties)`, () => {
           const tag = i + 1;
           keyOf.set(tag, key);
           channel.deliver(tag, key);
-          await jest.advanceTimersByTimeAsync(gapMs);
+          await clock.advance(gapMs);
           elapsed += gapMs;
         }
         // A closed channel's messages not handed over yet are the broker's again (it redelivers them); a
@@ -165,7 +166,7 @@ describe(`${RabbitSubscriber.name} (properties)`, () => {
           (!stopping && !channel.closed && handedOver.length < keyOf.size) ||
           (!stopping && !channel.closed && [...answered.values()].includes('LEAVE'));
         for (let tick = 0; tick < 1_000 && busy(); tick++) {
-          await jest.advanceTimersByTimeAsync(10);
+          await clock.advance(10);
           elapsed += 10;
           stopIfDue();
         }
@@ -174,7 +175,7 @@ describe(`${RabbitSubscriber.name} (properties)`, () => {
         const givenBack = channel.closed; // before the stop, which closes the channel too
         stopping = true;
         stopped ??= subscriber.stop();
-        await jest.advanceTimersByTimeAsync(100);
+        await clock.advance(100);
         await stopped;
 
         // Never a requeue (a hot loop); never an ack and a nack, nor two of either, for one message.

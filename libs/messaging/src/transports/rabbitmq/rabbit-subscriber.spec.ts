@@ -1,17 +1,20 @@
 import { EventEmitter } from 'node:events';
 import { Logger } from '@nestjs/common';
 import * as amqp from 'amqplib';
-import { systemClock } from '../../common/clock';
+import { FakeClock } from '../../common/fake-clock';
 import { MessageHeaders } from '../../envelope/message-headers';
 import { Delivery, Settlement, Subscription } from '../delivery-contract';
 import { RabbitConnection } from './rabbit-connection';
 import { RabbitSubscriber } from './rabbit-subscriber';
-import { useFakeTime } from '../../../spec-support/fake-time';
+import { useQuietWarnings } from '../../../spec-support/quiet-warnings';
 import { oneByOne } from '../../../spec-support/one-by-one';
 
 const DESTINATION = 'orders';
 const GROUP = 'billing';
 const WORK_QUEUE = `${DESTINATION}.${GROUP}`;
+
+/** The subscribers' time and jitter, a fresh one for each test. */
+let clock: FakeClock;
 
 /** The parts of an amqplib channel the subscriber uses, recording what it was asked to do. */
 class FakeChannel extends EventEmitter {
@@ -90,7 +93,7 @@ async function startSubscriber(settle: (delivery: Delivery) => Settlement | Prom
       connection,
       prefetch: 8,
       log: new Logger('test'),
-      clock: systemClock,
+      clock,
       topology: 'declare',
       withQueueTypes: (t) => t,
     },
@@ -108,7 +111,10 @@ async function startSubscriber(settle: (delivery: Delivery) => Settlement | Prom
 }
 
 describe(RabbitSubscriber.name, () => {
-  useFakeTime();
+  useQuietWarnings();
+  beforeEach(() => {
+    clock = new FakeClock();
+  });
 
   describe('start', () => {
     it('declares the work queue, the dead-letter queue and a TTL queue per tier that dead-letters back', async () => {
@@ -131,7 +137,7 @@ describe(RabbitSubscriber.name, () => {
       const answers: Settlement[] = [{ kind: 'ACK' }, { kind: 'DROP' }, { kind: 'LEAVE' }];
       const { channels } = await startSubscriber(() => answers.shift()!);
       [1, 2, 3].forEach((tag) => channels[0].deliver(tag));
-      await jest.advanceTimersByTimeAsync(0);
+      await clock.advance(0);
       expect(channels[0].acked).toEqual([1]);
       expect(channels[0].nacked).toEqual([[2, false]]);
     });
@@ -148,11 +154,11 @@ describe(RabbitSubscriber.name, () => {
         return { kind: 'ACK' };
       });
       [1, 2].forEach((tag) => channels[0].deliver(tag, sameKey));
-      await jest.advanceTimersByTimeAsync(0);
+      await clock.advance(0);
       channels[0].deliver(3, sameKey); // arrives while the lane pauses: behind the others
-      await jest.advanceTimersByTimeAsync(249); // the re-subscribe backoff: 500 ms × 0.5
+      await clock.advance(249); // the re-subscribe backoff: 500 ms × 0.5
       expect(channels[0].close).not.toHaveBeenCalled();
-      await jest.advanceTimersByTimeAsync(1);
+      await clock.advance(1);
       // Closing returns every unacked message of the channel, in queue order; none is requeued alone.
       expect(channels[0].close).toHaveBeenCalledTimes(1);
       expect(channels[0].nacked).toEqual([]);
@@ -163,7 +169,7 @@ describe(RabbitSubscriber.name, () => {
     it('gives back what the pipeline left unsettled while the consumer runs', async () => {
       const { channels } = await startSubscriber(() => ({ kind: 'LEAVE' }));
       channels[0].deliver(1);
-      await jest.advanceTimersByTimeAsync(250);
+      await clock.advance(250);
       expect(channels[0].close).toHaveBeenCalledTimes(1);
     });
 
@@ -171,7 +177,7 @@ describe(RabbitSubscriber.name, () => {
       const { channels, deliveries } = await startSubscriber(() => ({ kind: 'ACK' }));
       channels[0].deliver(1);
       channels[0].emit('close');
-      await jest.advanceTimersByTimeAsync(0);
+      await clock.advance(0);
       expect(deliveries).toEqual([]);
     });
   });
@@ -184,7 +190,7 @@ describe(RabbitSubscriber.name, () => {
       channels[0].deliver(1, attempt); // published to the exchange by anyone
       channels[0].deliver(2, { ...attempt, 'x-death': death(`${WORK_QUEUE}.retry.500ms`) }, '');
       channels[0].deliver(3, { ...attempt, 'x-death': death('elsewhere') }, '');
-      await jest.advanceTimersByTimeAsync(0);
+      await clock.advance(0);
       expect(deliveries.map((d) => d.origin.retryTierMs)).toEqual([undefined, 500, undefined]);
     });
   });
@@ -194,18 +200,18 @@ describe(RabbitSubscriber.name, () => {
       const { channels, loseConnection, refuseNext } = await startSubscriber(() => ({ kind: 'ACK' }));
       refuseNext(1);
       loseConnection();
-      await jest.advanceTimersByTimeAsync(249); // 500 ms × 0.5
+      await clock.advance(249); // 500 ms × 0.5
       expect(channels).toHaveLength(1);
-      await jest.advanceTimersByTimeAsync(1); // refused: the next try waits 1000 ms × 0.5
+      await clock.advance(1); // refused: the next try waits 1000 ms × 0.5
       expect(channels).toHaveLength(1);
-      await jest.advanceTimersByTimeAsync(499);
+      await clock.advance(499);
       expect(channels).toHaveLength(1);
-      await jest.advanceTimersByTimeAsync(1);
+      await clock.advance(1);
       expect(channels).toHaveLength(2);
     });
 
     it('is back within 2 s of the broker answering again, however long it was away', async () => {
-      jest.spyOn(Math, 'random').mockReturnValue(0.999); // the longest wait full jitter allows
+      clock.setRandom(0.999); // the longest wait full jitter allows
       const { channels, loseConnection, refuseNext, refusalsLeft } = await startSubscriber(() => ({
         kind: 'ACK',
       }));
@@ -213,18 +219,18 @@ describe(RabbitSubscriber.name, () => {
       loseConnection();
       let answeredAt = 0;
       for (let elapsed = 0; channels.length < 2 && elapsed < 120_000; elapsed += 10) {
-        await jest.advanceTimersByTimeAsync(10);
-        if (refusalsLeft() === 0 && answeredAt === 0) answeredAt = Date.now(); // the last refusal: back now
+        await clock.advance(10);
+        if (refusalsLeft() === 0 && answeredAt === 0) answeredAt = clock.now(); // the last refusal: back now
       }
       expect(channels).toHaveLength(2);
-      expect(Date.now() - answeredAt).toBeLessThanOrEqual(2_000);
+      expect(clock.now() - answeredAt).toBeLessThanOrEqual(2_000);
     });
 
     it('does not reconnect once stopped', async () => {
       const { subscriber, channels, loseConnection } = await startSubscriber(() => ({ kind: 'ACK' }));
       loseConnection();
       await subscriber.stop();
-      await jest.advanceTimersByTimeAsync(60_000);
+      await clock.advance(60_000);
       expect(channels).toHaveLength(1);
     });
   });

@@ -148,7 +148,7 @@ export class RabbitSubscriber {
     if (this.stopping || this.reconnect) return;
     this.consumerTags.length = 0;
     this.failures += 1;
-    const delay = computeRetryDelay(RESUBSCRIBE_BACKOFF, this.failures, Math.random);
+    const delay = computeRetryDelay(RESUBSCRIBE_BACKOFF, this.failures, () => this.host.clock.random());
     this.reconnect = this.host.clock.setTimeout(() => {
       this.reconnect = undefined;
       this.setup().catch((error: Error) => {
@@ -220,7 +220,7 @@ export class RabbitSubscriber {
    */
   private async giveBack(unsettled: readonly WaitingMessage[]): Promise<void> {
     this.givenBack += 1;
-    await this.pause(computeRetryDelay(RESUBSCRIBE_BACKOFF, this.givenBack, Math.random));
+    await this.pause(computeRetryDelay(RESUBSCRIBE_BACKOFF, this.givenBack, () => this.host.clock.random()));
     if (this.stopping) return; // stopping closes the channel anyway
     for (const channel of new Set(unsettled.map((w) => w.channel))) {
       if (this.closedChannels.has(channel)) continue;

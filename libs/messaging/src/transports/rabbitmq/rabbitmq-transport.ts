@@ -54,7 +54,7 @@ export class RabbitMqTransport implements MessageTransport {
     private readonly clock: Clock = systemClock,
   ) {
     this.connection = new RabbitConnection(settings.url, settings.heartbeatSeconds, settings.connectionName);
-    this.publisher = new RabbitPublisher(this.connection, settings.connectionName, settings.topology);
+    this.publisher = new RabbitPublisher(this.connection, settings.connectionName, settings.topology, clock);
   }
 
   async publish(messages: readonly WireMessage[], options: PublishOptions = {}): Promise<PublishOutcome[]> {
