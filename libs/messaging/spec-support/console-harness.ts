@@ -8,6 +8,8 @@ import {
 } from '../src/redrive/ledger/redrive-ledger.interface';
 import { InspectedDeadLetterWithPayload } from '../src/redrive/inspected-dead-letter';
 import { MessagePosition, RedrivePlan } from '../src/redrive/redrive-plan';
+import { RedrivePlanRequest } from '../src/redrive/redrive-service-options';
+import { DeadLetterQuery } from '../src/redrive/dead-letter-search';
 import { RedriveService } from '../src/redrive/redrive.service';
 import { ConsoleGate } from '../src/console/console-gate';
 import { ConsoleLetters } from '../src/console/console-letters';
@@ -84,6 +86,8 @@ export class FakeRedrive {
   approveError?: Error;
   approveCalls = 0;
   readonly inspectMessageCalls: Array<[string, MessagePosition, string | null, number]> = [];
+  readonly searches: DeadLetterQuery[] = [];
+  readonly planRequests: RedrivePlanRequest[] = [];
   async approve() {
     this.approveCalls += 1;
     throw this.approveError ?? new Error('not expected in this spec');
@@ -99,6 +103,21 @@ export class FakeRedrive {
   async inspectMessage(source: string, position: MessagePosition, id: string | null, max: number) {
     this.inspectMessageCalls.push([source, position, id, max]);
     return position.kind === 'queue' && position.index === 0 && id === 'm-1' ? letter(200 * 1024) : undefined;
+  }
+  async search(_source: string, query: DeadLetterQuery) {
+    this.searches.push(query);
+    return query.key === 'customer-1' || query.messageId === 'm-1' ? [letter(0)] : [];
+  }
+  /** A selection by ids takes `m-1` when picked and names the other ids not found, as the service does. */
+  async plan(request: RedrivePlanRequest) {
+    this.planRequests.push(request);
+    const picked = request.selection?.by === 'ids' ? request.selection.messageIds : ['m-1'];
+    const notFound = picked.filter((id) => id !== 'm-1');
+    return planOf(request.source, request.plannedBy ?? 'admin', {
+      selection: request.selection,
+      messages: picked.includes('m-1') ? [letter(0).message] : [],
+      ...(notFound.length > 0 ? { notFound } : {}),
+    });
   }
 }
 

@@ -10,6 +10,7 @@ import { ConsoleRedrive } from './console-redrive';
 import { readSelectionForm } from './console-selection-form';
 import { ConsoleSession } from './console-sessions';
 import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition';
+import { keySearchDetail } from './key-search-audit';
 import {
   allLettersPage,
   archivePage,
@@ -72,7 +73,10 @@ export class ConsoleIncidentController {
     if (session) await this.find(req, res, session, { messageId: field(req.query, 'messageId') });
   }
 
-  /** A search by key is a form post: the real key never goes into a URL (history, proxy and access logs). */
+  /**
+   * A search by key is a form post: the real key never goes into a URL (history, proxy and access logs). It
+   * is recorded in the audit log (`KEY_SEARCHED`, with what it found; never the key).
+   */
   @Post('dead-letters/:queue/search')
   async searchByKey(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
     const session = await this.gate.forForm(req, res, 'view');
@@ -125,6 +129,10 @@ export class ConsoleIncidentController {
       );
       if (!read) return;
       found = read.value;
+      if (query.key !== undefined) {
+        const detail = keySearchDetail(query.messageId, found);
+        await this.gate.record(session.user.name, 'KEY_SEARCHED', detail, queue);
+      }
     }
     // The key is not shown again (not even to its author): the form's key field stays empty.
     const page = searchPage(
