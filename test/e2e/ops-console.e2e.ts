@@ -1,16 +1,15 @@
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Browser, BrowserContext, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
 import { REPO_ROOT } from '../../tools/demo/build-services';
-import { DEMO_CONSOLE_USERS } from '../../tools/demo/ops-console';
 import { eventually } from '../harness/eventually';
 import { TestSchema } from '../harness/postgres';
 import { launchChromium } from './support/browser';
 import { CONSOLE_DLQ as DLQ, ConsoleStack, startConsoleStack } from './support/console-stack';
+import { ConsoleUserName, ConsoleUsers, csrfOf, dlqDepthOf } from './support/console-users';
 
 const POISON = 'console e2e: blocked by a trigger';
-type UserName = (typeof DEMO_CONSOLE_USERS)[number]['name'];
 
 /** Where the screenshots go: with the test output, git-ignored (`.demo/`). */
 const SHOTS = path.join(REPO_ROOT, '.demo', 'e2e', 'console-screenshots');
@@ -29,7 +28,6 @@ describe.each(['rabbitmq', 'kafka'] as const)(
     let console_: ConsoleStack | undefined;
     let subscribeDb: TestSchema | undefined;
     let browser: Browser | undefined;
-    const contexts = new Map<UserName, BrowserContext>();
     const logDir = mkdtempSync(path.join(os.tmpdir(), 'e2e-console-'));
     const shots = path.join(SHOTS, transport);
     let base = '';
@@ -53,41 +51,17 @@ describe.each(['rabbitmq', 'kafka'] as const)(
       process.stdout.write(`\nops console e2e (${transport}): logs in ${logDir}, screenshots in ${shots}\n`);
     });
 
-    /** A page of `name`'s own browser context, signed in. */
-    async function signedIn(name: UserName): Promise<Page> {
-      let context = contexts.get(name);
-      if (!context) {
-        context = await browser!.newContext({ viewport: { width: 1280, height: 800 } });
-        // A step that acts on the broker (a Kafka redrive reads the DLQ with a consumer group of its own) can
-        // take longer than Playwright's 30 s on a loaded machine; the suite's own timeout still bounds it.
-        context.setDefaultTimeout(90_000);
-        contexts.set(name, context);
-        const page = await context.newPage();
-        await page.goto(base);
-        await expect(page.getByRole('heading', { name: 'Sign in' }).count()).resolves.toBe(1);
-        const user = DEMO_CONSOLE_USERS.find((u) => u.name === name)!;
-        await page.getByLabel('User name').fill(user.name);
-        await page.getByLabel('Password').fill(user.password);
-        await Promise.all([page.waitForURL(base), page.getByRole('button', { name: 'Sign in' }).click()]);
-        await page.close();
-      }
-      return context.newPage();
-    }
+    const users = new ConsoleUsers({
+      browser: () => browser!,
+      base: () => base,
+      viewport: { width: 1280, height: 800 },
+    });
+    const signedIn = (name: ConsoleUserName) => users.page(name);
 
     const shot = (page: Page, name: string) =>
       page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
 
-    /** The CSRF token of the page's session (every signed-in page's sign-out form carries it). */
-    const csrfOf = (page: Page) => page.locator('input[name="_csrf"]').first().inputValue();
-
-    async function dlqDepth(page: Page): Promise<number> {
-      await page.goto(`${base}/dead-letters`);
-      const cell = page
-        .getByRole('row', { name: new RegExp(DLQ.replace(/\./g, '\\.')) })
-        .getByRole('cell')
-        .nth(1);
-      return Number(await cell.innerText());
-    }
+    const dlqDepth = (page: Page) => dlqDepthOf(page, base, DLQ);
 
     const notificationsOfPost = async () => {
       const rows = await subscribeDb!.query<{ n: number }>(
