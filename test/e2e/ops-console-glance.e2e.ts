@@ -11,6 +11,7 @@ import { eventually } from '../harness/eventually';
 import { createTestSchema, TestSchema } from '../harness/postgres';
 import { RabbitVhost } from '../integration/redrive/support/rabbit-vhost';
 import { launchChromium } from './support/browser';
+import { planFromHead, pressOnPlan } from './support/console-steps';
 import { ConsoleUserName, ConsoleUsers, csrfOf } from './support/console-users';
 import { e2eBuild } from './support/e2e-build';
 
@@ -214,24 +215,12 @@ describe('The operations console at a glance, and plans that behave (issue 29)',
 
   it('keeps plans across a console restart; a refusal is shown to its person only; a stale plan says so', async () => {
     const olga = await signedIn('olga');
-    await olga.goto(`${base}/dead-letters/${DLQ}`);
-    await olga.getByLabel('Messages from the head (1–100)').fill('1');
-    await Promise.all([
-      olga.waitForURL(/\/redrive\/plans\//),
-      olga.getByRole('button', { name: 'Plan redrive' }).click(),
-    ]);
-    const olgasPlan = olga.url();
+    const olgasPlan = await planFromHead(olga, base, DLQ);
     await olga.getByRole('button', { name: 'Approve this plan' }).click();
     await expect(olga.getByRole('alert').innerText()).resolves.toContain('Four eyes');
 
     const alice = await signedIn('alice');
-    await alice.goto(`${base}/dead-letters/${DLQ}`);
-    await alice.getByLabel('Messages from the head (1–100)').fill('1');
-    await Promise.all([
-      alice.waitForURL(/\/redrive\/plans\//),
-      alice.getByRole('button', { name: 'Plan redrive' }).click(),
-    ]);
-    const alicesPlan = alice.url();
+    const alicesPlan = await planFromHead(alice, base, DLQ);
 
     // The console restarts: everyone signs in again, the plans are still there.
     await opsConsole!.stop();
@@ -248,22 +237,14 @@ describe('The operations console at a glance, and plans that behave (issue 29)',
     await expect(olgaAgain.getByRole('alert').innerText()).resolves.toContain('Four eyes');
 
     for (const url of [olgasPlan, alicesPlan]) {
-      await bob.goto(url);
-      await Promise.all([
-        bob.waitForURL(url),
-        bob.getByRole('button', { name: 'Approve this plan' }).click(),
-      ]);
+      await pressOnPlan(bob, url, 'Approve this plan');
       await expect(bob.getByTestId('plan-state').getAttribute('data-state')).resolves.toBe('approved');
     }
 
     // Bob keeps Olga's plan open; Alice runs hers, of the same message: Bob's page turns stale by itself.
     await bob.goto(olgasPlan);
     const aliceAgain = await signedIn('alice');
-    await aliceAgain.goto(alicesPlan);
-    await Promise.all([
-      aliceAgain.waitForURL(alicesPlan),
-      aliceAgain.getByRole('button', { name: 'Execute redrive' }).click(),
-    ]);
+    await pressOnPlan(aliceAgain, alicesPlan, 'Execute redrive');
     await expect(aliceAgain.getByTestId('plan-state').getAttribute('data-state')).resolves.toBe('executed');
     await expect(aliceAgain.getByRole('button', { name: 'Execute redrive' }).count()).resolves.toBe(0);
     await bob.locator('[data-testid="plan-state"][data-state="stale"]').waitFor({ timeout: 30_000 });

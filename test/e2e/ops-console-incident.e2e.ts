@@ -9,6 +9,7 @@ import { eventually } from '../harness/eventually';
 import { LOCAL_DEAD_LETTER_POLICY } from '../integration/redrive/support/parked-messages';
 import { launchChromium } from './support/browser';
 import { CONSOLE_DLQ as DLQ, ConsoleStack, startConsoleStack } from './support/console-stack';
+import { pressOnPlan } from './support/console-steps';
 import { ConsoleUserName, ConsoleUsers, dlqDepthOf } from './support/console-users';
 
 /** Posts whose notifications fail (the issue's 200; `INCIDENT_POSTS` to change it). */
@@ -74,16 +75,11 @@ describe.each(['rabbitmq', 'kafka'] as const)('An incident worked from the conso
 
   async function approveAndExecute(planUrl: string, label: string, screenshots?: [string, string]) {
     const bob = await signedIn('bob');
-    await bob.goto(planUrl);
-    await Promise.all([
-      bob.waitForURL(planUrl),
-      bob.getByRole('button', { name: 'Approve this plan' }).click(),
-    ]);
+    await pressOnPlan(bob, planUrl, 'Approve this plan');
     await expect(bob.getByTestId('approval').innerText()).resolves.toMatch(/^approved by bob/);
     if (screenshots) await shot(bob, screenshots[0]);
     const alice = await signedIn('alice');
-    await alice.goto(planUrl);
-    await Promise.all([alice.waitForURL(planUrl), alice.getByRole('button', { name: label }).click()]);
+    await pressOnPlan(alice, planUrl, label);
     const moved = Number(await alice.getByTestId('redriven').innerText());
     if (screenshots) {
       await alice.getByTestId('redrive-id').scrollIntoViewIfNeeded();

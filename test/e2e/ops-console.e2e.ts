@@ -7,6 +7,7 @@ import { eventually } from '../harness/eventually';
 import { TestSchema } from '../harness/postgres';
 import { launchChromium } from './support/browser';
 import { CONSOLE_DLQ as DLQ, ConsoleStack, startConsoleStack } from './support/console-stack';
+import { planFromHead, pressOnPlan } from './support/console-steps';
 import { ConsoleUserName, ConsoleUsers, csrfOf, dlqDepthOf } from './support/console-users';
 
 const POISON = 'console e2e: blocked by a trigger';
@@ -129,13 +130,7 @@ describe.each(['rabbitmq', 'kafka'] as const)(
 
     it('plans (dry run), is approved by a second person, executes; the handler applies it once', async () => {
       const alice = await signedIn('alice');
-      await alice.goto(`${base}/dead-letters/${DLQ}`);
-      await alice.getByLabel('Messages from the head (1–100)').fill('1');
-      await Promise.all([
-        alice.waitForURL(/\/redrive\/plans\//),
-        alice.getByRole('button', { name: 'Plan redrive' }).click(),
-      ]);
-      planUrl = alice.url();
+      planUrl = await planFromHead(alice, base, DLQ);
       await expect(alice.getByTestId('planned-by').innerText()).resolves.toMatch(/^alice /);
       await expect(alice.getByRole('button', { name: 'Approve this plan' }).count()).resolves.toBe(0);
       await shot(alice, 'redrive-plan');
@@ -146,20 +141,12 @@ describe.each(['rabbitmq', 'kafka'] as const)(
       expect(aliceApproves.status()).toBe(403);
 
       const bob = await signedIn('bob');
-      await bob.goto(planUrl);
-      await Promise.all([
-        bob.waitForURL(planUrl),
-        bob.getByRole('button', { name: 'Approve this plan' }).click(),
-      ]);
+      await pressOnPlan(bob, planUrl, 'Approve this plan');
       await expect(bob.getByTestId('approval').innerText()).resolves.toMatch(/^approved by bob/);
       await expect(bob.getByRole('button', { name: 'Execute redrive' }).count()).resolves.toBe(0);
       await shot(bob, 'redrive-approved');
 
-      await alice.goto(planUrl);
-      await Promise.all([
-        alice.waitForURL(planUrl),
-        alice.getByRole('button', { name: 'Execute redrive' }).click(),
-      ]);
+      await pressOnPlan(alice, planUrl, 'Execute redrive');
       const redriveId = await alice.getByTestId('redrive-id').innerText();
       expect(redriveId).toMatch(/^[0-9a-f-]{36}$/);
       await expect(alice.getByTestId('redriven').innerText()).resolves.toBe('1');
@@ -218,15 +205,7 @@ describe.each(['rabbitmq', 'kafka'] as const)(
       await eventually(async () => (await dlqDepth(olga)) === 1, 60_000, 500);
       await db.query('drop trigger refuse_poison on notifications');
 
-      const plan = async (page: Page) => {
-        await page.goto(`${base}/dead-letters/${DLQ}`);
-        await page.getByLabel('Messages from the head (1–100)').fill('1');
-        await Promise.all([
-          page.waitForURL(/\/redrive\/plans\//),
-          page.getByRole('button', { name: 'Plan redrive' }).click(),
-        ]);
-        return page.url();
-      };
+      const plan = (page: Page) => planFromHead(page, base, DLQ);
       const olgasPlan = await plan(olga);
       await olga.getByRole('button', { name: 'Approve this plan' }).click();
       await expect(olga.getByRole('alert').innerText()).resolves.toContain('Four eyes');
@@ -236,18 +215,10 @@ describe.each(['rabbitmq', 'kafka'] as const)(
       const alicesPlan = await plan(alice);
       const bob = await signedIn('bob');
       for (const url of [olgasPlan, alicesPlan]) {
-        await bob.goto(url);
-        await Promise.all([
-          bob.waitForURL(url),
-          bob.getByRole('button', { name: 'Approve this plan' }).click(),
-        ]);
+        await pressOnPlan(bob, url, 'Approve this plan');
       }
       // Alice's plan runs first; Olga's plan, of the same message, is stale after that.
-      await alice.goto(alicesPlan);
-      await Promise.all([
-        alice.waitForURL(alicesPlan),
-        alice.getByRole('button', { name: 'Execute redrive' }).click(),
-      ]);
+      await pressOnPlan(alice, alicesPlan, 'Execute redrive');
       await expect(alice.getByTestId('redriven').innerText()).resolves.toBe('1');
       // Olga's plan says it is stale and offers no Execute (issue 29); a post of the form is refused all the same.
       await olga.goto(olgasPlan);
