@@ -2,21 +2,22 @@ import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PostgresRedriveLedger } from 'nest-reliable-messaging/redrive';
-import { Browser, BrowserContext, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
 import { BlogStack } from '../../tools/demo/blog-stack';
 import { REPO_ROOT } from '../../tools/demo/build-services';
-import { DEMO_CONSOLE_USERS, startOpsConsole } from '../../tools/demo/ops-console';
+import { startOpsConsole } from '../../tools/demo/ops-console';
 import { ServiceProcess } from '../../tools/demo/service-process';
 import { eventually } from '../harness/eventually';
 import { createTestSchema, TestSchema } from '../harness/postgres';
 import { RabbitVhost } from '../integration/redrive/support/rabbit-vhost';
 import { launchChromium } from './support/browser';
+import { planFromHead, pressOnPlan } from './support/console-steps';
+import { ConsoleUserName, ConsoleUsers, csrfOf } from './support/console-users';
 import { e2eBuild } from './support/e2e-build';
 
 const DLQ = 'post-create.subscribe-service.dlq';
 const POISON = 'console glance e2e: blocked by a trigger';
 const ZONE = 'Asia/Tokyo';
-type UserName = (typeof DEMO_CONSOLE_USERS)[number]['name'];
 
 /** Where the screenshots go: with the test output, git-ignored (`.demo/`). */
 const SHOTS = path.join(REPO_ROOT, '.demo', 'e2e', 'console-screenshots');
@@ -35,7 +36,6 @@ describe('The operations console at a glance, and plans that behave (issue 29)',
   let schemas: TestSchema[] = [];
   let opsConsole: ServiceProcess | undefined;
   let browser: Browser | undefined;
-  let contexts = new Map<UserName, BrowserContext>();
   const logDir = mkdtempSync(path.join(os.tmpdir(), 'e2e-console-glance-'));
   let base = '';
   const subscriberId = 8_000 + Math.floor(Math.random() * 1_000);
@@ -92,26 +92,17 @@ describe('The operations console at a glance, and plans that behave (issue 29)',
     process.stdout.write(`\nops console glance e2e: logs in ${logDir}, screenshots in ${SHOTS}\n`);
   });
 
-  /** A page of `name`'s own browser context (in Tokyo), signed in. */
-  async function signedIn(name: UserName): Promise<Page> {
-    let context = contexts.get(name);
-    if (!context) {
-      context = await browser!.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: ZONE });
-      contexts.set(name, context);
-      const page = await context.newPage();
-      await page.goto(base);
-      const user = DEMO_CONSOLE_USERS.find((u) => u.name === name)!;
-      await page.getByLabel('User name').fill(user.name);
-      await page.getByLabel('Password').fill(user.password);
-      await Promise.all([page.waitForURL(base), page.getByRole('button', { name: 'Sign in' }).click()]);
-      await page.close();
-    }
-    return context.newPage();
-  }
+  /** Each user's own browser context, in Tokyo. */
+  const users = new ConsoleUsers({
+    browser: () => browser!,
+    base: () => base,
+    viewport: { width: 1280, height: 900 },
+    timezoneId: ZONE,
+  });
+  const signedIn = (name: ConsoleUserName) => users.page(name);
 
   const shot = (page: Page, name: string) =>
     page.screenshot({ path: path.join(SHOTS, `glance-${name}.png`), fullPage: true });
-  const csrfOf = (page: Page) => page.locator('input[name="_csrf"]').first().inputValue();
 
   /** Parks a post's notification in the DLQ: a trigger refuses it (as a downstream outage would). */
   async function parkOne(title: string): Promise<void> {
@@ -224,30 +215,17 @@ describe('The operations console at a glance, and plans that behave (issue 29)',
 
   it('keeps plans across a console restart; a refusal is shown to its person only; a stale plan says so', async () => {
     const olga = await signedIn('olga');
-    await olga.goto(`${base}/dead-letters/${DLQ}`);
-    await olga.getByLabel('Messages from the head (1–100)').fill('1');
-    await Promise.all([
-      olga.waitForURL(/\/redrive\/plans\//),
-      olga.getByRole('button', { name: 'Plan redrive' }).click(),
-    ]);
-    const olgasPlan = olga.url();
+    const olgasPlan = await planFromHead(olga, base, DLQ);
     await olga.getByRole('button', { name: 'Approve this plan' }).click();
     await expect(olga.getByRole('alert').innerText()).resolves.toContain('Four eyes');
 
     const alice = await signedIn('alice');
-    await alice.goto(`${base}/dead-letters/${DLQ}`);
-    await alice.getByLabel('Messages from the head (1–100)').fill('1');
-    await Promise.all([
-      alice.waitForURL(/\/redrive\/plans\//),
-      alice.getByRole('button', { name: 'Plan redrive' }).click(),
-    ]);
-    const alicesPlan = alice.url();
+    const alicesPlan = await planFromHead(alice, base, DLQ);
 
     // The console restarts: everyone signs in again, the plans are still there.
     await opsConsole!.stop();
     await opsConsole!.start();
-    await Promise.all([...contexts.values()].map((c) => c.close()));
-    contexts = new Map();
+    await users.closeAll();
 
     const bob = await signedIn('bob');
     await bob.goto(olgasPlan);
@@ -259,22 +237,14 @@ describe('The operations console at a glance, and plans that behave (issue 29)',
     await expect(olgaAgain.getByRole('alert').innerText()).resolves.toContain('Four eyes');
 
     for (const url of [olgasPlan, alicesPlan]) {
-      await bob.goto(url);
-      await Promise.all([
-        bob.waitForURL(url),
-        bob.getByRole('button', { name: 'Approve this plan' }).click(),
-      ]);
+      await pressOnPlan(bob, url, 'Approve this plan');
       await expect(bob.getByTestId('plan-state').getAttribute('data-state')).resolves.toBe('approved');
     }
 
     // Bob keeps Olga's plan open; Alice runs hers, of the same message: Bob's page turns stale by itself.
     await bob.goto(olgasPlan);
     const aliceAgain = await signedIn('alice');
-    await aliceAgain.goto(alicesPlan);
-    await Promise.all([
-      aliceAgain.waitForURL(alicesPlan),
-      aliceAgain.getByRole('button', { name: 'Execute redrive' }).click(),
-    ]);
+    await pressOnPlan(aliceAgain, alicesPlan, 'Execute redrive');
     await expect(aliceAgain.getByTestId('plan-state').getAttribute('data-state')).resolves.toBe('executed');
     await expect(aliceAgain.getByRole('button', { name: 'Execute redrive' }).count()).resolves.toBe(0);
     await bob.locator('[data-testid="plan-state"][data-state="stale"]').waitFor({ timeout: 30_000 });

@@ -3,19 +3,19 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { FailureCategory, newMessageId } from 'nest-reliable-messaging';
 import { deadLetterCopy, encodeEnvelope, failureHeaders } from 'nest-reliable-messaging/testing';
-import { Browser, BrowserContext, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
 import { REPO_ROOT } from '../../tools/demo/build-services';
-import { DEMO_CONSOLE_USERS } from '../../tools/demo/ops-console';
 import { eventually } from '../harness/eventually';
 import { LOCAL_DEAD_LETTER_POLICY } from '../integration/redrive/support/parked-messages';
 import { launchChromium } from './support/browser';
 import { CONSOLE_DLQ as DLQ, ConsoleStack, startConsoleStack } from './support/console-stack';
+import { pressOnPlan } from './support/console-steps';
+import { ConsoleUserName, ConsoleUsers, dlqDepthOf } from './support/console-users';
 
 /** Posts whose notifications fail (the issue's 200; `INCIDENT_POSTS` to change it). */
 const POSTS = Number(process.env.INCIDENT_POSTS ?? '200');
 /** The cause, as the failure code names it: the handler's insert is refused (SQLSTATE 42501). */
 const CODE = 'QueryFailedError/42501';
-type UserName = (typeof DEMO_CONSOLE_USERS)[number]['name'];
 
 /**
  * Issue 29, done-when: an on-call engineer works an incident from the console in a browser, on each broker.
@@ -29,7 +29,6 @@ type UserName = (typeof DEMO_CONSOLE_USERS)[number]['name'];
 describe.each(['rabbitmq', 'kafka'] as const)('An incident worked from the console (%s)', (transport) => {
   let stack: ConsoleStack | undefined;
   let browser: Browser | undefined;
-  const contexts = new Map<UserName, BrowserContext>();
   const logDir = mkdtempSync(path.join(os.tmpdir(), `e2e-incident-${transport}-`));
   // The repository's screenshots change only when asked (UPDATE_SCREENSHOTS=1): a test run leaves the
   // checkout as it found it.
@@ -56,33 +55,17 @@ describe.each(['rabbitmq', 'kafka'] as const)('An incident worked from the conso
     process.stdout.write(`\nincident e2e (${transport}): logs in ${logDir}, screenshots in ${shots}\n`);
   });
 
-  async function signedIn(name: UserName): Promise<Page> {
-    let context = contexts.get(name);
-    if (!context) {
-      context = await browser!.newContext({ viewport: { width: 1200, height: 720 } });
-      // Steps that act on the broker (a Kafka redrive of 100 messages) can outlast Playwright's 30 s on a
-      // loaded machine; the suite's own timeout still bounds them.
-      context.setDefaultTimeout(90_000);
-      contexts.set(name, context);
-      const page = await context.newPage();
-      await page.goto(base());
-      const user = DEMO_CONSOLE_USERS.find((u) => u.name === name)!;
-      await page.getByLabel('User name').fill(user.name);
-      await page.getByLabel('Password').fill(user.password);
-      await Promise.all([page.waitForURL(base()), page.getByRole('button', { name: 'Sign in' }).click()]);
-      await page.close();
-    }
-    return context.newPage();
-  }
+  const users = new ConsoleUsers({
+    browser: () => browser!,
+    base,
+    viewport: { width: 1200, height: 720 },
+  });
+  const signedIn = (name: ConsoleUserName) => users.page(name);
 
   /** A viewport screenshot (not the whole page of 100 rows), small enough to keep in the repository. */
   const shot = (page: Page, name: string) => page.screenshot({ path: path.join(shots, `${name}.png`) });
 
-  async function dlqDepth(page: Page): Promise<number> {
-    await page.goto(`${base()}/dead-letters`);
-    const row = page.getByRole('row', { name: new RegExp(DLQ.replace(/\./g, '\\.')) });
-    return Number(await row.getByRole('cell').nth(1).innerText());
-  }
+  const dlqDepth = (page: Page) => dlqDepthOf(page, base(), DLQ);
 
   /** The group's row on the groups page: its message count, or 0 when the group is gone. */
   async function groupCount(page: Page): Promise<number> {
@@ -94,16 +77,11 @@ describe.each(['rabbitmq', 'kafka'] as const)('An incident worked from the conso
 
   async function approveAndExecute(planUrl: string, label: string, screenshots?: [string, string]) {
     const bob = await signedIn('bob');
-    await bob.goto(planUrl);
-    await Promise.all([
-      bob.waitForURL(planUrl),
-      bob.getByRole('button', { name: 'Approve this plan' }).click(),
-    ]);
+    await pressOnPlan(bob, planUrl, 'Approve this plan');
     await expect(bob.getByTestId('approval').innerText()).resolves.toMatch(/^approved by bob/);
     if (screenshots) await shot(bob, screenshots[0]);
     const alice = await signedIn('alice');
-    await alice.goto(planUrl);
-    await Promise.all([alice.waitForURL(planUrl), alice.getByRole('button', { name: label }).click()]);
+    await pressOnPlan(alice, planUrl, label);
     const moved = Number(await alice.getByTestId('redriven').innerText());
     if (screenshots) {
       await alice.getByTestId('redrive-id').scrollIntoViewIfNeeded();

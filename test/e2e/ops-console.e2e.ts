@@ -1,16 +1,16 @@
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Browser, BrowserContext, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
 import { REPO_ROOT } from '../../tools/demo/build-services';
-import { DEMO_CONSOLE_USERS } from '../../tools/demo/ops-console';
 import { eventually } from '../harness/eventually';
 import { TestSchema } from '../harness/postgres';
 import { launchChromium } from './support/browser';
 import { CONSOLE_DLQ as DLQ, ConsoleStack, startConsoleStack } from './support/console-stack';
+import { planFromHead, pressOnPlan } from './support/console-steps';
+import { ConsoleUserName, ConsoleUsers, csrfOf, dlqDepthOf } from './support/console-users';
 
 const POISON = 'console e2e: blocked by a trigger';
-type UserName = (typeof DEMO_CONSOLE_USERS)[number]['name'];
 
 /** Where the screenshots go: with the test output, git-ignored (`.demo/`). */
 const SHOTS = path.join(REPO_ROOT, '.demo', 'e2e', 'console-screenshots');
@@ -29,7 +29,6 @@ describe.each(['rabbitmq', 'kafka'] as const)(
     let console_: ConsoleStack | undefined;
     let subscribeDb: TestSchema | undefined;
     let browser: Browser | undefined;
-    const contexts = new Map<UserName, BrowserContext>();
     const logDir = mkdtempSync(path.join(os.tmpdir(), 'e2e-console-'));
     const shots = path.join(SHOTS, transport);
     let base = '';
@@ -53,41 +52,17 @@ describe.each(['rabbitmq', 'kafka'] as const)(
       process.stdout.write(`\nops console e2e (${transport}): logs in ${logDir}, screenshots in ${shots}\n`);
     });
 
-    /** A page of `name`'s own browser context, signed in. */
-    async function signedIn(name: UserName): Promise<Page> {
-      let context = contexts.get(name);
-      if (!context) {
-        context = await browser!.newContext({ viewport: { width: 1280, height: 800 } });
-        // A step that acts on the broker (a Kafka redrive reads the DLQ with a consumer group of its own) can
-        // take longer than Playwright's 30 s on a loaded machine; the suite's own timeout still bounds it.
-        context.setDefaultTimeout(90_000);
-        contexts.set(name, context);
-        const page = await context.newPage();
-        await page.goto(base);
-        await expect(page.getByRole('heading', { name: 'Sign in' }).count()).resolves.toBe(1);
-        const user = DEMO_CONSOLE_USERS.find((u) => u.name === name)!;
-        await page.getByLabel('User name').fill(user.name);
-        await page.getByLabel('Password').fill(user.password);
-        await Promise.all([page.waitForURL(base), page.getByRole('button', { name: 'Sign in' }).click()]);
-        await page.close();
-      }
-      return context.newPage();
-    }
+    const users = new ConsoleUsers({
+      browser: () => browser!,
+      base: () => base,
+      viewport: { width: 1280, height: 800 },
+    });
+    const signedIn = (name: ConsoleUserName) => users.page(name);
 
     const shot = (page: Page, name: string) =>
       page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
 
-    /** The CSRF token of the page's session (every signed-in page's sign-out form carries it). */
-    const csrfOf = (page: Page) => page.locator('input[name="_csrf"]').first().inputValue();
-
-    async function dlqDepth(page: Page): Promise<number> {
-      await page.goto(`${base}/dead-letters`);
-      const cell = page
-        .getByRole('row', { name: new RegExp(DLQ.replace(/\./g, '\\.')) })
-        .getByRole('cell')
-        .nth(1);
-      return Number(await cell.innerText());
-    }
+    const dlqDepth = (page: Page) => dlqDepthOf(page, base, DLQ);
 
     const notificationsOfPost = async () => {
       const rows = await subscribeDb!.query<{ n: number }>(
@@ -155,13 +130,7 @@ describe.each(['rabbitmq', 'kafka'] as const)(
 
     it('plans (dry run), is approved by a second person, executes; the handler applies it once', async () => {
       const alice = await signedIn('alice');
-      await alice.goto(`${base}/dead-letters/${DLQ}`);
-      await alice.getByLabel('Messages from the head (1–100)').fill('1');
-      await Promise.all([
-        alice.waitForURL(/\/redrive\/plans\//),
-        alice.getByRole('button', { name: 'Plan redrive' }).click(),
-      ]);
-      planUrl = alice.url();
+      planUrl = await planFromHead(alice, base, DLQ);
       await expect(alice.getByTestId('planned-by').innerText()).resolves.toMatch(/^alice /);
       await expect(alice.getByRole('button', { name: 'Approve this plan' }).count()).resolves.toBe(0);
       await shot(alice, 'redrive-plan');
@@ -172,20 +141,12 @@ describe.each(['rabbitmq', 'kafka'] as const)(
       expect(aliceApproves.status()).toBe(403);
 
       const bob = await signedIn('bob');
-      await bob.goto(planUrl);
-      await Promise.all([
-        bob.waitForURL(planUrl),
-        bob.getByRole('button', { name: 'Approve this plan' }).click(),
-      ]);
+      await pressOnPlan(bob, planUrl, 'Approve this plan');
       await expect(bob.getByTestId('approval').innerText()).resolves.toMatch(/^approved by bob/);
       await expect(bob.getByRole('button', { name: 'Execute redrive' }).count()).resolves.toBe(0);
       await shot(bob, 'redrive-approved');
 
-      await alice.goto(planUrl);
-      await Promise.all([
-        alice.waitForURL(planUrl),
-        alice.getByRole('button', { name: 'Execute redrive' }).click(),
-      ]);
+      await pressOnPlan(alice, planUrl, 'Execute redrive');
       const redriveId = await alice.getByTestId('redrive-id').innerText();
       expect(redriveId).toMatch(/^[0-9a-f-]{36}$/);
       await expect(alice.getByTestId('redriven').innerText()).resolves.toBe('1');
@@ -244,15 +205,7 @@ describe.each(['rabbitmq', 'kafka'] as const)(
       await eventually(async () => (await dlqDepth(olga)) === 1, 60_000, 500);
       await db.query('drop trigger refuse_poison on notifications');
 
-      const plan = async (page: Page) => {
-        await page.goto(`${base}/dead-letters/${DLQ}`);
-        await page.getByLabel('Messages from the head (1–100)').fill('1');
-        await Promise.all([
-          page.waitForURL(/\/redrive\/plans\//),
-          page.getByRole('button', { name: 'Plan redrive' }).click(),
-        ]);
-        return page.url();
-      };
+      const plan = (page: Page) => planFromHead(page, base, DLQ);
       const olgasPlan = await plan(olga);
       await olga.getByRole('button', { name: 'Approve this plan' }).click();
       await expect(olga.getByRole('alert').innerText()).resolves.toContain('Four eyes');
@@ -262,18 +215,10 @@ describe.each(['rabbitmq', 'kafka'] as const)(
       const alicesPlan = await plan(alice);
       const bob = await signedIn('bob');
       for (const url of [olgasPlan, alicesPlan]) {
-        await bob.goto(url);
-        await Promise.all([
-          bob.waitForURL(url),
-          bob.getByRole('button', { name: 'Approve this plan' }).click(),
-        ]);
+        await pressOnPlan(bob, url, 'Approve this plan');
       }
       // Alice's plan runs first; Olga's plan, of the same message, is stale after that.
-      await alice.goto(alicesPlan);
-      await Promise.all([
-        alice.waitForURL(alicesPlan),
-        alice.getByRole('button', { name: 'Execute redrive' }).click(),
-      ]);
+      await pressOnPlan(alice, alicesPlan, 'Execute redrive');
       await expect(alice.getByTestId('redriven').innerText()).resolves.toBe('1');
       // Olga's plan says it is stale and offers no Execute (issue 29); a post of the form is refused all the same.
       await olga.goto(olgasPlan);

@@ -1,10 +1,6 @@
-import * as amqp from 'amqplib';
-import { RedriveService } from 'nest-reliable-messaging/redrive';
-import { uniqueName } from '../../harness/names';
 import { drainQueue } from '../support/rabbit-wire';
 import { depthOf, parkedOrder, sendToQueues } from './support/parked-messages';
-import { RabbitVhost } from './support/rabbit-vhost';
-import { RedriveFixture } from './support/redrive-fixture';
+import { newGroupQueues, useRabbitRedriveSuite } from './support/rabbit-redrive-suite';
 
 /**
  * Issue 28, item 7: a quorum dead-letter queue counts every read in `x-delivery-count` (each plan, each
@@ -12,42 +8,18 @@ import { RedriveFixture } from './support/redrive-fixture';
  * however often the queue was looked at; reading returns the messages where they were (head first).
  */
 describe('Redrive of a quorum dead-letter queue (RabbitMQ)', () => {
-  let vhost: RabbitVhost;
-  let connection: amqp.ChannelModel;
-  let fixture: RedriveFixture;
-  let redrive: RedriveService;
+  const suite = useRabbitRedriveSuite('quorum_dlq');
 
   /** A group whose work queue and DLQ are quorum queues, with `count` parked messages. */
   async function quorumGroup(count: number) {
-    const destination = uniqueName('quorum');
-    const workQueue = `${destination}.billing`;
-    const channel = await connection.createChannel();
-    for (const queue of [workQueue, `${workQueue}.dlq`]) {
-      await channel.assertQueue(queue, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
-    }
-    await channel.close();
+    const { destination, workQueue, dlq } = await newGroupQueues(suite.connection, 'quorum', true);
     const messages = Array.from({ length: count }, (_, i) => parkedOrder(destination, 'billing', i));
-    await sendToQueues(connection, messages);
-    return { workQueue, dlq: `${workQueue}.dlq`, ids: messages.map((m) => m.headers['msg.id']) };
+    await sendToQueues(suite.connection, messages);
+    return { workQueue, dlq, ids: messages.map((m) => m.headers['msg.id']) };
   }
 
-  beforeAll(async () => {
-    fixture = await RedriveFixture.create('quorum_dlq');
-    vhost = await RabbitVhost.create('quorum_dlq');
-    connection = await amqp.connect(vhost.urlAs(vhost.admin));
-    redrive = fixture.service(
-      { kind: 'rabbitmq', url: vhost.url },
-      { principal: vhost.admin.name, secret: vhost.admin.password },
-    );
-  });
-
-  afterAll(async () => {
-    await fixture?.close();
-    await connection?.close().catch(() => undefined);
-    await vhost?.delete();
-  });
-
   it('plans, is viewed again and again, is approved and redrives every planned message', async () => {
+    const { redrive, fixture, connection } = suite;
     const { dlq, workQueue, ids } = await quorumGroup(3);
     const plan = await redrive.plan({ source: dlq, limit: 2 });
     expect(plan.messages.map((m) => m.messageId)).toEqual(ids.slice(0, 2));

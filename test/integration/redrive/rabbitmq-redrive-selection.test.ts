@@ -3,13 +3,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as amqp from 'amqplib';
 import { CliIo, runMessagingCli } from 'nest-reliable-messaging/testing';
-import { RedriveService } from 'nest-reliable-messaging/redrive';
-import { uniqueName } from '../../harness/names';
 import { drainQueue } from '../support/rabbit-wire';
 import { BROKEN_CODE, incidentLetters } from './support/incident-letters';
-import { declareGroupQueues, depthOf, sendToQueues } from './support/parked-messages';
-import { RabbitVhost } from './support/rabbit-vhost';
-import { RedriveFixture } from './support/redrive-fixture';
+import { depthOf, sendToQueues } from './support/parked-messages';
+import { newGroupQueues, useRabbitRedriveSuite } from './support/rabbit-redrive-suite';
 
 const idsOf = (messages: amqp.GetMessage[]) => messages.map((m) => String(m.properties.headers?.['msg.id']));
 
@@ -19,32 +16,11 @@ const idsOf = (messages: amqp.GetMessage[]) => messages.map((m) => String(m.prop
  * `<dlq>.archive` with the same plan → approval → execution; every other message stays, in order.
  */
 describe('Redrive of a selection (RabbitMQ)', () => {
-  let vhost: RabbitVhost;
-  let connection: amqp.ChannelModel;
-  let fixture: RedriveFixture;
-  let redrive: RedriveService;
-
-  beforeAll(async () => {
-    fixture = await RedriveFixture.create('select_rmq');
-    vhost = await RabbitVhost.create('select_rmq');
-    connection = await amqp.connect(vhost.urlAs(vhost.admin));
-    redrive = fixture.service(
-      { kind: 'rabbitmq', url: vhost.url },
-      { principal: vhost.admin.name, secret: vhost.admin.password },
-    );
-  });
-
-  afterAll(async () => {
-    await fixture?.close();
-    await connection?.close().catch(() => undefined);
-    await vhost?.delete();
-  });
+  const suite = useRabbitRedriveSuite('select_rmq');
 
   it('redrives a group, skips and then discards the unredrivable one, leaves the rest in order', async () => {
-    const destination = uniqueName('orders');
-    const workQueue = `${destination}.billing`;
-    const dlq = `${workQueue}.dlq`;
-    await declareGroupQueues(connection, workQueue);
+    const { redrive, fixture, connection } = suite;
+    const { destination, workQueue, dlq } = await newGroupQueues(connection, 'orders');
     const { letters, ids, foreignId } = incidentLetters(destination, 'billing', 8, 2);
     await sendToQueues(connection, letters);
     const broken = letters.filter((l) => l.headers['msg.failure-code'] === BROKEN_CODE);
@@ -67,10 +43,12 @@ describe('Redrive of a selection (RabbitMQ)', () => {
     const left = ids.filter((id) => !redrivable.includes(id));
     expect((await redrive.browse(dlq)).letters.map((l) => l.message.messageId)).toEqual(left);
 
-    // One picked by hand.
+    // One picked by hand, beside an id the DLQ does not hold (any more): the plan names it.
     const picked = left[left.length - 1];
-    const byId = await redrive.plan({ source: dlq, selection: { by: 'ids', messageIds: [picked] } });
+    const gone = redrivable[0];
+    const byId = await redrive.plan({ source: dlq, selection: { by: 'ids', messageIds: [gone, picked] } });
     expect(byId.messages.map((m) => m.messageId)).toEqual([picked]);
+    expect(byId.notFound).toEqual([gone]);
     await redrive.execute(await fixture.approve(redrive, byId, 'bob'));
     expect(idsOf(await drainQueue(connection, workQueue))).toEqual([picked]);
 
@@ -100,13 +78,14 @@ describe('Redrive of a selection (RabbitMQ)', () => {
     expect(history.find((e) => e.planHash === plan.hash && e.action === 'PLAN')?.detail).toContain(
       `selected by code ${BROKEN_CODE}; 1 skipped`,
     );
+    expect(history.find((e) => e.planHash === byId.hash && e.action === 'PLAN')?.detail).toContain(
+      `1 id(s) not found: ${gone}`,
+    );
   });
 
   it('finds a message by id and by its real key (through the pseudonym), paged past the first 100', async () => {
-    const destination = uniqueName('orders');
-    const workQueue = `${destination}.billing`;
-    const dlq = `${workQueue}.dlq`;
-    await declareGroupQueues(connection, workQueue);
+    const { redrive, connection } = suite;
+    const { destination, dlq } = await newGroupQueues(connection, 'orders');
     const { letters, ids } = incidentLetters(destination, 'billing', 150, 0);
     await sendToQueues(connection, letters);
     const { letters: all, depth } = await redrive.browse(dlq);
@@ -122,6 +101,7 @@ describe('Redrive of a selection (RabbitMQ)', () => {
   });
 
   it('plans a group and a discard from the CLI (dlq plan --category --code, --ids --discard)', async () => {
+    const { fixture, vhost, connection } = suite;
     const folder = mkdtempSync(path.join(os.tmpdir(), 'select-cli-'));
     const cli = async (args: string[]) => {
       let out = '';
@@ -137,10 +117,7 @@ describe('Redrive of a selection (RabbitMQ)', () => {
     };
     const key = path.join(fixture.folder, 'jane.key.json');
     try {
-      const destination = uniqueName('orders');
-      const workQueue = `${destination}.billing`;
-      const dlq = `${workQueue}.dlq`;
-      await declareGroupQueues(connection, workQueue);
+      const { destination, dlq } = await newGroupQueues(connection, 'orders');
       const { letters, foreignId } = incidentLetters(destination, 'billing', 4, 1);
       await sendToQueues(connection, letters);
 

@@ -1,11 +1,10 @@
-import { Controller, Get, Inject, Logger, Req, Res } from '@nestjs/common';
-import { brokerTrouble } from './broker-trouble';
+import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
 import { ConsoleGate } from './console-gate';
-import { ConsoleRequest, ConsoleResponse, field } from './console-http';
+import { ConsoleRequest, ConsoleResponse } from './console-http';
+import { ConsoleLetters } from './console-letters';
 import { MessagingConsoleOptions } from './console-options.interface';
 import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition';
 import { CONSOLE_JS } from './views/console-script';
-import { positionFromParam } from './views/dead-letter-views';
 import { payloadFileName, prettyPayload } from './views/payload-views';
 
 /** Bytes of a payload a download holds by default. */
@@ -17,10 +16,9 @@ const PAYLOAD_DOWNLOAD_BYTES = 8 * 1024 * 1024;
  */
 @Controller()
 export class ConsoleFilesController {
-  private readonly logger = new Logger('MessagingConsole');
-
   constructor(
     private readonly gate: ConsoleGate,
+    private readonly letters: ConsoleLetters,
     @Inject(MESSAGING_CONSOLE_OPTIONS) private readonly options: MessagingConsoleOptions,
   ) {}
 
@@ -38,27 +36,10 @@ export class ConsoleFilesController {
   async payload(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
     const session = await this.gate.forPage(req, res, 'read-payload');
     if (!session) return;
-    const queue = req.params.queue;
-    if (!this.options.deadLetterQueues.includes(queue)) {
-      return this.gate.fail(res, session, 404, 'This console does not show that queue.');
-    }
-    const position = positionFromParam(field(req.query, 'at'));
-    if (!position) return this.gate.fail(res, session, 404, 'Open the message from its queue’s page.');
-    let letter;
-    try {
-      const most = this.options.payloadDownloadBytes ?? PAYLOAD_DOWNLOAD_BYTES;
-      letter = await this.options.redrive.inspectMessage(queue, position, req.params.id, most);
-    } catch (error) {
-      return this.gate.fail(res, session, 502, brokerTrouble(error, this.logger));
-    }
-    if (!letter) {
-      return this.gate.fail(
-        res,
-        session,
-        404,
-        'That message is no longer there (redriven, or the queue changed).',
-      );
-    }
+    const most = this.options.payloadDownloadBytes ?? PAYLOAD_DOWNLOAD_BYTES;
+    const opened = await this.letters.open(req, res, session, most);
+    if (!opened) return;
+    const { queue, letter } = opened;
     await this.gate.record(session.user.name, 'PAYLOAD_DOWNLOADED', `message ${req.params.id}`, queue);
     const { text, json } = prettyPayload(letter.payload);
     res

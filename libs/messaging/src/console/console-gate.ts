@@ -187,7 +187,7 @@ export class ConsoleGate implements OnModuleDestroy {
     response.redirect(303, `${this.base}/login`);
   }
 
-  /** Records a console access (sign-in, refusal, payload shown) in the audit log. */
+  /** Records a console access (sign-in, refusal, payload shown, search by key) in the audit log. */
   async record(actor: string, outcome: string, detail?: string, source?: string): Promise<void> {
     await this.flushAnonymous(false);
     await this.write(actor, outcome, detail, source);

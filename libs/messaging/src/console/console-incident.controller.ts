@@ -1,14 +1,16 @@
-import { Controller, Get, Inject, Logger, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import { groupDeadLetters } from '../redrive/dead-letter-groups';
 import { RedriveRefusedError } from '../redrive/errors/redrive-refused.error';
-import { brokerTrouble } from './broker-trouble';
+import { InspectedDeadLetter } from '../redrive/inspected-dead-letter';
 import { ConsoleGate } from './console-gate';
 import { ConsoleRequest, ConsoleResponse, field, sendPage } from './console-http';
+import { ConsoleLetters } from './console-letters';
 import { MessagingConsoleOptions } from './console-options.interface';
 import { ConsoleRedrive } from './console-redrive';
 import { readSelectionForm } from './console-selection-form';
 import { ConsoleSession } from './console-sessions';
 import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition';
+import { keySearchDetail } from './key-search-audit';
 import {
   allLettersPage,
   archivePage,
@@ -24,10 +26,9 @@ import {
  */
 @Controller()
 export class ConsoleIncidentController {
-  private readonly logger = new Logger('MessagingConsole');
-
   constructor(
     private readonly gate: ConsoleGate,
+    private readonly letters: ConsoleLetters,
     private readonly redrive: ConsoleRedrive,
     @Inject(MESSAGING_CONSOLE_OPTIONS) private readonly options: MessagingConsoleOptions,
   ) {}
@@ -72,7 +73,10 @@ export class ConsoleIncidentController {
     if (session) await this.find(req, res, session, { messageId: field(req.query, 'messageId') });
   }
 
-  /** A search by key is a form post: the real key never goes into a URL (history, proxy and access logs). */
+  /**
+   * A search by key is a form post: the real key never goes into a URL (history, proxy and access logs). It
+   * is recorded in the audit log (`KEY_SEARCHED`, with what it found; never the key).
+   */
   @Post('dead-letters/:queue/search')
   async searchByKey(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
     const session = await this.gate.forForm(req, res, 'view');
@@ -116,19 +120,29 @@ export class ConsoleIncidentController {
     session: ConsoleSession,
     query: { messageId?: string; key?: string },
   ): Promise<void> {
-    await this.read(req, res, session, async (queue) => {
-      const asked = query.messageId !== undefined || query.key !== undefined;
-      const found = asked ? await this.options.redrive.search(queue, query) : undefined;
-      // The key is not shown again (not even to its author): the form's key field stays empty.
-      const context = this.gate.context(session);
-      return searchPage(
-        context,
-        queue,
-        { messageId: query.messageId },
-        found,
-        this.gate.may(session, 'plan'),
+    const queue = this.letters.queueOf(req, res, session);
+    if (!queue) return;
+    let found: readonly InspectedDeadLetter[] | undefined;
+    if (query.messageId !== undefined || query.key !== undefined) {
+      const read = await this.letters.fromBroker(res, session, () =>
+        this.options.redrive.search(queue, query),
       );
-    });
+      if (!read) return;
+      found = read.value;
+      if (query.key !== undefined) {
+        const detail = keySearchDetail(query.messageId, found);
+        await this.gate.record(session.user.name, 'KEY_SEARCHED', detail, queue);
+      }
+    }
+    // The key is not shown again (not even to its author): the form's key field stays empty.
+    const page = searchPage(
+      this.gate.context(session),
+      queue,
+      { messageId: query.messageId },
+      found,
+      this.gate.may(session, 'plan'),
+    );
+    sendPage(res, 200, page);
   }
 
   /** A read-only page of a known queue; a broker error is shown as a reference into the log. */
@@ -138,25 +152,10 @@ export class ConsoleIncidentController {
     render: (session: ConsoleSession, queue: string) => Promise<string>,
   ): Promise<void> {
     const session = await this.gate.forPage(req, res);
-    if (session) await this.read(req, res, session, (queue) => render(session, queue));
-  }
-
-  private async read(
-    req: ConsoleRequest,
-    res: ConsoleResponse,
-    session: ConsoleSession,
-    render: (queue: string) => Promise<string>,
-  ): Promise<void> {
-    const queue = req.params.queue;
-    if (!this.options.deadLetterQueues.includes(queue)) {
-      return this.gate.fail(res, session, 404, 'This console does not show that queue.');
-    }
-    let body: string;
-    try {
-      body = await render(queue);
-    } catch (error) {
-      return this.gate.fail(res, session, 502, brokerTrouble(error, this.logger));
-    }
-    sendPage(res, 200, body);
+    if (!session) return;
+    const queue = this.letters.queueOf(req, res, session);
+    if (!queue) return;
+    const body = await this.letters.fromBroker(res, session, () => render(session, queue));
+    if (body) sendPage(res, 200, body.value);
   }
 }

@@ -6,6 +6,7 @@ import { ApprovalMismatchError } from '../redrive/errors/approval-mismatch.error
 import { RedrivePlanStaleError } from '../redrive/errors/redrive-plan-stale.error';
 import { RedriveRefusedError } from '../redrive/errors/redrive-refused.error';
 import { issueApproval } from '../redrive/issue-approval';
+import { planFields } from '../redrive/redrive-audit';
 import { PlanAction, PlanSelection } from '../redrive/plan-selection';
 import { RedriveLimits } from '../redrive/redrive-limits';
 import { MessagingConsoleOptions } from './console-options.interface';
@@ -141,11 +142,7 @@ export class ConsoleRedrive {
       action: 'REFUSE',
       actor: session.user.name,
       transport: plan.transport,
-      source: plan.source,
-      target: plan.target || undefined,
-      planHash: plan.hash,
-      approver: approval?.approver,
-      messageIds: plan.messages.map((m) => m.messageId),
+      ...planFields(plan, approval),
       outcome: REFUSED_AS[state.kind],
       detail: `${step} refused by the console: ${message}`,
     });

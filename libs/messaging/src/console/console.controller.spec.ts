@@ -1,42 +1,17 @@
 import { Logger } from '@nestjs/common';
-import { FakeResponse, fakeRequest } from '../../spec-support/console-fakes';
-import { ApproverKeyring } from '../redrive/approvals/approver-keyring';
+import { FakeResponse } from '../../spec-support/console-fakes';
+import { bob, consoleHarness as console, csrfOf, DLQ, planOf } from '../../spec-support/console-harness';
 import { generateApproverKeys, readApproverSigner } from '../redrive/approvals/approver-keys';
-import {
-  RecordedRedriveAuditEntry,
-  RedriveAuditEntry,
-  RedriveAuditFilter,
-  RedriveLedger,
-} from '../redrive/ledger/redrive-ledger.interface';
-import { MessagePosition } from '../redrive/redrive-plan';
-import { InspectedDeadLetterWithPayload } from '../redrive/inspected-dead-letter';
-import { RedriveService } from '../redrive/redrive.service';
-import { ConsoleGate } from './console-gate';
-import { ConsoleUser, MessagingConsoleOptions } from './console-options.interface';
-import { ConsoleRedrive } from './console-redrive';
-import { ConsoleController } from './console.controller';
-import { ConsoleFilesController } from './console-files.controller';
 import { ApprovalExpiredError } from '../redrive/errors/approval-expired.error';
 import { RedrivePlanStaleError } from '../redrive/errors/redrive-plan-stale.error';
-import { RedrivePlan } from '../redrive/redrive-plan';
+import { ConsoleController } from './console.controller';
 import { MemoryConsolePlanStore } from './plans/memory-console-plan-store';
 
 const NOW = new Date('2026-12-03T10:00:00.000Z');
 
 /** A plan of the head of the DLQ, made a minute before `NOW`, approved by bob until `approvedUntil`. */
 async function storedPlan(store: MemoryConsolePlanStore, approvedUntil?: string) {
-  const plan: RedrivePlan = {
-    version: 2,
-    transport: 'rabbitmq',
-    plannedBy: 'alice',
-    source: DLQ,
-    target: 'orders.billing',
-    group: 'billing',
-    createdAt: '2026-12-03T09:59:00.000Z',
-    depth: 1,
-    messages: [letter(0).message],
-    hash: 'sha256:plan',
-  };
+  const plan = planOf(DLQ, 'alice', { hash: 'sha256:plan' });
   const entry = await store.add(plan);
   if (approvedUntil) {
     await store.approved(
@@ -54,116 +29,6 @@ async function storedPlan(store: MemoryConsolePlanStore, approvedUntil?: string)
     );
   }
   return entry.id;
-}
-
-/** The CSRF token a page carries. */
-const csrfOf = (body: string) => /name="_csrf" value="([^"]+)"/.exec(body)?.[1];
-
-const DLQ = 'orders.billing.dlq';
-const USERS: Record<string, ConsoleUser & { password: string }> = {
-  alice: { name: 'alice', roles: ['operator'], password: 'alice-pw' },
-  victor: { name: 'victor', roles: ['viewer'], password: 'victor-pw' },
-  olga: { name: 'olga', roles: ['operator'], password: 'olga-pw' },
-};
-const bob = generateApproverKeys('bob');
-
-/** The letter at the head of the DLQ, with a payload of `bytes` bytes. */
-function letter(bytes: number): InspectedDeadLetterWithPayload {
-  return {
-    message: {
-      position: { kind: 'queue', index: 0 },
-      messageId: 'm-1',
-      type: 'OrderPlaced',
-      failureCategory: 'TRANSIENT',
-      failureCode: 'DOWN',
-      attempts: 1,
-      originDestination: 'orders',
-      lastFailureAt: null,
-      redriveCount: 0,
-      previousRedriveIds: [],
-      fingerprint: 'sha256:00',
-    },
-    firstFailureAt: null,
-    headers: { 'msg.id': 'm-1' },
-    payload: { text: 'x'.repeat(Math.min(bytes, 1024)), bytes, truncated: bytes > 1024 },
-  };
-}
-
-/** The redrive service's side the console uses, in memory. */
-class FakeRedrive {
-  readonly transport = 'rabbitmq' as const;
-  approvers = ApproverKeyring.parse({ version: 1, approvers: [bob.publicKey] });
-  readonly topology = undefined;
-  listError?: Error;
-  inspectCalls = 0;
-  /** What `approve()` (the check before an execution) throws; undefined: it is never reached. */
-  approveError?: Error;
-  approveCalls = 0;
-  async approve() {
-    this.approveCalls += 1;
-    throw this.approveError ?? new Error('not expected in this spec');
-  }
-  readonly inspectMessageCalls: Array<[string, MessagePosition, string | null, number]> = [];
-  async list() {
-    if (this.listError) throw this.listError;
-    return [{ name: DLQ, exists: true, depth: 1 }];
-  }
-  async inspect() {
-    this.inspectCalls += 1;
-    return [letter(0)];
-  }
-  async inspectMessage(source: string, position: MessagePosition, id: string | null, max: number) {
-    this.inspectMessageCalls.push([source, position, id, max]);
-    return position.kind === 'queue' && position.index === 0 && id === 'm-1' ? letter(200 * 1024) : undefined;
-  }
-}
-
-function console(extra: Partial<MessagingConsoleOptions> = {}) {
-  const entries: RecordedRedriveAuditEntry[] = [];
-  const historyCalls: RedriveAuditFilter[] = [];
-  const recorded: RedriveAuditEntry[] = [];
-  const ledger = {
-    record: async (entry: RedriveAuditEntry) => void recorded.push(entry),
-    history: async (filter: RedriveAuditFilter) => {
-      historyCalls.push(filter);
-      return entries.slice(-filter.limit);
-    },
-    verifyChain: async () => ({ intact: true, checked: entries.length }),
-  } as unknown as RedriveLedger;
-  const redrive = new FakeRedrive();
-  const options: MessagingConsoleOptions = {
-    redrive: redrive as unknown as RedriveService,
-    ledger,
-    authenticator: {
-      authenticate: async (name, password) => {
-        const user = USERS[name];
-        return user?.password === password ? { name: user.name, roles: user.roles } : undefined;
-      },
-    },
-    deadLetterQueues: [DLQ],
-    payloadPreviewBytes: 1024,
-    ...extra,
-  };
-  const gate = new ConsoleGate(options, '/console');
-  const controller = new ConsoleController(gate, new ConsoleRedrive(options), options);
-  /** A page request of `name`, signed in through the form. */
-  const as = async (name: string) => {
-    const form = new FakeResponse();
-    gate.loginForm(fakeRequest({}), form);
-    const answer = new FakeResponse();
-    const token = form.cookies().messaging_console_login;
-    await gate.signIn(
-      fakeRequest(form.cookies(), { _csrf: token, name, password: USERS[name].password }),
-      answer,
-    );
-    const cookies = { messaging_console_session: answer.cookies().messaging_console_session };
-    return (
-      more: { params?: Record<string, string>; query?: Record<string, string> } = {},
-      body: Record<string, unknown> = {},
-    ) => fakeRequest(cookies, body, more);
-  };
-  const files = new ConsoleFilesController(gate, options);
-  return { controller, files, redrive, entries, historyCalls, recorded, as };
 }
 
 describe(ConsoleController.name, () => {

@@ -2,6 +2,7 @@ import { Controller, Get, Inject, Logger, Post, Req, Res } from '@nestjs/common'
 import { RedriveRefusedError } from '../redrive/errors/redrive-refused.error';
 import { brokerTrouble } from './broker-trouble';
 import { ConsoleGate } from './console-gate';
+import { ConsoleLetters } from './console-letters';
 import { ConsoleRequest, ConsoleResponse, field, sendPage } from './console-http';
 import { ConsoleMetrics } from './console-metrics';
 import { MessagingConsoleOptions } from './console-options.interface';
@@ -19,7 +20,6 @@ import {
   deadLetterPage,
   deadLetterQueuePage,
   deadLetterQueuesPage,
-  positionFromParam,
 } from './views/dead-letter-views';
 import { redrivePlanPage, redrivePlansPage } from './views/redrive-views';
 import { systemClock } from '../common/clock';
@@ -45,6 +45,7 @@ export class ConsoleController {
 
   constructor(
     private readonly gate: ConsoleGate,
+    private readonly letters: ConsoleLetters,
     private readonly redrive: ConsoleRedrive,
     @Inject(MESSAGING_CONSOLE_OPTIONS) private readonly options: MessagingConsoleOptions,
   ) {
@@ -101,14 +102,10 @@ export class ConsoleController {
   async deadLetterQueue(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
     const session = await this.gate.forPage(req, res);
     if (!session) return;
-    const queue = this.knownQueue(req, res, session);
+    const queue = this.letters.queueOf(req, res, session);
     if (!queue) return;
-    let letters;
-    try {
-      letters = await this.options.redrive.inspect(queue);
-    } catch (error) {
-      return this.gate.fail(res, session, 502, brokerTrouble(error, this.logger));
-    }
+    const read = await this.letters.fromBroker(res, session, () => this.options.redrive.inspect(queue));
+    if (!read) return;
     const older = Number(field(req.query, 'olderThanMinutes'));
     const filter: DeadLetterFilter = {
       category: field(req.query, 'category'),
@@ -120,7 +117,7 @@ export class ConsoleController {
     sendPage(
       res,
       200,
-      deadLetterQueuePage(this.gate.context(session), queue, letters, filter, mayPlan, this.now()),
+      deadLetterQueuePage(this.gate.context(session), queue, read.value, filter, mayPlan, this.now()),
     );
   }
 
@@ -128,25 +125,10 @@ export class ConsoleController {
   async deadLetter(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
     const session = await this.gate.forPage(req, res);
     if (!session) return;
-    const queue = this.knownQueue(req, res, session);
-    if (!queue) return;
-    const position = positionFromParam(field(req.query, 'at'));
-    if (!position) return this.gate.fail(res, session, 404, 'Open the message from its queue’s page.');
-    let letter;
-    try {
-      const preview = this.options.payloadPreviewBytes ?? PAYLOAD_PREVIEW_BYTES;
-      letter = await this.options.redrive.inspectMessage(queue, position, req.params.id, preview);
-    } catch (error) {
-      return this.gate.fail(res, session, 502, brokerTrouble(error, this.logger));
-    }
-    if (!letter) {
-      return this.gate.fail(
-        res,
-        session,
-        404,
-        'That message is no longer there (redriven, or the queue changed).',
-      );
-    }
+    const preview = this.options.payloadPreviewBytes ?? PAYLOAD_PREVIEW_BYTES;
+    const opened = await this.letters.open(req, res, session, preview);
+    if (!opened) return;
+    const { queue, letter } = opened;
     const mayRead = this.gate.may(session, 'read-payload');
     if (mayRead)
       await this.gate.record(session.user.name, 'PAYLOAD_SHOWN', `message ${req.params.id}`, queue);
@@ -243,13 +225,6 @@ export class ConsoleController {
 
   private actions(session: ConsoleSession) {
     return { approve: this.gate.may(session, 'approve'), execute: this.gate.may(session, 'execute') };
-  }
-
-  private knownQueue(req: ConsoleRequest, res: ConsoleResponse, session: ConsoleSession): string | undefined {
-    const queue = req.params.queue;
-    if (this.options.deadLetterQueues.includes(queue)) return queue;
-    this.gate.fail(res, session, 404, 'This console does not show that queue.');
-    return undefined;
   }
 
   private async queues() {

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { RouterModule } from '@nestjs/core';
 import { ConsoleGate } from './console-gate';
+import { ConsoleLetters } from './console-letters';
 import { ConsoleRedrive } from './console-redrive';
 import { ConsoleController } from './console.controller';
 import { ConsoleFilesController } from './console-files.controller';
@@ -55,6 +56,7 @@ function withRoutes<T extends ReturnType<typeof ConfigurableMessagingConsoleModu
       ...(definition.providers ?? []),
       { provide: MESSAGING_CONSOLE_BASE, useValue: base },
       ConsoleGate,
+      ConsoleLetters,
       ConsoleRedrive,
     ],
   };

@@ -25,7 +25,7 @@ export interface PlanReading {
 export interface PlanContents {
   readonly records: readonly DeadLetterRecord[];
   readonly depth: number;
-  readonly extra: Pick<RedrivePlan, 'action' | 'selection' | 'skipped' | 'kept'>;
+  readonly extra: Pick<RedrivePlan, 'action' | 'selection' | 'skipped' | 'kept' | 'notFound'>;
 }
 
 /**
@@ -51,7 +51,7 @@ export async function readPlanContents(
     return { records, depth, extra: discard };
   }
   const { records: scanned, depth } = await backend.peek(source, RedriveLimits.MAX_SCAN);
-  const { taken, skipped, kept } = selectRecords(scanned, selection, {
+  const { taken, skipped, kept, notFound } = selectRecords(scanned, selection, {
     transport: backend.kind,
     source,
     route,
@@ -69,16 +69,19 @@ export async function readPlanContents(
       selection,
       ...(skipped.length > 0 ? { skipped } : {}),
       ...(kept.length > 0 ? { kept } : {}),
+      ...(notFound.length > 0 ? { notFound } : {}),
     },
   };
 }
 
-/** The audit log's detail of a PLAN entry: counts, the selection, skipped and kept messages. */
+/** The audit log's detail of a PLAN entry: counts, the selection, skipped, kept and ids not found. */
 export function planDetail(plan: RedrivePlan): string {
   const counts = `${plan.messages.length} of ${plan.depth} waiting`;
   const parts = [plan.action === 'discard' ? `discard: ${counts}` : counts];
   if (plan.selection) parts.push(`selected by ${describeSelection(plan.selection)}`);
   if (plan.skipped?.length) parts.push(`${plan.skipped.length} skipped (cannot be redriven)`);
   if (plan.kept?.length) parts.push(`${plan.kept.length} re-parked at the end`);
+  if (plan.notFound?.length)
+    parts.push(`${plan.notFound.length} id(s) not found: ${plan.notFound.join(', ')}`);
   return parts.join('; ');
 }

@@ -89,6 +89,17 @@ describe('plan selections', () => {
       expect(skipped[0].reason).toContain('no key secret');
     });
 
+    it('names the picked ids that no record read has, in the order picked, and takes the others', () => {
+      const records = Array.from({ length: 5 }, (_, i) => record(i));
+      const picked = { by: 'ids' as const, messageIds: ['m9', 'm3', 'gone', 'm1'] };
+      const { taken, notFound } = selectRecords(records, picked, context());
+      expect(ids(taken)).toEqual(['m1', 'm3']);
+      expect(notFound).toEqual(['m9', 'gone']);
+      // Found but past the limit is not "not found"; a filter names nothing.
+      expect(selectRecords(records, picked, context({ limit: 1 })).notFound).toEqual(['m9', 'gone']);
+      expect(selectRecords(records, { by: 'filter', type: 'Other' }, context()).notFound).toEqual([]);
+    });
+
     it('discards any message, a refused origin too', () => {
       const records = [record(0, { [MessageHeaders.ORIGIN_DESTINATION]: 'payments' })];
       const { taken, skipped } = selectRecords(

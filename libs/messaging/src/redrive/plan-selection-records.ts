@@ -1,3 +1,4 @@
+import { MessageHeaders } from '../envelope/message-headers';
 import { KeySecret } from '../failure/key-secret';
 import { DeadLetterRecord, describeRecord } from './dead-letter-record';
 import { KeyNotRestorableError } from './errors/key-not-restorable.error';
@@ -16,6 +17,8 @@ export interface SelectedRecords {
   readonly skipped: readonly SkippedMessage[];
   /** Kafka: records not taken that lie before a taken one in their partition (re-parked at execution). */
   readonly kept: readonly PlannedMessage[];
+  /** A selection by ids: the ids picked that none of the records read has, in the order picked. */
+  readonly notFound: readonly string[];
 }
 
 /** What `selectRecords` needs besides the records. */
@@ -52,7 +55,18 @@ export function selectRecords(
     if (refusal === undefined) taken.push(record);
     else skipped.push({ message, reason: refusal });
   }
-  return { taken, skipped, kept: context.transport === 'kafka' ? keptBefore(records, taken) : [] };
+  return {
+    taken,
+    skipped,
+    kept: context.transport === 'kafka' ? keptBefore(records, taken) : [],
+    notFound: selection.by === 'ids' ? idsNotIn(records, selection.messageIds) : [],
+  };
+}
+
+/** The ids of `picked` that no record has (a picked id may be gone since, deeper than read, or mistyped). */
+function idsNotIn(records: readonly DeadLetterRecord[], picked: readonly string[]): string[] {
+  const present = new Set(records.map((r) => r.wire.headers[MessageHeaders.ID]));
+  return picked.filter((id) => !present.has(id));
 }
 
 function whyNotRedrivable(record: DeadLetterRecord, context: SelectionContext): string | undefined {

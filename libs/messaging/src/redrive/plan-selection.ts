@@ -8,7 +8,7 @@
 export type PlanSelection =
   | {
       readonly by: 'ids';
-      /** The `msg.id`s picked; ids not found in the destination are left out of the plan. */
+      /** The `msg.id`s picked; ids not found in the destination are listed in the plan's `notFound`. */
       readonly messageIds: readonly string[];
     }
   | {

@@ -52,6 +52,7 @@ const planSchema = z.object({
     .optional(),
   skipped: z.array(z.object({ message: plannedMessageSchema, reason: z.string() })).optional(),
   kept: z.array(plannedMessageSchema).optional(),
+  notFound: z.array(z.string()).optional(),
   hash: z.string(),
 });
 

@@ -85,6 +85,12 @@ export interface RedrivePlan {
    * stay, in their order. RabbitMQ leaves unselected messages where they are.
    */
   readonly kept?: readonly PlannedMessage[];
+  /**
+   * A selection by ids: the ids picked that are not among the messages read from the source (the first
+   * `RedriveLimits.MAX_SCAN`): redriven or discarded since, deeper in the source, or mistyped. Absent when
+   * every id was found.
+   */
+  readonly notFound?: readonly string[];
   /** SHA-256 of the plan's canonical JSON without this field. */
   readonly hash: string;
 }

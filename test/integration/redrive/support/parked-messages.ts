@@ -40,12 +40,16 @@ export function parkedOrder(
   return deadLetterCopy(original, `${destination}.${group}.dlq`, failure, LOCAL_DEAD_LETTER_POLICY);
 }
 
-/** Declares the group's work queue and dead-letter queue, as the RabbitMQ subscriber does. */
-export async function declareGroupQueues(connection: amqp.ChannelModel, workQueue: string): Promise<void> {
+/** Declares the group's work queue and dead-letter queue, as the RabbitMQ subscriber does (`arguments`: of both). */
+export async function declareGroupQueues(
+  connection: amqp.ChannelModel,
+  workQueue: string,
+  args?: Record<string, unknown>,
+): Promise<void> {
   const channel = await connection.createChannel();
   try {
-    await channel.assertQueue(workQueue, { durable: true });
-    await channel.assertQueue(`${workQueue}.dlq`, { durable: true });
+    await channel.assertQueue(workQueue, { durable: true, arguments: args });
+    await channel.assertQueue(`${workQueue}.dlq`, { durable: true, arguments: args });
   } finally {
     await channel.close();
   }

@@ -42,6 +42,15 @@ describe(formatPlan.name, () => {
     expect(text).not.toContain('Warning');
   });
 
+  it('names the picked ids a selection did not find', () => {
+    const picked = sealPlan({
+      ...plan([message]),
+      selection: { by: 'ids', messageIds: [message.messageId!, 'gone-1', 'gone-2'] },
+      notFound: ['gone-1', 'gone-2'],
+    });
+    expect(formatPlan(picked)).toContain('Not found in orders.billing.dlq: gone-1, gone-2.');
+  });
+
   it('warns about messages redriven before: a redrive loop', () => {
     const looping = { ...message, redriveCount: 2, previousRedriveIds: ['r-1', 'r-2'] };
     const text = formatPlan(plan([looping])).join('\n');

@@ -30,6 +30,9 @@ export function formatPlan(plan: RedrivePlan, stage: 'dry run' | 'approval' = 'd
       ),
     );
   }
+  if (plan.notFound?.length) {
+    lines.push(printable(`Not found in ${plan.source}: ${plan.notFound.join(', ')}.`));
+  }
   if (plan.kept?.length) {
     lines.push(
       `${plan.kept.length} message(s) between them stay: re-parked at the end of ${plan.source}, in order.`,

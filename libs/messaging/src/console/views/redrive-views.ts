@@ -15,6 +15,15 @@ function selectionFacts(plan: RedrivePlan): Html {
     <dt>Selected by</dt>
     <dd data-testid="plan-selection">${describeSelection(plan.selection)}</dd>
     ${
+      plan.notFound?.length
+        ? html`<dt>Not found</dt>
+            <dd data-testid="not-found">
+              ${plan.notFound.length} picked id(s) not in ${plan.source} (redriven or discarded since, or
+              deeper than a plan reads): ${plan.notFound.join(', ')}
+            </dd>`
+        : ''
+    }
+    ${
       plan.kept?.length
         ? html`<dt>Kept</dt>
             <dd>

@@ -1,0 +1,54 @@
+import { MessagingTopology } from '../topology/messaging-topology';
+import { ApproverKeyring } from './approvals/approver-keyring';
+import { checkFourEyes } from './approvals/four-eyes';
+import { RedrivePlanStaleError } from './errors/redrive-plan-stale.error';
+import { RedriveLedger } from './ledger/redrive-ledger.interface';
+import { reviewPlan } from './plan-review';
+import { RedriveApproval, verifyApproval } from './redrive-approval';
+import { checkDistinctTarget, checkPlannedCount } from './redrive-guards';
+import { RedrivePlan } from './redrive-plan';
+import { checkTarget } from './redrive-route';
+
+/** What an approved plan is checked against. */
+export interface VerificationContext {
+  readonly ledger: RedriveLedger;
+  readonly topology?: MessagingTopology;
+  readonly approvers: ApproverKeyring;
+  /** The admin credential's principal: may not approve either. */
+  readonly principal: string;
+  /** False in local development, where four eyes may go without an identity map. */
+  readonly requireIdentityMap: boolean;
+  /** Now, for the approval's expiry. */
+  readonly now: Date;
+}
+
+/** Refuses a plan that cannot run on this broker as it stands: too many messages, a forbidden target, another broker. */
+export function checkPlanShape(plan: RedrivePlan, transport: 'kafka' | 'rabbitmq'): void {
+  checkPlannedCount(plan.messages.length);
+  if (plan.messages.length > 0) {
+    checkDistinctTarget(plan.source, plan.target);
+    checkTarget(plan.source, plan.target);
+  }
+  if (plan.transport !== transport) {
+    throw new RedrivePlanStaleError(plan.source, `the plan was made on ${plan.transport}, not ${transport}`);
+  }
+}
+
+/**
+ * The plan is the one `plan()` made (route, audit log), the approval is valid for it, and four eyes holds
+ * between the planner the audit log names, the approver, the executor and the credential's owner.
+ */
+export async function verifyApprovedPlan(
+  plan: RedrivePlan,
+  approval: RedriveApproval,
+  executedBy: string,
+  context: VerificationContext,
+): Promise<void> {
+  const planner = await reviewPlan(plan, context.ledger, context.topology);
+  verifyApproval(plan, approval, context.approvers, context.now);
+  checkFourEyes(
+    context.approvers,
+    { planner, approver: approval.approver, executor: executedBy, credential: context.principal },
+    context.requireIdentityMap,
+  );
+}

@@ -1,0 +1,92 @@
+import { MessagingMetrics } from '../observability/messaging-metrics';
+import { KeySecret } from '../failure/key-secret';
+import { MessagingTopology } from '../topology/messaging-topology';
+import { archiveCopy } from './dead-letter-archive';
+import { DeadLetterBackend } from './dead-letter-backend.interface';
+import { ApprovalAlreadyUsedError } from './errors/approval-already-used.error';
+import { RedriveLedger } from './ledger/redrive-ledger.interface';
+import { RedriveApproval } from './redrive-approval';
+import { redriveCopy } from './redrive-headers';
+import { RedrivePlan } from './redrive-plan';
+import { MessageRedriveOutcome, RedriveResult } from './redrive-result';
+import { checkRecords, deriveRoute } from './redrive-route';
+import { restoreKey } from './restore-key';
+
+/** What an execution moves messages with. */
+export interface ExecutionContext {
+  readonly backend: DeadLetterBackend;
+  readonly ledger: RedriveLedger;
+  readonly topology?: MessagingTopology;
+  readonly keySecret?: KeySecret;
+  readonly metrics?: Pick<MessagingMetrics, 'redriven'>;
+}
+
+/** Who runs which approval of a plan, under which redrive id. */
+export interface Execution {
+  readonly plan: RedrivePlan;
+  readonly approval: RedriveApproval;
+  readonly executedBy: string;
+  readonly redriveId: string;
+}
+
+/**
+ * Runs a checked, approved plan (`RedriveService.execute()` without its checks and audit entries): holds the
+ * source exclusively (across processes) from before reading it to the last settle, records the approval as
+ * used first (an approval runs once), moves the planned messages and counts what was redriven.
+ */
+export async function runExecution(context: ExecutionContext, execution: Execution): Promise<RedriveResult> {
+  const { plan, approval, executedBy, redriveId } = execution;
+  const { ledger } = context;
+  const messages = await ledger.withExclusiveHold(plan.transport, plan.source, async () => {
+    const use = await ledger.claimApproval({
+      nonce: approval.nonce,
+      planHash: plan.hash,
+      approver: approval.approver,
+      redriveId,
+      executedBy,
+    });
+    if (!use.claimed) throw new ApprovalAlreadyUsedError(approval.approver, use.usedBy);
+    return plan.messages.length === 0 ? [] : moveMessages(context, plan, redriveId);
+  });
+  const redriven = messages.filter((m) => m.status === 'REDRIVEN').length;
+  const discard = plan.action === 'discard';
+  if (redriven > 0 && !discard)
+    context.metrics?.redriven.inc({ source: plan.source, target: plan.target }, redriven);
+  return {
+    redriveId,
+    source: plan.source,
+    target: plan.target,
+    ...(discard ? { action: 'discard' as const } : {}),
+    redriven,
+    leftInSource: messages.length - redriven,
+    messages,
+  };
+}
+
+/**
+ * Publishes each planned message's copy and settles the confirmed ones: back to the target under its real
+ * key, or (a discard) into the archive as parked, pseudonymous key and failure headers kept.
+ */
+async function moveMessages(
+  context: ExecutionContext,
+  plan: RedrivePlan,
+  redriveId: string,
+): Promise<MessageRedriveOutcome[]> {
+  const { backend, keySecret } = context;
+  const route = deriveRoute(backend.kind, plan.source, context.topology);
+  if (plan.action === 'discard') {
+    await backend.ensureArchive(plan.source, plan.target);
+    return backend.move(
+      plan,
+      (record) => archiveCopy(record.wire, plan.target, redriveId),
+      () => undefined,
+    );
+  }
+  await backend.checkTarget(plan.source, route.target);
+  const to = { target: route.target, group: route.group };
+  return backend.move(
+    plan,
+    (record) => redriveCopy(record.wire, { ...to, key: restoreKey(record.wire, keySecret) }, redriveId),
+    (records) => checkRecords(plan.source, route, records), // what is read again, before anything moves
+  );
+}
