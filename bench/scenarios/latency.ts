@@ -58,12 +58,12 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
   let witness: ProbeProcess | undefined;
   try {
     // The consumer and the raw reader run in processes of their own, as a subscriber service would.
-    consumer = await startConsumerProcess(context.brokers, kind, event.destination, {
+    consumer = await startConsumerProcess(context.probes, context.brokers, kind, event.destination, {
       databaseUrl: context.benchDbUrl,
       schema,
       group: benchName('bench_lat'),
     });
-    witness = await startWitnessProcess(context.brokers, kind, event.destination);
+    witness = await startWitnessProcess(context.probes, context.brokers, kind, event.destination);
     noteClocks(context, kind, consumer, witness);
     await noteServiceStates(context, kind, event.destination);
     const probe = consumer.probe;

@@ -329,7 +329,7 @@ async function contenderRuns(
       const writer = app.get(BenchWriter);
       place = (run, seq) => writer.place(run, seq);
     }
-    consumer = await startConsumerProcess(brokers, kind, destination, {
+    consumer = await startConsumerProcess(context.probes, brokers, kind, destination, {
       databaseUrl: context.benchDbUrl,
       schema: consumerSchema,
       group: benchName('bench_lg'),

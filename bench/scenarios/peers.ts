@@ -229,7 +229,7 @@ async function latency(
     let stop: (() => Promise<void>) | undefined;
     try {
       // The same consumer as figure 2's, in a process of its own.
-      consumer = await startConsumerProcess(context.brokers, kind, destination, {
+      consumer = await startConsumerProcess(context.probes, context.brokers, kind, destination, {
         databaseUrl: context.benchDbUrl,
         schema,
         group: benchName('bench_peer_lat'),
