@@ -252,12 +252,14 @@ async function latency(
             commits.set(seq, now());
           });
           try {
-            await probe.waitFor(run, count, 60_000, (done) => progress.update(done, count, 'handled'));
+            await probe.waitFor(run, count, plan.peers.stallMs, (done) =>
+              progress.update(done, count, 'handled'),
+            );
           } catch {
             // The peer's behaviour, not the bench's: report it, and the latencies of what did arrive.
             context.results.notes.push(
               `${PEER} (${config.id}) → ${brokerName(kind)} at ${rate}/s: ${count - probe.count(run)} of ${count} messages had not ` +
-                'reached the consumer 60 s after the last one that did; their latency is left out.',
+                `reached the consumer ${plan.peers.stallMs / 1000} s after the last one that did; their latency is left out.`,
             );
           }
           const starts = probe.startsOf(run);
