@@ -212,7 +212,7 @@ const SMOKE: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
     throughputMessages: 300,
     throughputRuns: 1,
     warmUpWindow: false,
-    peerStallMs: 5_000,
+    peerStallMs: 3_000,
   },
   memory: { messages: 2_000, warmUp: 500, chunk: 1_000, samples: 2 },
 };
