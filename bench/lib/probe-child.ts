@@ -36,8 +36,9 @@ export class ProbeChild {
     return () => this.listeners.delete(listener);
   }
 
+  /** Sends `message`; to a process that is gone, nothing (what waits for its answer times out). */
   send(message: ProbeMessage): void {
-    this.child.send(message);
+    if (this.child.connected) this.child.send(message);
   }
 
   /** Sends `message`; resolves on the `expected` answer, rejects on `failed` or when the process exits. */
