@@ -50,7 +50,7 @@ const BENCH_DIR = __dirname;
 
 const USAGE = `npm run bench -- [options]
 
-  --smoke              under a minute of everything (CI): tiny sizes, one run each
+  --smoke              every scenario with tiny sizes, one run each, no warm-up windows (CI)
   --only a,b           scenarios: ${SCENARIOS.join(', ')}
                        and, only when named: ${OPTIONAL_SCENARIOS.join(', ')}
   --transport kind     kafka or rabbitmq (default both)
