@@ -19,6 +19,7 @@ import {
   TransportKind,
 } from './lib/plan';
 import { createProgress } from './lib/progress';
+import { ProbeProcesses } from './lib/probe-processes';
 import { renderResults, replaceResults } from './lib/report';
 import { BenchResults } from './lib/results';
 import { Scenario, ScenarioContext } from './lib/scenario';
@@ -49,7 +50,7 @@ const BENCH_DIR = __dirname;
 
 const USAGE = `npm run bench -- [options]
 
-  --smoke              under a minute of everything (CI): tiny sizes, one run each
+  --smoke              every scenario with tiny sizes, one run each, no warm-up windows (CI)
   --only a,b           scenarios: ${SCENARIOS.join(', ')}
                        and, only when named: ${OPTIONAL_SCENARIOS.join(', ')}
   --transport kind     kafka or rabbitmq (default both)
@@ -119,6 +120,7 @@ async function main(): Promise<number> {
 
   const env = infraEnv();
   await ensureInfrastructure(env, (line) => process.stderr.write(`[infra] ${line}\n`));
+  const scenarioSeconds: Record<string, number> = {};
   const results: BenchResults = {
     startedAt: new Date().toISOString(),
     mode: plan.mode,
@@ -129,13 +131,18 @@ async function main(): Promise<number> {
     latency: [],
     notes: [],
     failures: [],
+    scenarioSeconds,
   };
   const scenarios = ALL.filter((s) => plan.scenarios.includes(s.name));
   const progress = createProgress(scenarios.reduce((sum, s) => sum + s.steps(plan), 0));
   const databases = new BenchDatabases(env.databaseUrl);
   const brokers = new BrokerFixtures();
+  // The smoke run keeps its processes for the next role and forks the latency runs' two ahead.
+  const probes = new ProbeProcesses(plan.mode === 'smoke');
+  if (plan.mode === 'smoke' && plan.scenarios.includes('latency')) probes.prefork(2);
   const cleanup = async () => {
     progress.done();
+    await probes.close().catch((e: Error) => console.error(`Process cleanup failed: ${e.message}`));
     await brokers.cleanup().catch((e: Error) => console.error(`Broker cleanup failed: ${e.message}`));
     await databases.dropAll().catch((e: Error) => console.error(`Database cleanup failed: ${e.message}`));
   };
@@ -154,10 +161,12 @@ async function main(): Promise<number> {
       progress,
       databases,
       brokers,
+      probes,
       benchDbUrl: await databases.create(benchName('bench')),
       results,
     };
     for (const scenario of scenarios) {
+      const began = Date.now();
       try {
         const { summary } = await whileMeasuring(() => scenario.run(context));
         if (summary) results.notes.push(`Machine during ${scenario.name}: ${summary}.`);
@@ -165,6 +174,10 @@ async function main(): Promise<number> {
         const message = `${scenario.name}: ${(error as Error).stack ?? String(error)}`;
         results.failures.push(message.split('\n').slice(0, 3).join(' '));
         progress.log(`Scenario ${message}`);
+      } finally {
+        const seconds = Math.round((Date.now() - began) / 100) / 10;
+        scenarioSeconds[scenario.name] = seconds;
+        progress.log(`${scenario.name}: ${seconds} s`);
       }
     }
   } finally {

@@ -63,6 +63,8 @@ export interface BenchPlan {
      */
     xactRate: number;
     xactQuietMs: number;
+    /** One unmeasured window at 200/s before the measured runs (warm JIT, pools, fetch loop). */
+    warmUpWindow: boolean;
   };
   /** 3. Statements per second while idle. */
   readonly idle: { windowMs: number };
@@ -84,6 +86,8 @@ export interface BenchPlan {
     /** Configurations of the throughput runs, and of the latency runs. */
     configs: readonly PeerConfigId[];
     latencyConfigs: readonly PeerConfigId[];
+    /** How long a latency run waits for the peer's messages still missing (it loses a few now and then). */
+    stallMs: number;
   };
   /** 8. Relay instances and consumer instances on one outbox / one group. */
   readonly scaling: {
@@ -112,6 +116,10 @@ export interface BenchPlan {
     ceilingMessages: number;
     throughputMessages: number;
     throughputRuns: number;
+    /** As in `latency`: one unmeasured window at 200/s per contender first. */
+    warmUpWindow: boolean;
+    /** As in `peers`: how long a run waits for the peer's messages still missing. */
+    peerStallMs: number;
   };
   /** 10. Memory of the demo services before and after `messages` (only with `--only memory`). */
   readonly memory: { messages: number; warmUp: number; chunk: number; samples: number };
@@ -128,6 +136,7 @@ const FULL: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
     fullMatrixOn: ['kafka'],
     xactRate: 200,
     xactQuietMs: 11_000,
+    warmUpWindow: true,
   },
   idle: { windowMs: 60_000 },
   growth: { sentRows: [0, 100_000, 1_000_000], pending: 1_000, batchSize: 200, runs: 15 },
@@ -142,6 +151,7 @@ const FULL: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
     maxMessages: 400,
     configs: ['polling-ordered', 'polling-unordered', 'replication'],
     latencyConfigs: ['polling-ordered', 'replication'],
+    stallMs: 60_000,
   },
   scaling: { rows: 20_000, relays: [1, 2, 4], consumers: [1, 2], messages: 5_000, runs: 2 },
   kafkaClient: { messages: 20_000, runs: 5 },
@@ -154,6 +164,8 @@ const FULL: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
     ceilingMessages: 4_000,
     throughputMessages: 20_000,
     throughputRuns: 3,
+    warmUpWindow: true,
+    peerStallMs: 60_000,
   },
   memory: { messages: 1_000_000, warmUp: 20_000, chunk: 20_000, samples: 10 },
 };
@@ -168,22 +180,25 @@ const SMOKE: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
     configs: ['wakeup', 'notify', 'blog-1s', 'raw'],
     fullMatrixOn: ['kafka'],
     xactRate: 200,
-    xactQuietMs: 1_000,
+    // The smoke run checks that the counting works, not what it counts: no waiting for late reports.
+    xactQuietMs: 0,
+    warmUpWindow: false,
   },
-  idle: { windowMs: 2_000 },
+  idle: { windowMs: 1_000 },
   growth: { sentRows: [0, 2_000], pending: 100, batchSize: 50, runs: 3 },
   consumer: { messages: 200, runs: 1 },
   peers: {
-    rows: 200,
+    rows: 20,
     runs: 1,
-    maxSeconds: 10,
+    maxSeconds: 3,
     rates: [200],
     windowMs: 500,
     latencyRuns: 1,
-    maxMessages: 100,
+    maxMessages: 20,
     // The replication listener needs a private cluster (initdb and a restart): the full run only.
     configs: ['polling-ordered'],
     latencyConfigs: ['polling-ordered'],
+    stallMs: 3_000,
   },
   scaling: { rows: 400, relays: [1, 2], consumers: [], messages: 200, runs: 1 },
   kafkaClient: { messages: 400, runs: 1 },
@@ -196,6 +211,8 @@ const SMOKE: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
     ceilingMessages: 300,
     throughputMessages: 300,
     throughputRuns: 1,
+    warmUpWindow: false,
+    peerStallMs: 3_000,
   },
   memory: { messages: 2_000, warmUp: 500, chunk: 1_000, samples: 2 },
 };

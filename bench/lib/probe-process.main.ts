@@ -1,7 +1,7 @@
 /**
- * The process `ProbeProcess` forks: the library's inbox consumer (or a raw reader) of one destination,
- * reporting each handler start (or arrival) to the bench over IPC, on `now()`; or the library's relay,
- * reporting its rounds.
+ * The process `ProbeProcess` forks: it loads its modules, says `ready`, then runs the roles it is given one
+ * at a time: the library's inbox consumer (or a raw reader) of one destination, reporting each handler start
+ * (or arrival) to the bench over IPC, on `now()`; or the library's relay, reporting its rounds.
  */
 import { INestApplicationContext } from '@nestjs/common';
 import { OutboxRelay } from 'nest-reliable-messaging/testing';
@@ -25,54 +25,84 @@ function send(message: ProbeMessage): void {
   process.send?.(message);
 }
 
-async function main(): Promise<void> {
-  const options = JSON.parse(process.argv[2] ?? '{}') as ProbeProcessOptions;
+/** A running role: what wakes it (a relay) and what ends it. */
+interface Role {
+  wake?(): void;
+  stop(): Promise<void>;
+}
+
+async function startRole(options: ProbeProcessOptions): Promise<Role> {
   const probe = new ForwardingProbe();
   // Only for clients: nothing here is tracked for cleanup (the bench tracks and deletes what is declared).
   const brokers = new BrokerFixtures();
+  const { role } = options;
   let app: INestApplicationContext | undefined;
   let witness: ArrivalWitness | undefined;
-  const { role } = options;
-  if (role.kind === 'consumer') {
-    app = await startInboxConsumerApp({
-      databaseUrl: role.databaseUrl,
-      schema: role.schema,
-      transport: options.transport,
-      event: benchEvent(options.destination),
-      group: role.group,
-      probe,
-      brokers,
-    });
-  } else if (role.kind === 'relay') {
-    app = await createBenchApp({
-      databaseUrl: role.databaseUrl,
-      schema: role.schema,
-      transport: options.transport,
-      serviceName: 'bench-relay',
-      relay: { batchSize: role.batchSize, pollIntervalMs: 3_600_000 },
-    });
-    const relay = app.get(OutboxRelay);
-    relay.onRound((round) => send({ type: 'round', confirmed: round.confirmed }));
-    process.on('message', (message: ProbeMessage) => {
-      if (message.type === 'wake') relay.wake();
-    });
-  } else {
-    witness = await new ArrivalWitness(
-      options.transport,
-      options.destination,
-      brokers,
-      probe,
-      role.queue,
-    ).start();
+  let wake: (() => void) | undefined;
+  const stop = async () => {
+    await app?.close();
+    await witness?.stop();
+    await brokers.close();
+  };
+  try {
+    if (role.kind === 'consumer') {
+      app = await startInboxConsumerApp({
+        databaseUrl: role.databaseUrl,
+        schema: role.schema,
+        transport: options.transport,
+        event: benchEvent(options.destination),
+        group: role.group,
+        probe,
+        brokers,
+      });
+    } else if (role.kind === 'relay') {
+      app = await createBenchApp({
+        databaseUrl: role.databaseUrl,
+        schema: role.schema,
+        transport: options.transport,
+        serviceName: 'bench-relay',
+        relay: { batchSize: role.batchSize, pollIntervalMs: 3_600_000 },
+      });
+      const relay = app.get(OutboxRelay);
+      relay.onRound((round) => send({ type: 'round', confirmed: round.confirmed }));
+      wake = () => relay.wake();
+    } else {
+      witness = await new ArrivalWitness(
+        options.transport,
+        options.destination,
+        brokers,
+        probe,
+        role.queue,
+      ).start();
+    }
+  } catch (error) {
+    await stop().catch(() => undefined);
+    throw error;
   }
+  return { wake, stop };
+}
+
+function main(): void {
+  let role: Role | undefined;
   process.on('message', (message: ProbeMessage) => {
     if (message.type === 'ping') send({ type: 'pong', id: message.id, at: now() });
-    if (message.type === 'stop') {
+    else if (message.type === 'wake') role?.wake?.();
+    else if (message.type === 'role') {
+      startRole(message.options).then(
+        (started) => {
+          role = started;
+          send({ type: 'started' });
+        },
+        (error: unknown) =>
+          send({ type: 'failed', message: error instanceof Error ? error.message : String(error) }),
+      );
+    } else if (message.type === 'release' || message.type === 'stop') {
+      const ending = role;
+      role = undefined;
       void (async () => {
-        await app?.close();
-        await witness?.stop();
-        await brokers.close();
-        process.exit(0);
+        await ending?.stop().catch(() => undefined);
+        if (message.type === 'stop') process.exit(0);
+        send({ type: 'released' });
       })();
     }
   });
@@ -81,8 +111,4 @@ async function main(): Promise<void> {
   send({ type: 'ready' });
 }
 
-main().catch((error: unknown) => {
-  send({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
-  process.exitCode = 1;
-  setTimeout(() => process.exit(1), 100);
-});
+main();

@@ -1,10 +1,10 @@
-import { ChildProcess, fork } from 'node:child_process';
 import path from 'node:path';
 import { witnessQueue } from './arrival-witness';
 import { BrokerFixtures } from './brokers';
 import { trackConsumerDestinations } from './consumer-app';
 import { HandlerProbe } from './handler-probe';
 import { TransportKind } from './plan';
+import { ProbeChild } from './probe-child';
 import { now, within } from './time';
 
 /** What runs in the process: the library's inbox consumer, or a raw reader of the destination. */
@@ -21,23 +21,29 @@ export interface ProbeProcessOptions {
 
 /** Messages between the bench and the process (`probe-process.main.ts`). */
 export type ProbeMessage =
+  /** The process loaded its modules and waits for a role. */
   | { type: 'ready' }
+  | { type: 'role'; options: ProbeProcessOptions }
+  | { type: 'started' }
   | { type: 'failed'; message: string }
   | { type: 'start'; run: string; seq: number; at: number }
   | { type: 'ping'; id: number }
   | { type: 'pong'; id: number; at: number }
   | { type: 'wake' }
   | { type: 'round'; confirmed: number }
+  /** Ends the role (the application closes); the process waits for the next one. */
+  | { type: 'release' }
+  | { type: 'released' }
   | { type: 'stop' };
 
-const MAIN = path.join(__dirname, 'probe-process.main.ts');
+export const PROBE_MAIN = path.join(__dirname, 'probe-process.main.ts');
 
 /**
- * A consumer (or a raw reader) in a Node process of its own, as a subscriber service runs beside the
- * service that writes: it does not share the writer's and relay's event loop. Each handler start comes back
- * over IPC with the process's `now()`; the offset between the two processes' clocks is measured (the
+ * A consumer (or a raw reader, or a relay) in a Node process of its own, as a subscriber service runs beside
+ * the service that writes: it does not share the writer's and relay's event loop. Each handler start comes
+ * back over IPC with the process's `now()`; the offset between the two processes' clocks is measured (the
  * round trip with the least delay of several pings) and taken off, so `probe` holds times on this process's
- * clock.
+ * clock. The process comes from `ProbeProcesses`: a fresh one, or in the smoke run one a former role left.
  */
 export class ProbeProcess {
   readonly probe = new HandlerProbe();
@@ -47,9 +53,13 @@ export class ProbeProcess {
   clockOffsetMs = 0;
   clockErrorMs = 0;
   private readonly pongs = new Map<number, (at: number) => void>();
+  private readonly unsubscribe: () => void;
 
-  private constructor(private readonly child: ChildProcess) {
-    child.on('message', (message: ProbeMessage) => {
+  constructor(
+    private readonly child: ProbeChild,
+    private readonly release: (child: ProbeChild) => Promise<void>,
+  ) {
+    this.unsubscribe = child.onMessage((message) => {
       if (message.type === 'start')
         this.probe.record(message.run, message.seq, message.at - this.clockOffsetMs);
       else if (message.type === 'pong') this.pongs.get(message.id)?.(message.at);
@@ -57,45 +67,26 @@ export class ProbeProcess {
     });
   }
 
-  static async start(options: ProbeProcessOptions): Promise<ProbeProcess> {
-    const child = fork(MAIN, [JSON.stringify(options)], {
-      execArgv: ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    const probeProcess = new ProbeProcess(child);
-    try {
-      await within(
-        new Promise<void>((resolve, reject) => {
-          child.on('message', (message: ProbeMessage) => {
-            if (message.type === 'ready') resolve();
-            if (message.type === 'failed')
-              reject(new Error(`${options.role.kind} process: ${message.message}`));
-          });
-          child.once('exit', (code) => reject(new Error(`${options.role.kind} process exited (${code})`)));
-        }),
-        120_000,
-        `starting the ${options.role.kind} process`,
-      );
-      await probeProcess.syncClock();
-    } catch (error) {
-      child.kill('SIGKILL');
-      throw error;
-    }
-    return probeProcess;
+  /** Starts the role in the process; resolves once it runs and the clocks are lined up. */
+  async start(options: ProbeProcessOptions): Promise<this> {
+    await within(
+      this.child.request({ type: 'role', options }, 'started', options.role.kind),
+      120_000,
+      `starting the ${options.role.kind} process`,
+    );
+    await this.syncClock();
+    return this;
   }
 
   /** A relay process: wakes its relay (it drains until a claim finds nothing). */
   wake(): void {
-    this.child.send({ type: 'wake' } satisfies ProbeMessage);
+    this.child.send({ type: 'wake' });
   }
 
+  /** Ends the role: the process exits, or (smoke run) goes back to the pool for the next role. */
   async stop(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-    this.child.send({ type: 'stop' } satisfies ProbeMessage);
-    await within(exited, 30_000, 'stopping the probe process').catch(() => {
-      this.child.kill('SIGKILL');
-    });
+    this.unsubscribe();
+    await this.release(this.child);
   }
 
   /** Estimates the clock offset from the ping with the shortest round trip. */
@@ -106,7 +97,7 @@ export class ProbeProcess {
       const at = await within(
         new Promise<number>((resolve) => {
           this.pongs.set(id, resolve);
-          this.child.send({ type: 'ping', id } satisfies ProbeMessage);
+          this.child.send({ type: 'ping', id });
         }),
         5_000,
         'clock ping',
@@ -120,19 +111,26 @@ export class ProbeProcess {
   }
 }
 
+/** Where the scenarios get their processes from (see `ProbeProcesses`). */
+export interface ProbeStarter {
+  start(options: ProbeProcessOptions): Promise<ProbeProcess>;
+}
+
 /** The library's inbox consumer of `destination` in `group`, in a process of its own. */
 export async function startConsumerProcess(
+  processes: ProbeStarter,
   brokers: BrokerFixtures,
   transport: TransportKind,
   destination: string,
   consumer: { databaseUrl: string; schema: string; group: string },
 ): Promise<ProbeProcess> {
   trackConsumerDestinations(brokers, transport, destination, consumer.group);
-  return ProbeProcess.start({ transport, destination, role: { kind: 'consumer', ...consumer } });
+  return processes.start({ transport, destination, role: { kind: 'consumer', ...consumer } });
 }
 
 /** A raw reader of `destination` (see `ArrivalWitness`), in a process of its own. */
 export async function startWitnessProcess(
+  processes: ProbeStarter,
   brokers: BrokerFixtures,
   transport: TransportKind,
   destination: string,
@@ -142,7 +140,7 @@ export async function startWitnessProcess(
     queue = witnessQueue(destination);
     await brokers.exchange(destination, queue); // declared (and deleted) here; the process only reads it
   }
-  return ProbeProcess.start({ transport, destination, role: { kind: 'witness', queue } });
+  return processes.start({ transport, destination, role: { kind: 'witness', queue } });
 }
 
 /**
@@ -150,9 +148,10 @@ export async function startWitnessProcess(
  * safety poll is out of the way), it reports each round's confirmed messages (`confirmed`).
  */
 export async function startRelayProcess(
+  processes: ProbeStarter,
   transport: TransportKind,
   destination: string,
   relay: { databaseUrl: string; schema: string; batchSize: number },
 ): Promise<ProbeProcess> {
-  return ProbeProcess.start({ transport, destination, role: { kind: 'relay', ...relay } });
+  return processes.start({ transport, destination, role: { kind: 'relay', ...relay } });
 }

@@ -15,6 +15,7 @@ export function renderResults(results: BenchResults, jsonPath: string): string {
       `(each scenario's notes say how busy the cores were). Node ${m.node}, PostgreSQL ${m.postgres}, Kafka ${m.kafka}, RabbitMQ ${m.rabbitmq}, ` +
       `kafkajs ${m.kafkajs}, amqplib ${m.amqplib}.`,
     '',
+    ...scenarioTimes(results),
     'Each cell: median of the runs (min–max, number of runs). Ratio: ours ÷ baseline, medians.',
     '',
     '| Figure | Ours | Baseline | Baseline figure | Ratio | Target | Met |',
@@ -36,6 +37,16 @@ export function renderResults(results: BenchResults, jsonPath: string): string {
   if (results.notes.length > 0) lines.push('', ...results.notes.map((n) => `- ${n}`));
   if (results.failures.length > 0) lines.push('', 'Failed:', ...results.failures.map((f) => `- ${f}`));
   return lines.join('\n');
+}
+
+/** `Time per scenario (setup included): throughput 12.3 s, ...` and a blank line, when the run recorded them. */
+function scenarioTimes(results: BenchResults): string[] {
+  const times = Object.entries(results.scenarioSeconds ?? {});
+  if (times.length === 0) return [];
+  return [
+    `Time per scenario (setup included): ${times.map(([name, s]) => `${name} ${s} s`).join(', ')}.`,
+    '',
+  ];
 }
 
 function figureRow(f: Figure): string {

@@ -62,4 +62,6 @@ export interface BenchResults {
   readonly notes: string[];
   /** Scenarios that failed, with the error: the others still ran. */
   readonly failures: string[];
+  /** Wall-clock seconds of each scenario, setup included (absent in results written before 2026-12-03). */
+  readonly scenarioSeconds?: Record<string, number>;
 }

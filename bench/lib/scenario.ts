@@ -1,6 +1,7 @@
 import { BenchDatabases } from './databases';
 import { BrokerFixtures } from './brokers';
 import { BenchPlan, ScenarioName } from './plan';
+import { ProbeStarter } from './probe-process';
 import { Progress } from './progress';
 import { BenchResults } from './results';
 
@@ -10,6 +11,8 @@ export interface ScenarioContext {
   readonly progress: Progress;
   readonly databases: BenchDatabases;
   readonly brokers: BrokerFixtures;
+  /** Processes for consumers, raw readers and relays of their own (`startConsumerProcess` ...). */
+  readonly probes: ProbeStarter;
   /** A database of the run's own; scenarios work in schemas of their own inside it. */
   readonly benchDbUrl: string;
   readonly results: BenchResults;

@@ -32,9 +32,11 @@ export const latency: Scenario = {
   name: 'latency',
   steps: (plan) =>
     plan.transports.reduce(
-      // per configuration: a warm-up under load, then each rate's runs
+      // per configuration: a warm-up under load (unless the plan skips it), then each rate's runs
       (sum, kind) =>
-        sum + configsFor(plan, kind).length * (1 + plan.latency.rates.length * plan.latency.runs),
+        sum +
+        configsFor(plan, kind).length *
+          (Number(plan.latency.warmUpWindow) + plan.latency.rates.length * plan.latency.runs),
       0,
     ),
   async run(context) {
@@ -59,12 +61,12 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
   let witness: ProbeProcess | undefined;
   try {
     // The consumer and the raw reader run in processes of their own, as a subscriber service would.
-    consumer = await startConsumerProcess(context.brokers, kind, event.destination, {
+    consumer = await startConsumerProcess(context.probes, context.brokers, kind, event.destination, {
       databaseUrl: context.benchDbUrl,
       schema,
       group: benchName('bench_lat'),
     });
-    witness = await startWitnessProcess(context.brokers, kind, event.destination);
+    witness = await startWitnessProcess(context.probes, context.brokers, kind, event.destination);
     noteClocks(context, kind, consumer, witness);
     await noteServiceStates(context, kind, event.destination);
     const probe = consumer.probe;
@@ -79,8 +81,10 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
       });
       try {
         await warmUp((run, seq) => setup.writer.place(run, seq), probe, `warm_${config}`);
-        progress.step(`2. latency ${kind}, ${LATENCY_CONFIGS[config].label}: warm-up under load`);
-        await warmUpUnderLoad(setup.writer, probe, `warm_load_${config}`, plan);
+        if (plan.latency.warmUpWindow) {
+          progress.step(`2. latency ${kind}, ${LATENCY_CONFIGS[config].label}: warm-up under load`);
+          await warmUpUnderLoad(setup.writer, probe, `warm_load_${config}`, plan);
+        }
         for (const rate of plan.latency.rates) {
           const counting = config === 'wakeup' && rate === plan.latency.xactRate;
           const xacts = counting ? await TransactionCount.start(context, setup.relay) : undefined;

@@ -229,7 +229,7 @@ async function latency(
     let stop: (() => Promise<void>) | undefined;
     try {
       // The same consumer as figure 2's, in a process of its own.
-      consumer = await startConsumerProcess(context.brokers, kind, destination, {
+      consumer = await startConsumerProcess(context.probes, context.brokers, kind, destination, {
         databaseUrl: context.benchDbUrl,
         schema,
         group: benchName('bench_peer_lat'),
@@ -252,12 +252,14 @@ async function latency(
             commits.set(seq, now());
           });
           try {
-            await probe.waitFor(run, count, 60_000, (done) => progress.update(done, count, 'handled'));
+            await probe.waitFor(run, count, plan.peers.stallMs, (done) =>
+              progress.update(done, count, 'handled'),
+            );
           } catch {
             // The peer's behaviour, not the bench's: report it, and the latencies of what did arrive.
             context.results.notes.push(
               `${PEER} (${config.id}) → ${brokerName(kind)} at ${rate}/s: ${count - probe.count(run)} of ${count} messages had not ` +
-                'reached the consumer 60 s after the last one that did; their latency is left out.',
+                `reached the consumer ${plan.peers.stallMs / 1000} s after the last one that did; their latency is left out.`,
             );
           }
           const starts = probe.startsOf(run);

@@ -60,7 +60,11 @@ async function relays(context: ScenarioContext, kind: TransportKind): Promise<vo
     // One after the other: the first runs the migrations, the others find them done.
     for (let i = 0; i < Math.max(...counts); i++)
       processes.push(
-        await startRelayProcess(kind, destination, { databaseUrl: context.benchDbUrl, schema, batchSize }),
+        await startRelayProcess(context.probes, kind, destination, {
+          databaseUrl: context.benchDbUrl,
+          schema,
+          batchSize,
+        }),
       );
     const pad = padding(payloadBytes);
     for (let r = 0; r < runs; r++) {
@@ -139,7 +143,7 @@ async function consumers(context: ScenarioContext, kind: TransportKind): Promise
         try {
           for (let i = 0; i < n; i++)
             processes.push(
-              await startConsumerProcess(brokers, kind, destination, {
+              await startConsumerProcess(context.probes, brokers, kind, destination, {
                 databaseUrl: context.benchDbUrl,
                 schema,
                 group,
