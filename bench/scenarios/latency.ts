@@ -217,8 +217,13 @@ function noteClocks(context: ScenarioContext, kind: TransportKind, ...processes:
  */
 async function noteServiceStates(context: ScenarioContext, kind: TransportKind, destination: string) {
   try {
+    // A destination of its own: the probe's plain writes are not envelopes, and the measured consumer would
+    // dead-letter them just before the runs.
+    const probe = `${destination}.state`;
     const states = [
-      kind === 'kafka' ? await kafkaState(destination) : await rabbitState(destination),
+      kind === 'kafka'
+        ? await kafkaState(await context.brokers.topic(probe))
+        : await context.brokers.exchange(probe).then(() => rabbitState(probe)),
       await postgresState(context.benchDbUrl),
     ];
     context.results.notes.push(`Latency ${kind}, before the runs: ${states.map(describeState).join('; ')}.`);
