@@ -1,6 +1,7 @@
-import { Admin, Kafka, Producer, SeekEntry } from 'kafkajs';
+import { Admin, Kafka, SeekEntry } from 'kafkajs';
 import { WireMessage } from '../../envelope/wire-message';
-import { LazyKafkaClient, reliableProducer, sendConfirmed } from '../../transports/kafka/kafka-clients';
+import { LazyKafkaClient } from '../../transports/kafka/kafka-clients';
+import { ReliableProducer } from '../../transports/kafka/reliable-producer';
 import { PublishOutcome } from '../../transports/publish-outcome';
 import { DeadLetterRecord } from '../dead-letter-record';
 import { PlannedMessage, RedrivePlan } from '../redrive-plan';
@@ -17,13 +18,13 @@ import { redriveGroupOf } from './partition-ranges';
  * caller holds the DLQ exclusively (the ledger) from before the re-read to the commit.
  */
 export class KafkaRedriveMover {
-  private readonly producer: LazyKafkaClient<Producer>;
+  private readonly producer: LazyKafkaClient<ReliableProducer>;
 
   constructor(
     private readonly kafka: Kafka,
     private readonly getAdmin: () => Promise<Admin>,
   ) {
-    this.producer = new LazyKafkaClient(() => reliableProducer(kafka));
+    this.producer = new LazyKafkaClient(() => new ReliableProducer(kafka));
   }
 
   async move(
@@ -91,7 +92,7 @@ export class KafkaRedriveMover {
 
   private async publish(message: WireMessage): Promise<PublishOutcome> {
     try {
-      const outcome = await sendConfirmed(await this.producer.get(), message.destination, [message]);
+      const outcome = await (await this.producer.get()).send(message.destination, [message]);
       if (outcome.status !== 'CONFIRMED') await this.producer.reset(); // the next publish connects afresh
       return outcome;
     } catch (error) {

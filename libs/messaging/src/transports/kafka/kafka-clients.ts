@@ -1,6 +1,5 @@
-import { Kafka, KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError, Partitioners, Producer } from 'kafkajs';
-import { WireMessage } from '../../envelope/wire-message';
-import { CONFIRMED, PublishOutcome } from '../publish-outcome';
+import { KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError } from 'kafkajs';
+import { PublishOutcome } from '../publish-outcome';
 
 /** A kafkajs client (producer, admin) connected on first use, and again after a failed connect or a reset. */
 export class LazyKafkaClient<T extends { connect(): Promise<void>; disconnect(): Promise<void> }> {
@@ -23,35 +22,6 @@ export class LazyKafkaClient<T extends { connect(): Promise<void>; disconnect():
     const current = this.current;
     this.current = undefined;
     await current?.then((client) => client.disconnect()).catch(() => undefined);
-  }
-}
-
-/** The library's producer: idempotent, one request in flight (order), acks=all on every send. */
-export function reliableProducer(kafka: Kafka): Producer {
-  return kafka.producer({
-    idempotent: true,
-    maxInFlightRequests: 1,
-    allowAutoTopicCreation: false,
-    createPartitioner: Partitioners.DefaultPartitioner,
-    retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 2_000 },
-  });
-}
-
-/** Sends messages of one topic with acks=all; resolves with one outcome for all of them. */
-export async function sendConfirmed(
-  producer: Producer,
-  topic: string,
-  messages: readonly WireMessage[],
-): Promise<PublishOutcome> {
-  try {
-    await producer.send({
-      topic,
-      acks: -1,
-      messages: messages.map((m) => ({ key: m.key, value: m.body, headers: { ...m.headers } })),
-    });
-    return CONFIRMED;
-  } catch (error) {
-    return publishFailure(error);
   }
 }
 

@@ -1,8 +1,9 @@
-import { Kafka, Producer } from 'kafkajs';
+import { Kafka } from 'kafkajs';
 import { WireMessage } from '../../envelope/wire-message';
 import { PublishOutcome } from '../publish-outcome';
 import { IdempotentSends } from './idempotent-sends';
-import { publishFailure, reliableProducer, sendConfirmed } from './kafka-clients';
+import { publishFailure } from './kafka-clients';
+import { ReliableProducer } from './reliable-producer';
 
 /**
  * The Kafka client that publishes for the transport (the relay's batches, dead-letter and retry copies):
@@ -32,15 +33,17 @@ export interface KafkaPublisher {
  * those numbers first: if the broker had written the failed batch and the counts match, it answers the new
  * batch with success and writes nothing (a message confirmed and lost). When the retries run out, the numbers
  * stay given back and the next send reuses them the same way. Hence: one send at a time per topic (sequences
- * are per partition), and a new producer id after any send that was not confirmed.
+ * are per partition), and a new producer id after any send that was not confirmed. A send kafkajs resolves
+ * can still have left a partition out (a leader moved during its retries): `ReliableProducer` counts it
+ * AMBIGUOUS.
  */
 export class KafkajsPublisher implements KafkaPublisher {
-  private readonly sends: IdempotentSends<Producer>;
+  private readonly sends: IdempotentSends<ReliableProducer>;
 
   constructor(kafka: Kafka) {
     this.sends = new IdempotentSends({
       open: async () => {
-        const producer = reliableProducer(kafka);
+        const producer = new ReliableProducer(kafka);
         await producer.connect();
         return producer;
       },
@@ -54,7 +57,7 @@ export class KafkajsPublisher implements KafkaPublisher {
   }
 
   send(topic: string, messages: readonly WireMessage[], signal?: AbortSignal): Promise<PublishOutcome> {
-    return this.sends.send(topic, (producer) => sendConfirmed(producer, topic, messages), signal);
+    return this.sends.send(topic, (producer) => producer.send(topic, messages), signal);
   }
 
   close(): Promise<void> {

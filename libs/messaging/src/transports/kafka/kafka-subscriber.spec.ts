@@ -368,6 +368,32 @@ describe(KafkaSubscriber.name, () => {
       expect(consumers).toHaveLength(1);
     });
 
+    it('replaces a consumer kafkajs fetches on after a rejoin that did not complete, once its commits fail', async () => {
+      const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
+      const [consumer] = consumers;
+      // The rejoin fails (the new coordinator loading): no GROUP_JOIN; heartbeats go to the new coordinator
+      // and are answered, commits to the old one are retried by kafkajs and never succeed.
+      consumer.listeners.get(consumer.events.REBALANCING)?.({ payload: {} });
+      consumer.commitOffsets.mockImplementation(() => new Promise(() => undefined));
+      await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
+      for (let i = 0; i < 5; i++) {
+        consumer.heartbeat();
+        await jest.advanceTimersByTimeAsync(1_000);
+      }
+      expect(consumer.disconnect).toHaveBeenCalled();
+      await jest.advanceTimersByTimeAsync(10);
+      expect(consumers).toHaveLength(2);
+    });
+
+    it('leaves a consumer alone whose rejoin did not complete while its commits go through', async () => {
+      const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
+      const [consumer] = consumers;
+      consumer.listeners.get(consumer.events.REBALANCING)?.({ payload: {} });
+      await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
+      await jest.advanceTimersByTimeAsync(10_000);
+      expect(consumers).toHaveLength(1);
+    });
+
     it('leaves a consumer alone while it joins (no answer expected)', async () => {
       const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
       consumers[0].listeners.get(consumers[0].events.REBALANCING)?.({ payload: {} });

@@ -80,6 +80,8 @@ export class KafkaSubscriber {
   private answeredAt?: number;
   /** When a commit last failed (the coordinator may be gone). */
   private commitFailedAt?: number;
+  /** Since when kafkajs fetches again on a membership whose rejoin did not complete (see `onBatch`). */
+  private unjoinedSince?: number;
   /** When each commit under way started: kafkajs retries one for up to 30 s before it fails. */
   private readonly commitsUnderWay = new Set<{ startedAt: number }>();
 
@@ -138,12 +140,14 @@ export class KafkaSubscriber {
     this.consumer = consumer;
     this.flows = new Map();
     this.answeredAt = undefined;
+    this.unjoinedSince = undefined;
     const current = () => this.consumer === consumer && !this.stopping;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       if (!current()) return;
       this.membership.joined(payload.memberId);
       this.host.outage.recovered();
       this.answeredAt = this.host.clock.now();
+      this.unjoinedSince = undefined;
       // A join restarts kafkajs's fetching at the committed offsets: what the old flows queued comes again.
       this.retireFlows();
     });
@@ -176,18 +180,23 @@ export class KafkaSubscriber {
    * heartbeats and commits to the broker it found at join time, also once that broker is dead and another
    * one coordinates the group, retrying a commit for up to 30 s. A new consumer asks which broker coordinates
    * the group and rejoins as the same member. (Heartbeats alone also pause while kafkajs retries a fetch, with
-   * the coordinator fine: no reason to restart.)
+   * the coordinator fine: no reason to restart.) Also replaces it when kafkajs fetches again after a rejoin
+   * that did not complete and a commit then fails or waits as long, whatever the heartbeats say (kafkajs 2.2
+   * keeps the commits' coordinator from the last completed join; `OffsetManager` never looks it up again).
    */
   private checkCoordinator(): void {
     const consumer = this.consumer;
     if (!consumer || this.stopping || this.answeredAt === undefined) return;
     const now = this.host.clock.now();
-    const silentMs = now - this.answeredAt;
     const limit = this.timings.coordinatorSilenceMs;
-    if (silentMs < limit) return;
-    const failed = this.commitFailedAt !== undefined && this.commitFailedAt >= this.answeredAt;
+    const failedSince = (since: number) => this.commitFailedAt !== undefined && this.commitFailedAt >= since;
     const stuck = [...this.commitsUnderWay].some((c) => now - c.startedAt >= limit);
-    if (!failed && !stuck) return;
+    // Heartbeats prove nothing then: they go to the coordinator the failed rejoin found, commits do not.
+    if (this.unjoinedSince !== undefined && (failedSince(this.unjoinedSince) || stuck)) {
+      return this.replace(consumer, 'its rejoin did not complete and its commits fail', 0);
+    }
+    const silentMs = now - this.answeredAt;
+    if (silentMs < limit || !(failedSince(this.answeredAt) || stuck)) return;
     this.replace(consumer, `its group coordinator has not answered for ${silentMs} ms`, 0);
   }
 
@@ -242,6 +251,10 @@ export class KafkaSubscriber {
   private async onBatch(consumer: Consumer, payload: EachBatchPayload): Promise<void> {
     const { topic, partition, messages } = payload.batch;
     if (this.consumer !== consumer || this.stopping) return;
+    // A batch after a rebalance without a join: kafkajs's rejoin failed with an error it retries (the new
+    // coordinator still loading the group) and it fetches on with the old membership, committing to the
+    // coordinator of its last join for good. Watched from now on (see checkCoordinator).
+    if (this.answeredAt === undefined) this.unjoinedSince = this.answeredAt = this.host.clock.now();
     const flow = this.flowOf(consumer, topic, partition);
     const retry = this.retryTopics.get(topic);
     const lanes = new Set<number>();

@@ -128,6 +128,22 @@ describe('kafkajs internals the library relies on', () => {
     expect(offsetManager).toContain('this.coordinator = await this.cluster.findBroker(this.coordinator)');
   });
 
+  it('fetches on with the old membership when a rejoin fails with a retriable error other than a rebalance', () => {
+    // The join bails with the broker's error as it is (COORDINATOR_LOAD_IN_PROGRESS stays retriable), after
+    // `this.coordinator` already names the new coordinator; the runner retries, which starts the fetchers
+    // again. The commits' coordinator is the OffsetManager's, made at the last completed join (SYNC).
+    const consumerGroup = kafkajsSource('consumer/consumerGroup.js');
+    expect(consumerGroup).toMatch(/if \(e\.type === 'UNKNOWN_MEMBER_ID'\) \{[^}]*\}\s+bail\(e\)/);
+    expect(consumerGroup).toMatch(/this\.offsetManager = new OffsetManager\(\{[\s\S]*?\n\s+coordinator,\n/);
+    expect(kafkajsSource('retry/index.js')).toMatch(
+      /const bail = error => \{\s+aborted = true\s+reject\(error/,
+    );
+    const runner = kafkajsSource('consumer/runner.js');
+    expect(runner).toMatch(
+      /await this\.fetchManager\.start\(\)[\s\S]*?await this\.consumerGroup\.joinAndSync\(\)\s+return/,
+    );
+  });
+
   it('never commits on its own with autoCommit off (the subscriber resolves offsets ahead of its commits)', () => {
     const runner = kafkajsSource('consumer/runner.js');
     // Two behind `if (this.autoCommit)`, one in eachBatch's commitOffsetsIfNecessary (the library never calls it).
