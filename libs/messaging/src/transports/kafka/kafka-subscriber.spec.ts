@@ -378,10 +378,10 @@ describe(KafkaSubscriber.name, () => {
       await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
       for (let i = 0; i < 5; i++) {
         consumer.heartbeat();
-        await jest.advanceTimersByTimeAsync(1_000);
+        await clock.advance(1_000);
       }
       expect(consumer.disconnect).toHaveBeenCalled();
-      await jest.advanceTimersByTimeAsync(10);
+      await clock.advance(10);
       expect(consumers).toHaveLength(2);
     });
 
@@ -390,7 +390,7 @@ describe(KafkaSubscriber.name, () => {
       const [consumer] = consumers;
       consumer.listeners.get(consumer.events.REBALANCING)?.({ payload: {} });
       await consumer.eachBatch!(batchOf(TOPIC, [record('5', 'a')]).payload);
-      await jest.advanceTimersByTimeAsync(10_000);
+      await clock.advance(10_000);
       expect(consumers).toHaveLength(1);
     });
 
