@@ -58,7 +58,7 @@ describe.each(['rabbitmq', 'kafka'] as const)(
       let context = contexts.get(name);
       if (!context) {
         context = await browser!.newContext({ viewport: { width: 1280, height: 800 } });
-        // A step that acts on the broker (a Kafka redrive reads the DLQ with a consumer group of its own) can
+        // A step that acts on the broker (a Kafka redrive: reads, 100 confirmed copies, a commit) can
         // take longer than Playwright's 30 s on a loaded machine; the suite's own timeout still bounds it.
         context.setDefaultTimeout(90_000);
         contexts.set(name, context);
