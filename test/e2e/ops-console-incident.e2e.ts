@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { FailureCategory, newMessageId } from 'nest-reliable-messaging';
 import { deadLetterCopy, encodeEnvelope, failureHeaders } from 'nest-reliable-messaging/testing';
 import { Browser, Page } from 'playwright-core';
@@ -40,6 +41,8 @@ describe.each(['rabbitmq', 'kafka'] as const)('An incident worked from the conso
   const authorId = 18_000 + Math.floor(Math.random() * 1_000);
   const base = () => stack!.base;
   const dlqPath = () => `${base()}/dead-letters/${DLQ}`;
+  /** How long each execute took, from the click to its result on the page: printed, never asserted. */
+  const executions: string[] = [];
 
   beforeAll(async () => {
     mkdirSync(shots, { recursive: true });
@@ -53,6 +56,11 @@ describe.each(['rabbitmq', 'kafka'] as const)('An incident worked from the conso
     await browser?.close();
     await stack?.stop();
     process.stdout.write(`\nincident e2e (${transport}): logs in ${logDir}, screenshots in ${shots}\n`);
+    const load = os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(', ');
+    process.stdout.write(`  executions (load average ${load}):\n    ${executions.join('\n    ')}\n`);
   });
 
   const users = new ConsoleUsers({
@@ -81,8 +89,10 @@ describe.each(['rabbitmq', 'kafka'] as const)('An incident worked from the conso
     await expect(bob.getByTestId('approval').innerText()).resolves.toMatch(/^approved by bob/);
     if (screenshots) await shot(bob, screenshots[0]);
     const alice = await signedIn('alice');
+    const started = performance.now(); // opening the plan, pressing its button, the result shown
     await pressOnPlan(alice, planUrl, label);
     const moved = Number(await alice.getByTestId('redriven').innerText());
+    executions.push(`${label}, ${moved} moved: ${Math.round(performance.now() - started)} ms`);
     if (screenshots) {
       await alice.getByTestId('redrive-id').scrollIntoViewIfNeeded();
       await shot(alice, screenshots[1]);

@@ -44,7 +44,6 @@ export function kafkaAclRecipe(n: KafkaAclNames): { allow: Entry[]; deny: Entry[
       // The redrive admin: read the DLQ, move its redrive group, republish to the destination.
       [n.redriveAdmin, Resource.TOPIC, dlq, Pattern.LITERAL, [Op.READ, Op.DESCRIBE]],
       [n.redriveAdmin, Resource.GROUP, redriveGroup, Pattern.LITERAL, [Op.READ]],
-      [n.redriveAdmin, Resource.GROUP, `${redriveGroup}.read.`, Pattern.PREFIXED, [Op.READ, Op.DELETE]],
       [n.redriveAdmin, Resource.TOPIC, n.destination, Pattern.LITERAL, [Op.WRITE, Op.DESCRIBE]],
       // The topology admin: create the destination's topics and read their settings.
       [

@@ -15,6 +15,7 @@ import { kafkaAdminClient } from './kafka-admin-client';
 import { KafkaRedriveMover } from './kafka-redrive-mover';
 import { readRanges } from './kafka-range-reader';
 import { kafkaRecord } from './kafka-records';
+import { redriveCluster, RedriveCluster } from './kafkajs-cluster.patch';
 import { pendingRanges, recordsIn } from './partition-ranges';
 
 /**
@@ -27,6 +28,8 @@ export class KafkaDeadLetters implements DeadLetterBackend {
   readonly kind = 'kafka' as const;
   private readonly kafka: Kafka;
   private readonly admin: LazyKafkaClient<Admin>;
+  /** Reads and commits without consumer groups (`kafkajs-cluster.patch.ts`). */
+  private readonly cluster: LazyKafkaClient<RedriveCluster>;
   private readonly mover: KafkaRedriveMover;
 
   constructor(
@@ -35,7 +38,12 @@ export class KafkaDeadLetters implements DeadLetterBackend {
   ) {
     this.kafka = kafkaAdminClient(broker, credential);
     this.admin = new LazyKafkaClient(() => this.kafka.admin());
-    this.mover = new KafkaRedriveMover(this.kafka, () => this.admin.get());
+    this.cluster = new LazyKafkaClient(() => redriveCluster(this.kafka));
+    this.mover = new KafkaRedriveMover(
+      this.kafka,
+      () => this.admin.get(),
+      () => this.cluster.get(),
+    );
   }
 
   async list(names: readonly string[]): Promise<DeadLetterQueueInfo[]> {
@@ -59,7 +67,12 @@ export class KafkaDeadLetters implements DeadLetterBackend {
         ...r,
         to: r.to < r.from + BigInt(limit) ? r.to : r.from + BigInt(limit),
       }));
-      const read = await readRanges(this.kafka, admin, source, head, RedriveLimits.KAFKA_READ_TIMEOUT_MS);
+      const read = await readRanges(
+        await this.cluster.get(),
+        source,
+        head,
+        RedriveLimits.KAFKA_READ_TIMEOUT_MS,
+      );
       const lists = [...read].map(([partition, messages]) =>
         messages.map((message) => ({
           record: kafkaRecord(source, partition, message),
@@ -79,7 +92,12 @@ export class KafkaDeadLetters implements DeadLetterBackend {
       const pending = (await pendingRanges(admin, source)).find((r) => r.partition === position.partition);
       if (!pending || offset < pending.from || offset >= pending.to) return undefined;
       const range = { partition: position.partition, from: offset, to: offset + 1n };
-      const read = await readRanges(this.kafka, admin, source, [range], RedriveLimits.KAFKA_READ_TIMEOUT_MS);
+      const read = await readRanges(
+        await this.cluster.get(),
+        source,
+        [range],
+        RedriveLimits.KAFKA_READ_TIMEOUT_MS,
+      );
       const [message] = read.get(position.partition) ?? [];
       return message ? kafkaRecord(source, position.partition, message) : undefined;
     });
@@ -113,6 +131,7 @@ export class KafkaDeadLetters implements DeadLetterBackend {
 
   async close(): Promise<void> {
     await this.mover.close();
+    await this.cluster.reset();
     await this.admin.reset();
   }
 

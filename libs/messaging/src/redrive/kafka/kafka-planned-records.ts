@@ -1,15 +1,16 @@
-import { Admin, Kafka } from 'kafkajs';
+import { Admin } from 'kafkajs';
 import { DeadLetterRecord, fingerprintOf } from '../dead-letter-record';
 import { RedrivePlanStaleError } from '../errors/redrive-plan-stale.error';
 import { RedriveLimits } from '../redrive-limits';
 import { PlannedMessage, RedrivePlan } from '../redrive-plan';
+import { RedriveCluster } from './kafkajs-cluster.patch';
 import { readRanges } from './kafka-range-reader';
 import { kafkaRecord } from './kafka-records';
 import { PartitionRange, pendingRanges } from './partition-ranges';
 
 /** The planned records, read again and checked against the plan; refuses if anything moved or changed. */
 export async function readPlanned(
-  kafka: Kafka,
+  cluster: RedriveCluster,
   admin: Admin,
   plan: RedrivePlan,
   runs: Map<number, PlannedMessage[]>,
@@ -25,7 +26,7 @@ export async function readPlanned(
     }
     ranges.push({ partition, from, to: BigInt(offsetOf(planned[planned.length - 1])) + 1n });
   }
-  const read = await readRanges(kafka, admin, plan.source, ranges, RedriveLimits.KAFKA_READ_TIMEOUT_MS);
+  const read = await readRanges(cluster, plan.source, ranges, RedriveLimits.KAFKA_READ_TIMEOUT_MS);
   const records: Record<number, DeadLetterRecord[]> = {};
   for (const [partition, planned] of runs) {
     const messages = read.get(partition) ?? [];

@@ -1,71 +1,100 @@
-import { randomUUID } from 'node:crypto';
-import { Admin, Kafka, KafkaMessage } from 'kafkajs';
+import { KafkaMessage } from 'kafkajs';
 import { CancelTimer, Clock, systemClock } from '../../common/clock';
-import { PartitionRange, redriveGroupOf } from './partition-ranges';
+import { FetchedPartition, fetchedBatch, RedriveCluster } from './kafkajs-cluster.patch';
+import { PartitionRange } from './partition-ranges';
+
+/** Bytes one fetch of one partition asks for (the broker returns at least one whole batch anyway). */
+const FETCH_BYTES = 4 * 1024 * 1024;
 
 /**
- * Reads offset ranges of a topic and commits nothing: kafkajs only reads through a consumer group, so this
- * one uses a throw-away group (`<topic>.redrive.read.<uuid>`), seeks each partition to its range's start,
- * never commits, and deletes the group afterwards. Resolves with each partition's records, by offset. The
- * deadline runs on `clock`.
+ * Reads offset ranges of a topic without a consumer group: fetches each partition from its leader, from the
+ * range's start, until the fetch position passes the range's end or the partition holds nothing more (a
+ * control record, a compacted gap or the end of the log): it never waits for an offset that cannot come.
+ * Commits nothing. Resolves with each partition's records, by offset; fails after `timeoutMs` (on `clock`).
  */
 export async function readRanges(
-  kafka: Kafka,
-  admin: Admin,
+  cluster: RedriveCluster,
   topic: string,
   ranges: readonly PartitionRange[],
   timeoutMs: number,
   clock: Pick<Clock, 'setTimeout'> = systemClock,
 ): Promise<Map<number, KafkaMessage[]>> {
-  const wanted = new Map(ranges.filter((r) => r.to > r.from).map((r) => [r.partition, r]));
-  const found = new Map<number, Map<string, KafkaMessage>>();
-  if (wanted.size === 0) return new Map();
-  const groupId = `${redriveGroupOf(topic)}.read.${randomUUID()}`;
-  const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 100 });
-  const finished = new Set<number>();
-  let complete: () => void = () => undefined;
-  const allRead = new Promise<void>((resolve) => (complete = resolve));
+  const wanted = ranges.filter((r) => r.to > r.from);
+  if (wanted.length === 0) return new Map();
   let cancel: CancelTimer | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    cancel = clock.setTimeout(
+      () => reject(new Error(`Reading ${topic} took longer than ${timeoutMs} ms; nothing was changed.`)),
+      timeoutMs,
+    );
+  });
   try {
-    await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatch: async ({ batch }) => {
-        const range = wanted.get(batch.partition);
-        if (!range) return;
-        const records = found.get(range.partition) ?? new Map<string, KafkaMessage>();
-        found.set(range.partition, records);
-        for (const message of batch.messages) {
-          const offset = BigInt(message.offset);
-          if (offset >= range.from && offset < range.to) records.set(message.offset, message);
-        }
-        const last = batch.messages.at(-1);
-        if (last && BigInt(last.offset) >= range.to - 1n) finished.add(range.partition);
-        if (finished.size === wanted.size) complete();
-      },
-    });
-    for (const range of wanted.values()) {
-      consumer.seek({ topic, partition: range.partition, offset: range.from.toString() });
-    }
-    const timeout = new Promise<never>((_, reject) => {
-      cancel = clock.setTimeout(
-        () => reject(new Error(`Reading ${topic} took longer than ${timeoutMs} ms; nothing was changed.`)),
-        timeoutMs,
-      );
-    });
-    await Promise.race([allRead, timeout]);
+    await cluster.addTargetTopic(topic);
+    const read = Promise.all(
+      wanted.map(async (range) => [range.partition, await readRange(cluster, topic, range)] as const),
+    );
+    return new Map(await Promise.race([read, timeout]));
   } finally {
     cancel?.();
-    await consumer.disconnect().catch(() => undefined);
-    await admin.deleteGroups([groupId]).catch(() => undefined);
   }
-  const byPartition = new Map<number, KafkaMessage[]>();
-  for (const [partition, records] of found) {
-    byPartition.set(
-      partition,
-      [...records.values()].sort((a, b) => (BigInt(a.offset) < BigInt(b.offset) ? -1 : 1)),
-    );
+}
+
+async function readRange(
+  cluster: RedriveCluster,
+  topic: string,
+  range: PartitionRange,
+): Promise<KafkaMessage[]> {
+  const found: KafkaMessage[] = [];
+  let position = range.from;
+  while (position < range.to) {
+    const fetched = fetchedBatch(topic, position, await fetchAt(cluster, topic, range.partition, position));
+    for (const message of fetched.messages) {
+      if (BigInt(message.offset) < range.to) found.push(message);
+    }
+    // Nothing at or after the position: the partition ends here for now (high watermark, compacted tail).
+    if (fetched.lastOffset === undefined) break;
+    position = BigInt(fetched.lastOffset) + 1n;
   }
-  return byPartition;
+  return found;
+}
+
+/** One fetch of one partition from its leader; a leader that moved is looked up again (up to 3 times). */
+async function fetchAt(
+  cluster: RedriveCluster,
+  topic: string,
+  partition: number,
+  offset: bigint,
+): Promise<FetchedPartition> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const [nodeId] = Object.keys(cluster.findLeaderForPartitions(topic, [partition]));
+      if (nodeId === undefined) throw new NoLeaderError(topic, partition);
+      const broker = await cluster.findBroker({ nodeId });
+      const { responses } = await broker.fetch({
+        maxWaitTime: 0,
+        minBytes: 1,
+        maxBytes: FETCH_BYTES,
+        topics: [
+          { topic, partitions: [{ partition, fetchOffset: offset.toString(), maxBytes: FETCH_BYTES }] },
+        ],
+      });
+      const topicData = responses.find((r) => r.topicName === topic);
+      return topicData?.partitions.find((p) => p.partition === partition) ?? noRecords(partition);
+    } catch (error) {
+      if (attempt >= 3 || (error as { retriable?: unknown }).retriable !== true) throw error;
+      await cluster.refreshMetadata();
+    }
+  }
+}
+
+const noRecords = (partition: number): FetchedPartition => ({ partition, highWatermark: '-1', messages: [] });
+
+/** The metadata names no leader for a partition (yet): worth looking up again. */
+class NoLeaderError extends Error {
+  readonly retriable = true;
+
+  constructor(topic: string, partition: number) {
+    super(`Partition ${partition} of ${topic} has no leader`);
+    this.name = 'NoLeaderError';
+  }
 }

@@ -8,7 +8,8 @@ import { PlannedMessage, RedrivePlan } from '../redrive-plan';
 import { MessageRedriveOutcome } from '../redrive-result';
 import { offsetOf, partitionRuns, readPlanned } from './kafka-planned-records';
 import { forwardOnly } from './forward-only';
-import { redriveGroupOf } from './partition-ranges';
+import { RedriveCluster } from './kafkajs-cluster.patch';
+import { commitRedriveOffsets } from './redrive-group-commit';
 
 /**
  * Moves a plan's records: checks the partitions still start where the plan does and hold the planned records,
@@ -21,8 +22,9 @@ export class KafkaRedriveMover {
   private readonly producer: LazyKafkaClient<ReliableProducer>;
 
   constructor(
-    private readonly kafka: Kafka,
+    kafka: Kafka,
     private readonly getAdmin: () => Promise<Admin>,
+    private readonly getCluster: () => Promise<RedriveCluster>,
   ) {
     this.producer = new LazyKafkaClient(() => new ReliableProducer(kafka));
   }
@@ -32,9 +34,9 @@ export class KafkaRedriveMover {
     copyOf: (record: DeadLetterRecord) => WireMessage,
     checkRead: (records: readonly DeadLetterRecord[]) => void,
   ): Promise<MessageRedriveOutcome[]> {
-    const admin = await this.getAdmin();
+    const [admin, cluster] = await Promise.all([this.getAdmin(), this.getCluster()]);
     const runs = partitionRuns(plan);
-    const records = await readPlanned(this.kafka, admin, plan, runs);
+    const records = await readPlanned(cluster, admin, plan, runs);
     const kept = new Set(plan.kept ?? []);
     // Only what moves is checked: a kept record (e.g. one skipped as unredrivable) stays a dead letter.
     checkRead(
@@ -73,7 +75,7 @@ export class KafkaRedriveMover {
       try {
         const partitions = await forwardOnly(admin, plan.source, last);
         if (partitions.length > 0) {
-          await admin.setOffsets({ groupId: redriveGroupOf(plan.source), topic: plan.source, partitions });
+          await commitRedriveOffsets(cluster, plan.source, partitions);
         }
       } catch (error) {
         for (const [message, outcome] of outcomes) {
