@@ -191,7 +191,10 @@ describe('The operations console at a glance, and plans that behave (issue 29)',
     expect(shown).toContain(POISON);
     expect(shown).toMatch(/^\{\n {2}"/); // JSON, indented
     await alice.getByRole('button', { name: 'Copy payload' }).click();
-    await expect(alice.getByRole('status').filter({ hasText: 'Copied.' }).count()).resolves.toBe(1);
+    // The page says so once the clipboard took it (asynchronously): wait for it rather than count at once.
+    const copiedStatus = alice.getByRole('status').filter({ hasText: 'Copied.' });
+    await copiedStatus.waitFor();
+    await expect(copiedStatus.count()).resolves.toBe(1);
     const copied = String(await alice.evaluate('navigator.clipboard.readText()'));
     expect(copied.trim()).toBe(shown.trim());
     await shot(alice, 'payload');
