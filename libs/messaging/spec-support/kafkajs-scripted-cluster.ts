@@ -20,7 +20,8 @@ interface TopicData {
   partitions: { partition: number | string; messages: unknown[] }[];
 }
 
-const quietLogger = () => {
+/** A kafkajs logger that says nothing, for kafkajs internals built by hand in specs. */
+export const quietLogger = () => {
   const logger = {
     info: () => undefined,
     debug: () => undefined,

@@ -1,11 +1,8 @@
-import { Admin } from 'kafkajs';
 import { RedriveService } from 'nest-reliable-messaging/redrive';
-import { KafkaTopics, testKafka } from '../../harness/kafka';
-import { infraEnv } from '../../harness/infra';
 import { uniqueName } from '../../harness/names';
-import { RawKafkaProducer } from '../support/kafka-wire';
 import { TopicReader } from '../support/topic-reader';
 import { BROKEN_CODE, incidentLetters } from './support/incident-letters';
+import { useKafkaRedriveSuite } from './support/kafka-redrive-suite';
 import { RedriveFixture } from './support/redrive-fixture';
 
 /**
@@ -14,30 +11,11 @@ import { RedriveFixture } from './support/redrive-fixture';
  * re-parked at the end of the DLQ (copy confirmed first) and stay; a discard archives into `<dlq>.archive`.
  */
 describe('Redrive of a selection (Kafka)', () => {
-  const kafka = testKafka();
-  const topics = new KafkaTopics(kafka);
-  const raw = new RawKafkaProducer(kafka);
-  const admin: Admin = kafka.admin();
-  const groups: string[] = [];
+  const suite = useKafkaRedriveSuite('select_kafka');
+  const { kafka, topics, raw, groups } = suite;
   let fixture: RedriveFixture;
   let redrive: RedriveService;
-
-  beforeAll(async () => {
-    fixture = await RedriveFixture.create('select_kafka');
-    redrive = fixture.service(
-      { kind: 'kafka', brokers: infraEnv().kafkaBrokers, allowPlaintextLocal: true },
-      { principal: 'redrive-admin', secret: 'test-secret' },
-    );
-    await admin.connect();
-  });
-
-  afterAll(async () => {
-    await fixture.close();
-    await raw.stop();
-    await admin.deleteGroups(groups).catch(() => undefined);
-    await admin.disconnect();
-    await topics.cleanup();
-  });
+  beforeAll(() => ({ fixture, redrive } = suite.ready()));
 
   const waiting = async (dlq: string) => (await redrive.browse(dlq)).letters.map((l) => l.message.messageId);
 

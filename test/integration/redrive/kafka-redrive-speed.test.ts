@@ -1,15 +1,12 @@
 import * as os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { Admin } from 'kafkajs';
 import { RedriveService } from 'nest-reliable-messaging/redrive';
 import { WireMessage } from 'nest-reliable-messaging/testing';
 import { eventually } from '../../harness/eventually';
-import { KafkaTopics, testKafka } from '../../harness/kafka';
-import { infraEnv } from '../../harness/infra';
 import { uniqueName } from '../../harness/names';
-import { RawKafkaProducer } from '../support/kafka-wire';
 import { TopicReader } from '../support/topic-reader';
 import { parkedOrder } from './support/parked-messages';
+import { useKafkaRedriveSuite } from './support/kafka-redrive-suite';
 import { Approver, RedriveFixture } from './support/redrive-fixture';
 
 /**
@@ -19,30 +16,11 @@ import { Approver, RedriveFixture } from './support/redrive-fixture';
  * redriven, instead of waiting for an offset that cannot come.
  */
 describe('Redrive on Kafka, 200 dead letters', () => {
-  const kafka = testKafka();
-  const topics = new KafkaTopics(kafka);
-  const raw = new RawKafkaProducer(kafka);
-  const admin: Admin = kafka.admin();
-  const groups: string[] = [];
+  const suite = useKafkaRedriveSuite('redrive_speed');
+  const { kafka, topics, raw, groups } = suite;
   let fixture: RedriveFixture;
   let redrive: RedriveService;
-
-  beforeAll(async () => {
-    fixture = await RedriveFixture.create('redrive_speed');
-    redrive = fixture.service(
-      { kind: 'kafka', brokers: infraEnv().kafkaBrokers, allowPlaintextLocal: true },
-      { principal: 'redrive-admin', secret: 'test-secret' },
-    );
-    await admin.connect();
-  });
-
-  afterAll(async () => {
-    await fixture.close();
-    await raw.stop();
-    await admin.deleteGroups(groups).catch(() => undefined);
-    await admin.disconnect();
-    await topics.cleanup();
-  });
+  beforeAll(() => ({ fixture, redrive } = suite.ready()));
 
   const times: string[] = [];
   async function timed<T>(step: string, work: () => Promise<T>): Promise<T> {

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Kafka, logLevel, PartitionAssigner } from 'kafkajs';
+import { quietLogger } from '../../../spec-support/kafkajs-scripted-cluster';
 import { GroupMembership } from './kafkajs-group-coordinator.patch';
 
 type JoinRequest = { groupId: string; memberId?: string };
@@ -31,16 +32,6 @@ const Cluster = require(path.join(kafkajsDir, 'src/cluster/index.js')) as {
   prototype: Record<string, unknown>;
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
-
-const quietLogger = () => {
-  const logger = {
-    info: () => undefined,
-    debug: () => undefined,
-    warn: () => undefined,
-    error: () => undefined,
-  };
-  return { ...logger, namespace: () => logger };
-};
 
 /** A kafkajs consumer created with the membership's assigners; the cluster kafkajs handed them. */
 function consumerCluster(membership: GroupMembership): InternalCluster {
