@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Admin, Kafka, logLevel } from 'kafkajs';
+import { Admin, ITopicConfig, Kafka, logLevel } from 'kafkajs';
 import { KafkaBroker, KafkaBrokerSasl } from '../../tools/infra/kafka-broker';
 import { freePort } from '../../tools/infra/ports';
 import { infraEnv } from './infra';
@@ -19,12 +19,17 @@ export class KafkaTopics {
 
   constructor(private readonly kafka: Kafka = testKafka()) {}
 
-  async create(topic: string, numPartitions = 3): Promise<string> {
+  /** Creates `topic`; `configEntries` (e.g. `max.message.bytes`) hold from its first record on. */
+  async create(
+    topic: string,
+    numPartitions = 3,
+    configEntries?: ITopicConfig['configEntries'],
+  ): Promise<string> {
     this.admin ??= this.kafka.admin();
     await this.admin.connect();
     const admin = this.admin;
     try {
-      await admin.createTopics({ topics: [{ topic, numPartitions }], waitForLeaders: true });
+      await admin.createTopics({ topics: [{ topic, numPartitions, configEntries }], waitForLeaders: true });
     } catch (error) {
       // Under load the broker's metadata can lag its controller: kafkajs waits out LEADER_NOT_AVAILABLE
       // only, so "does not host this topic-partition" means created, not known yet (as the library does).

@@ -114,9 +114,10 @@ describe.each(EACH_DATABASE)('Outbox with two relay instances on one table (%s +
     const both = [...claimedBy[0]].filter((id) => claimedBy[1].has(id));
     expect(both).toEqual([]);
     expect(claimedBy[0].size + claimedBy[1].size).toBe(TOTAL);
+    // How the work splits is not asserted: a busy instance claims a key's next rows while its earlier ones are
+    // on the wire (they are in flight, never pending for the other), so under load one instance can rightly
+    // keep every key and publish all 400 (seen in a fresh-clone CI run at load average 20).
     expect(published[0] + published[1]).toBe(TOTAL);
-    expect(published[0]).toBeGreaterThan(0);
-    expect(published[1]).toBeGreaterThan(0);
     console.log(
       `[outbox-two-relays ${dialect}] ${TOTAL} rows written in ${written - started} ms, all sent ${sent - written} ms ` +
         `after the last commit; instance 0 published ${published[0]}, instance 1 published ${published[1]}`,
@@ -134,12 +135,25 @@ describe.each(EACH_DATABASE)('Outbox with two relay instances on one table (%s +
     });
     apps.push(writer);
     const orders = writer.get(OrdersService);
-    const inOneTransaction = (work: () => Promise<unknown>) => writer.get(TransactionHost).run(work);
+    const transactions = writer.get(TransactionHost);
+    const inOneTransaction = (work: () => Promise<unknown>) => transactions.run(work);
+    // The lease is taken in the writing transaction: the running relays, woken by anything, find the rows
+    // already held (a claim after the commit raced them and could find none of the five).
     await inOneTransaction(async () => {
       for (let seq = 0; seq < 5; seq++) await orders.place('key-x', seq, seq);
+      await transactions.manager.query(
+        dialect === 'postgres'
+          ? `update "${schema.name}".messaging_outbox set locked_by = $1,
+               locked_until = now() + interval '60 seconds' where key = 'key-x' and sent_at is null`
+          : `update messaging_outbox set locked_by = ?, locked_until = utc_timestamp(6) + interval 60 second
+             where \`key\` = 'key-x' and sent_at is null`,
+        ['stalled-instance'],
+      );
     });
-    const stalled = await writer.get(OutboxStore).claim(100, 'stalled-instance', 60_000);
-    expect(stalled).toHaveLength(5);
+    const held = (await readOutboxRows(schema)).filter((r) => r.key === 'key-x');
+    expect(held.map((r) => [r.lockedBy, r.sentAt])).toEqual(
+      Array.from({ length: 5 }, () => ['stalled-instance', null]),
+    );
     // X's later rows come first in id order, so they fill part of the next claim and are held back there.
     await inOneTransaction(async () => {
       for (let seq = 5; seq < 10; seq++) await orders.place('key-x', seq, seq);

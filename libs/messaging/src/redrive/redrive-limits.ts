@@ -15,4 +15,9 @@ export const RedriveLimits = {
   MAX_SCAN: 5_000,
   /** How long reading a Kafka dead-letter topic may take before the read fails, ms. */
   KAFKA_READ_TIMEOUT_MS: 30_000,
+  /**
+   * How long a Kafka redrive waits for the broker to confirm one copy, ms: past it the copy is NOT_CONFIRMED
+   * (ambiguous), its partition stops there, and the execute answers instead of hanging on a client's retries.
+   */
+  KAFKA_PUBLISH_TIMEOUT_MS: 30_000,
 } as const;

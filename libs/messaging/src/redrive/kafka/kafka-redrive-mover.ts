@@ -2,7 +2,8 @@ import { Admin, Kafka, SeekEntry } from 'kafkajs';
 import { WireMessage } from '../../envelope/wire-message';
 import { LazyKafkaClient } from '../../transports/kafka/kafka-clients';
 import { ReliableProducer } from '../../transports/kafka/reliable-producer';
-import { PublishOutcome } from '../../transports/publish-outcome';
+import { outcomesWithin, PublishOutcome } from '../../transports/publish-outcome';
+import { RedriveLimits } from '../redrive-limits';
 import { DeadLetterRecord } from '../dead-letter-record';
 import { PlannedMessage, RedrivePlan } from '../redrive-plan';
 import { MessageRedriveOutcome } from '../redrive-result';
@@ -25,6 +26,7 @@ export class KafkaRedriveMover {
     kafka: Kafka,
     private readonly getAdmin: () => Promise<Admin>,
     private readonly getCluster: () => Promise<RedriveCluster>,
+    private readonly publishTimeoutMs: number = RedriveLimits.KAFKA_PUBLISH_TIMEOUT_MS,
   ) {
     this.producer = new LazyKafkaClient(() => new ReliableProducer(kafka));
   }
@@ -92,14 +94,16 @@ export class KafkaRedriveMover {
     await this.producer.reset();
   }
 
+  /** One copy, connecting first if need be, within `publishTimeoutMs` (past it: AMBIGUOUS, client reset). */
   private async publish(message: WireMessage): Promise<PublishOutcome> {
-    try {
-      const outcome = await (await this.producer.get()).send(message.destination, [message]);
-      if (outcome.status !== 'CONFIRMED') await this.producer.reset(); // the next publish connects afresh
-      return outcome;
-    } catch (error) {
-      await this.producer.reset();
-      return { status: 'AMBIGUOUS', error: error instanceof Error ? error : new Error(String(error)) };
-    }
+    const [outcome] = await outcomesWithin(
+      async () => [await (await this.producer.get()).send(message.destination, [message])],
+      1,
+      this.publishTimeoutMs,
+      'confirmation of the redriven copy',
+    );
+    // The next publish connects afresh (a send still running on the old client is abandoned with it).
+    if (outcome.status !== 'CONFIRMED') await this.producer.reset().catch(() => undefined);
+    return outcome;
   }
 }
