@@ -1,6 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, promises as fs } from 'node:fs';
+import { connect } from 'node:net';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Kafka, logLevel, SASLOptions } from 'kafkajs';
@@ -39,11 +40,17 @@ export interface KafkaBrokerOptions {
   proxied?: { readonly port: number; readonly advertisedPort: number };
 }
 
-/** This node's place in a cluster of combined broker+controller nodes. */
+/** This node's place in a KRaft cluster. */
 export interface KafkaClusterMember {
   /** This node's `node.id`. */
   readonly nodeId: number;
-  /** `controller.quorum.voters`: `id@127.0.0.1:controllerPort` of every node. */
+  /**
+   * `process.roles`: a combined node (the default), a broker only, or a controller only (Kafka's advice for
+   * production: the controller quorum on nodes of its own, so that a broker's death never takes the active
+   * controller with it). A controller only has no client listener; `port` is unused.
+   */
+  readonly roles?: 'broker,controller' | 'broker' | 'controller';
+  /** `controller.quorum.voters`: `id@127.0.0.1:controllerPort` of every controller. */
   readonly voters: string;
   /** The cluster id every node is formatted with. */
   readonly clusterId: string;
@@ -123,10 +130,19 @@ export class KafkaBroker {
     return path.join(this.stateDir, 'kafka.pid');
   }
 
-  /** Starts the broker unless one already answers on the port; resolves once a client gets answers. */
+  /** `process.roles` of this node. */
+  get roles(): 'broker,controller' | 'broker' | 'controller' {
+    return this.cluster?.roles ?? 'broker,controller';
+  }
+
+  /**
+   * Starts the broker unless one already answers on the port; resolves once a client gets answers (a
+   * controller only: once its quorum port takes connections).
+   */
   async start(timeoutMs = 120_000): Promise<KafkaStartResult> {
     const started = Date.now();
-    if (await this.isAnswering()) return { reused: true, elapsedMs: Date.now() - started };
+    if (this.roles !== 'controller' && (await this.isAnswering()))
+      return { reused: true, elapsedMs: Date.now() - started };
 
     const pid = await this.recordedPid();
     if (pid === undefined) {
@@ -225,7 +241,7 @@ export class KafkaBroker {
 
   private serverProperties(dataDir: string): string {
     const lines = [
-      'process.roles=broker,controller',
+      `process.roles=${this.roles}`,
       `node.id=${this.cluster?.nodeId ?? 1}`,
       `controller.quorum.voters=${this.cluster?.voters ?? `1@127.0.0.1:${this.controllerPort}`}`,
       'controller.listener.names=CONTROLLER',
@@ -249,6 +265,20 @@ export class KafkaBroker {
 
   private plaintextProperties(): string[] {
     const proxied = this.proxied;
+    if (this.roles === 'controller') {
+      return [
+        `listeners=CONTROLLER://127.0.0.1:${this.controllerPort}`,
+        'listener.security.protocol.map=CONTROLLER:PLAINTEXT',
+      ];
+    }
+    if (this.roles === 'broker') {
+      return [
+        `listeners=PLAINTEXT://127.0.0.1:${this.port}`,
+        `advertised.listeners=PLAINTEXT://127.0.0.1:${this.port}`,
+        'inter.broker.listener.name=PLAINTEXT',
+        'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+      ];
+    }
     return [
       `listeners=PLAINTEXT://127.0.0.1:${this.port},CONTROLLER://127.0.0.1:${this.controllerPort}` +
         (proxied ? `,PROXIED://127.0.0.1:${proxied.port}` : ''),
@@ -266,6 +296,7 @@ export class KafkaBroker {
    * `StandardAuthorizer` refuses whatever no ACL allows.
    */
   private saslProperties(): string[] {
+    if (this.roles !== 'broker,controller') throw new Error('A SASL broker here is a combined node.');
     const sasl = this.sasl as KafkaBrokerSasl;
     const password = this.brokerPassword;
     return [
@@ -341,12 +372,16 @@ export class KafkaBroker {
       const pid = await this.recordedPid();
       if (pid === undefined)
         throw new Error(`Kafka on port ${this.port} exited while starting.\n${await this.logTail()}`);
-      if ((await this.isAnswering()) && (await this.coordinatorReady())) return;
+      if (this.roles === 'controller' ? await portOpen(this.controllerPort) : await this.ready()) return;
       if (Date.now() > deadline) {
         throw new Error(`Kafka on port ${this.port} did not answer in time.\n${await this.logTail()}`);
       }
       await sleep(300);
     }
+  }
+
+  private async ready(): Promise<boolean> {
+    return (await this.isAnswering()) && (await this.coordinatorReady());
   }
 
   /**
@@ -385,6 +420,21 @@ export class KafkaBroker {
     const text = await fs.readFile(this.logFile, 'utf8').catch(() => '');
     return `Last lines of ${this.logFile}:\n${text.split('\n').slice(-lines).join('\n')}`;
   }
+}
+
+/** True when something takes TCP connections on 127.0.0.1:`port`. */
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.setTimeout(1_000);
+    const done = (open: boolean) => {
+      socket.destroy();
+      resolve(open);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.once('timeout', () => done(false));
+  });
 }
 
 /** A cluster id like Kafka's own Uuid.randomUuid(): one starting with '-' would be read as an option of the tool. */

@@ -2,43 +2,67 @@ import { mkdtempSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Kafka, logLevel, PartitionAssigners } from 'kafkajs';
-import { KafkaBroker, newClusterId } from './kafka-broker';
+import { KafkaBroker, KafkaClusterMember, newClusterId } from './kafka-broker';
 import { freePort } from './ports';
 
 /** Replicas and `min.insync.replicas` of the cluster: production's shape. */
 export const CLUSTER_REPLICATION = { replicationFactor: 3, minInsyncReplicas: 2 } as const;
 
+/** The `node.id` of the first dedicated controller (brokers are 1, 2, 3…). */
+const FIRST_CONTROLLER_ID = 101;
+
 /**
- * Issue 19: a three-node Kafka KRaft cluster of a suite's (or the demo's) own (three JVMs, each broker and
- * controller, a controller quorum of three), replication factor 3 and `min.insync.replicas` 2 for every
- * topic, internal ones included. Small heaps; a suite kills and restarts its nodes. The shared broker on
- * 9092 is untouched.
+ * Issue 19: a three-node Kafka KRaft cluster of a suite's (or the demo's) own, replication factor 3 and
+ * `min.insync.replicas` 2 for every topic, internal ones included. By default three JVMs, each broker and
+ * controller (a controller quorum of three); with `controllers`, that many controllers of their own beside
+ * the brokers (Kafka's advice for production: a broker's death then never takes the active controller with
+ * it, issue 32). Small heaps; a suite kills and restarts its brokers. The shared broker on 9092 is untouched.
  */
 export class KafkaCluster {
-  private constructor(readonly nodes: readonly KafkaBroker[]) {}
+  private constructor(
+    /** The brokers (combined nodes without dedicated controllers); `node.id` 1, 2, 3… */
+    readonly nodes: readonly KafkaBroker[],
+    /** The dedicated controllers, if any; `node.id` 101, 102… */
+    readonly controllers: readonly KafkaBroker[],
+  ) {}
 
-  static async start(size = 3): Promise<KafkaCluster> {
-    const ports = [];
-    for (let i = 0; i < size; i++) ports.push({ port: await freePort(), controllerPort: await freePort() });
-    const voters = ports.map((p, i) => `${i + 1}@127.0.0.1:${p.controllerPort}`).join(',');
+  static async start(size = 3, options: { controllers?: number } = {}): Promise<KafkaCluster> {
+    const dedicated = options.controllers ?? 0;
+    const node = async (nodeId: number) => ({
+      nodeId,
+      port: await freePort(),
+      controllerPort: await freePort(),
+    });
+    const brokers = [];
+    for (let i = 1; i <= size; i++) brokers.push(await node(i));
+    const controllers = [];
+    for (let i = 0; i < dedicated; i++) controllers.push(await node(FIRST_CONTROLLER_ID + i));
+    const voters = (dedicated > 0 ? controllers : brokers)
+      .map((p) => `${p.nodeId}@127.0.0.1:${p.controllerPort}`)
+      .join(',');
     const clusterId = newClusterId();
-    const nodes = ports.map(
-      (p, i) =>
-        new KafkaBroker({
-          ...p,
-          stateDir: mkdtempSync(path.join(os.tmpdir(), `kafka-cluster${i + 1}-`)),
-          heap: '384m',
-          cluster: { nodeId: i + 1, voters, clusterId, ...CLUSTER_REPLICATION },
-        }),
-    );
+    const make = (
+      { nodeId, ...ports }: { nodeId: number; port: number; controllerPort: number },
+      roles: KafkaClusterMember['roles'],
+      heap: string,
+    ) =>
+      new KafkaBroker({
+        ...ports,
+        stateDir: mkdtempSync(path.join(os.tmpdir(), `kafka-cluster${nodeId}-`)),
+        heap,
+        cluster: { nodeId, roles, voters, clusterId, ...CLUSTER_REPLICATION },
+      });
+    const nodes = brokers.map((p) => make(p, dedicated > 0 ? 'broker' : 'broker,controller', '384m'));
+    const quorum = controllers.map((p) => make(p, 'controller', '256m'));
+    const all = [...quorum, ...nodes];
     try {
       // Together: a node is ready only when the controller quorum and the internal topics' replicas are.
-      await Promise.all(nodes.map((n) => n.start(240_000)));
+      await Promise.all(all.map((n) => n.start(240_000)));
     } catch (error) {
-      await Promise.all(nodes.map((n) => n.destroy().catch(() => undefined)));
+      await Promise.all(all.map((n) => n.destroy().catch(() => undefined)));
       throw error;
     }
-    return new KafkaCluster(nodes);
+    return new KafkaCluster(nodes, quorum);
   }
 
   get brokers(): string[] {
@@ -71,12 +95,12 @@ export class KafkaCluster {
   }
 
   /**
-   * The `node.id` leading the controller quorum, from the nodes' logs (the last transition to leader, by
+   * The `node.id` leading the controller quorum, from the controllers' logs (the last transition to leader, by
    * epoch), or undefined when no log says.
    */
   async activeController(): Promise<number | undefined> {
     let latest: { node: number; epoch: number } | undefined;
-    for (const node of this.nodes) {
+    for (const node of this.controllers.length > 0 ? this.controllers : this.nodes) {
       const log = await fs.readFile(node.logFile, 'utf8').catch(() => '');
       for (const match of log.matchAll(/Completed transition to Leader\(.*?\bid=(\d+).*?\bepoch=(\d+)/g)) {
         const epoch = Number(match[2]);
@@ -149,7 +173,13 @@ export class KafkaCluster {
     }
   }
 
+  /**
+   * Kills every node and removes its data: nothing is kept, so no controlled shutdown is waited for (a broker's
+   * waits for a controller, which may be stopping beside it: 30 s, then SIGKILL anyway).
+   */
   async destroy(): Promise<void> {
-    await Promise.all(this.nodes.map((n) => n.destroy().catch(() => undefined)));
+    const all = [...this.nodes, ...this.controllers];
+    await Promise.all(all.map((n) => n.crash().catch(() => undefined)));
+    await Promise.all(all.map((n) => n.destroy().catch(() => undefined)));
   }
 }
