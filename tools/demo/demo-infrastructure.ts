@@ -151,8 +151,12 @@ async function startCluster(
   const started = Date.now();
   const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
   if (options.transport === 'kafka') {
-    log('Starting a three-node Kafka cluster (replication factor 3, min.insync.replicas 2)...');
-    const cluster = await KafkaCluster.start();
+    log(
+      'Starting a Kafka cluster: three brokers (replication factor 3, min.insync.replicas 2) and three controllers...',
+    );
+    // The controller quorum on nodes of its own, as Kafka advises for production (docs/guide/07-clusters.md):
+    // the outage stops a broker, never the active controller with it.
+    const cluster = await KafkaCluster.start(3, { controllers: 3 });
     cleanup(`remove the demo's Kafka cluster on ${cluster.brokers.join(',')}`, () => cluster.destroy());
     log(`Kafka cluster started on ${cluster.brokers.join(',')} in ${elapsed()}.`);
     return {
