@@ -1,12 +1,12 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, promises as fs } from 'node:fs';
-import { connect } from 'node:net';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Kafka, logLevel, SASLOptions } from 'kafkajs';
 import { cacheRoot, ensureKafkaJars, explainToolFailure, pinnedKafkaVersion } from './kafka-jars';
 import { isAlive } from './process-alive';
+import { portOpen } from './ports';
 
 const run = promisify(execFile);
 const LOG4J_CONFIG = path.resolve(__dirname, 'kafka', 'log4j2.properties');
@@ -370,14 +370,20 @@ export class KafkaBroker {
   private async waitUntilReady(deadline: number): Promise<void> {
     for (;;) {
       const pid = await this.recordedPid();
-      if (pid === undefined)
-        throw new Error(`Kafka on port ${this.port} exited while starting.\n${await this.logTail()}`);
+      if (pid === undefined) throw new Error(`${this.name} exited while starting.\n${await this.logTail()}`);
       if (this.roles === 'controller' ? await portOpen(this.controllerPort) : await this.ready()) return;
       if (Date.now() > deadline) {
-        throw new Error(`Kafka on port ${this.port} did not answer in time.\n${await this.logTail()}`);
+        throw new Error(`${this.name} did not answer in time.\n${await this.logTail()}`);
       }
       await sleep(300);
     }
+  }
+
+  /** For messages: the client port, or a controller's quorum port. */
+  private get name(): string {
+    return this.roles === 'controller'
+      ? `Kafka controller on port ${this.controllerPort}`
+      : `Kafka on port ${this.port}`;
   }
 
   private async ready(): Promise<boolean> {
@@ -420,21 +426,6 @@ export class KafkaBroker {
     const text = await fs.readFile(this.logFile, 'utf8').catch(() => '');
     return `Last lines of ${this.logFile}:\n${text.split('\n').slice(-lines).join('\n')}`;
   }
-}
-
-/** True when something takes TCP connections on 127.0.0.1:`port`. */
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    socket.setTimeout(1_000);
-    const done = (open: boolean) => {
-      socket.destroy();
-      resolve(open);
-    };
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-    socket.once('timeout', () => done(false));
-  });
 }
 
 /** A cluster id like Kafka's own Uuid.randomUuid(): one starting with '-' would be read as an option of the tool. */

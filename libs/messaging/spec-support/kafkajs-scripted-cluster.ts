@@ -39,7 +39,10 @@ export const quietLogger = () => {
  */
 export class KafkajsScriptedCluster {
   readonly produced: ProduceCall[] = [];
+  /** How often a producer of this cluster disconnected. */
+  disconnects = 0;
   private readonly failures = new Map<number, { partition: number; to: number }>();
+  private silent = false;
 
   /** `leaders[p]`: the node leading partition p of `topic`. */
   constructor(
@@ -50,6 +53,11 @@ export class KafkajsScriptedCluster {
   /** The next Produce to the leader of `partition` fails (ECONNRESET), and `to` leads the partition after. */
   failThenMove(partition: number, to: number): void {
     this.failures.set(this.leaders[partition], { partition, to });
+  }
+
+  /** Every Produce from now on is taken and never answered (a broker that stopped replying). */
+  stopAnswering(): void {
+    this.silent = true;
   }
 
   /** A key the default partitioner puts in `partition`. */
@@ -84,7 +92,7 @@ export class KafkajsScriptedCluster {
     const brokers = new Map([1, 2, 3].map((nodeId) => [nodeId, this.broker(nodeId)]));
     return {
       connect: async () => undefined,
-      disconnect: async () => undefined,
+      disconnect: async () => void this.disconnects++,
       isConnected: () => true,
       refreshMetadata: async () => undefined,
       refreshMetadataIfNecessary: async () => undefined,
@@ -107,6 +115,7 @@ export class KafkajsScriptedCluster {
       initProducerId: async () => ({ producerId: 1000, producerEpoch: 0 }),
       produce: async ({ topicData }: { topicData: TopicData[] }) => {
         const partitions = topicData.flatMap((t) => t.partitions.map((p) => Number(p.partition)));
+        if (this.silent) return new Promise<never>(() => undefined);
         const failure = this.failures.get(nodeId);
         if (failure) {
           this.failures.delete(nodeId);

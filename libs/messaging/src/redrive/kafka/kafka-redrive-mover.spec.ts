@@ -1,4 +1,5 @@
-import { Admin, Kafka, ProducerConfig, ProducerRecord } from 'kafkajs';
+import { Admin, Kafka } from 'kafkajs';
+import { KafkajsScriptedCluster } from '../../../spec-support/kafkajs-scripted-cluster';
 import { WireMessage } from '../../envelope/wire-message';
 import { DeadLetterRecord } from '../dead-letter-record';
 import { PlannedMessage, RedrivePlan } from '../redrive-plan';
@@ -47,27 +48,6 @@ function record(message: PlannedMessage): DeadLetterRecord {
   };
 }
 
-/**
- * A kafkajs client of one partition whose producer connects, places each message with the producer's own
- * partitioner (as kafkajs does), then answers as `answer` says.
- */
-function kafkaWhoseProducer(answer: () => Promise<unknown>): { kafka: Kafka; disconnects: () => number } {
-  let disconnects = 0;
-  const producer = (config: ProducerConfig) => {
-    const choose = config.createPartitioner!();
-    const partitionMetadata = [{ partitionId: 0, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] }];
-    return {
-      connect: async () => undefined,
-      disconnect: async () => void disconnects++,
-      send: async (record: ProducerRecord) => {
-        record.messages.forEach((message) => choose({ topic: record.topic, partitionMetadata, message }));
-        return answer();
-      },
-    };
-  };
-  return { kafka: { producer } as unknown as Kafka, disconnects: () => disconnects };
-}
-
 describe(KafkaRedriveMover.name, () => {
   const messages = [planned(0), planned(1)];
   const plan = {
@@ -97,24 +77,27 @@ describe(KafkaRedriveMover.name, () => {
       publishTimeoutMs,
     );
 
+  // The copies go to topic 'orders', one partition, through kafkajs's own producer on a scripted broker.
+  const orders = () => new KafkajsScriptedCluster('orders', [1]);
+
   it('answers NOT_CONFIRMED when the broker never confirms a copy, instead of waiting on the client (ops-console e2e hung 90 s)', async () => {
-    const { kafka, disconnects } = kafkaWhoseProducer(() => new Promise(() => undefined));
-    const outcomes = await mover(kafka, 50).move(plan, copyOf, () => undefined);
+    const cluster = orders();
+    cluster.stopAnswering();
+    const outcomes = await mover(cluster.kafka(), 50).move(plan, copyOf, () => undefined);
 
     expect(outcomes.map((o) => o.status)).toEqual(['NOT_CONFIRMED', 'NOT_ATTEMPTED']);
     expect(outcomes[0].error).toMatch(/^AMBIGUOUS: no confirmation of the redriven copy within 50 ms/);
     // Nothing was confirmed: the redrive group's offset stays where it was, and the client starts afresh.
     expect(commitRedriveOffsets).not.toHaveBeenCalled();
-    expect(disconnects()).toBe(1);
+    expect(cluster.disconnects).toBe(1);
   });
 
   it('moves every copy the broker confirms and commits past the last', async () => {
-    const { kafka } = kafkaWhoseProducer(async () => [
-      { topicName: 'orders', partition: 0, errorCode: 0, baseOffset: '7' },
-    ]);
-    const outcomes = await mover(kafka, 1_000).move(plan, copyOf, () => undefined);
+    const cluster = orders();
+    const outcomes = await mover(cluster.kafka(), 1_000).move(plan, copyOf, () => undefined);
 
     expect(outcomes.map((o) => o.status)).toEqual(['REDRIVEN', 'REDRIVEN']);
+    expect(cluster.produced.map((p) => p.partitions)).toEqual([[0], [0]]);
     expect(commitRedriveOffsets).toHaveBeenCalledWith(expect.anything(), SOURCE, [
       { partition: 0, offset: '2' },
     ]);
