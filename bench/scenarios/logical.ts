@@ -336,7 +336,7 @@ async function contenderRuns(
       group: benchName('bench_lg'),
     });
     const probe = consumer.probe;
-    await warmUp(place, probe, `warm_${contender}`);
+    await warmUp(place, probe, `warm_${contender}`, context, contender === 'peer');
     // One window at 200/s, not measured: the writer's pool opens its connections (each a transaction or two
     // of its own) and the paths warm up before the first measured run and the transaction count.
     if (plan.logical.warmUpWindow) {
@@ -407,10 +407,30 @@ function notePauses(
   );
 }
 
-async function warmUp(place: (run: string, seq: number) => Promise<void>, probe: HandlerProbe, run: string) {
+/**
+ * Twenty messages through, not measured. The peer's stall is noted as in `measure` (its listener has left
+ * messages behind in a warm-up: 18 of 20 in the CI run of stop 34); one of ours missing fails the scenario.
+ */
+async function warmUp(
+  place: (run: string, seq: number) => Promise<void>,
+  probe: HandlerProbe,
+  run: string,
+  context: ScenarioContext,
+  peer: boolean,
+): Promise<void> {
+  const { peerStallMs } = context.plan.logical;
   for (let seq = 0; seq < 20; seq++) await place(run, seq);
-  await probe.waitFor(run, 20, 60_000);
-  probe.forget(run);
+  try {
+    await probe.waitFor(run, 20, peer ? peerStallMs : 60_000);
+  } catch (error) {
+    if (!peer) throw error;
+    context.results.notes.push(
+      `${SCENARIO}: ${PEER}, warm-up (run ${run}): ${20 - probe.count(run)} of 20 messages had not reached ` +
+        `the consumer ${peerStallMs / 1000} s after the last one that did.`,
+    );
+  } finally {
+    probe.forget(run);
+  }
 }
 
 async function measure(
