@@ -137,7 +137,9 @@ async function main(): Promise<void> {
         `  claims (${claims.count}, up to 400 rows): ${each(claims)}, ${Math.round((claims.ms / relayMs) * 100)}% of the drain`,
         `  publishes (${publishes.count}, up to 200 messages): ${each(publishes)}, ${Math.round((publishes.ms / relayMs) * 100)}% of the drain (beside the claims)`,
         `  marks on their own (${marks.count}): ${each(marks)}`,
-        profiling ? `  CPU profile of the drain: ${path.relative(process.cwd(), file)}` : '  (PROFILE=0: no profile)',
+        profiling
+          ? `  CPU profile of the drain: ${path.relative(process.cwd(), file)}`
+          : '  (PROFILE=0: no profile)',
       ].join('\n'),
     );
   } finally {
