@@ -409,7 +409,7 @@ function notePauses(
 
 /**
  * Twenty messages through, not measured. The peer's stall is noted as in `measure` (its listener has left
- * messages behind in a warm-up: 18 of 20 in the CI run of stop 34); one of ours missing fails the scenario.
+ * messages behind in a warm-up: 18 of 20 in a fresh-clone CI run of 2026-12-05); one of ours missing fails the scenario.
  */
 async function warmUp(
   place: (run: string, seq: number) => Promise<void>,
