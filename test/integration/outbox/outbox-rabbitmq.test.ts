@@ -103,9 +103,20 @@ describe('Outbox relay over RabbitMQ (publisher confirms, mandatory)', () => {
 
     // Between attempts the row is free (it is claimed again when its backoff ends, so a read may meet it
     // claimed): wait for a failed, released row.
+    // What the row looked like last, for the timeout's message (a CI run once timed out here: was the row
+    // never claimed, or did an attempt hang until the publish deadline?).
+    let seen: unknown;
     const [failing] = await waitUntil('the row has failed a few times and is released', async () => {
       const rows = await rowsOf(unrouted);
+      seen = rows.map(({ attempts, lockedBy, lastError, sentAt }) => ({
+        attempts,
+        lockedBy,
+        lastError,
+        sentAt,
+      }));
       return rows.length === 1 && rows[0].attempts >= 3 && rows[0].lockedBy === null && rows;
+    }).catch((error: Error) => {
+      throw new Error(`${error.message}; the row as last read: ${JSON.stringify(seen)}`);
     });
     expect(failing.sentAt).toBeNull();
     expect(failing.lockedBy).toBeNull();

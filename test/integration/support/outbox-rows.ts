@@ -50,7 +50,8 @@ export async function readOutboxRows(db: TestDatabase): Promise<OutboxRowState[]
 
 /**
  * Polls `probe` until it returns something other than `undefined` or `false`, and returns that; rejects
- * with `what` and the last value seen after `timeoutMs`. Integration tests wait for conditions, not time.
+ * with `what` after `timeoutMs` (a caller that wants what it last saw in the message keeps it itself).
+ * Integration tests wait for conditions, not time.
  */
 export async function waitUntil<T>(
   what: string,
