@@ -30,6 +30,8 @@ class FakeStore {
   markSentCalls = 0;
   readonly released: string[] = [];
   heldRowFreeAt?: Date;
+  /** Runs as the relay looks for held rows (then cleared): what changes meanwhile. */
+  duringLook?: () => void;
 
   /** Adds rows, each with a key of its own unless `key` is given. */
   add(count: number, key?: string): void {
@@ -89,6 +91,9 @@ class FakeStore {
     return 0;
   }
   async nextHeldRowFreeAt(): Promise<Date | undefined> {
+    const during = this.duringLook;
+    this.duringLook = undefined;
+    during?.();
     return this.heldRowFreeAt;
   }
 }
@@ -307,6 +312,16 @@ describe(OutboxRelay.name, () => {
   });
 
   describe('held rows', () => {
+    // Seen on a loaded CI machine: a failed row's backoff ended after the empty claim and before the look for
+    // held rows, so that neither saw it, and it waited for the safety poll (a minute in outbox-rabbitmq).
+    it('publishes a row that came due between its empty claim and its look for held rows, without waiting for the poll', async () => {
+      const { clock, store } = startRelay();
+      store.duringLook = () => store.add(1); // due now: the look finds no row still held
+      await clock.advance(0); // the bootstrap round: an empty claim, then the look
+      await clock.advance(POLL_MS - 1);
+      expect(store.sent).toEqual(['1']);
+    });
+
     it('wakes when a row held by a lease or a backoff frees up, rather than at the next poll', async () => {
       const { clock, store } = startRelay();
       store.heldRowFreeAt = new Date(clock.now() + 3_000);

@@ -177,7 +177,12 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
    */
   private async drain(): Promise<void> {
     let claim = await this.claim([], []);
-    if (claim.rows.length === 0 && !this.idleChecked) await this.wakeWhenHeldRowsFree();
+    if (claim.rows.length === 0 && !this.idleChecked) {
+      await this.wakeWhenHeldRowsFree();
+      // A row whose lease or backoff ended between that claim and the look was free for the look and not
+      // yet for the claim: claim once more, or it waits for the safety poll.
+      claim = await this.claim([], []);
+    }
     if (claim.rows.length === 0) return this.report({ claimed: 0, confirmed: 0, failed: 0 });
     // The batch before: published and settled, its confirmed rows marked sent by the next claim.
     let previous: { batch: PublishedBatch; settled: Promise<void> } | undefined;
