@@ -17,6 +17,16 @@ interface ClaimedWindow {
   readonly rows: ClaimedOutboxRow[];
 }
 
+/**
+ * A timestamp the relay reads, as milliseconds since the epoch, truncated to the millisecond as a `Date` from
+ * the driver's text would be. Not left to `pg`'s parser of `timestamptz`: an application may have replaced it
+ * (process-wide) to read text, and the relay then got strings instead of dates and failed every round. It
+ * also spares the relay's one thread two date parses per row (about 0.7 µs each here). `round` makes it exact
+ * whether `extract` answers numeric (PostgreSQL 14+) or double precision.
+ */
+const EPOCH_MS = (column: string) =>
+  `round(extract(epoch from date_trunc('milliseconds', ${column})) * 1000)::float8`;
+
 /** A picked row: claimed (`kept`), or left out by the order check (then without its payload). */
 type WindowRecord = Omit<ClaimedRecord, 'payload'> & { kept: boolean; payload: string | null };
 
@@ -28,8 +38,9 @@ interface ClaimedRecord {
   key: string;
   headers: Record<string, string>;
   payload: string;
-  occurred_at: Date;
-  created_at: Date;
+  /** Milliseconds since the epoch (see `EPOCH_MS`). */
+  occurred_ms: number;
+  created_ms: number;
   attempts: number;
 }
 
@@ -182,7 +193,8 @@ export class PostgresOutboxStore extends OutboxStore {
        from kept k
        where o.id = k.id
        returning o.id, k.kept, o.message_id, o.destination, o.type, o.key, o.headers,
-                 case when k.kept then o.payload::text end as payload, o.occurred_at, o.created_at, o.attempts`,
+                 case when k.kept then o.payload::text end as payload, ${EPOCH_MS('o.occurred_at')} as occurred_ms,
+                 ${EPOCH_MS('o.created_at')} as created_ms, o.attempts`,
       [
         window.limit,
         window.owner,
@@ -208,8 +220,8 @@ export class PostgresOutboxStore extends OutboxStore {
           key: r.key,
           headers: r.headers,
           payloadJson: r.payload ?? '',
-          occurredAt: r.occurred_at,
-          createdAt: r.created_at,
+          occurredAt: new Date(r.occurred_ms),
+          createdAt: new Date(r.created_ms),
           attempts: r.attempts,
         }))
         .sort((a, b) => compareIds(a.id, b.id)),
@@ -271,12 +283,12 @@ export class PostgresOutboxStore extends OutboxStore {
   }
 
   async nextHeldRowFreeAt(): Promise<Date | undefined> {
-    const [{ free_at }] = await this.dataSource.query<Array<{ free_at: Date | null }>>(
-      `select min(case when locked_until > now() then locked_until else available_at end) as free_at
+    const [{ free_ms }] = await this.dataSource.query<Array<{ free_ms: number | null }>>(
+      `select ${EPOCH_MS('min(case when locked_until > now() then locked_until else available_at end)')} as free_ms
        from ${this.tables.outbox}
        where sent_at is null and (locked_until > now() or available_at > now())`,
     );
-    return free_at ?? undefined;
+    return free_ms === null ? undefined : new Date(free_ms);
   }
 
   async backlog(): Promise<OutboxBacklog[]> {
