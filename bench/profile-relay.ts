@@ -12,7 +12,7 @@
  * the profile to `bench/results/tmp/relay-<database>.cpuprofile` (open it in Chrome DevTools).
  */
 import 'reflect-metadata';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -24,6 +24,7 @@ import {
 } from 'nest-reliable-messaging/testing';
 import { infraEnv } from '../tools/infra/env';
 import { createBenchApp } from './lib/bench-app';
+import { describeLoad, measureMachine, processesCpuMs } from './lib/machine';
 import { padding } from './lib/bench-event';
 import { BenchDialect, openBenchOutbox } from './lib/bench-outbox';
 import { BrokerFixtures } from './lib/brokers';
@@ -33,66 +34,23 @@ import { now } from './lib/time';
 
 type Timed = { ms: number; count: number };
 
-/** CPU time in ms: the machine's busy and idle time (all cores, /proc/stat), PostgreSQL's and Kafka's processes. */
-interface MachineCpu {
-  busy: number;
-  idle: number;
-  postgres: number;
-  kafka: number;
-}
+const isPostgres = (cmdline: string) => cmdline.startsWith('postgres');
+const isKafka = (cmdline: string) => cmdline.includes('kafka.Kafka');
 
-/** Linux only (/proc); elsewhere zeros. PostgreSQL's backends are read while alive: the relay's pool keeps its own. */
-function machineCpu(): MachineCpu {
-  const tick = 10; // USER_HZ is 100 on Linux
-  const read = (file: string) => {
-    try {
-      return readFileSync(file, 'utf8');
-    } catch {
-      return '';
-    }
-  };
-  const fields = (read('/proc/stat').split('\n')[0] ?? '').split(/\s+/).slice(1).map(Number);
-  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0] = fields;
-  let postgres = 0;
-  let kafka = 0;
-  for (const pid of readdirSafe('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    const cmdline = read(`/proc/${pid}/cmdline`);
-    const isPostgres = cmdline.startsWith('postgres');
-    const isKafka = cmdline.includes('kafka.Kafka');
-    if (!isPostgres && !isKafka) continue;
-    const stat = read(`/proc/${pid}/stat`);
-    const after = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ms = (Number(after[11]) + Number(after[12])) * tick; // utime, stime
-    if (isPostgres) postgres += ms;
-    else kafka += ms;
-  }
-  return {
-    busy: (user + nice + system + irq + softirq) * tick,
-    idle: (idle + iowait) * tick,
-    postgres,
-    kafka,
-  };
-}
-
-function readdirSafe(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
-
-/** What the machine's cores did since `before`, as a line. */
-function machineCpuSince(before: MachineCpu): string {
-  const after = machineCpu();
-  const d = (k: keyof MachineCpu) => after[k] - before[k];
-  const total = d('busy') + d('idle');
-  if (total <= 0) return 'not readable here';
-  const share = (ms: number) => `${Math.round((ms / total) * 100)}%`;
+/**
+ * Runs `work` and says what the machine's cores did meanwhile: how busy, and the shares of PostgreSQL's and
+ * the Kafka broker's processes (the relay's pool keeps its PostgreSQL backends alive throughout).
+ */
+async function onTheMachine(work: () => Promise<void>): Promise<string> {
+  const started = now();
+  const [postgres, kafka] = [processesCpuMs(isPostgres), processesCpuMs(isKafka)];
+  const { load } = await measureMachine(work);
+  if (!load) return 'not readable here';
+  const share = (before: number, match: (cmdline: string) => boolean) =>
+    `${Math.round(((processesCpuMs(match) - before) * 100) / ((now() - started) * os.cpus().length))}%`;
   return (
-    `${share(d('busy'))} busy (PostgreSQL ${share(d('postgres'))}, Kafka ${share(d('kafka'))}, ` +
-    `the rest this process and others)`
+    `${describeLoad(load)}; PostgreSQL ${share(postgres, isPostgres)} and Kafka ${share(kafka, isKafka)} ` +
+    `of all cores, the rest this process and others`
   );
 }
 
@@ -166,12 +124,10 @@ async function main(): Promise<void> {
       await post(session, 'Profiler.start');
     }
     const cpuBefore = process.cpuUsage();
-    const machineBefore = machineCpu();
     const started = now();
-    await drain(rows);
+    const machine = await onTheMachine(() => drain(rows));
     const relayMs = now() - started;
     const cpu = process.cpuUsage(cpuBefore);
-    const machine = machineCpuSince(machineBefore);
     const file = path.join(__dirname, 'results', 'tmp', `relay-${dialect}.cpuprofile`);
     if (session) {
       const { profile } = await post<{ profile: unknown }>(session, 'Profiler.stop');
@@ -183,12 +139,12 @@ async function main(): Promise<void> {
     const messages = await outbox.pendingWireMessages();
     const raw = await rawPublisher('kafka');
     const rawCpuBefore = process.cpuUsage();
-    const rawMachineBefore = machineCpu();
     const rawStarted = now();
-    for (let i = 0; i < messages.length; i += 200) await raw.publish(messages.slice(i, i + 200));
+    const rawMachine = await onTheMachine(async () => {
+      for (let i = 0; i < messages.length; i += 200) await raw.publish(messages.slice(i, i + 200));
+    });
     const rawMs = now() - rawStarted;
     const rawCpu = process.cpuUsage(rawCpuBefore);
-    const rawMachine = machineCpuSince(rawMachineBefore);
     await raw.close();
 
     const each = (t: Timed) => (t.count > 0 ? `${(t.ms / t.count).toFixed(1)} ms each` : 'none');

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as amqp from 'amqplib';
@@ -67,6 +67,48 @@ function cpuTimes(): CpuTimes | undefined {
   } catch {
     return undefined; // not Linux
   }
+}
+
+/** USER_HZ: the clock ticks per second /proc counts in (100 on Linux). */
+export const CLOCK_TICKS_PER_S = 100;
+
+/**
+ * The fields of `/proc/<pid>/stat` after the command name (so that field 3 of the line, the state, is
+ * index 0; utime and stime are 11 and 12, the start time 19), or undefined off Linux or once it exited.
+ */
+export function processStatFields(pid: number | string): string[] | undefined {
+  try {
+    const line = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return line.slice(line.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU time (ms, user and system) used so far by the live processes whose command line `matches` (Linux
+ * /proc; 0 elsewhere). A process that exits in between takes its time with it.
+ */
+export function processesCpuMs(matches: (cmdline: string) => boolean): number {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return 0;
+  }
+  let ticks = 0;
+  for (const pid of pids) {
+    let cmdline: string;
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (!matches(cmdline)) continue;
+    const fields = processStatFields(pid);
+    if (fields) ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return (ticks * 1000) / CLOCK_TICKS_PER_S;
 }
 
 /** How busy the machine was while something ran. */

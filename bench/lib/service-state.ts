@@ -4,6 +4,7 @@ import { Client } from 'pg';
 import { infraEnv, localKafkaPort } from '../../tools/infra/env';
 import { KafkaBroker } from '../../tools/infra/kafka-broker';
 import { benchKafka } from './brokers';
+import { CLOCK_TICKS_PER_S, processStatFields } from './machine';
 import { percentile } from './stats';
 import { now } from './time';
 
@@ -100,11 +101,12 @@ async function timeEach(write: () => Promise<unknown>): Promise<ServiceState['wr
 
 /** Seconds since process `pid` started (Linux /proc), or undefined. */
 function processUptimeS(pid: number): number | undefined {
+  const fields = processStatFields(pid);
+  if (!fields) return undefined;
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     const startTicks = Number(fields[19]); // field 22 of the line: start time, in clock ticks after boot
     const bootUptimeS = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
-    return Math.max(0, bootUptimeS - startTicks / 100); // USER_HZ is 100 on Linux
+    return Math.max(0, bootUptimeS - startTicks / CLOCK_TICKS_PER_S);
   } catch {
     return undefined;
   }
