@@ -462,7 +462,7 @@ describe(DeliveryPipeline.name, () => {
     }
 
     it('keeps full jitter: first retries spread uniformly over [0, initialDelay], not all at one tier', async () => {
-      const MESSAGES = 2_000;
+      const MESSAGES = 1_000;
       const policy = { maxAttempts: 3, mode: RetryMode.BROKER_DELAYED, backoff: FAST }; // 1000, 2000, 4000
       const failedAt = new Map<string, number>();
       const waited: number[] = [];
@@ -484,8 +484,8 @@ describe(DeliveryPipeline.name, () => {
       for (const bucket of buckets) expect(Math.abs(bucket.length / MESSAGES - 0.1)).toBeLessThan(0.025);
       expect(Math.max(...waited)).toBeLessThanOrEqual(1_000);
       // Each message came back when its own jittered delay was up: the delay drawn is the delay waited.
-      expect(new Set(waited).size).toBeGreaterThan(500);
-    });
+      expect(new Set(waited).size).toBeGreaterThan(MESSAGES / 4);
+    }, 20_000); // 1,000 messages, each delivered twice: 0.3 s on a quiet core; twice as many took over 5 s in CI
   });
 
   describe('dead-lettering', () => {
