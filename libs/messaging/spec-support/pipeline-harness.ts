@@ -11,6 +11,7 @@ import { newMessageId } from '../src/envelope/message-id';
 import { WireMessage } from '../src/envelope/wire-message';
 import { TransactionAbortedError } from '../src/errors/transaction-aborted.error';
 import { InboxDelivery, InboxOutcome, InboxService } from '../src/inbox/inbox.service';
+import { InboxUnreachableError } from '../src/inbox/inbox-unreachable.error';
 import { MessageTracing } from '../src/observability/message-tracing';
 import { MessagingMetrics } from '../src/observability/messaging-metrics';
 import { resolveMessagingOptions } from '../src/options/resolve-messaging-options';
@@ -115,8 +116,8 @@ export class FakeInbox {
   rollbacks = 0;
   /** How the next commits answer, in turn; OK once the script runs out. */
   readonly commitAnswers: CommitAnswer[] = [];
-  /** The next batches that cannot begin (the database is away). */
-  failBegins = 0;
+  /** How the next begins answer, in turn (FAIL: the database is away); OK once the script runs out. */
+  readonly beginAnswers: Array<'OK' | 'FAIL'> = [];
   /** The ids of each batch begun. */
   readonly batches: string[][] = [];
   /** Per id: tries rolled back because another delivery of their transaction failed. */
@@ -136,15 +137,24 @@ export class FakeInbox {
     this.commitAnswers.push(...Array<CommitAnswer>(count).fill('FAIL'));
   }
 
+  /** The next batches cannot begin (the database is away). */
+  set failBegins(count: number) {
+    this.beginAnswers.push(...Array<'FAIL'>(count).fill('FAIL'));
+  }
+
   async begin(deliveries: readonly InboxDelivery[]): Promise<FakeBatch> {
-    if (this.failBegins > 0) {
-      this.failBegins -= 1;
-      throw new Error('connection refused');
+    if (this.beginAnswers.shift() === 'FAIL') {
+      throw new InboxUnreachableError(new Error('connection refused'));
     }
     const ids = deliveries.map((d) => d.envelope.messageId);
     if (new Set(ids).size !== ids.length) throw new Error('an inbox batch holds each message once');
     this.batches.push(ids);
     return new FakeBatch(this, ids);
+  }
+
+  async holds(delivery: InboxDelivery): Promise<boolean> {
+    if (this.beginAnswers.shift() === 'FAIL') throw new Error('connection refused');
+    return this.handled.has(delivery.envelope.messageId);
   }
 
   async recordFailedAttempt(delivery: InboxDelivery, attempt: number): Promise<void> {

@@ -33,7 +33,8 @@ interface Scenario {
   /** Per position, what its handler's calls do in turn (OK once the list runs out). */
   readonly behaviours: ReadonlyArray<readonly Behaviour[]>;
   readonly commits: readonly CommitAnswer[];
-  readonly failBegins: number;
+  /** How the transactions' begins answer, in turn (FAIL: the database is away); OK once it runs out. */
+  readonly begins: ReadonlyArray<'OK' | 'FAIL'>;
   readonly copies: ReadonlyArray<PublishOutcome['status']>;
   /** The consumer stops after this many handler calls (undefined: never). */
   readonly stopAfterCalls: number | undefined;
@@ -65,7 +66,7 @@ const scenarios: fc.Arbitrary<Scenario> = fc.integer({ min: 1, max: 6 }).chain((
       { minLength: lane, maxLength: lane },
     ),
     commits: fc.array(fc.constantFrom<CommitAnswer>('OK', 'OK', 'FAIL', 'LOST'), { maxLength: 6 }),
-    failBegins: fc.integer({ min: 0, max: 2 }),
+    begins: fc.array(fc.constantFrom<'OK' | 'FAIL'>('OK', 'OK', 'FAIL'), { maxLength: 8 }),
     copies: fc.array(fc.constantFrom<PublishOutcome['status']>('CONFIRMED', 'REJECTED', 'AMBIGUOUS'), {
       maxLength: 4,
     }),
@@ -90,7 +91,7 @@ async function run(scenario: Scenario): Promise<Run> {
   const inbox = new FakeInbox();
   for (const at of scenario.handledBefore) inbox.handled.add(ids[at]);
   inbox.commitAnswers.push(...scenario.commits);
-  inbox.failBegins = scenario.failBegins;
+  inbox.beginAnswers.push(...scenario.begins);
   const capabilities: TransportCapabilities = scenario.broker === 'KAFKA' ? KAFKA : RABBITMQ;
   const harness = new Harness({
     inbox,
@@ -141,6 +142,11 @@ function checkInvariants(result: Run): void {
   settled.forEach((s, i) => (s.kind === 'ACK' || s.kind === 'DROP') && tracker.settle(String(i)));
   const committable = Number(tracker.committable() ?? -1);
   for (let i = 0; i <= committable; i++) expect(resolved(result, ids[i])).toBe(true);
+
+  // A message applied is never dead-lettered (a commit whose answer was lost did commit).
+  const deadLettered = harness.confirmed.filter((copy) => copy.destination.endsWith('.dlq')).map(idOf);
+  for (const id of deadLettered)
+    expect({ id, applied: inbox.applied.includes(id) }).toEqual({ id, applied: false });
 
   // Each message is applied at most once, and never one the inbox had already.
   expect(new Set(inbox.applied).size).toBe(inbox.applied.length);
@@ -217,7 +223,7 @@ describe(`${DeliveryPipeline.name} (properties)`, () => {
         },
         behaviours: [[]],
         commits: ['FAIL', 'LOST'],
-        failBegins: 0,
+        begins: [],
         copies: [],
         stopAfterCalls: undefined,
       });
@@ -239,7 +245,7 @@ describe(`${DeliveryPipeline.name} (properties)`, () => {
         },
         behaviours: [[], []],
         commits: ['LOST', 'LOST'],
-        failBegins: 0,
+        begins: [],
         copies: [],
         stopAfterCalls: undefined,
       });

@@ -175,15 +175,32 @@ describe(DeliveryPipeline.name, () => {
       expect(inbox.applied).toEqual(ids(wires));
     });
 
-    it('handles each delivery alone when the batch cannot begin', async () => {
+    it('waits for the database when the batch cannot begin, then runs the batch, spending no attempt', async () => {
       const inbox = new FakeInbox();
-      inbox.failBegins = 1;
-      const harness = new Harness({ inbox });
+      inbox.failBegins = 6;
+      const harness = new Harness({ inbox, policy: { maxAttempts: 1, mode: RetryMode.INLINE } });
       const wires = orders(3);
-      await expect(harness.handleBatch(wires)).resolves.toEqual([ACK, ACK, ACK]);
-      expect(new Set(harness.calls.map(batchOf)).size).toBe(3);
-      expect(inbox.batches.map((b) => b.length)).toEqual([1, 1, 1]);
+      const settled = harness.handleBatch(wires);
+      await harness.clock.advance(0);
+      expect(inbox.beginAnswers).toHaveLength(5); // one begin failed: 250 ms × 0.75 (random() is 0.5) to wait
+      await harness.clock.advance(187);
+      expect(inbox.beginAnswers).toHaveLength(5);
+      await expect(harness.withTimePassing(settled)).resolves.toEqual([ACK, ACK, ACK]);
+      expect(inbox.batches.map((b) => b.length)).toEqual([3]);
+      expect(harness.calls.map((c) => c.attempt)).toEqual([1, 1, 1]);
       expect(inbox.applied).toEqual(ids(wires));
+      expect(harness.copies).toEqual([]);
+    });
+
+    it('leaves the batch unsettled when the consumer stops while it waits for the database', async () => {
+      const inbox = new FakeInbox();
+      inbox.failBegins = 100;
+      const harness = new Harness({ inbox });
+      const settled = harness.handleBatch(orders(2));
+      await harness.clock.advance(2_000);
+      harness.stopping = true;
+      await expect(harness.withTimePassing(settled)).resolves.toEqual([{ kind: 'LEAVE' }, { kind: 'LEAVE' }]);
+      expect(harness.calls).toEqual([]);
     });
 
     it('leaves the deliveries after a PAUSE unsettled (Kafka: they come again after the rewind)', async () => {
@@ -300,8 +317,7 @@ describe(DeliveryPipeline.name, () => {
 
   describe('after-commit callbacks', () => {
     /** A harness whose handler registers one callback per call, and the callbacks that ran. */
-    const registering = (inbox: FakeInbox) => {
-      const harness = new Harness({ inbox });
+    const registering = (inbox: FakeInbox, harness = new Harness({ inbox })) => {
       const ran: string[] = [];
       harness.onCall = (context) => {
         const call = `${context.messageId}#${harness.callsOf(context.messageId).length}`;
@@ -347,6 +363,32 @@ describe(DeliveryPipeline.name, () => {
       await expect(harness.handle(wire)).resolves.toEqual(ACK);
       expect(harness.calls).toHaveLength(1);
       expect(inbox.batches).toEqual([[idOf(wire)], [idOf(wire)]]);
+      expect(ran).toEqual([`${idOf(wire)}#1`]);
+      expect(harness.copies).toEqual([]);
+    });
+
+    it('run, and nothing is dead-lettered, when the second commit is the one that held and its answer was lost', async () => {
+      const inbox = new FakeInbox();
+      inbox.commitAnswers.push('FAIL', 'LOST');
+      const { harness, ran } = registering(inbox); // no policy: a failure is dead-lettered at once
+      const wire = orderWire();
+      await expect(harness.withTimePassing(harness.handle(wire))).resolves.toEqual(ACK);
+      expect(inbox.applied).toEqual([idOf(wire)]);
+      expect(ran).toEqual([`${idOf(wire)}#2`]);
+      expect(harness.copies).toEqual([]);
+    });
+
+    it('run, and nothing is dead-lettered, when the database stays away after the lost answer', async () => {
+      const inbox = new FakeInbox();
+      inbox.commitAnswers.push('LOST');
+      inbox.beginAnswers.push('OK', ...Array<'FAIL'>(8).fill('FAIL'));
+      const harness = new Harness({ inbox, policy: { maxAttempts: 2, mode: RetryMode.INLINE } });
+      const { ran } = registering(inbox, harness);
+      const wire = orderWire();
+      await expect(harness.withTimePassing(harness.handle(wire))).resolves.toEqual(ACK);
+      // Committed at the first try; the next one waited for the database, then found it handled.
+      expect(harness.calls).toHaveLength(1);
+      expect(inbox.beginAnswers).toEqual([]);
       expect(ran).toEqual([`${idOf(wire)}#1`]);
       expect(harness.copies).toEqual([]);
     });

@@ -9,6 +9,7 @@ import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { tierAtMost } from '../retry/backoff';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { Delivery, DeliveryControl, Settlement } from '../transports/delivery-contract';
+import { DatabaseWait } from './database-wait';
 import { describeMessage, errorLine } from './delivery-description';
 import { notDueFor, Prepared, prepareDelivery, trustedDelivery } from './delivery-preparation';
 import { DeliveryTries } from './delivery-tries';
@@ -30,11 +31,12 @@ import { ACK, LEAVE } from './settle-decision';
 export class DeliveryPipeline {
   private readonly logger = new Logger('MessagingConsumer');
   private readonly tries: DeliveryTries;
+  private readonly database: DatabaseWait;
   private stopping = false;
 
   constructor(
     private readonly registry: HandlerRegistry,
-    inbox: InboxService,
+    private readonly inbox: InboxService,
     private readonly failures: FailureSettler,
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
@@ -43,6 +45,7 @@ export class DeliveryPipeline {
     @Inject(MESSAGING_CLOCK) private readonly clock: Clock,
   ) {
     this.tries = new DeliveryTries(inbox, tracing, transport.kind, metrics, clock, this.logger);
+    this.database = new DatabaseWait(clock, this.logger);
   }
 
   /** From now on, deliveries waiting for an inline retry or a copy's confirm are left unsettled. */
@@ -85,7 +88,9 @@ export class DeliveryPipeline {
    * after-commit callbacks happen once), and the failure takes the path of a single delivery (retry inline,
    * pause, retry destination, dead letter). A commit that fails, or whose answer is lost, sends each
    * delivery of the batch again alone: the inbox tells which committed after all (DUPLICATE: its handler
-   * does not run again, and the callbacks its committed try registered run then). Anything else (a failure
+   * does not run again, and the callbacks its committed try registered run then). A transaction that cannot
+   * begin (the database away) is tried again once the database answers, spending no attempt (`DatabaseWait`).
+   * Anything else (a failure
    * before the handler, a message not due yet) goes alone, after the batch before it. Nothing is answered
    * ACK before its transaction committed. After a PAUSE or a LEAVE the rest is LEAVE.
    */
@@ -157,8 +162,15 @@ export class DeliveryPipeline {
     halted: () => boolean,
   ): Promise<boolean> {
     let rest = together;
+    let waits = 0;
     while (rest.length > 0) {
       const tried = await this.tries.together(rest);
+      if (tried.kind === 'UNREACHABLE') {
+        const control = { ...rest[0].state.control, isStopping: halted };
+        if (!(await this.database.after(tried.error, waits++, control))) return false;
+        continue;
+      }
+      this.database.answered();
       if (tried.kind === 'COMMITTED') {
         const { outcomes } = tried;
         return settleInOrder(rest, settled, ({ state }, i) => this.afterOutcome(state, outcomes[i]));
@@ -211,11 +223,19 @@ export class DeliveryPipeline {
   /**
    * Runs the handler, each try in a transaction of its own, until it succeeds or its failure is settled. A
    * commit that fails goes again once (its answer may have been lost after it committed: the inbox tells)
-   * before it counts as the delivery's failure.
+   * before it counts as the delivery's failure; when a commit fails again, the inbox is asked whether that
+   * one held before the failure is settled (a message that committed is never dead-lettered). A transaction
+   * that cannot begin waits for the database (LEAVE if the consumer stops first) and counts as nothing.
    */
   private async run(state: RunState): Promise<Settlement> {
+    let waits = 0;
     for (;;) {
       const tried = await this.tries.together([{ index: 0, state }]);
+      if (tried.kind === 'UNREACHABLE') {
+        if (!(await this.database.after(tried.error, waits++, state.control))) return LEAVE;
+        continue;
+      }
+      this.database.answered();
       if (tried.kind === 'COMMITTED') return this.afterOutcome(state, tried.outcomes[0]);
       if (tried.kind === 'LOST' && tried.atCommit && !state.commitLost) {
         state.commitLost = true;
@@ -225,8 +245,29 @@ export class DeliveryPipeline {
         );
         continue;
       }
+      if (tried.kind === 'LOST' && tried.atCommit) {
+        const held = await this.heldAfterFailedCommit(state);
+        if (held === undefined) return LEAVE;
+        if (held) return this.afterOutcome(state, 'DUPLICATE');
+      }
       const settlement = await this.failures.handlerFailed(state, tried.error);
       if (settlement) return settlement;
+    }
+  }
+
+  /**
+   * Whether the inbox holds a delivery whose commit failed again: it committed after all when its answer was
+   * lost. Waits for the database while it does not answer; undefined when the consumer stops first.
+   */
+  private async heldAfterFailedCommit(state: RunState): Promise<boolean | undefined> {
+    for (let waits = 0; ; waits++) {
+      try {
+        const held = await this.inbox.holds(state.inboxDelivery);
+        this.database.answered();
+        return held;
+      } catch (error) {
+        if (!(await this.database.after(error, waits, state.control))) return undefined;
+      }
     }
   }
 

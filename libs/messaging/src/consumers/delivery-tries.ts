@@ -3,6 +3,7 @@ import { Clock } from '../common/clock';
 import { TransactionAbortedError } from '../errors/transaction-aborted.error';
 import { InboxBatch } from '../inbox/inbox-batch';
 import { InboxOutcome, InboxService } from '../inbox/inbox.service';
+import { InboxUnreachableError } from '../inbox/inbox-unreachable.error';
 import { MessageTracing } from '../observability/message-tracing';
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { MessageTransport } from '../transports/message-transport.interface';
@@ -26,15 +27,17 @@ export class DeliveryTries {
 
   /**
    * One try of deliveries in one transaction: committed (with each one's outcome), failed at one of them
-   * (rolled back whole), or lost: the transaction could not begin, or its commit failed (not durable, or
-   * the answer was lost and nobody knows: the callbacks of each delivery's try are kept as unconfirmed).
+   * (rolled back whole), unreachable (the transaction could not begin), or lost: recording them failed, or
+   * the commit failed (not durable, or the answer was lost and nobody knows: the callbacks of each
+   * delivery's try are kept as unconfirmed).
    */
   async together(together: readonly ReadyDelivery[]): Promise<Tried> {
     let batch: InboxBatch;
     try {
       batch = await this.inbox.begin(together.map(({ state }) => state.inboxDelivery));
     } catch (error) {
-      return { kind: 'LOST', atCommit: false, error }; // the database away: each fails alone, logged there
+      if (error instanceof InboxUnreachableError) return { kind: 'UNREACHABLE', error: error.cause };
+      return { kind: 'LOST', atCommit: false, error }; // each fails alone, logged there
     }
     const outcomes: InboxOutcome[] = [];
     for (const [at, { state }] of together.entries()) {

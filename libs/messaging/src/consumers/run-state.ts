@@ -31,12 +31,14 @@ export interface ReadyDelivery {
 
 /**
  * How one try of deliveries in one transaction ended: committed, failed at the delivery number `at`
- * (rolled back), or lost (`atCommit`: the commit failed, its outcome perhaps unknown; else it never began).
+ * (rolled back), lost (`atCommit`: the commit failed, its outcome perhaps unknown; else recording them in
+ * the inbox failed), or unreachable: the transaction could not begin (the database away; no handler ran).
  */
 export type Tried =
   | { readonly kind: 'COMMITTED'; readonly outcomes: InboxOutcome[] }
   | { readonly kind: 'FAILED'; readonly at: number; readonly error: unknown }
-  | { readonly kind: 'LOST'; readonly atCommit: boolean; readonly error: unknown };
+  | { readonly kind: 'LOST'; readonly atCommit: boolean; readonly error: unknown }
+  | { readonly kind: 'UNREACHABLE'; readonly error: unknown };
 
 /**
  * Settles deliveries one after another into `settled`; stops at one not settled (PAUSE, LEAVE): false then.

@@ -5,6 +5,7 @@ import { TransactionScope } from '../transaction/transaction-scope';
 import { InboxBatch, InboxEntry } from './inbox-batch';
 import { InboxDelivery } from './inbox-delivery';
 import { InboxKey, InboxStore } from './inbox-store';
+import { InboxUnreachableError } from './inbox-unreachable.error';
 
 export type { InboxDelivery, InboxOutcome, InboxWork } from './inbox-delivery';
 
@@ -24,12 +25,15 @@ export class InboxService {
    * HANDLED for each recorded now (its work is still to run), else a DUPLICATE, or a CONFLICT when the
    * payload differs from the one handled under that id (the caller dead-letters it, so that it does not
    * disappear). The caller runs their work (`InboxBatch`), then commits or rolls it back; work that throws
-   * rolls back the record too, so the message can be tried again. Throwing, nothing was begun.
+   * rolls back the record too, so the message can be tried again. Throwing, nothing was begun: an
+   * `InboxUnreachableError` when the transaction itself could not begin (the database away).
    */
   async begin(deliveries: readonly InboxDelivery[]): Promise<InboxBatch> {
     const ids = new Set(deliveries.map((d) => `${d.group}/${d.envelope.messageId}`));
     if (ids.size !== deliveries.length) throw new Error('an inbox batch holds each message once');
-    const transaction = await this.transactions.begin();
+    const transaction = await this.transactions.begin().catch((error: unknown) => {
+      throw new InboxUnreachableError(error);
+    });
     try {
       return new InboxBatch(
         transaction,
@@ -65,6 +69,20 @@ export class InboxService {
       entries.push({ outcome: conflict ? 'CONFLICT' : 'DUPLICATE', failedBefore });
     }
     return entries;
+  }
+
+  /**
+   * True when the inbox holds the message for its group: a try of it committed (one whose commit answer was
+   * lost, say). Throws when the database does not answer.
+   */
+  async holds(delivery: InboxDelivery): Promise<boolean> {
+    const transaction = await this.transactions.begin();
+    try {
+      const { group, messageId } = keyOf(delivery);
+      return (await this.store.recordedHash(transaction.scope.queryRunner, group, messageId)) !== undefined;
+    } finally {
+      await transaction.rollback();
+    }
   }
 
   /** Remembers that the message's delivery number `attempt` failed and is retried in place. */

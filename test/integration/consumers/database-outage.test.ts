@@ -1,0 +1,88 @@
+import { TestingModule } from '@nestjs/testing';
+import * as amqp from 'amqplib';
+import { RetryMode } from 'nest-reliable-messaging';
+import { PostgresCluster, startPrivatePostgres } from '../../harness/postgres-cluster';
+import { eventually } from '../../harness/eventually';
+import { uniqueName } from '../../harness/names';
+import { RabbitFixture } from '../../harness/rabbitmq';
+import { TestDatabase } from '../../harness/test-database';
+import { rabbitTransport } from '../support/messaging-app';
+import { ordersConsumerApp } from '../support/orders-consumer-app';
+import { ConsumerProbe, handledOrders } from '../support/orders-consumer.fixture';
+import { orderMessage } from '../support/raw-messages';
+import { drainQueue, publishRaw } from '../support/rabbit-wire';
+
+/** How long the database stays down: longer than the whole retry budget below (the scenario, not a wait). */
+const OUTAGE_MS = 4_000;
+/** Three attempts in place, at most 0.1 + 0.2 s apart: far less than the outage. */
+const POLICY = { maxAttempts: 3, mode: RetryMode.INLINE, backoff: { initialDelayMs: 100, maxDelayMs: 200 } };
+
+/**
+ * A consumer whose database is away longer than its retry budget (a restart on a busy machine). A try that
+ * cannot even begin its transaction never reached the handler: it is not the message's failure, so it does
+ * not spend the message's attempts. The message waits for the database and is handled once it is back; it
+ * used to be dead-lettered after `maxAttempts` failed begins (stop 35's fault run: one dead letter after a
+ * database restart, its post delivered all the same).
+ */
+describe('A consumer while its database is away (PostgreSQL, RabbitMQ)', () => {
+  const rabbit = new RabbitFixture();
+  let cluster: PostgresCluster;
+  let database: TestDatabase;
+  const apps: TestingModule[] = [];
+
+  beforeAll(async () => {
+    cluster = await startPrivatePostgres('consumer-outage');
+    const url = await cluster.createDatabase('outage');
+    database = {
+      dialect: 'postgres',
+      name: 'public',
+      connection: { type: 'postgres', url, schema: 'public' },
+      query: (sql, params) => cluster.query(sql, params, 'outage'),
+      quote: (identifier) => `"${identifier}"`,
+      drop: async () => undefined,
+    };
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const app of apps) await app.close().catch(() => undefined);
+    await rabbit.cleanup();
+    await cluster?.destroy();
+  }, 60_000);
+
+  for (const mode of ['fast', 'immediate'] as const) {
+    test(`handles a message that came while the database was down (${mode} stop), dead-letters nothing`, async () => {
+      const destination = uniqueName('dbaway');
+      const group = uniqueName('g');
+      const queue = `${destination}.${group}`;
+      rabbit.track({ exchanges: [destination], queues: [queue, `${queue}.dlq`] });
+      const probe = new ConsumerProbe();
+      const app = await ordersConsumerApp(database, {
+        transport: rabbitTransport(),
+        destination,
+        group,
+        probe,
+        policy: POLICY,
+      });
+      apps.push(app);
+      const connection: amqp.ChannelModel = await rabbit.connect();
+
+      await publishRaw(connection, [orderMessage(destination, { customer: 'k', seq: 1 })]);
+      await eventually(async () => expect(await handledOrders(database, group)).toHaveLength(1));
+
+      await cluster.stop(mode);
+      await publishRaw(connection, [orderMessage(destination, { customer: 'k', seq: 2 })]);
+      await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
+      await cluster.start();
+
+      await eventually(async () => expect(await handledOrders(database, group)).toHaveLength(2), 30_000);
+      expect((await handledOrders(database, group)).map((o) => o.seq)).toEqual([1, 2]);
+      expect(await drainQueue(connection, `${queue}.dlq`)).toEqual([]);
+      // Nothing is left unacked or waiting in the queue.
+      apps.splice(apps.indexOf(app), 1);
+      await app.close();
+      const channel = await connection.createChannel();
+      expect((await channel.checkQueue(queue)).messageCount).toBe(0);
+      await channel.close();
+    }, 90_000);
+  }
+});
