@@ -1,11 +1,11 @@
 import { TestingModule } from '@nestjs/testing';
 import * as amqp from 'amqplib';
 import { RetryMode } from 'nest-reliable-messaging';
-import { PostgresCluster, startPrivatePostgres } from '../../harness/postgres-cluster';
+import { PrivateDatabaseServer, startPrivateDatabaseServer } from '../../harness/private-database-server';
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 import { RabbitFixture } from '../../harness/rabbitmq';
-import { TestDatabase } from '../../harness/test-database';
+import { EACH_DATABASE, TestDatabase } from '../../harness/test-database';
 import { rabbitTransport } from '../support/messaging-app';
 import { ordersConsumerApp } from '../support/orders-consumer-app';
 import { ConsumerProbe, handledOrders } from '../support/orders-consumer.fixture';
@@ -24,29 +24,32 @@ const POLICY = { maxAttempts: 3, mode: RetryMode.INLINE, backoff: { initialDelay
  * used to be dead-lettered after `maxAttempts` failed begins (stop 35's fault run: one dead letter after a
  * database restart, its post delivered all the same).
  */
-describe('A consumer while its database is away (PostgreSQL, RabbitMQ)', () => {
+describe.each(EACH_DATABASE)('A consumer while its database is away (%s, RabbitMQ)', (_, dialect) => {
   const rabbit = new RabbitFixture();
-  let cluster: PostgresCluster;
+  let server: PrivateDatabaseServer;
   let database: TestDatabase;
   const apps: TestingModule[] = [];
 
   beforeAll(async () => {
-    cluster = await startPrivatePostgres('consumer-outage');
-    const url = await cluster.createDatabase('outage');
+    server = await startPrivateDatabaseServer(dialect, 'consumer-outage');
+    const url = await server.createDatabase('outage');
     database = {
-      dialect: 'postgres',
-      name: 'public',
-      connection: { type: 'postgres', url, schema: 'public' },
-      query: (sql, params) => cluster.query(sql, params, 'outage'),
-      quote: (identifier) => `"${identifier}"`,
+      dialect,
+      name: 'outage',
+      connection:
+        dialect === 'postgres'
+          ? { type: 'postgres', url, schema: 'public' }
+          : { type: 'mariadb', url, timezone: 'Z' },
+      query: (sql, params) => server.query(sql, params, 'outage'),
+      quote: (identifier) => (dialect === 'postgres' ? `"${identifier}"` : `\`${identifier}\``),
       drop: async () => undefined,
     };
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     for (const app of apps) await app.close().catch(() => undefined);
     await rabbit.cleanup();
-    await cluster?.destroy();
+    await server?.destroy();
   }, 60_000);
 
   for (const mode of ['fast', 'immediate'] as const) {
@@ -69,10 +72,10 @@ describe('A consumer while its database is away (PostgreSQL, RabbitMQ)', () => {
       await publishRaw(connection, [orderMessage(destination, { customer: 'k', seq: 1 })]);
       await eventually(async () => expect(await handledOrders(database, group)).toHaveLength(1));
 
-      await cluster.stop(mode);
+      await server.stop(mode);
       await publishRaw(connection, [orderMessage(destination, { customer: 'k', seq: 2 })]);
       await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
-      await cluster.start();
+      await server.start();
 
       await eventually(async () => expect(await handledOrders(database, group)).toHaveLength(2), 30_000);
       expect((await handledOrders(database, group)).map((o) => o.seq)).toEqual([1, 2]);
