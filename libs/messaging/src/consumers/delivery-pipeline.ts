@@ -90,9 +90,8 @@ export class DeliveryPipeline {
    * delivery of the batch again alone: the inbox tells which committed after all (DUPLICATE: its handler
    * does not run again, and the callbacks its committed try registered run then). A transaction that cannot
    * begin (the database away) is tried again once the database answers, spending no attempt (`DatabaseWait`).
-   * Anything else (a failure
-   * before the handler, a message not due yet) goes alone, after the batch before it. Nothing is answered
-   * ACK before its transaction committed. After a PAUSE or a LEAVE the rest is LEAVE.
+   * Anything else (a failure before the handler, a message not due yet) goes alone, after the batch before
+   * it. Nothing is answered ACK before its transaction committed. After a PAUSE or a LEAVE the rest is LEAVE.
    */
   async handleBatch(
     group: string,
