@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { pgTimestamp } from '../../common/pg-timestamp';
 import { quoteIdent } from '../../tables/postgres-tables';
 import { RedriveLedgerMissingError } from '../../redrive/errors/redrive-ledger-missing.error';
 import { AdminDatabaseOptions } from '../../redrive/ledger/postgres-redrive-ledger';
@@ -15,8 +16,9 @@ interface PlanRow {
   plan: RedrivePlan;
   approval: RedriveApproval | null;
   result: RedriveResult | null;
-  executed_at: Date | null;
-  stale_at: Date | null;
+  /** `Date`s, or text where the application reads `timestamptz` as text: read through `pgTimestamp`. */
+  executed_at: Date | string | null;
+  stale_at: Date | string | null;
   refusals: Record<string, ConsolePlanRefusal>;
 }
 
@@ -135,8 +137,8 @@ function entryOf(row: PlanRow): ConsolePlan {
     plan: row.plan,
     approval: row.approval ?? undefined,
     result: row.result ?? undefined,
-    executedAt: row.executed_at?.toISOString(),
-    staleAt: row.stale_at?.toISOString(),
+    executedAt: row.executed_at === null ? undefined : pgTimestamp(row.executed_at).toISOString(),
+    staleAt: row.stale_at === null ? undefined : pgTimestamp(row.stale_at).toISOString(),
     refusals: row.refusals,
   };
 }

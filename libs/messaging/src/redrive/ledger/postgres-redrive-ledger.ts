@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { MessagingMigrations } from '../../migrations';
 import { ChainRedriveAudit1764979200000 } from '../../migrations/chain-redrive-audit.migration';
 import { CreateRedriveLedger1764892800000 } from '../../migrations/create-redrive-ledger.migration';
+import { pgTimestamp } from '../../common/pg-timestamp';
 import { quoteIdent } from '../../tables/postgres-tables';
 import { RedriveInProgressError } from '../errors/redrive-in-progress.error';
 import { RedriveLedgerMissingError } from '../errors/redrive-ledger-missing.error';
@@ -24,7 +25,8 @@ export interface AdminDatabaseOptions {
 
 interface AuditRow {
   id: string;
-  at: Date;
+  /** A `Date`, or text where the application reads `timestamptz` as text: read through `pgTimestamp`. */
+  at: Date | string;
   action: RedriveAuditEntry['action'];
   actor: string;
   transport: RedriveAuditEntry['transport'];
@@ -115,11 +117,14 @@ export class PostgresRedriveLedger implements RedriveLedger {
       [use.nonce, use.planHash, use.approver, use.redriveId, use.executedBy],
     );
     if (inserted.length === 1) return { claimed: true };
-    const [earlier] = await this.dataSource.query<Array<{ executed_by: string; used_at: Date }>>(
+    const [earlier] = await this.dataSource.query<Array<{ executed_by: string; used_at: Date | string }>>(
       `select executed_by, used_at from ${this.nonces} where nonce = $1`,
       [use.nonce],
     );
-    return { claimed: false, usedBy: `${earlier.executed_by} at ${earlier.used_at.toISOString()}` };
+    return {
+      claimed: false,
+      usedBy: `${earlier.executed_by} at ${pgTimestamp(earlier.used_at).toISOString()}`,
+    };
   }
 
   /**
@@ -187,7 +192,7 @@ export class PostgresRedriveLedger implements RedriveLedger {
     );
     return rows.map((row) => ({
       id: String(row.id),
-      at: row.at,
+      at: pgTimestamp(row.at),
       action: row.action,
       actor: row.actor,
       transport: row.transport,
@@ -308,7 +313,7 @@ function idParam(id: string | undefined): string | null {
 function chained(row: AuditRow): ChainedAuditRow {
   return {
     id: String(row.id),
-    at: row.at,
+    at: pgTimestamp(row.at),
     action: row.action,
     actor: row.actor,
     transport: row.transport,
