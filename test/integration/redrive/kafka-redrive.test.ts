@@ -231,6 +231,17 @@ describe('Redrive on Kafka', () => {
 
     // Once the target takes them, the same messages move, in order.
     await setMaxBytes(1_048_576);
+    // The broker applies a topic's config a moment after alterConfigs answers (a CI run redrove before it
+    // did): wait until the target takes a record over the old limit, sent by a producer of its own.
+    const probe = kafka.producer();
+    await probe.connect();
+    try {
+      await eventually(() =>
+        probe.send({ topic: target, acks: -1, messages: [{ value: Buffer.alloc(512) }] }),
+      );
+    } finally {
+      await probe.disconnect();
+    }
     const again = await redrive.plan({ source: dlq });
     expect(again.messages.map((m) => m.messageId)).toEqual(plan.messages.map((m) => m.messageId));
     expect(await redrive.execute(await approve(again))).toMatchObject({ redriven: 3, leftInSource: 0 });
