@@ -45,7 +45,9 @@ export class RabbitMqNode {
 
   /**
    * Starts a node of the caller's own: unique name, free AMQP and distribution ports on 127.0.0.1, no
-   * plugins, data and logs in a temporary folder. Resolves once the node accepts connections.
+   * plugins, data and logs in a temporary folder. Resolves once the node accepts connections. A node that
+   * does not boot is tried once more, on new ports in a new folder (a port found free can be taken by another
+   * process before the node binds it); the error names both tries and ends with the last lines of each log.
    */
   static async startPrivate(
     prefix = 'private',
@@ -53,6 +55,18 @@ export class RabbitMqNode {
       /** The Erlang cookie: nodes of one cluster share it. Default: a new one. */ cookie?: string;
     } = {},
   ): Promise<RabbitMqNode> {
+    try {
+      return await this.startPrivateOnce(prefix, options);
+    } catch (first) {
+      try {
+        return await this.startPrivateOnce(prefix, options);
+      } catch (second) {
+        throw new Error(`${describe(first)}\nTried again: ${describe(second)}`);
+      }
+    }
+  }
+
+  private static async startPrivateOnce(prefix: string, options: { cookie?: string }): Promise<RabbitMqNode> {
     const bin = existsSync(path.join(PACKAGED_BIN, 'rabbitmq-server')) ? PACKAGED_BIN : undefined;
     const exe = (name: string) => (bin ? path.join(bin, name) : name);
     const baseDir = await fs.mkdtemp(path.join(os.tmpdir(), `rabbitmq-${prefix}-`));
@@ -94,10 +108,12 @@ export class RabbitMqNode {
       await run(exe('rabbitmq-server'), ['-detached'], { env, cwd: baseDir });
       await node.awaitStartup(60_000);
     } catch (error) {
+      const log = await lastLogLines(path.join(baseDir, 'log'), 15);
       await node.destroy();
       throw new Error(
         `Could not start a private RabbitMQ node (${describe(error)}). Is RabbitMQ installed ` +
-          `(rabbitmq-server on PATH or in ${PACKAGED_BIN})? Logs: ${path.join(baseDir, 'log')}`,
+          `(rabbitmq-server on PATH or in ${PACKAGED_BIN})?` +
+          (log ? ` The end of its log (its folder is removed):\n${log}` : ''),
       );
     }
     return node;
@@ -205,6 +221,18 @@ export class RabbitMqNode {
       );
     }
   }
+}
+
+/** The last `count` lines of each log file in `dir` (empty when there is none). */
+async function lastLogLines(dir: string, count: number): Promise<string> {
+  const files = await fs.readdir(dir).catch(() => [] as string[]);
+  const parts: string[] = [];
+  for (const file of files.filter((f) => f.endsWith('.log'))) {
+    const text = await fs.readFile(path.join(dir, file), 'utf8').catch(() => '');
+    const lines = text.trimEnd().split('\n').slice(-count);
+    if (lines.join('').trim()) parts.push(`${file}:\n${lines.join('\n')}`);
+  }
+  return parts.join('\n');
 }
 
 function describe(error: unknown): string {
