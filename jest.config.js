@@ -35,6 +35,7 @@ module.exports = {
         '<rootDir>/libs/**/*.spec.ts',
         '<rootDir>/apps/**/*.spec.ts',
         '<rootDir>/tools/**/*.spec.ts',
+        '<rootDir>/bench/**/*.spec.ts',
       ],
     },
     {

@@ -24,6 +24,7 @@ import { renderResults, replaceResults } from './lib/report';
 import { BenchResults } from './lib/results';
 import { Scenario, ScenarioContext } from './lib/scenario';
 import { consumerThroughput } from './scenarios/consumer-throughput';
+import { debezium } from './scenarios/debezium';
 import { growth } from './scenarios/growth';
 import { idleCost } from './scenarios/idle-cost';
 import { kafkaClient } from './scenarios/kafka-client';
@@ -44,6 +45,7 @@ const ALL: readonly Scenario[] = [
   scaling,
   kafkaClient,
   logical,
+  debezium,
   memory,
 ];
 const BENCH_DIR = __dirname;

@@ -18,10 +18,17 @@ export class BrokerFixtures {
   private readonly exchanges = new Set<string>();
   private readonly queues = new Set<string>();
 
-  /** Creates a topic with `partitions` partitions (the library's default is 3). */
-  async topic(name: string, partitions = 3): Promise<string> {
+  /** Creates a topic with `partitions` partitions (the library's default is 3) and `configEntries`. */
+  async topic(
+    name: string,
+    partitions = 3,
+    configEntries?: Array<{ name: string; value: string }>,
+  ): Promise<string> {
     const admin = await this.getAdmin();
-    await admin.createTopics({ topics: [{ topic: name, numPartitions: partitions }], waitForLeaders: true });
+    await admin.createTopics({
+      topics: [{ topic: name, numPartitions: partitions, configEntries }],
+      waitForLeaders: true,
+    });
     this.topics.add(name);
     return name;
   }

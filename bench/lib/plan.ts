@@ -12,6 +12,7 @@ export type ScenarioName =
   | 'scaling'
   | 'kafka-client'
   | 'logical'
+  | 'debezium'
   | 'memory';
 /** What a run without `--only` runs. */
 export const SCENARIOS: readonly ScenarioName[] = [
@@ -24,6 +25,7 @@ export const SCENARIOS: readonly ScenarioName[] = [
   'scaling',
   'kafka-client',
   'logical',
+  'debezium',
 ];
 /** Run only when named with `--only` (they take long): see bench/README.md. */
 export const OPTIONAL_SCENARIOS: readonly ScenarioName[] = ['memory'];
@@ -121,6 +123,29 @@ export interface BenchPlan {
     /** As in `peers`: how long a run waits for the peer's messages still missing. */
     peerStallMs: number;
   };
+  /**
+   * 11. Debezium (issues 43 and 39): Kafka Connect with Debezium's PostgreSQL connector and its outbox event
+   * router reading the library's outbox (`relay.mode: 'external'`, docs/guide/14-debezium.md) on a private
+   * cluster with wal_level = logical, into the same Kafka, against the logical and the polling relay and the
+   * floor: latency at `rates` and at the writer's ceiling, throughput from a backlog. Kafka only.
+   */
+  readonly debezium: {
+    rates: readonly number[];
+    windowMs: number;
+    runs: number;
+    /** Messages per latency run at most (the ceiling's window would be long). */
+    maxMessages: number;
+    /** Plain inserts that measure the writer's ceiling. */
+    ceilingMessages: number;
+    /** Debezium's `poll.interval.ms` of each Debezium contender (500 is its default: the guide's file). */
+    pollIntervalsMs: readonly number[];
+    throughputMessages: number;
+    throughputRuns: number;
+    /** As in `latency`: one unmeasured window at 200/s per contender first. */
+    warmUpWindow: boolean;
+    /** How long a run waits for messages still missing before it says so and goes on (Debezium's only). */
+    stallMs: number;
+  };
   /** 10. Memory of the demo services before and after `messages` (only with `--only memory`). */
   readonly memory: { messages: number; warmUp: number; chunk: number; samples: number };
 }
@@ -166,6 +191,18 @@ const FULL: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
     throughputRuns: 3,
     warmUpWindow: true,
     peerStallMs: 60_000,
+  },
+  debezium: {
+    rates: [200],
+    windowMs: 4_000,
+    runs: 2,
+    maxMessages: 4_000,
+    ceilingMessages: 4_000,
+    pollIntervalsMs: [500, 10],
+    throughputMessages: 20_000,
+    throughputRuns: 3,
+    warmUpWindow: true,
+    stallMs: 60_000,
   },
   memory: { messages: 1_000_000, warmUp: 20_000, chunk: 20_000, samples: 10 },
 };
@@ -213,6 +250,19 @@ const SMOKE: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
     throughputRuns: 1,
     warmUpWindow: false,
     peerStallMs: 3_000,
+  },
+  // Two Kafka Connect starts (latency, throughput): the smoke run checks that the peer runs, no figures.
+  debezium: {
+    rates: [200],
+    windowMs: 500,
+    runs: 1,
+    maxMessages: 100,
+    ceilingMessages: 300,
+    pollIntervalsMs: [500],
+    throughputMessages: 300,
+    throughputRuns: 1,
+    warmUpWindow: false,
+    stallMs: 15_000,
   },
   memory: { messages: 2_000, warmUp: 500, chunk: 1_000, samples: 2 },
 };
@@ -265,6 +315,12 @@ export function buildPlan(overrides: PlanOverrides = {}): BenchPlan {
       runs: runs ?? base.logical.runs,
       throughputRuns: runs ?? base.logical.throughputRuns,
       rates: overrides.rates?.length ? overrides.rates : base.logical.rates,
+    },
+    debezium: {
+      ...base.debezium,
+      runs: runs ?? base.debezium.runs,
+      throughputRuns: runs ?? base.debezium.throughputRuns,
+      rates: overrides.rates?.length ? overrides.rates : base.debezium.rates,
     },
     memory: { ...base.memory, messages: overrides.messages ?? base.memory.messages },
   };

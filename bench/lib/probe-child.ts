@@ -13,7 +13,16 @@ export class ProbeChild {
   /** Forks `main`; resolves once it loaded its modules and waits for a role. */
   static async fork(main: string): Promise<ProbeChild> {
     const child = fork(main, [], {
-      execArgv: ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'],
+      execArgv: [
+        '-r',
+        'ts-node/register/transpile-only',
+        '-r',
+        'tsconfig-paths/register',
+        // A V8 CPU profile of each probe process (the consumer, the raw reader), written when it exits.
+        ...(process.env.BENCH_PROBE_CPU_PROF
+          ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROBE_CPU_PROF}`]
+          : []),
+      ],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const probeChild = new ProbeChild(child);
@@ -24,6 +33,11 @@ export class ProbeChild {
       throw error;
     }
     return probeChild;
+  }
+
+  /** The process's id (CPU time from /proc). */
+  get pid(): number | undefined {
+    return this.child.pid;
   }
 
   get alive(): boolean {

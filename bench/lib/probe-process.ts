@@ -67,6 +67,11 @@ export class ProbeProcess {
     });
   }
 
+  /** The process's id (CPU time from /proc). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   /** Starts the role in the process; resolves once it runs and the clocks are lined up. */
   async start(options: ProbeProcessOptions): Promise<this> {
     await within(

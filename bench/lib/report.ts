@@ -29,8 +29,8 @@ export function renderResults(results: BenchResults, jsonPath: string): string {
         'message of the window; the cell is the median of the runs (min–max). The last column is the share ' +
         'before the consumer: commit → arrival at a raw reader of the topic or exchange (no inbox, no handler).',
       '',
-      '| Broker | Relay woken by | Offered → committed msg/s | p50 | p95 | p99 | max | p99 ÷ blog 1 s poll | Commit → on the broker p50 / p99 | Cores busy / stolen, load |',
-      '| --- | --- | --: | --: | --: | --: | --: | --: | --: | --- |',
+      '| Broker | Relay woken by | Offered → committed msg/s | p50 | p95 | p99 | max | p99 ÷ blog 1 s poll | Commit → on the broker p50 / p99 | CPU µs/msg: bench / consumer / PostgreSQL / broker | Cores busy / stolen, load |',
+      '| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --- |',
       ...latencyRows(results.latency),
     );
   }
@@ -80,9 +80,18 @@ function latencyRows(points: readonly LatencyPoint[]): string[] {
       p.toBrokerP50 && p.toBrokerP99
         ? `${formatValue(p.toBrokerP50.median, 'ms')} / ${formatValue(p.toBrokerP99.median, 'ms')}`
         : '–',
+      cpuCell(p.cpuUsPerMessage),
       p.machine ? `${p.machine.busyPct}% / ${p.machine.stealPct}%, ${p.machine.load.toFixed(1)}` : '–',
     ].join(' | ')} |`;
   });
+}
+
+/** CPU µs per delivered message: `bench / consumer / postgres / broker` (`–` when not measured). */
+function cpuCell(cpu: LatencyPoint['cpuUsPerMessage']): string {
+  if (!cpu) return '–';
+  return ['bench', 'consumer', 'postgres', 'broker']
+    .map((group) => (cpu[group] === undefined ? '–' : Math.round(cpu[group]).toLocaleString('en-US')))
+    .join(' / ');
 }
 
 /** `median (min–max, n)`, or just the median for a single run. */

@@ -32,6 +32,13 @@ export interface LatencyPoint {
   readonly samplesPerRun: number;
   /** How busy the machine was while the point's runs ran. */
   readonly machine?: MachineLoad;
+  /**
+   * CPU time per delivered message (µs, user + system from /proc) over the point's runs, per process group:
+   * `bench` (the writer and the relay, or the raw producer), `consumer` (its process), `postgres` (the
+   * backends connected to the bench database), `broker` (the Kafka JVM or RabbitMQ's beam.smp, shared with
+   * whatever else uses it). Absent off Linux and in results written before 2026-12-06.
+   */
+  readonly cpuUsPerMessage?: Readonly<Record<string, number>>;
 }
 
 export interface MachineInfo {

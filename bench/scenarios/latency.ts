@@ -12,10 +12,11 @@ import { LatencyPoint } from '../lib/results';
 import { Scenario, ScenarioContext } from '../lib/scenario';
 import { percentile, ratio, summarize } from '../lib/stats';
 import { now } from '../lib/time';
-import { describeLoad, MachineLoad, measureMachine } from '../lib/machine';
+import { coreSpeedMiBps, describeLoad, MachineLoad, measureMachine } from '../lib/machine';
 import { Placer } from '../lib/raw-placer';
 import { describeState, kafkaState, postgresState, rabbitState } from '../lib/service-state';
 import { XactCounter } from '../lib/xact-counter';
+import { brokerPids, CpuGroup, ProcessCpuMeter } from '../lib/process-cpu';
 
 const TARGET = 0.05;
 const TARGET_RATE = 200;
@@ -68,6 +69,10 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
     });
     witness = await startWitnessProcess(context.probes, context.brokers, kind, event.destination);
     noteClocks(context, kind, consumer, witness);
+    context.results.notes.push(
+      `Latency ${kind}: one core's speed before the runs ${coreSpeedMiBps()} MiB/s (SHA-256, lib/machine.ts), ` +
+        'beside the CPU per message and the floor.',
+    );
     await noteServiceStates(context, kind, event.destination);
     const probe = consumer.probe;
     for (const config of configsFor(plan, kind)) {
@@ -89,6 +94,7 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
           const counting = config === 'wakeup' && rate === plan.latency.xactRate;
           const xacts = counting ? await TransactionCount.start(context, setup.relay) : undefined;
           const runs: RunResult[] = [];
+          const cpu = await ProcessCpuMeter.start(cpuGroups(context, kind, consumer));
           const { load } = await measureMachine(async () => {
             for (let r = 0; r < plan.latency.runs; r++) {
               progress.step(`2. latency ${kind}, ${LATENCY_CONFIGS[config].label}, ${rate}/s, run ${r + 1}`);
@@ -104,7 +110,12 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
               }
             }
           });
-          context.results.latency.push(point(kind, config, rate, runs, load));
+          const cpuMs = await cpu.stop();
+          const delivered = runs.reduce((sum, r) => sum + r.latencies.length, 0);
+          const cpuUsPerMessage = Object.fromEntries(
+            Object.entries(cpuMs).map(([group, ms]) => [group, (ms * 1000) / delivered]),
+          );
+          context.results.latency.push({ ...point(kind, config, rate, runs, load), cpuUsPerMessage });
           if (xacts) {
             progress.log(
               `2. latency ${kind}: counting PostgreSQL transactions (waiting for the counters to settle)`,
@@ -126,6 +137,36 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
     await db.end();
   }
   recordTarget(context, kind);
+}
+
+/**
+ * The processes whose CPU time per message the latency table gives: this process (the writer and the relay,
+ * or the raw producer), the consumer's, PostgreSQL's backends connected to the bench database (asked at the
+ * start and the end of a point: the pools keep their connections), and the broker's server process.
+ */
+function cpuGroups(context: ScenarioContext, kind: TransportKind, consumer: ProbeProcess): CpuGroup[] {
+  const database = new URL(context.benchDbUrl).pathname.slice(1);
+  return [
+    { name: 'bench', pids: () => [process.pid] },
+    { name: 'consumer', pids: () => (consumer.pid === undefined ? [] : [consumer.pid]) },
+    {
+      name: 'postgres',
+      pids: async () => {
+        // From a session on another database: this one's backend is not counted.
+        const db = await openClient(context.databases.serverUrl);
+        try {
+          const { rows } = await db.query<{ pid: number }>(
+            'select pid from pg_stat_activity where datname = $1',
+            [database],
+          );
+          return rows.map((r) => Number(r.pid));
+        } finally {
+          await db.end();
+        }
+      },
+    },
+    { name: 'broker', pids: () => brokerPids(kind) },
+  ];
 }
 
 /** A few messages through the whole path: connections, producer, consumer group and LISTEN are up after. */

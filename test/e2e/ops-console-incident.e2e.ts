@@ -110,6 +110,7 @@ describe.each(['rabbitmq', 'kafka'] as const)('An incident worked from the conso
       )
     )[0];
 
+  // claim: C-75
   it('walks the incident: find, look, fix, plan, approve, redrive, skip and discard, each post once', async () => {
     const { blog, subscribeDb } = stack!;
     // The broken deploy: the handler's insert is refused for good (insufficient privilege, not retried).

@@ -167,6 +167,7 @@ describe.each(['rabbitmq', 'kafka'] as const)(
       expect(await notificationsOfPost()).toBe(1);
     });
 
+    // claim: C-77
     it('refuses a viewer every action (403) and a form post without its CSRF token', async () => {
       const victor = await signedIn('victor');
       await victor.goto(`${base}/redrive`);
@@ -194,6 +195,7 @@ describe.each(['rabbitmq', 'kafka'] as const)(
       expect(wrongToken.status()).toBe(403);
     });
 
+    // claim: C-77
     it('refuses self-approval and a stale plan, with a clear message', async () => {
       const [blog, db] = [console_!.blog, subscribeDb!];
       // Park another message: the trigger again, a second post.
@@ -238,6 +240,7 @@ describe.each(['rabbitmq', 'kafka'] as const)(
       expect(audit.some((r) => /ACCESS\talice\tCSRF_REFUSED/.test(r))).toBe(true);
     });
 
+    // claim: C-78
     it('makes a password guesser wait, and writes no entry per wrong password (issue 28)', async () => {
       const context = await browser!.newContext();
       try {

@@ -61,6 +61,7 @@ describe('Configuration errors stop a service at startup, naming what to fix', (
     };
   }
 
+  // claim: C-100
   it('names every malformed variable at once, with its value, and exits with 1', async () => {
     const bad = {
       PORT: 'abc',

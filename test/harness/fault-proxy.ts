@@ -78,6 +78,7 @@ export class FaultProxy {
   private readonly cutBudget: Partial<Record<Direction, number>> = {};
   private blackHoleTimer?: NodeJS.Timeout;
   private blackHoling = false;
+  private silentBlackHole = false;
   /** The listening server; none while refusing. */
   private server?: Server;
 
@@ -148,10 +149,12 @@ export class FaultProxy {
   /**
    * Black-holes the link: open and new connections are accepted and read, nothing reaches the other side.
    * When it ends (after `ms`, or at `heal()`), the connections it swallowed bytes of are cut: like peers
-   * that gave up on a silent network.
+   * that gave up on a silent network. `silent`: a side that closes meanwhile is not told to the other either
+   * (a link that drops packets and sends no reset), until the black hole ends.
    */
-  blackHole(ms?: number): void {
+  blackHole(ms?: number, options: { readonly silent?: boolean } = {}): void {
     this.blackHoling = true;
+    this.silentBlackHole = options.silent === true;
     clearTimeout(this.blackHoleTimer);
     if (ms !== undefined) this.blackHoleTimer = setTimeout(() => this.endBlackHole(), ms).unref();
   }
@@ -192,6 +195,7 @@ export class FaultProxy {
   private endBlackHole(): void {
     clearTimeout(this.blackHoleTimer);
     this.blackHoling = false;
+    this.silentBlackHole = false;
     [...this.links].filter((link) => link.swallowed).forEach((link) => this.cut(link));
   }
 
@@ -219,6 +223,10 @@ export class FaultProxy {
 
   private closeLink(link: Link, from: Direction): void {
     if (link.closed) return;
+    if (this.blackHoling && this.silentBlackHole) {
+      link.swallowed = true; // cut when the black hole ends
+      return;
+    }
     link.closed = true;
     this.links.delete(link);
     // What the closed side sent still goes to the other side; then that side is closed too.

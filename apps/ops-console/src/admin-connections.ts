@@ -28,6 +28,7 @@ export class AdminConnections implements OnApplicationShutdown {
         topology: config.topology,
         ledger,
         keySecret: config.keySecret,
+        carryHeaders: config.carryHeaders,
       });
       return new AdminConnections(redrive, ledger, plans);
     } catch (error) {

@@ -144,6 +144,11 @@ export class OutboxModelStore {
     });
   }
 
+  /** The model has no scheduled messages. */
+  moveDueScheduled(): Promise<{ moved: number; nextDueInMs: number | undefined }> {
+    return Promise.resolve({ moved: 0, nextDueInMs: undefined });
+  }
+
   nextHeldRowFreeAt(): Promise<Date | undefined> {
     return this.atomically('nextHeldRowFreeAt', () => {
       const now = this.clock.now();

@@ -4,8 +4,10 @@ import { MessageContext } from '../src/consumers/message-context';
 import { DeliveryPipeline } from '../src/consumers/delivery-pipeline';
 import { FailureSettler } from '../src/consumers/failure-settler';
 import { HandlerRegistry } from '../src/consumers/handler-registry';
+import { HeldMessages } from '../src/consumers/held-messages';
 import { encodeEnvelope } from '../src/envelope/envelope-codec';
-import { defineEvent } from '../src/envelope/event-definition';
+import { defineEvent, EventDefinition } from '../src/envelope/event-definition';
+import { MessagingModuleOptions } from '../src/messaging-options.interface';
 import { MessageHeaders } from '../src/envelope/message-headers';
 import { newMessageId } from '../src/envelope/message-id';
 import { WireMessage } from '../src/envelope/wire-message';
@@ -253,12 +255,18 @@ export interface HarnessOptions {
   readonly batchSize?: number;
   /** The pipeline's clock (its waits, backoffs and jitter); a fresh `FakeClock` by default. */
   readonly clock?: FakeClock;
+  /** `consumers` options over the harness's (`batchSize` above wins). */
+  readonly consumers?: MessagingModuleOptions['consumers'];
+  /** The definition the handler takes; `OrderPlaced` by default. */
+  readonly event?: EventDefinition<string, unknown>;
 }
 
 /** A pipeline over a fake transport and inbox; the test scripts what the broker answers to copies. */
 export class Harness {
   readonly registry = new HandlerRegistry();
   readonly calls: MessageContext[] = [];
+  /** The payload of each handler call (beside `calls`). */
+  readonly payloads: unknown[] = [];
   /** Called on each handler call (before it fails or not). */
   onCall?: (context: MessageContext) => void | Promise<void>;
   readonly transport: MessageTransport;
@@ -272,6 +280,8 @@ export class Harness {
   readonly inbox: FakeInbox;
   readonly pipeline: DeliveryPipeline;
   readonly metrics = new MessagingMetrics();
+  /** The messages the pipeline holds (a version it cannot read yet). */
+  readonly held: HeldMessages;
   /** Time and jitter of the pipeline: moves on `clock.advance`, `random()` is 0.5 unless set. */
   readonly clock: FakeClock;
   readonly control: DeliveryControl = {
@@ -300,25 +310,34 @@ export class Harness {
       serviceName: 'unit',
       transport: { kind: 'kafka', brokers: ['127.0.0.1:9092'] },
       retryDefaults: options.retryDefaults,
-      consumers: { batchSize: options.batchSize },
+      consumers: { ...options.consumers, batchSize: options.batchSize },
       deadLetter: { keySecret: Buffer.alloc(32, 7).toString('base64') },
     });
     this.registry.add({
       group: GROUP,
-      event: OrderPlaced,
+      event: options.event ?? OrderPlaced,
       policy: options.policy && resolveRetryPolicy(options.policy),
       name: 'Orders.onOrderPlaced',
-      invoke: async (_payload, context) => {
+      invoke: async (payload, context) => {
         this.calls.push(context);
+        this.payloads.push(payload);
         await this.onCall?.(context);
         if (options.failWhile?.(context.attempt)) throw options.error?.() ?? new Flaky('downstream flaked');
       },
     });
     const metrics = this.metrics;
+    this.held = new HeldMessages(this.clock, resolved, metrics);
     this.pipeline = new DeliveryPipeline(
       this.registry,
       this.inbox as unknown as InboxService,
-      new FailureSettler(transport, metrics, this.clock, resolved, this.inbox as unknown as InboxService),
+      new FailureSettler(
+        transport,
+        metrics,
+        this.clock,
+        resolved,
+        this.inbox as unknown as InboxService,
+        this.held,
+      ),
       transport,
       resolved,
       metrics,

@@ -15,6 +15,8 @@ export interface ScriptedAnswer {
 export interface ScriptedTransport {
   readonly kind: 'kafka' | 'rabbitmq';
   publish(messages: readonly WireMessage[]): Promise<PublishOutcome[]>;
+  /** Reaches the broker unless it is `down`. */
+  checkHealth(): Promise<{ connected: boolean }>;
 }
 
 /**
@@ -30,6 +32,15 @@ export class ScriptedBroker {
   healed = false;
   /** Keys whose messages are always refused, whatever the script says (an unroutable destination, say). */
   readonly refusedKeys = new Set<string>();
+  /** Message ids always refused (a type no queue is bound for, on RabbitMQ), whatever the script says. */
+  readonly refusedMessages = new Set<string>();
+  /**
+   * Message ids always answered AMBIGUOUS, not written (a RabbitMQ message over `max_message_size`, a Kafka
+   * partition without a leader), whatever the script says.
+   */
+  readonly ambiguousMessages = new Set<string>();
+  /** The broker does not answer health checks (publishes follow the script). */
+  down = false;
   private readonly script: ScriptedAnswer[];
 
   constructor(
@@ -50,6 +61,7 @@ export class ScriptedBroker {
     return {
       kind: 'rabbitmq',
       publish: (messages) => (alive() ? this.publish(relay(), messages) : new Promise(() => undefined)),
+      checkHealth: () => Promise.resolve({ connected: !this.down }),
     };
   }
 
@@ -58,10 +70,12 @@ export class ScriptedBroker {
       outcomes: ['confirm'],
       delayMs: 0,
     };
-    const outcomes = messages.map((message, i): ScriptedOutcome =>
-      this.refusedKeys.has(message.key ?? '') ? 'reject' : answer.outcomes[i % answer.outcomes.length],
-    );
     const messageIds = messages.map((m) => m.headers[MessageHeaders.ID]);
+    const outcomes = messages.map((message, i): ScriptedOutcome => {
+      if (this.ambiguousMessages.has(messageIds[i])) return 'ambiguous-lost';
+      if (this.refusedKeys.has(message.key ?? '') || this.refusedMessages.has(messageIds[i])) return 'reject';
+      return answer.outcomes[i % answer.outcomes.length];
+    });
     const call: PublishCall = { index: this.calls.length, relay, at: this.clock.now(), messageIds, outcomes };
     this.calls.push(call);
     this.journal.push({ kind: 'published', ...call });

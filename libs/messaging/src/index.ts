@@ -36,11 +36,18 @@ export type {
   RelayOptions,
   TopologyMode,
   TransportOptions,
+  UnhandledTypeAction,
+  VersionHoldOptions,
 } from './messaging-options.interface';
 
 // Events
 export { defineEvent } from './envelope/event-definition';
-export type { EventDefinition, EventDefinitionInput, EventPayload } from './envelope/event-definition';
+export type {
+  EventDefinition,
+  EventDefinitionInput,
+  EventPayload,
+  Upcaster,
+} from './envelope/event-definition';
 export { newMessageId } from './envelope/message-id';
 export { MessageHeaders } from './envelope/message-headers';
 export { FailureCategory } from './errors/failure-category';
@@ -50,6 +57,7 @@ export { Outbox } from './outbox/outbox.decorator';
 export type { OutboxOptions } from './outbox/outbox.decorator';
 export { OutboxService } from './outbox/outbox.service';
 export type { AddMessageOptions } from './outbox/outbox.service';
+export { MAX_SCHEDULE_AHEAD_MS } from './outbox/schedule';
 export { TransactionHost } from './transaction/transaction-host';
 export type { RunInTransactionOptions } from './transaction/transaction-host';
 
@@ -76,7 +84,7 @@ export { MessagingTopologyMismatchError } from './topology/messaging-topology-mi
 export { MessagingTopologyMissingError } from './topology/messaging-topology-missing.error';
 
 // Tables
-export { MessagingMigrations, MysqlMessagingMigrations } from './migrations';
+export { MessagingAdminMigrations, MessagingMigrations, MysqlMessagingMigrations } from './migrations';
 export { InboxRecordEntity } from './inbox/inbox-record.entity';
 export { OutboxMessageEntity } from './outbox/outbox-message.entity';
 
@@ -93,8 +101,14 @@ export { InvalidKeySecretError } from './failure/invalid-key-secret.error';
 export { InvalidMessagingOptionsError } from './errors/invalid-messaging-options.error';
 export type { OptionIssue } from './errors/invalid-messaging-options.error';
 export { InvalidRetryPolicyError } from './errors/invalid-retry-policy.error';
+export { InvalidScheduleError } from './errors/invalid-schedule.error';
 export { LogicalDecodingUnavailableError } from './errors/logical-decoding-unavailable.error';
 export { MessageHandlingError } from './errors/message-handling.error';
+export { RetryLaterError } from './errors/retry-later.error';
+export { PermanentError } from './errors/permanent.error';
+export type { RetryLaterOptions } from './errors/retry-later.error';
+export type { PermanentErrorOptions } from './errors/permanent.error';
+export { InvalidRetryDelayError } from './errors/invalid-retry-delay.error';
 export { MessagingConfigurationError } from './errors/messaging-configuration.error';
 export { MessagingSchemaMissingError } from './errors/messaging-schema-missing.error';
 export { MissingPeerDependencyError } from './errors/missing-peer-dependency.error';

@@ -11,6 +11,7 @@ import { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
 import { StartupSummary } from './consumers/startup-summary';
 import { DeliveryPipeline } from './consumers/delivery-pipeline';
 import { FailureSettler } from './consumers/failure-settler';
+import { HeldMessages } from './consumers/held-messages';
 import { HandlerRegistry } from './consumers/handler-registry';
 import type * as MessagingServerModule from './consumers/messaging.server';
 import { messagingDialect } from './database/messaging-dialect';
@@ -33,7 +34,12 @@ import { MessagingHealthIndicator } from './observability/messaging-health.indic
 import { MessagingMetrics } from './observability/messaging-metrics';
 import { MessagingStatus } from './observability/messaging-status';
 import { MetricsCollector } from './observability/metrics-collector';
-import { OutboxFigures, RelaySlotFigures, RunningConsumers } from './observability/observed-sources';
+import {
+  HeldMessageFigures,
+  OutboxFigures,
+  RelaySlotFigures,
+  RunningConsumers,
+} from './observability/observed-sources';
 import { resolveMessagingOptions, ResolvedMessagingOptions } from './options/resolve-messaging-options';
 import { postgresTables } from './tables/postgres-tables';
 import { LogicalMessageWriter } from './outbox/logical/logical-message-writer';
@@ -64,8 +70,11 @@ const serverProviders = messagingServer();
       useFactory: (options: MessagingModuleOptions) => resolveMessagingOptions(options),
       inject: [MESSAGING_MODULE_OPTIONS],
     },
-    // The library's time, timers and jitter; tests replace it with `overrideProvider` (a `FakeClock`).
-    { provide: MESSAGING_CLOCK, useValue: systemClock },
+    // The library's time, timers and jitter; tests replace it with `overrideProvider` (a `FakeClock`). A copy
+    // of the frozen `systemClock`: an instrument (`NestFactory.create(…, { instrument })`, as `nest new` sets up
+    // `@nestjs/observe`) wraps each provider in a Proxy whose `get` returns wrapped methods, and the Proxy
+    // invariant forbids that for a frozen object's methods (issue 37).
+    { provide: MESSAGING_CLOCK, useFactory: (): Clock => ({ ...systemClock }) },
     {
       provide: MESSAGING_TRANSPORT,
       useFactory: (options: ResolvedMessagingOptions, clock: Clock) => createTransport(options, clock),
@@ -81,6 +90,7 @@ const serverProviders = messagingServer();
       useFactory: (dataSource: DataSource, options: ResolvedMessagingOptions) =>
         messagingDialect(dataSource).outboxStore(dataSource, {
           keepSent: options.retention.sentRetentionMs > 0,
+          sentOnInsert: options.relay.mode === 'external',
         }),
       inject: [MESSAGING_DATA_SOURCE, MESSAGING_RESOLVED_OPTIONS],
     },
@@ -109,6 +119,7 @@ const serverProviders = messagingServer();
     InboxRetention,
     HandlerRegistry,
     ConsumerExplorer,
+    HeldMessages,
     FailureSettler,
     DeliveryPipeline,
     StartupSummary, // before the orchestrator: the summary is logged before anything subscribes
@@ -122,6 +133,7 @@ const serverProviders = messagingServer();
     { provide: OutboxFigures, useExisting: OutboxStore },
     { provide: RelaySlotFigures, useExisting: LogicalRelay },
     { provide: RunningConsumers, useExisting: ConsumerOrchestrator },
+    { provide: HeldMessageFigures, useExisting: HeldMessages },
     { provide: InboxWriters, useExisting: HandlerRegistry },
     ...serverProviders,
   ],

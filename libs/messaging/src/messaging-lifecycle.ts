@@ -41,6 +41,10 @@ export class MessagingLifecycle implements OnModuleInit, OnApplicationShutdown {
       const { name, list } = this.store.migration;
       throw new MessagingSchemaMissingError(this.store.tables.outbox, name, list);
     }
+    if (!(await this.store.scheduledTableExists())) {
+      const { name, list } = this.store.scheduledMigration;
+      throw new MessagingSchemaMissingError(this.store.tables.scheduled, name, list);
+    }
     if (!(await this.inbox.attemptsTableExists())) {
       const { name, list } = this.inbox.attemptsMigration;
       throw new MessagingSchemaMissingError(this.inbox.tables.attempts, name, list);

@@ -82,9 +82,11 @@ export type TransportOptions = KafkaTransportOptions | RabbitMqTransportOptions;
 /**
  * How the relay finds messages to publish: `poll` reads the outbox table (any database); `logical` (PostgreSQL
  * only) tails the database's log through a logical replication slot, and `OutboxService.add()` writes each
- * message into the log (`pg_logical_emit_message`) instead of an outbox row. See the guide's relay chapter.
+ * message into the log (`pg_logical_emit_message`) instead of an outbox row; `external`: another program
+ * publishes the outbox's rows from the database's log (Debezium's outbox event router), and `add()` writes each
+ * row marked sent. See the guide's chapters 13 (logical relay) and 14 (Debezium).
  */
-export type RelayMode = 'poll' | 'logical';
+export type RelayMode = 'poll' | 'logical' | 'external';
 
 /** The outbox relay. */
 export interface RelayOptions {
@@ -94,7 +96,9 @@ export interface RelayOptions {
    * `poll` (the outbox table) or `logical` (PostgreSQL's log, through a replication slot: one PostgreSQL
    * transaction per message, the writer's; needs `wal_level = logical`, a role with the REPLICATION attribute
    * and the slot, made with `nest-messaging relay slot create`). On MySQL and MariaDB `logical` is a startup
-   * error. Default `poll`.
+   * error. `external`: Debezium (or another reader of the log) publishes the rows; `add()` inserts them marked
+   * sent, the polling relay only publishes rows left pending from before the switch, and retention deletes rows
+   * `retention.sentRetentionMs` after their insert (docs/guide/14-debezium.md). Default `poll`.
    */
   mode?: RelayMode;
   /**
@@ -129,7 +133,8 @@ export interface OutboxRetentionOptions {
    * Keep sent rows this long, ms. Default 86400000 (one day). With 0 the relay deletes each row as soon as
    * the broker confirmed it instead of marking it sent: about a quarter less database work per message
    * (PostgreSQL), but the outbox then holds pending rows only, so nothing in it says what was sent when, and
-   * a message id given to `OutboxService.add()` is checked against pending rows only.
+   * a message id given to `OutboxService.add()` is checked against pending rows only. With relay mode
+   * `external` a row counts as sent from its insert: it is kept this long after it (0: until the next purge).
    */
   sentRetentionMs?: number;
   /** Look for expired rows this often, ms. Default 60000. */
@@ -156,6 +161,48 @@ export interface ConsumerOptions {
    * commit).
    */
   batchSize?: number;
+  /**
+   * What a consumer group does with a message of a type it has no handler for (a topic that carries several
+   * event types of one key, a type a newer producer started to send): `settle` acks it unhandled, counts it
+   * in `messaging_consumer_unhandled_total` per type and logs the type once; `dead-letter` parks it as
+   * VALIDATION/UNKNOWN_TYPE (the behaviour before). Default `settle`.
+   */
+  unhandledTypes?: UnhandledTypeAction;
+  /** `unhandledTypes` per consumer group, over the default, e.g. `{ billing: 'dead-letter' }`. Default: none. */
+  unhandledTypesByGroup?: Record<string, UnhandledTypeAction>;
+  /**
+   * How long a message this consumer cannot read yet is held before it is dead-lettered: an event version
+   * newer than its definition's, one older than its upcasters reach, or one an upcaster failed on (see the
+   * guide's chapter on types and versions).
+   */
+  versionHold?: VersionHoldOptions;
+}
+
+/** What a consumer group does with a message of a type it has no handler for. */
+export type UnhandledTypeAction = 'settle' | 'dead-letter';
+
+/**
+ * Holding messages a consumer cannot read yet (a rolling deploy: a newer producer, an older consumer). Kafka
+ * pauses the partition and reads the message again after each wait; RabbitMQ keeps the delivery unacked and
+ * looks again. Waits back off from `initialDelayMs`, ×2, up to `maxDelayMs`, with full jitter.
+ */
+export interface VersionHoldOptions {
+  /**
+   * Hold a message this long, in all, then dead-letter it, ms; 0 dead-letters at once. Default 1500000
+   * (25 minutes: under RabbitMQ's default `consumer_timeout` of 30 minutes, past which the broker closes the
+   * channel of a delivery held unacked).
+   */
+  windowMs?: number;
+  /** The first wait, ms. Default 1000. */
+  initialDelayMs?: number;
+  /** The longest wait between two looks, ms. Default 60000. */
+  maxDelayMs?: number;
+  /**
+   * Also hold a message whose payload the schema refuses at the consumer's own version (a producer that
+   * changed the payload without raising the version), instead of dead-lettering it at once: on Kafka each
+   * such message stops its partition for the whole window. Default false.
+   */
+  holdSchemaMismatches?: boolean;
 }
 
 /** What a dead-letter copy keeps (the DLQ is kept longer and read by more people: docs/guide/05-retries-and-dead-letters.md, Dead letters). */

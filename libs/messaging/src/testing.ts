@@ -39,7 +39,7 @@ export type {
   LogicalRoundResult,
 } from './outbox/logical/logical-relay';
 export { logicalNames } from './outbox/logical/logical-names';
-export { decodeLogicalMessage } from './outbox/logical/logical-message-codec';
+export { decodeLogicalMessage, encodeLogicalMessage } from './outbox/logical/logical-message-codec';
 export { decodePgoutput } from './outbox/logical/replication-protocol';
 export type { LogicalNames } from './outbox/logical/logical-names';
 export {
@@ -89,7 +89,7 @@ export type { MessagePosition, PlannedMessage, RedrivePlan, SkippedMessage } fro
 export type { PlanAction, PlanSelection } from './redrive/plan-selection';
 export { FailureCategory } from './errors/failure-category';
 export type { InboxKey, InboxRecord } from './inbox/inbox-store';
-export type { InboxService } from './inbox/inbox.service';
+export { InboxService } from './inbox/inbox.service';
 export type { InboxBatch, InboxEntry } from './inbox/inbox-batch';
 export type { InboxDelivery, InboxOutcome, InboxWork } from './inbox/inbox-delivery';
 export type { EventDefinition } from './envelope/event-definition';
@@ -122,8 +122,9 @@ export type { Lsn } from './outbox/logical/lsn';
 export type { PgoutputMessage } from './outbox/logical/replication-protocol';
 export type { SlotWalStatus } from './outbox/logical/replication-slot';
 export type { ClaimedOutboxRow, FailedOutboxRow, NewOutboxRow } from './outbox/outbox-row';
-export type { OutboxBacklog, OutboxStoreSettings } from './outbox/outbox-store';
-export type { RelayWakeup } from './outbox/relay-wakeup';
+export type { ClaimedRows, OutboxBacklog, OutboxStoreSettings } from './outbox/outbox-store';
+export type { RelayWakeup, WakeSignal } from './outbox/relay-wakeup';
+export type { Schedule } from './outbox/schedule';
 export type { ClassificationRule } from './retry/error-classifier';
 export { RetryMode, RetryOrdering } from './retry/retry-policy.interface';
 export type { BackoffOptions, ResolvedRetryPolicy, RetryPolicyOptions } from './retry/retry-policy.interface';

@@ -61,7 +61,7 @@ const AWAY_MS = 15_000;
 
 /**
  * Steady load on the cluster stack, one node fault (kill or partition) while it runs, then quiescence and
- * the fault suite's checks. Times are measured and returned, never asserted.
+ * the fault suite's checks. Times are measured and returned; `failoverTooSlow` holds them to a generous bound.
  */
 export async function failoverRun(
   stack: ClusterStack,
@@ -200,6 +200,27 @@ function renderSplit(f: FailoverFigures): string {
 }
 
 /** The fault suite's checks, as expectations. */
+/**
+ * The failover figure as a claim (issue 41, claims C-58): the docs' target is a first delivery within 3 s of
+ * the kill (1.8–3.6 s measured in CI). The bound asserted is generous enough for a loaded two-core machine,
+ * and below the time the node stays away, so that a first delivery that waits for the node to come back, or
+ * never comes, fails the run; catch-up must come within the measuring window too.
+ */
+export const FIRST_DELIVERY_BOUND_MS = 10_000;
+
+/** What is wrong with a run's times (empty when the failover was within the bound). */
+export function failoverTooSlow(f: Pick<FailoverFigures, 'firstDeliveryMs' | 'catchUpMs'>): string[] {
+  const problems: string[] = [];
+  if (f.firstDeliveryMs === undefined) problems.push('no delivery after the fault');
+  else if (f.firstDeliveryMs > FIRST_DELIVERY_BOUND_MS) {
+    problems.push(
+      `first delivery ${f.firstDeliveryMs} ms after the fault, over ${FIRST_DELIVERY_BOUND_MS} ms`,
+    );
+  }
+  if (f.catchUpMs === undefined) problems.push('never caught up within the measuring window');
+  return problems;
+}
+
 export function expectNothingLost(f: FailoverFigures): void {
   expect(f.verdict.created).toBeGreaterThan(0);
   expect(f.verdict.createdButMissing).toEqual([]);

@@ -1,8 +1,9 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from '../../../tools/demo/build-services';
+import { freePort } from '../../../tools/infra/ports';
 import { nestCli, nodeBinary, npmCli } from '../../../tools/infra/tool-cache';
 
 const run = promisify(execFile);
@@ -63,9 +64,36 @@ export class ConsumerApp {
     await this.npm(['install', '--no-audit', '--no-fund', tarball, ...peers]);
   }
 
-  /** Puts the example into `src/` (its app module replaces the template's) and builds with `nest build`. */
+  /**
+   * Adds the example to the app as `nest new` made it, and builds with `nest build`. The template's files stay
+   * as generated (today's `main.ts` and `app.module.ts` wire `@nestjs/observe`'s instrument: issue 37); the
+   * example's module comes in as `FiveMinuteModule`, imported by the template's `AppModule`, and the README's
+   * `main.ts` is compiled beside the template's as `readme-main.ts`.
+   */
   async build(): Promise<void> {
-    await fs.cp(EXAMPLE_SRC, path.join(this.dir, 'src'), { recursive: true });
+    const src = path.join(this.dir, 'src');
+    const renamed = (text: string) =>
+      text
+        .replace(/\bAppModule\b/g, 'FiveMinuteModule')
+        .replace("'./app.module.js'", "'./five-minute.module.js'");
+    for (const entry of await fs.readdir(EXAMPLE_SRC, { withFileTypes: true })) {
+      const from = path.join(EXAMPLE_SRC, entry.name);
+      if (entry.isDirectory()) {
+        await fs.cp(from, path.join(src, entry.name), { recursive: true });
+        continue;
+      }
+      const name =
+        { 'app.module.ts': 'five-minute.module.ts', 'main.ts': 'readme-main.ts' }[entry.name] ?? entry.name;
+      await fs.writeFile(path.join(src, name), renamed(await fs.readFile(from, 'utf8')));
+    }
+    const moduleFile = path.join(src, 'app.module.ts');
+    const template = await fs.readFile(moduleFile, 'utf8');
+    if (!/imports:\s*\[/.test(template))
+      throw new Error(`${this.cell.name}: the template's AppModule has no imports`);
+    await fs.writeFile(
+      moduleFile,
+      `import { FiveMinuteModule } from './five-minute.module.js';\n${template.replace(/imports:\s*\[/, (m) => `${m}FiveMinuteModule, `)}`,
+    );
     await this.exec(this.node, [
       path.join(this.dir, 'node_modules', '@nestjs', 'cli', 'bin', 'nest.js'),
       'build',
@@ -83,6 +111,49 @@ export class ConsumerApp {
       .find((l) => l.startsWith('{'));
     if (!line) throw new Error(`The check printed no result:\n${stdout}`);
     return JSON.parse(line) as Record<string, unknown>;
+  }
+
+  /** True when the generated `main.ts` passes an instrument to `NestFactory.create` (`@nestjs/observe`). */
+  async instrumented(): Promise<boolean> {
+    return /\binstrument\s*:/.test(await fs.readFile(path.join(this.dir, 'src', 'main.ts'), 'utf8'));
+  }
+
+  /**
+   * Starts the template's own compiled `main` (as `npm run start:prod` does) on a free port, waits until it
+   * answers HTTP, then stops it with SIGTERM. Resolves with what it printed; rejects with it when the
+   * application exits (or does not answer within two minutes) before that.
+   */
+  async startAsGenerated(env: Record<string, string>): Promise<{ output: string; exitCode: number | null }> {
+    const entry = await this.compiled('main.js');
+    const port = await freePort();
+    const child = spawn(this.node, [entry], {
+      cwd: this.dir,
+      env: { ...withNode(this.node), ...env, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    let running = true;
+    void exited.then(() => (running = false));
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      if (!running)
+        throw new Error(`${this.cell.name}: main.js exited before it listened:\n${output.slice(-6000)}`);
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`${this.cell.name}: main.js did not answer HTTP in 120 s:\n${output.slice(-6000)}`);
+      }
+      const answered = await fetch(`http://127.0.0.1:${port}/`).then(
+        () => true,
+        () => false,
+      );
+      if (answered) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    child.kill('SIGTERM');
+    return { output, exitCode: await exited };
   }
 
   /** Runs the package's admin CLI as a user would: `npx nest-messaging …` in the app. */

@@ -110,6 +110,7 @@ export function blogScenarioSuite(transport: 'kafka' | 'rabbitmq'): void {
       return `p50 ${percentile(all, 50)} ms, p99 ${percentile(all, 99)} ms`;
     }
 
+    // claim: C-8
     it(`normal: ${POSTS} posts within 1 s → every subscriber has the ${POSTS} notifications, once`, async () => {
       const audience = await createAudience(stack.client, SUBSCRIBERS);
       const burst = await sendPostsWithin(stack.client, audience.authorId, POSTS, 1_000, 'normal');
@@ -125,6 +126,7 @@ export function blogScenarioSuite(transport: 'kafka' | 'rabbitmq'): void {
       );
     });
 
+    // claim: C-83
     it(`outage: broker stopped, ${POSTS} posts all accepted, broker started → all ${POSTS} delivered, once`, async () => {
       const audience = await createAudience(stack.client, SUBSCRIBERS);
       await broker!.outage.stop();
@@ -220,6 +222,7 @@ export function blogScenarioSuite(transport: 'kafka' | 'rabbitmq'): void {
       expect(await deadLettered()).toBe(deadLetteredBefore);
     });
 
+    // claim: C-100
     it('bad request: 400 naming each bad field (413 when too large), nothing recorded, no message sent', async () => {
       const audience = await createAudience(stack.client, 1);
       const counts = async () => {

@@ -20,6 +20,8 @@ export interface ConsoleStack {
   readonly transport: 'kafka' | 'rabbitmq';
   readonly blog: BlogStack;
   readonly subscribeDb: TestSchema;
+  /** The admin database's schema (the ledger, the audit log, the console's plans). */
+  readonly adminDb: TestSchema;
   readonly opsConsole: ServiceProcess;
   /** The console's base URL, e.g. `http://127.0.0.1:4567/console`. */
   readonly base: string;
@@ -85,7 +87,16 @@ export async function startConsoleStack(
     const park = vhost
       ? (message: WireMessage) => parkOnRabbit(vhost.urlAs(vhost.admin), message)
       : (message: WireMessage) => parkOnKafka(kafka!.brokers, message);
-    return { transport, blog, subscribeDb, opsConsole, base: `${opsConsole.url}/console`, park, stop };
+    return {
+      transport,
+      blog,
+      subscribeDb,
+      adminDb,
+      opsConsole,
+      base: `${opsConsole.url}/console`,
+      park,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

@@ -1,9 +1,12 @@
 import { Page } from 'playwright-core';
 
-/** Plans a redrive of the first message of `dlq` from its page, as the signed-in user of `page`; the plan's URL. */
-export async function planFromHead(page: Page, base: string, dlq: string): Promise<string> {
+/**
+ * Plans a redrive of the first `count` (default 1) messages of `dlq` from its page, as the signed-in user of
+ * `page`; the plan's URL.
+ */
+export async function planFromHead(page: Page, base: string, dlq: string, count = 1): Promise<string> {
   await page.goto(`${base}/dead-letters/${dlq}`);
-  await page.getByLabel('Messages from the head (1–100)').fill('1');
+  await page.getByLabel('Messages from the head (1–100)').fill(String(count));
   await Promise.all([
     page.waitForURL(/\/redrive\/plans\//),
     page.getByRole('button', { name: 'Plan redrive' }).click(),

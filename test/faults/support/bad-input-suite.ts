@@ -113,7 +113,7 @@ export function badInputSuite(transport: Transport): void {
       });
     }
 
-    it('dead-letters or refuses each bad message written onto the wire, naming it in a log line; handles every good one around them once, in order', async () => {
+    it('dead-letters or refuses each bad message written onto the wire, naming it in a log line, settles one of a type it does not handle; handles every good one around them once, in order', async () => {
       const audience = await createAudience(stack.client, 2);
       const firstPostId = randomInt(100_000_000, 900_000_000);
       const largest =

@@ -142,6 +142,7 @@ export class FaultInjector {
           this.stack.links,
           this.stack.transport,
           this.rng,
+          this.stack.relay,
         );
         return done(target, detail);
       }

@@ -58,6 +58,7 @@ export function faultRunSuite(
       await stack?.destroy();
     }, setupTimeoutMs);
 
+    // claim: C-9, C-23, C-29
     it(
       'loses no post, notifies every subscriber once per post, leaves nothing of a failed request, keeps each author in order',
       async () => {

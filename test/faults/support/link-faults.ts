@@ -1,7 +1,7 @@
 import { sleep } from '../../../tools/demo/blog-scenario';
 import { FaultProxy, Frame, FrameRule } from '../../harness/fault-proxy';
 import { FaultKind, SeededRandom } from './fault-profile';
-import { StackLinks, Transport } from './fault-stack';
+import { RunRelay, StackLinks, Transport } from './fault-stack';
 
 /** An answer the proxies can lose after the other side acted, on one link. */
 interface LostAnswer {
@@ -16,8 +16,10 @@ const LOST_ANSWER_WAIT_MS = 30_000;
 const commitAnswer = (f: Frame) => /^\s*commit/i.test(f.query ?? '');
 /** PostgreSQL: the claim statement marks the batch before sent; MySQL/MariaDB: the mark of its own. */
 const markAnswer = (f: Frame) => /set sent_at/i.test(f.query ?? '');
+/** The logical relay's standby status update (CopyData 'r'): what it tells PostgreSQL is published. */
+const statusUpdate = (f: Frame) => f.bytes[0] === 0x64 && f.bytes[5] === 0x72;
 
-function lostAnswers(transport: Transport): LostAnswer[] {
+function lostAnswers(transport: Transport, relay: RunRelay): LostAnswer[] {
   const broker: LostAnswer[] =
     transport === 'kafka'
       ? [
@@ -39,13 +41,21 @@ function lostAnswers(transport: Transport): LostAnswer[] {
             rule: { direction: 'upstream', match: (f) => f.name === 'basic.ack', action: 'cut' },
           },
         ];
+  const relayAnswer: LostAnswer =
+    relay === 'logical'
+      ? {
+          link: 'postDatabase',
+          what: "the logical relay's status update lost with the replication connection",
+          rule: { direction: 'upstream', match: statusUpdate, action: 'cut' },
+        }
+      : {
+          link: 'postDatabase',
+          what: "the answer to the relay's mark lost after it executed",
+          rule: { direction: 'downstream', match: markAnswer, action: 'cut' },
+        };
   return [
     ...broker,
-    {
-      link: 'postDatabase',
-      what: "the answer to the relay's mark lost after it executed",
-      rule: { direction: 'downstream', match: markAnswer, action: 'cut' },
-    },
+    relayAnswer,
     {
       link: 'subscribeDatabase',
       what: "the answer to the consumer's COMMIT lost after it executed",
@@ -63,12 +73,13 @@ export async function injectLinkFault(
   links: StackLinks,
   transport: Transport,
   rng: SeededRandom,
+  relay: RunRelay = 'poll',
 ): Promise<{ target: string; detail: string }> {
   const linkName = rng.pick(Object.keys(links) as Array<keyof StackLinks>);
   const proxy = links[linkName];
   switch (kind) {
     case 'lost-answer': {
-      const lost = rng.pick(lostAnswers(transport));
+      const lost = rng.pick(lostAnswers(transport, relay));
       return { target: links[lost.link].name, detail: await loseAnswer(links[lost.link], lost) };
     }
     case 'link-cut':

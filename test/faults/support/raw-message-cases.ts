@@ -18,6 +18,8 @@ export type RawOutcome =
   | { readonly kind: 'handled' }
   /** Dead-lettered with this `category/code`. */
   | { readonly kind: 'dead-lettered'; readonly failure: string }
+  /** A type the group has no handler for: settled unhandled (acked, counted, logged once), never dead-lettered. */
+  | { readonly kind: 'settled'; readonly type: string }
   /** The broker refuses to take it (the raw client's write fails). */
   | { readonly kind: 'refused'; readonly reason: RegExp };
 
@@ -86,8 +88,8 @@ export function rawMessageCases(
       failure: 'DESERIALIZATION/MISSING_MESSAGE_ID',
     }),
     bad('an unknown type', (m) => withHeaders(m, { 'msg.type': 'PostDeleted' }), {
-      kind: 'dead-lettered',
-      failure: 'VALIDATION/UNKNOWN_TYPE',
+      kind: 'settled',
+      type: 'PostDeleted',
     }),
     bad(
       'a 1 MiB payload',
@@ -163,7 +165,8 @@ export async function largestAcceptedTitle(
 /**
  * Writes the cases in order and checks: good ones notified once each, to every subscriber, in order; bad ones
  * never notified, each dead-lettered (in order, with its failure) or refused, and named in a log line of
- * subscribe-service (the reused id among them: its first payload is kept, the impostor dead-lettered).
+ * subscribe-service (the reused id among them: its first payload is kept, the impostor dead-lettered); one of a
+ * type subscribe-service has no handler for is settled, never dead-lettered, its type logged.
  */
 export async function expectRawMessagesHandled(
   transport: 'kafka' | 'rabbitmq',
@@ -209,6 +212,15 @@ export async function expectRawMessagesHandled(
       name: c.name,
       logged: warnings.some((l) => named(l) && l.includes(failure) && l.includes('dead-lettered')),
     }).toEqual({
+      name: c.name,
+      logged: true,
+    });
+  }
+  const logged = await logLines(stack.subscribe.logFile, /has no handler for/);
+  for (const c of cases) {
+    if (c.outcome.kind !== 'settled') continue;
+    const type = c.outcome.type;
+    expect({ name: c.name, logged: logged.some((l) => l.includes(`no handler for ${type} `)) }).toEqual({
       name: c.name,
       logged: true,
     });

@@ -3,6 +3,7 @@ import { ReadRecord, TopicReader } from '../../integration/support/topic-reader'
 import { drainQueue } from '../../integration/support/rabbit-wire';
 import { destinationNames } from 'nest-reliable-messaging/testing';
 import { testKafka } from '../../harness/kafka';
+import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 
 /** One copy of a message as it was on the wire (a Kafka record, or a message routed to our queue). */
@@ -44,9 +45,17 @@ function kafkaWitness(brokers: string[], topic: string): WireWitness {
   let reader: TopicReader | undefined;
   return {
     async collect() {
-      const admin = kafka.admin();
-      await admin.connect();
-      const ends = await admin.fetchTopicOffsets(topic).finally(() => admin.disconnect());
+      // Right after a failover a partition's leader may still be moving: kafkajs answers "not the leader"
+      // until its metadata catches up, so the ends are read again until they come.
+      const ends = await eventually(
+        async () => {
+          const admin = kafka.admin();
+          await admin.connect();
+          return admin.fetchTopicOffsets(topic).finally(() => admin.disconnect());
+        },
+        60_000,
+        500,
+      );
       const total = ends.reduce((sum, p) => sum + Number(p.high), 0);
       reader = await new TopicReader(topic, kafka).start();
       await reader.waitFor(total, 120_000);

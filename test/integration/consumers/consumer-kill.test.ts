@@ -7,6 +7,7 @@ import { orderMessage } from '../support/raw-messages';
 describe.each(['kafka', 'rabbitmq'] as const)('A consumer killed mid-batch (%s)', (transport) => {
   const suite = useConsumerProcesses(`kill_${transport}`);
 
+  // claim: C-38
   it('applies every message exactly once after a SIGKILL and a restart', async () => {
     const destination = uniqueName(`kill_${transport}`);
     const group = uniqueName('g');

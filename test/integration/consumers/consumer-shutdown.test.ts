@@ -52,6 +52,7 @@ describe('Consumer shutdown and inbox retention', () => {
     });
   }
 
+  // claim: C-34
   it.each(['kafka', 'rabbitmq'] as const)(
     'finishes the in-flight handler and settles it on close; the rest waits for the next consumer (%s)',
     async (transport) => {
@@ -93,6 +94,7 @@ describe('Consumer shutdown and inbox retention', () => {
     },
   );
 
+  // claim: C-35
   it.each(EACH_DATABASE)(
     'deletes inbox records older than the retention, and keeps the others (%s)',
     async (_, dialect) => {

@@ -53,6 +53,7 @@ describe.each(EACH_DATABASE)('A consumer while its database is away (%s, RabbitM
   }, 60_000);
 
   for (const mode of ['fast', 'immediate'] as const) {
+    // claim: C-50
     test(`handles a message that came while the database was down (${mode} stop), dead-letters nothing`, async () => {
       const destination = uniqueName('dbaway');
       const group = uniqueName('g');

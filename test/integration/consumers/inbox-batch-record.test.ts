@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TestingModule } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource, QueryRunner } from 'typeorm';
-import { InboxStore } from 'nest-reliable-messaging/testing';
+import { InboxService, InboxStore } from 'nest-reliable-messaging/testing';
 import { createTestDatabase, EACH_DATABASE, TestDatabase } from '../../harness/test-database';
 import { createMessagingApp, rabbitTransport } from '../support/messaging-app';
 
@@ -70,6 +70,7 @@ describe.each(EACH_DATABASE)('Recording a batch in the inbox (%s)', (_, dialect)
       .filter((id) => ids.includes(id))
       .sort();
 
+  // claim: C-39
   it('says for each, in order, whether it was recorded now and how many deliveries failed in place', async () => {
     const [there, failedTwice, failedBeforeRedrive, fresh] = [1, 2, 3, 4].map(() => record());
     await inTransaction((qr) => store.tryRecordAll(qr, [there]));
@@ -137,5 +138,38 @@ describe.each(EACH_DATABASE)('Recording a batch in the inbox (%s)', (_, dialect)
     expect(await recordedIds([held.messageId, other.messageId])).toEqual(
       [held.messageId, other.messageId].sort(),
     );
+  });
+
+  // Defect F3: holds() asked with a plain read, which does not see a commit still in progress: "not held",
+  // and the failure path could dead-letter a message that then committed.
+  it("InboxService.holds() waits for a transaction still committing the message's record, and says held", async () => {
+    const inbox = app.get(InboxService);
+    const held = record();
+    const delivery = {
+      group: GROUP,
+      envelope: { messageId: held.messageId, type: held.type } as never,
+      body: Buffer.from('{}'),
+      redriveId: '',
+    };
+    const committing = dataSource.createQueryRunner();
+    await committing.connect();
+    await committing.startTransaction();
+    try {
+      await store.tryRecordAll(committing, [held]);
+      let answer: boolean | undefined;
+      const asked = inbox.holds(delivery).then((h) => (answer = h));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(answer).toBeUndefined(); // waiting for the transaction that is committing the record
+      await committing.commitTransaction();
+      await asked;
+      expect(answer).toBe(true);
+    } finally {
+      if (committing.isTransactionActive) await committing.rollbackTransaction();
+      await committing.release();
+    }
+    // The probe left nothing behind: a message never recorded is not held.
+    expect(
+      await inbox.holds({ ...delivery, envelope: { messageId: randomUUID(), type: 'T' } as never }),
+    ).toBe(false);
   });
 });

@@ -42,6 +42,7 @@ describe('Kafka consumer across a broker restart', () => {
     return groups[0].members.map((m) => m.memberId);
   };
 
+  // claim: C-59
   it('rejoins its group as the member it was and resumes delivery', async () => {
     const destination = uniqueName('restart');
     const group = uniqueName('g');

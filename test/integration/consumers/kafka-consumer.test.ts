@@ -1,4 +1,4 @@
-import { newMessageId } from 'nest-reliable-messaging';
+import { MessagingMetrics, newMessageId } from 'nest-reliable-messaging';
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 import { EACH_DATABASE, TestDialect } from '../../harness/test-database';
@@ -49,6 +49,7 @@ function kafkaConsumerSuite(dialect: TestDialect) {
 describe.each(EACH_DATABASE)('Kafka consumer with the inbox (%s)', (_, dialect) => {
   const { kafka, raw, consumerApp, fresh, handled } = kafkaConsumerSuite(dialect);
 
+  // claim: C-38, C-89
   it('applies a message published three times once, and commits all three', async () => {
     const { topic, group } = await fresh('dup3');
     const { probe } = await consumerApp(topic, group);
@@ -60,7 +61,8 @@ describe.each(EACH_DATABASE)('Kafka consumer with the inbox (%s)', (_, dialect) 
     expect(probe.invocations).toBe(1);
   });
 
-  it('lets only one of two concurrent deliveries of one message apply its effects', async () => {
+  // claim: C-42
+  it('lets only one of two concurrent deliveries of one message run its handler', async () => {
     const { topic, group } = await fresh('race');
     const probe = new ConsumerProbe();
     probe.delayMs = 400;
@@ -71,8 +73,42 @@ describe.each(EACH_DATABASE)('Kafka consumer with the inbox (%s)', (_, dialect) 
 
     await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(2));
     expect(await handled(group)).toHaveLength(1);
+    // Runs, not rows: a second run would write no second row (its transaction rolls back) but counts here.
+    expect(probe.invocations).toBe(1);
   });
 
+  // claim: C-42
+  it('lets only one of two consumer instances that get one message side by side run its handler', async () => {
+    const { topic, group } = await fresh('race2');
+    const first = new ConsumerProbe();
+    const second = new ConsumerProbe();
+    first.delayMs = 400;
+    second.delayMs = 400;
+    await consumerApp(topic, group, first);
+    await consumerApp(topic, group, second);
+    // Both instances own partitions of the three before the copies go out.
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      await eventually(async () => {
+        const { groups } = await admin.describeGroups([group]);
+        expect(groups[0].state).toBe('Stable');
+        expect(groups[0].members).toHaveLength(2);
+      }, 60_000);
+    } finally {
+      await admin.disconnect();
+    }
+    const id = newMessageId();
+    const copy = orderMessage(topic, { customer: 'erin', seq: 1 }, id);
+    // One copy on each partition, at once: two of them are owned by different instances.
+    await Promise.all([0, 1, 2].map((partition) => raw.send([copy], partition)));
+
+    await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(3), 60_000);
+    expect(await handled(group)).toHaveLength(1);
+    expect(first.invocations + second.invocations).toBe(1);
+  });
+
+  // claim: C-43
   it('dead-letters a different message that reuses a handled message id, as ID_CONFLICT', async () => {
     const { topic, group } = await fresh('idconflict');
     await consumerApp(topic, group);
@@ -97,9 +133,10 @@ describe.each(EACH_DATABASE)('Kafka consumer with the inbox (%s)', (_, dialect) 
 describe('Kafka consumer: bad messages and rebalancing', () => {
   const { kafka, raw, consumerApp, fresh, handled } = kafkaConsumerSuite('postgres');
 
-  it('dead-letters malformed messages and handles every good one around them, in order per key', async () => {
+  // claim: C-44, C-101
+  it('dead-letters malformed messages, settles a type it has no handler for, and handles every good one around them, in order per key', async () => {
     const { topic, group } = await fresh('garbage');
-    await consumerApp(topic, group);
+    const { app } = await consumerApp(topic, group);
     const good = (seq: number) => orderMessage(topic, { customer: 'bob', seq });
     const bad = [
       withBody(good(100), '{not json'),
@@ -126,7 +163,8 @@ describe('Kafka consumer: bad messages and rebalancing', () => {
     expect((await handled(group)).map((h) => h.seq)).toEqual([1, 2, 3, 4, 5, 6]);
 
     const dlq = await new TopicReader(`${topic}.${group}.dlq`, kafka).start();
-    const parked = await dlq.waitFor(5);
+    const parked = await dlq.waitFor(4);
+    expect(await dlq.settle()).toHaveLength(4);
     await dlq.stop();
     const categories = parked.map(
       (r) => `${r.headers['msg.failure-category']}/${r.headers['msg.failure-code']}`,
@@ -134,10 +172,11 @@ describe('Kafka consumer: bad messages and rebalancing', () => {
     expect(categories).toEqual([
       'DESERIALIZATION/INVALID_JSON',
       'DESERIALIZATION/MISSING_MESSAGE_ID',
-      'VALIDATION/UNKNOWN_TYPE',
       'VALIDATION/SCHEMA_MISMATCH',
       'DESERIALIZATION/UNSUPPORTED_ENVELOPE_VERSION',
     ]);
+    const text = await app.get(MessagingMetrics).metrics();
+    expect(text).toMatch(/messaging_consumer_unhandled_total\{[^}]*type="OrderCancelled"\} 1/);
     for (const record of parked) {
       expect(record.headers['msg.origin-destination']).toBe(topic);
       expect(record.headers['msg.retry-attempt']).toBe('1');

@@ -29,6 +29,7 @@ describe.each(EACH_DATABASE)('A handler that swallows a database error (%s, Kafk
   const failure = new SwallowedFailure(dialect);
   afterAll(async () => failure.close());
 
+  // claim: C-36
   test('fails the swallowing messages (dead-lettered) and applies every other one once, in key order', async () => {
     const topic = await suite.topics.create(uniqueName('kswallow'), PARTITIONS);
     const group = uniqueName('g');

@@ -153,6 +153,7 @@ describe.each(EACH_DATABASE)('A failure in the middle of a consumer batch (%s)',
     const handledAll = async (group: string, count: number) =>
       eventually(async () => expect(await handled(group)).toHaveLength(count));
 
+    // claim: C-40
     test('retries the failing message in place, alone: the others are applied once, in order', async () => {
       const probe = new ConsumerProbe();
       probe.failUntilAttempt.set(3, 2); // writes, then fails, on its first attempt only

@@ -1,11 +1,14 @@
 import {
   CallHandler,
+  CanActivate,
   Controller,
   ExecutionContext,
   INestApplication,
   Injectable,
   Logger,
   NestInterceptor,
+  PipeTransform,
+  UseGuards,
   UseInterceptors,
 } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
@@ -33,6 +36,8 @@ import { committedTotal, RawKafkaProducer } from '../support/kafka-wire';
 import { orderMessage, withBody } from '../support/raw-messages';
 
 const topic = uniqueName('nest_orders');
+/** A pattern no @IdempotentHandler consumes: reported at startup. */
+const orphanPattern = uniqueName('nest_orphan');
 const group = uniqueName('nest_g');
 const OrderPlaced = defineEvent({
   type: 'OrderPlaced',
@@ -52,6 +57,7 @@ class Seen {
   readonly contexts: MessageContext[] = [];
   readonly auditGroupSeqs: number[] = [];
   intercepted = 0;
+  guarded = 0;
 }
 const seen = new Seen();
 
@@ -64,6 +70,22 @@ class CountingInterceptor implements NestInterceptor {
   }
 }
 
+/** Lets every message through, counting the RPC calls it was asked about. */
+class CountingGuard implements CanActivate {
+  constructor(private readonly seen: Seen) {}
+  canActivate(context: ExecutionContext): boolean {
+    if (context.getType() === 'rpc') this.seen.guarded += 1;
+    return true;
+  }
+}
+
+/** Marks the payload it passed, so the handler shows it got the pipe's output. */
+class MarkingPipe implements PipeTransform {
+  transform(value: unknown): unknown {
+    return { ...(value as object), piped: true };
+  }
+}
+
 @Controller()
 class OrdersController {
   constructor(private readonly seen: Seen) {}
@@ -72,13 +94,17 @@ class OrdersController {
   @EventPattern<string>(topic) // a plain pattern (Nest 12 also types patterns by an events map)
   @IdempotentHandler(OrderPlaced, { group })
   @UseInterceptors(new CountingInterceptor(seen))
+  @UseGuards(new CountingGuard(seen))
   async onOrderPlaced(
-    @Payload() order: EventPayload<typeof OrderPlaced>,
+    @Payload(new MarkingPipe()) order: EventPayload<typeof OrderPlaced>,
     @Ctx() context: MessageContext,
   ): Promise<void> {
     this.seen.payloads.push(order);
     this.seen.contexts.push(context);
   }
+
+  @EventPattern<string>(orphanPattern) // no @IdempotentHandler: nothing consumes it
+  async onOrphan(): Promise<void> {}
 }
 
 /** A handler on a provider, in a second group: class-referenced enhancers resolve there. */
@@ -113,8 +139,10 @@ describe('Consumers in Nest: MessagingServer, @EventPattern, interceptors, pipes
   const raw = new RawKafkaProducer(kafka);
   let schema: TestSchema;
   let app: INestApplication;
+  let startupWarnings: string[] = [];
 
   beforeAll(async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn');
     schema = await createTestSchema('nest_consumers');
     await topics.create(topic, 1);
     topics.track(`${topic}.${group}.dlq`, `${topic}.${group}_audit.dlq`);
@@ -143,6 +171,8 @@ describe('Consumers in Nest: MessagingServer, @EventPattern, interceptors, pipes
     app.connectMicroservice({ strategy: app.get(MessagingServer) });
     await app.startAllMicroservices();
     await app.init();
+    startupWarnings = warn.mock.calls.map(([line]) => String(line));
+    warn.mockRestore();
   });
 
   afterAll(async () => {
@@ -152,7 +182,16 @@ describe('Consumers in Nest: MessagingServer, @EventPattern, interceptors, pipes
     await schema.drop();
   });
 
-  it('runs @IdempotentHandler methods under MessagingServer, through interceptors and param decorators', async () => {
+  // claim: C-16
+  it('reports at startup an @EventPattern no @IdempotentHandler consumes, and only that one', () => {
+    const about = startupWarnings.filter((line) => line.includes('@EventPattern('));
+    expect(about).toEqual([
+      `@EventPattern('${orphanPattern}') has no @IdempotentHandler for that destination: nothing consumes it.`,
+    ]);
+  });
+
+  // claim: C-15
+  it('runs @IdempotentHandler methods under MessagingServer, through guards, interceptors, pipes and param decorators', async () => {
     await raw.send([
       orderMessage(topic, { customer: 'ann', seq: 1 }),
       orderMessage(topic, { customer: 'ann', seq: 2 }),
@@ -160,6 +199,8 @@ describe('Consumers in Nest: MessagingServer, @EventPattern, interceptors, pipes
     await eventually(() => expect(seen.payloads.map((p) => p.seq)).toEqual([1, 2]));
     await eventually(() => expect(seen.auditGroupSeqs).toEqual([1, 2]));
     expect(seen.intercepted).toBe(4);
+    expect(seen.guarded).toBe(2);
+    expect(seen.payloads.map((p) => (p as { piped?: boolean }).piped)).toEqual([true, true]);
     expect(seen.contexts[0]).toMatchObject({
       group,
       destination: topic,

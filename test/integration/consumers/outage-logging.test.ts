@@ -39,6 +39,7 @@ describe.each(['kafka', 'rabbitmq'] as const)(
       await schema.drop();
     });
 
+    // claim: C-87
     it('logs the outage, not every failed reconnect', async () => {
       const destination = uniqueName('outage');
       const group = uniqueName('g');

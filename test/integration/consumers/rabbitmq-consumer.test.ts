@@ -53,6 +53,7 @@ describe('RabbitMQ consumer with the inbox', () => {
     }
   }
 
+  // claim: C-38, C-89
   it('declares its topology and applies a message delivered three times once', async () => {
     const destination = uniqueName('r_dup3');
     const group = uniqueName('g');
@@ -65,10 +66,11 @@ describe('RabbitMQ consumer with the inbox', () => {
     expect(probe.invocations).toBe(1);
   });
 
-  it('dead-letters malformed messages and handles every good one, in order per key', async () => {
+  // claim: C-101
+  it('dead-letters malformed messages, settles a type it has no handler for, and handles every good one, in order per key', async () => {
     const destination = uniqueName('r_garbage');
     const group = uniqueName('g');
-    await consumerApp(destination, group);
+    const { app } = await consumerApp(destination, group);
     const good = (seq: number) => orderMessage(destination, { customer: 'bob', seq });
     await publishRaw(await rabbit.connect(), [
       good(1),
@@ -84,7 +86,8 @@ describe('RabbitMQ consumer with the inbox', () => {
 
     await eventually(async () => expect((await handled(group)).map((h) => h.seq)).toEqual([1, 2, 3, 4, 5]));
     const dlq = `${destination}.${group}.dlq`;
-    await eventually(async () => expect((await queueDepth(dlq)).messageCount).toBe(4));
+    await eventually(async () => expect((await queueDepth(dlq)).messageCount).toBe(3));
+    await eventually(async () => expect((await queueDepth(`${destination}.${group}`)).messageCount).toBe(0));
     const parked = await drainQueue(await rabbit.connect(), dlq);
     expect(
       parked.map(
@@ -94,13 +97,15 @@ describe('RabbitMQ consumer with the inbox', () => {
     ).toEqual([
       'DESERIALIZATION/INVALID_JSON',
       'DESERIALIZATION/MISSING_MESSAGE_ID',
-      'VALIDATION/UNKNOWN_TYPE',
       'VALIDATION/SCHEMA_MISMATCH',
     ]);
     expect(parked[0].content.toString()).toBe('not json at all');
+    const text = await app.get(MessagingMetrics).metrics();
+    expect(text).toMatch(/messaging_consumer_unhandled_total\{[^}]*type="OrderCancelled"\} 1/);
     expect(String(parked[0].properties.headers?.['msg.key'])).toMatch(/^hmac:[0-9a-f]{32}$/);
   });
 
+  // claim: C-42
   it('applies two concurrent deliveries of one message once', async () => {
     const destination = uniqueName('r_race');
     const group = uniqueName('g');

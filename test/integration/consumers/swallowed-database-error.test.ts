@@ -31,6 +31,7 @@ describe.each(EACH_DATABASE)('A handler that swallows a database error (%s, Rabb
     ['the default batchSize', {}],
     ['batchSize 1', { batchSize: 1 }],
   ] as const)('with %s', (_label, consumers) => {
+    // claim: C-36
     test('fails the swallowing messages (dead-lettered) and applies every other one once, in order', async () => {
       const destination = uniqueName('swallow');
       const group = uniqueName('g');

@@ -5,7 +5,9 @@ import { infraEnv } from '../../harness/infra';
 import { uniqueName } from '../../harness/names';
 import { ProxiedKafka, proxyUrl, startProxiedKafka } from '../../harness/proxied';
 import { RabbitFixture } from '../../harness/rabbitmq';
+import { PostgresCluster } from '../../harness/postgres-cluster';
 import { createTestDatabase, TestDatabase, TestDialect } from '../../harness/test-database';
+import { createLogicalSchema, startLogicalCluster } from '../support/logical-cluster';
 import { createMessagingApp } from '../support/messaging-app';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
 import { orderPlaced, OrdersService, ordersWriter } from '../support/orders.fixture';
@@ -14,6 +16,9 @@ import { readOutboxRows, waitUntil } from '../support/outbox-rows';
 const CUSTOMERS = 4;
 /** Orders placed at least; more while the faults have not all happened. */
 const ORDERS = 40;
+
+/** Which relay publishes: the outbox table's, or PostgreSQL's log (`relay.mode: 'logical'`). */
+type Relay = 'poll' | 'logical';
 
 /** A fault aimed at one link: a rule of its proxy. */
 interface LinkFault {
@@ -62,6 +67,23 @@ const BROKER_FAULTS: Readonly<Record<'kafka' | 'rabbitmq', readonly LinkFault[]>
   ],
 };
 
+/** CopyData carrying a standby status update ('r'): the logical relay telling PostgreSQL what is published. */
+const statusUpdate = (f: Frame) => f.direction === 'upstream' && f.bytes[0] === 0x64 && f.bytes[5] === 0x72;
+
+/** The logical relay's database link: what it confirmed to PostgreSQL lost with the connection. */
+const LOGICAL_DATABASE_FAULTS: readonly LinkFault[] = [
+  {
+    name: "the relay's status update lost with the replication connection, after the broker confirmed",
+    link: 'database',
+    rule: { direction: 'upstream', match: statusUpdate, action: 'cut' },
+  },
+  {
+    name: "the answer to the consumer's COMMIT lost after the database executed it",
+    link: 'database',
+    rule: { direction: 'downstream', match: commitAnswer, action: 'cut' },
+  },
+];
+
 const DATABASE_FAULTS: readonly LinkFault[] = [
   {
     name: "the answer to the relay's mark lost after the database executed it",
@@ -84,14 +106,23 @@ const DATABASE_FAULTS: readonly LinkFault[] = [
  */
 describe('Answers lost after the broker or the database acted (fault proxies)', () => {
   let kafka: ProxiedKafka | undefined;
+  let logicalCluster: PostgresCluster | undefined;
   const rabbit = new RabbitFixture();
 
   afterAll(async () => {
     await rabbit.cleanup();
     await kafka?.destroy();
+    await logicalCluster?.destroy();
   }, 120_000);
 
-  const cases: Array<[string, 'kafka' | 'rabbitmq', TestDialect, readonly LinkFault[]]> = [
+  /** A database of the case's own: with the logical relay, a schema (and its slot) on a cluster with `wal_level = logical`. */
+  async function caseDatabase(dialect: TestDialect, relay: Relay): Promise<TestDatabase> {
+    if (relay === 'poll') return createTestDatabase(dialect, 'lost_answers');
+    logicalCluster ??= await startLogicalCluster('lost-answers');
+    return createLogicalSchema(logicalCluster, 'lost_answers');
+  }
+
+  const cases: Array<[string, 'kafka' | 'rabbitmq', TestDialect, readonly LinkFault[], Relay?]> = [
     ['Kafka, PostgreSQL: produce answers lost', 'kafka', 'postgres', BROKER_FAULTS.kafka],
     [
       'RabbitMQ, PostgreSQL: confirms, publishes, deliveries and acks lost',
@@ -111,14 +142,37 @@ describe('Answers lost after the broker or the database acted (fault proxies)', 
       'mariadb',
       DATABASE_FAULTS,
     ],
+    // The same proof for the logical relay (issue 38): its broker link, and its link to PostgreSQL's log.
+    [
+      'Kafka, PostgreSQL, the logical relay: produce answers lost',
+      'kafka',
+      'postgres',
+      BROKER_FAULTS.kafka,
+      'logical',
+    ],
+    [
+      'RabbitMQ, PostgreSQL, the logical relay: confirms, publishes, deliveries and acks lost',
+      'rabbitmq',
+      'postgres',
+      BROKER_FAULTS.rabbitmq,
+      'logical',
+    ],
+    [
+      'RabbitMQ, PostgreSQL, the logical relay: its status updates and the consumer’s database answers lost',
+      'rabbitmq',
+      'postgres',
+      LOGICAL_DATABASE_FAULTS,
+      'logical',
+    ],
   ];
 
+  // claim: C-23, C-32, C-41
   it.each(cases)(
     '%s: every order handled once, in order per customer',
-    async (_, broker, dialect, faults) => {
+    async (_, broker, dialect, faults, relay = 'poll') => {
       const destination = uniqueName('lost_answers');
       const group = uniqueName('g');
-      const db = await createTestDatabase(dialect, 'lost_answers');
+      const db = await caseDatabase(dialect, relay);
       const closing: Array<() => Promise<unknown>> = [() => db.drop()];
       try {
         const database = await proxyUrl(db.connection.url, dialect === 'postgres' ? 'postgres' : 'mysql');
@@ -132,7 +186,7 @@ describe('Answers lost after the broker or the database acted (fault proxies)', 
           transport,
           ...ordersWriter(destination),
           entities: [...ordersWriter(destination).entities, HandledOrder],
-          messaging: { relay: { enabled: false } },
+          messaging: { relay: { enabled: false, mode: relay } },
         });
         closing.unshift(() => writer.close());
         const proxiedDb: TestDatabase = { ...db, connection: { ...db.connection, url: database.url } };
@@ -145,7 +199,10 @@ describe('Answers lost after the broker or the database acted (fault proxies)', 
             { provide: ConsumerProbe, useValue: new ConsumerProbe() },
             ordersConsumer(orderPlaced(destination), group),
           ],
-          messaging: { relay: { leaseMs: 3_000, pollIntervalMs: 250 }, consumers: { concurrency: 2 } },
+          messaging: {
+            relay: { leaseMs: 3_000, pollIntervalMs: 250, mode: relay, retryMaxDelayMs: 1_000 },
+            consumers: { concurrency: 2 },
+          },
         });
         closing.unshift(() => service.close());
 
@@ -155,14 +212,18 @@ describe('Answers lost after the broker or the database acted (fault proxies)', 
         const hits = await injected.all;
         expect(hits.map((h) => h.fault)).toEqual(faults.map((f) => f.name));
 
-        const rows = await waitUntil(
-          'every outbox row is sent',
-          async () => {
-            const all = await readOutboxRows(db);
-            return all.length === placed && all.every((r) => r.sentAt !== null) && all;
-          },
-          120_000,
-        );
+        // The logical relay has no rows (but for parked ones): what was placed is checked against what was handled.
+        const rows =
+          relay === 'logical'
+            ? []
+            : await waitUntil(
+                'every outbox row is sent',
+                async () => {
+                  const all = await readOutboxRows(db);
+                  return all.length === placed && all.every((r) => r.sentAt !== null) && all;
+                },
+                120_000,
+              );
         const handled = await waitUntil(
           'every order is handled',
           async () => {
@@ -175,7 +236,9 @@ describe('Answers lost after the broker or the database acted (fault proxies)', 
           120_000,
         );
         expect(handled).toHaveLength(placed); // once each: the inbox absorbed every repeat
-        expect(new Set(handled.map((h) => h.message_id))).toEqual(new Set(rows.map((r) => r.messageId)));
+        if (relay === 'poll')
+          expect(new Set(handled.map((h) => h.message_id))).toEqual(new Set(rows.map((r) => r.messageId)));
+        else expect(await readOutboxRows(db)).toEqual([]); // nothing parked: every message went through the log
         for (let c = 0; c < CUSTOMERS; c++) {
           const seqs = handled.filter((h) => h.customer === `customer-${c}`).map((h) => Number(h.seq));
           expect(seqs).toEqual([...seqs].sort((a, b) => a - b));

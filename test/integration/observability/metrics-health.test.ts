@@ -29,6 +29,7 @@ describe.each(EACH_DATABASE)('Metrics and health (%s)', (_, dialect) => {
   const suite = useKafkaSuite('observability', dialect);
   const { topics, raw, apps } = suite;
 
+  // claim: C-84
   it('moves each metric as messages are published, duplicated, retried and dead-lettered', async () => {
     const topic = await topics.create(uniqueName('metrics'), 1);
     const group = uniqueName('g');
@@ -81,8 +82,14 @@ describe.each(EACH_DATABASE)('Metrics and health (%s)', (_, dialect) => {
     expect(text).toMatch(/^messaging_table_rows\{table="messaging_outbox"\} \d+$/m);
     expect(text).toMatch(/^messaging_table_rows\{table="messaging_inbox"\} \d+$/m);
     expect(text).toMatch(/# TYPE messaging_outbox_commit_to_publish_seconds histogram/);
+    // The relay's batch figures (guide 10): each batch timed, each non-empty claim's size observed.
+    expect(sample(text, 'messaging_outbox_publish_duration_seconds_count')).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'messaging_relay_claim_batch_size_count')).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'messaging_relay_claim_batch_size_sum')).toBeGreaterThanOrEqual(3);
+    expect(sample(text, 'messaging_outbox_commit_to_publish_seconds_count')).toBeGreaterThanOrEqual(3);
   });
 
+  // claim: C-82
   it('reports the database up, and the outbox backlog degraded while a row waits unpublished', async () => {
     const topic = uniqueName('backlog');
     // No relay: the row stays pending.
@@ -130,6 +137,7 @@ describe.each(EACH_DATABASE)('Metrics and health (%s)', (_, dialect) => {
       await broker.destroy();
     });
 
+    // claim: C-82
     it('reports the broker down while stopped and up again after; the outbox backlog degraded while rows wait', async () => {
       const topic = uniqueName('health');
       const app = await createMessagingApp({

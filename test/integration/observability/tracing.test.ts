@@ -55,6 +55,7 @@ describe('Trace context from the request to the handler', () => {
     propagation.disable();
   });
 
+  // claim: C-85
   it('stores the request trace with the outbox row and continues it in publish and process spans', async () => {
     const tracer = trace.getTracer('test');
     const request = tracer.startSpan('POST /orders', { kind: SpanKind.SERVER });

@@ -66,6 +66,7 @@ describe('Kafka producer clients (kafkajs, @platformatic/kafka)', () => {
     return reader.settle();
   };
 
+  // claim: C-30
   it('publishes every row once, in order per key, each key on the same partition with either client', async () => {
     const partitions = new Map<KafkaProducerClient, Map<string, number>>();
     for (const client of CLIENTS) {
@@ -127,6 +128,7 @@ describe('Kafka producer clients (kafkajs, @platformatic/kafka)', () => {
     expect(records.map((r) => r.key)).toEqual(['small']);
   });
 
+  // claim: C-31
   it('writes every message of sends that overlap on one partition (the relay and dead-letter copies)', async () => {
     const transport = transportOf('platformatic');
     const topic = await topics.create(uniqueName('orders_producer_overlap'), 1);
@@ -239,6 +241,7 @@ describe('Kafka producer clients when an answer is lost after the broker wrote t
     120_000,
   );
 
+  // claim: C-31
   it.each(CLIENTS)(
     '%s: a send whose caller stopped waiting before it started is never sent',
     async (client) => {

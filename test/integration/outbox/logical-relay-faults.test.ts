@@ -81,6 +81,7 @@ describe('Logical relay under faults (PostgreSQL log → Kafka)', () => {
     return verdict;
   }
 
+  // claim: C-93
   it('one instance reads the slot, the other stands by; the stand-by takes over when the reader stops', async () => {
     const { db, instances, group } = await stack('logical_standby');
     const active = await reader(instances);
@@ -115,6 +116,7 @@ describe('Logical relay under faults (PostgreSQL log → Kafka)', () => {
     expect(verdict.committed).toBeGreaterThanOrEqual(20);
   });
 
+  // claim: C-92
   it('parks a message the broker refuses, keeps its key in order behind it, and lets the slot move on', async () => {
     // Kafka refuses records over the topic's max.message.bytes for good (MESSAGE_TOO_LARGE).
     const { db, topic, instances, group } = await stack('logical_refused', [

@@ -8,6 +8,7 @@ import { CliIo, runMessagingCli } from 'nest-reliable-messaging/testing';
 import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { PostgresCluster } from '../../harness/postgres-cluster';
+import { proxyUrl } from '../../harness/proxied';
 import { createTestDatabase, TestDatabase } from '../../harness/test-database';
 import { createLogicalSchema, LogicalSchema, startLogicalCluster } from '../support/logical-cluster';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
@@ -79,6 +80,7 @@ describe('Logical relay: the slot invalidated, and recovered from the WAL archiv
       await app.get(OrdersService).place(`customer-${seq % 4}`, seq, seq);
   };
 
+  // claim: C-20, C-95
   it('says the slot was invalidated and how to recover; the recovery loses nothing', async () => {
     const relay = await start({});
     await place(relay, 1, 10);
@@ -136,11 +138,73 @@ describe('Logical relay: the slot invalidated, and recovered from the WAL archiv
     expect(verdict.outOfOrder).toEqual([]);
   });
 
-  async function cli(extra: string[]) {
+  // Defect F5 (c): a recovery that failed after the slot was replaced could not be run again ("not
+  // invalidated: nothing to recover"), and the messages it had not written yet were lost.
+  it('a recovery that fails after it replaced the slot is finished by running it again', async () => {
+    // The relays of the case before go (the consumer stays): nobody reads the slot, so that it falls behind.
+    for (const app of apps.splice(1)) await app.close();
+    const relay = await start({});
+    await place(relay, 41, 45);
+    await waitUntil(
+      'the orders are handled',
+      async () => (await settledVerdict(db, consumerDb, GROUP, 100)).lost.length === 0,
+    );
+    await relay.close();
+    const writer = await start({ enabled: false });
+    await place(writer, 46, 60);
+    await waitUntil(
+      'the slot is invalidated again',
+      async () => {
+        await cluster.query(
+          "insert into filler (pad) select repeat('x', 1000) from generate_series(1, 1500)",
+        );
+        await cluster.query('select pg_switch_wal()');
+        await cluster.query('checkpoint');
+        const [slot] = await cluster.query<{ wal_status: string }>(
+          'select wal_status from pg_replication_slots where slot_name = $1',
+          [db.names.slot],
+        );
+        return slot.wal_status === 'lost';
+      },
+      60_000,
+      200,
+    );
+    // The connection is cut as the recovery writes its first batch: after the slot was replaced.
+    const link = await proxyUrl(cluster.url, 'postgres');
+    void link.proxy.on({
+      direction: 'upstream',
+      match: (f) => /pg_logical_emit_message/.test(f.query ?? ''),
+      action: 'cut',
+    });
+    const progressFile = path.join(archive, '..', `${path.basename(archive)}-progress.json`);
+    try {
+      const failed = await cli(['--progress-file', progressFile], link.url);
+      expect(failed.code).not.toBe(0);
+    } finally {
+      await link.proxy.close();
+    }
+    const [replaced] = await cluster.query<{ wal_status: string }>(
+      'select wal_status from pg_replication_slots where slot_name = $1',
+      [db.names.slot],
+    );
+    expect(replaced.wal_status).not.toBe('lost');
+    const resumed = await cli(['--progress-file', progressFile]);
+    expect(resumed).toMatchObject({ code: 0, err: '' });
+    expect(resumed.out).toMatch(/Resumed the recovery/);
+
+    await start({});
+    const verdict = await settledVerdict(db, consumerDb, GROUP);
+    expect(verdict.committed).toBe(60);
+    expect(verdict.lost).toEqual([]);
+    expect(verdict.appliedTwice).toEqual([]);
+    expect(verdict.outOfOrder).toEqual([]);
+  });
+
+  async function cli(extra: string[], databaseUrl = cluster.url) {
     let out = '';
     let err = '';
     const io: CliIo = {
-      env: { MESSAGING_RELAY_DATABASE_URL: cluster.url },
+      env: { MESSAGING_RELAY_DATABASE_URL: databaseUrl },
       out: (text) => void (out += text),
       err: (text) => void (err += text),
       cwd: process.cwd(),

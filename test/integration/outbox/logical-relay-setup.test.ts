@@ -56,6 +56,7 @@ describe('Logical relay: startup checks and `nest-messaging relay slot`', () => 
     await expect(started).rejects.toThrow(/wal_level is 'replica'.*ALTER SYSTEM SET wal_level = logical/);
   });
 
+  // claim: C-20
   it('refuses to start without the slot, naming the command that creates it', async () => {
     const db = await createLogicalSchema(cluster, 'logical_noslot', { createSlot: false });
     cleanups.push(() => db.drop());
@@ -64,6 +65,7 @@ describe('Logical relay: startup checks and `nest-messaging relay slot`', () => 
     await expect(started).rejects.toThrow(`nest-messaging relay slot create --slot ${db.names.slot}`);
   });
 
+  // claim: C-20
   it('refuses a role without the REPLICATION attribute, unless the instance only writes', async () => {
     const db = await createLogicalSchema(cluster, 'logical_role');
     cleanups.push(() => db.drop());
@@ -81,6 +83,7 @@ describe('Logical relay: startup checks and `nest-messaging relay slot`', () => 
     await writeOnly.get(OrdersService).place('customer-1', 1, 1);
   });
 
+  // claim: C-18
   it('refuses the mode on MariaDB: the polling relay stays', async () => {
     const db = await createTestDatabase('mariadb', 'logical_mariadb');
     cleanups.push(() => db.drop());
@@ -89,6 +92,7 @@ describe('Logical relay: startup checks and `nest-messaging relay slot`', () => 
     await expect(started).rejects.toThrow(/relay\.mode: 'logical' reads PostgreSQL's log.*polling relay/s);
   });
 
+  // claim: C-97
   it('creates the slot idempotently, shows it, and refuses to drop it while it holds unread messages', async () => {
     const db = await createLogicalSchema(cluster, 'logical_cli', { createSlot: false });
     cleanups.push(() => db.drop());

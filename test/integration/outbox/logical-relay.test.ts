@@ -1,6 +1,6 @@
 import { TestingModule } from '@nestjs/testing';
 import { LogicalRelay, LogicalRoundResult } from 'nest-reliable-messaging/testing';
-import { MessagingHealthIndicator } from 'nest-reliable-messaging';
+import { MessagingHealthIndicator, newMessageId } from 'nest-reliable-messaging';
 import { infraEnv } from '../../harness/infra';
 import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
@@ -55,6 +55,7 @@ describe('Logical relay (PostgreSQL log → Kafka)', () => {
     return reader.settle();
   };
 
+  // claim: C-90, C-94
   it('publishes every committed message once, in order per key, with no outbox row', async () => {
     const rounds: LogicalRoundResult[] = [];
     const stop = app.get(LogicalRelay).onRound((round) => rounds.push(round));
@@ -86,5 +87,18 @@ describe('Logical relay (PostgreSQL log → Kafka)', () => {
     expect(relay.status()).toMatchObject({ state: 'reading', lagSeconds: 0, unconfirmed: 0 });
     const health = await app.get(MessagingHealthIndicator).relay();
     expect(health.relay).toMatchObject({ status: 'up', mode: 'logical', state: 'reading', active: true });
+  });
+
+  // claim: C-89
+  it('sends both messages of an id given twice to add() (logical mode keeps no index to refuse it)', async () => {
+    const id = newMessageId();
+    const orders = app.get(OrdersService);
+    await orders.placeWithId('customer-twice', 1, id);
+    await orders.placeWithId('customer-twice', 1, id);
+    await orders.place('customer-after', 1, 1);
+    const records = await read(ORDERS + 3);
+    const twice = records.filter((r) => r.headers['msg.id'] === id);
+    expect(twice).toHaveLength(2);
+    expect(twice[1].value).toBe(twice[0].value);
   });
 });

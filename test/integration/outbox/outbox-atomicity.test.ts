@@ -83,12 +83,14 @@ describe.each(EACH_DATABASE)('Outbox atomicity (%s + Kafka)', (_, dialect) => {
     expect(carol.map((e) => e.seq)).toEqual([1, 2]);
   });
 
+  // claim: C-21
   it('refuses to record a message outside a transaction', async () => {
     await expect(app.get(OrdersService).placeWithoutTransaction('dave')).rejects.toBeInstanceOf(
       NoActiveTransactionError,
     );
   });
 
+  // claim: C-21
   it('rolls back when a payload breaks the event schema, naming the field', async () => {
     const error = await app
       .get(OrdersService)

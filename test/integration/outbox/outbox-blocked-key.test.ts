@@ -50,6 +50,7 @@ describe.each(EACH_DATABASE)('A key whose first row cannot go (%s + RabbitMQ)', 
   const add = (work: (outbox: OutboxService) => Promise<unknown>) =>
     app.get(TransactionHost).run(() => work(app.get(OutboxService)));
 
+  // claim: C-24
   it('publishes the other destinations within two relay rounds behind 400 rows of a key whose first row was refused', async () => {
     const relay = app.get(OutboxRelay);
     await add((outbox) => outbox.add(orderPlaced(unbound), { orderId: 0, customer: 'stuck', amount: 0 }));

@@ -49,6 +49,7 @@ describe.each(EACH_DATABASE)('Lease expiry: takeover of a crashed relay (%s + Ka
     await schema.drop();
   });
 
+  // claim: C-27
   it('does not touch rows under a live lease, then republishes them once it expires', async () => {
     // The "crashed" instance: no relay of its own; it claims, publishes and then never marks.
     const crashed = await createMessagingApp(appOptions({ enabled: false }));
@@ -110,6 +111,7 @@ describe.each(EACH_DATABASE)('Lease expiry: takeover of a crashed relay (%s + Ka
     );
   });
 
+  // claim: C-28
   it('lets only the instance that holds a row mark it: a relay whose lease ran out touches nothing', async () => {
     // The survivor of the test before must not claim these rows first.
     for (const earlier of apps.splice(0)) await earlier.close();

@@ -40,6 +40,7 @@ describe('Outbox relay wakes when held rows free up (PostgreSQL + Kafka)', () =>
     await schema.drop();
   });
 
+  // claim: C-26
   it("publishes a crashed instance's rows soon after its lease expires, long before the safety poll", async () => {
     const crashed = await app({ enabled: false });
     apps.push(crashed);

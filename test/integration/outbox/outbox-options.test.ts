@@ -111,6 +111,7 @@ describe('MessagingModule options and startup checks', () => {
     expect(error.message).toContain(`  - ${path}: `);
   });
 
+  // claim: C-18
   it('names every bad option at once', async () => {
     const error = await startupError(() =>
       startMessagingModule(
@@ -137,6 +138,7 @@ describe('MessagingModule options and startup checks', () => {
     expect((error as MessagingSchemaMissingError).migration).toBe('CreateMessagingTables1764547200000');
   });
 
+  // claim: C-11
   it('names the MySQL migration and its list on MariaDB where it has not run', async () => {
     const error = await startupError(() =>
       startMessagingModule(mariadbBareDataSource, MessagingModule.forRoot(valid)),
@@ -146,6 +148,7 @@ describe('MessagingModule options and startup checks', () => {
     expect(error.message).toContain('add MysqlMessagingMigrations');
   });
 
+  // claim: C-18
   it('refuses a database it does not support at startup, naming its type', async () => {
     // A real DataSource of a type TypeORM has (CockroachDB, over the installed pg driver), never connected.
     const cockroach = new DataSource({
@@ -159,6 +162,7 @@ describe('MessagingModule options and startup checks', () => {
     expect(error.message).toMatch(/'cockroachdb' DataSource\. Supported: PostgreSQL .*MariaDB/);
   });
 
+  // claim: C-18
   it('refuses relay.notify on MariaDB (no NOTIFY), saying how the relay wakes instead', async () => {
     const error = await startupError(() =>
       startMessagingModule(

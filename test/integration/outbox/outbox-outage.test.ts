@@ -63,6 +63,7 @@ describe('Outbox relay through a Kafka outage (private broker; PostgreSQL and Ma
     await Promise.all(databases.map((db) => db.drop()));
   });
 
+  // claim: C-23
   it('keeps every row while the broker is down and publishes each once after it returns', async () => {
     // A warm producer first: the outage then also breaks an established connection, not only new ones.
     for (const { app, db } of lanes) {

@@ -92,6 +92,7 @@ describe('Outbox relay over RabbitMQ (publisher confirms, mandatory)', () => {
     expect(headers['msg.envelope-version']).toBe('1');
   });
 
+  // claim: C-23
   it('keeps an unroutable message unsent with a clear error, and delivers it once a queue is bound', async () => {
     const unrouted = uniqueName('orders_unrouted');
     rabbit.track({ exchanges: [unrouted] });

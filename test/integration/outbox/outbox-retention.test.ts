@@ -76,6 +76,7 @@ describe.each(EACH_DATABASE)('Outbox retention (%s)', (_, dialect) => {
     await db.query(`delete from messaging_outbox`);
   });
 
+  // claim: C-35
   it('lets one instance purge at a time: another waits for nothing and deletes nothing', async () => {
     await insertRows('old', 6, 2 * RETENTION_MS);
     const store = apps[0].get(OutboxStore);

@@ -57,6 +57,7 @@ describe('Outbox relay shutdown (PostgreSQL + Kafka)', () => {
     await schema.drop();
   });
 
+  // claim: C-34
   it('finishes the batch in flight, marks it sent and claims nothing more', async () => {
     const app = await newApp({ pollIntervalMs: 60_000 });
     const transport = app.get<MessageTransport>(MESSAGING_TRANSPORT);

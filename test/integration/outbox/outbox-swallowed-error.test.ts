@@ -127,6 +127,7 @@ describe.each(EACH_DATABASE)('@Outbox() over a swallowed database error (%s)', (
   const swallowedName =
     dialect === 'postgres' ? /QueryFailedError\/23505/ : /QueryFailedError\/ER_LOCK_DEADLOCK/;
 
+  // claim: C-36
   test('writes, then swallows: the call throws TransactionAbortedError; neither the row nor the event exists', async () => {
     const customer = uniqueName('write_then_swallow');
     await prepare(customer);

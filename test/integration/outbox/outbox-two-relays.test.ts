@@ -50,6 +50,7 @@ describe.each(EACH_DATABASE)('Outbox with two relay instances on one table (%s +
     await schema.drop();
   });
 
+  // claim: C-27
   it('publishes every row exactly once, whichever instance claims it, keeping per-key order', async () => {
     const relays = apps.map((app) => app.get(OutboxRelay));
     expect(relays[0].instanceId).not.toBe(relays[1].instanceId);

@@ -1,12 +1,12 @@
 import { types } from 'pg';
 import { PostgresConsolePlanStore } from 'nest-reliable-messaging/console';
-import { PostgresRedriveLedger, RedrivePlan, RedriveResult } from 'nest-reliable-messaging/redrive';
+import { PostgresRedriveLedger, RedrivePlan, RedriveResult, sealPlan } from 'nest-reliable-messaging/redrive';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
 
 const TIMESTAMPTZ = 1184;
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
-const plan: RedrivePlan = {
+const plan: RedrivePlan = sealPlan({
   version: 2,
   transport: 'rabbitmq',
   plannedBy: 'alice',
@@ -16,8 +16,7 @@ const plan: RedrivePlan = {
   createdAt: new Date().toISOString(),
   depth: 0,
   messages: [],
-  hash: `sha256:${'cd'.repeat(32)}`,
-};
+});
 
 const result: RedriveResult = {
   redriveId: '0190a1b2-0000-7000-8000-0000000000fe',

@@ -99,6 +99,7 @@ describe('The audit log as the console’s database login (issue 28)', () => {
     expect(latest.at.getTime()).toBeGreaterThanOrEqual(now.getTime() - 1);
   });
 
+  // claim: C-67
   it('refuses TRUNCATE and DELETE even to the owner, and UPDATE and DELETE of a used approval', async () => {
     for (const sql of [
       'truncate messaging_redrive_audit',
@@ -119,6 +120,7 @@ describe('The audit log as the console’s database login (issue 28)', () => {
     expect(ids).toEqual(Array.from({ length: ids.length }, (_, i) => ids[0] + i));
   });
 
+  // claim: C-67
   it('dlq history --verify passes as written, warns a login that could rewrite it, and finds a superuser’s edit', async () => {
     const verify = ['dlq', 'history', '--verify', '--limit', '1'];
     const intact = await cli(verify, roles.env(roles.redrive));
@@ -132,14 +134,34 @@ describe('The audit log as the console’s database login (issue 28)', () => {
     try {
       await superuser.query('set session_replication_role = replica');
       await superuser.query(`update messaging_redrive_audit set detail = 'nothing happened' where id = 2`);
+      // And, separately, a later one: the first break must not hide it (issue 45 item 2).
+      await superuser.query(`update messaging_redrive_audit set actor = 'mallory' where id = 20`);
     } finally {
       await superuser.end();
     }
     const broken = await cli(verify, roles.env(roles.redrive));
     expect(broken.code).toBe(1);
-    expect(broken.out).toContain('Audit chain BROKEN at entry 2');
-    expect(broken.err).toContain('hash chain is broken at entry 2');
+    expect(broken.out).toContain('Audit chain BROKEN in 2 places');
+    expect(broken.out).toContain('BROKEN at entry 2: its fields no longer give its hash');
+    expect(broken.out).toContain('BROKEN at entry 20: its fields no longer give its hash');
+    expect(broken.err).toContain('hash chain is broken at entries 2, 20');
     expect(await ledger.verifyChain({ last: 5 })).toMatchObject({ intact: true });
-    expect(await ledger.verifyChain({ last: 40 })).toMatchObject({ intact: false, brokenAt: '2' });
+    const check = await ledger.verifyChain({ last: 40 });
+    expect(check).toMatchObject({ intact: false, brokenAt: '2' });
+    expect(!check.intact && check.breaks.map((b) => b.entry)).toEqual(['2', '20']);
+    const whole = await ledger.verifyChain();
+    expect(!whole.intact && whole.breaks.map((b) => b.entry)).toEqual(['2', '20']);
+  });
+
+  it('hashes ids that are not strings as the database does: no false break (issue 45 item 2)', async () => {
+    for (const ids of ['[[1,2]]', '[1.50]', '[{"a": 1}, true]']) {
+      await asRedrive.query(
+        `insert into messaging_redrive_audit (action, actor, transport, outcome, message_ids)
+         values ('ACCESS', 'x', 'kafka', 'X', $1::jsonb)`,
+        [ids],
+      );
+    }
+    await entry('ops-after', 'after the odd ids');
+    expect(await ledger.verifyChain({ last: 4 })).toMatchObject({ intact: true, checked: 4 });
   });
 });

@@ -5,43 +5,45 @@ import {
   RedriveApproval,
   RedrivePlan,
   RedriveResult,
+  sealPlan,
 } from 'nest-reliable-messaging/redrive';
 import { AdminDatabaseRoles } from './support/admin-database-roles';
 
 const DLQ = 'orders.billing.dlq';
 
-const plan = (fingerprint: string): RedrivePlan => ({
-  version: 2,
-  transport: 'rabbitmq',
-  plannedBy: 'alice',
-  source: DLQ,
-  target: 'orders.billing',
-  group: 'billing',
-  createdAt: new Date().toISOString(),
-  depth: 1,
-  messages: [
-    {
-      position: { kind: 'queue', index: 0 },
-      messageId: '0190a1b2-0000-7000-8000-000000000001',
-      type: 'OrderPlaced',
-      failureCategory: 'PERMANENT',
-      failureCode: 'QueryFailedError/P0001',
-      attempts: 3,
-      originDestination: 'orders',
-      lastFailureAt: null,
-      redriveCount: 0,
-      previousRedriveIds: [],
-      fingerprint,
-    },
-  ],
-  hash: `sha256:${fingerprint}`,
-});
+// A real plan, sealed: the store shows only plans that match their hash (issue 45 item 1).
+const plan = (fingerprint: string): RedrivePlan =>
+  sealPlan({
+    version: 2,
+    transport: 'rabbitmq',
+    plannedBy: 'alice',
+    source: DLQ,
+    target: 'orders.billing',
+    group: 'billing',
+    createdAt: new Date().toISOString(),
+    depth: 1,
+    messages: [
+      {
+        position: { kind: 'queue', index: 0 },
+        messageId: '0190a1b2-0000-7000-8000-000000000001',
+        type: 'OrderPlaced',
+        failureCategory: 'PERMANENT',
+        failureCode: 'QueryFailedError/P0001',
+        attempts: 3,
+        originDestination: 'orders',
+        lastFailureAt: null,
+        redriveCount: 0,
+        previousRedriveIds: [],
+        fingerprint,
+      },
+    ],
+  });
 
 const approval = (p: RedrivePlan, approver = 'bob'): RedriveApproval => ({
   version: 2,
   planHash: p.hash,
   approver,
-  nonce: `nonce-${approver}`,
+  nonce: `nonce-${approver}`.padEnd(22, '0'), // the shape a real nonce has (22 base64url characters)
   approvedAt: new Date().toISOString(),
   expiresAt: new Date(Date.now() + 15 * 60_000).toISOString(),
   signature: 'c2lnbmF0dXJl',
@@ -89,6 +91,7 @@ describe('The console’s plans in the admin database (issue 29)', () => {
     await roles?.drop();
   });
 
+  // claim: C-81
   it('keeps a plan, its approval, its result and refusals across a restart of the console', async () => {
     const first = await open();
     const p = plan('aa');

@@ -19,6 +19,7 @@ describe('Redrive of a selection (Kafka)', () => {
 
   const waiting = async (dlq: string) => (await redrive.browse(dlq)).letters.map((l) => l.message.messageId);
 
+  // claim: C-73
   it('redrives a group, re-parks what lay between, skips and then discards the unredrivable one', async () => {
     const destination = uniqueName('select_k_orders');
     const dlq = await topics.create(`${destination}.billing.dlq`, 1);

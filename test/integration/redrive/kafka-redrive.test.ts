@@ -203,6 +203,7 @@ describe('Redrive on Kafka', () => {
     expect(await redrive.inspectMessage(dlq, at('0'), parked[0].headers['msg.id'])).toBeUndefined();
   });
 
+  // claim: C-73
   it('leaves a message whose copy the target refuses (NOT_CONFIRMED) in the DLQ, and those after it', async () => {
     const destination = uniqueName('redrive_k_refused');
     const dlq = await topics.create(`${destination}.billing.dlq`, 1);

@@ -135,6 +135,7 @@ describe('Kafka with SASL/SCRAM and ACLs: least privilege for services, redrive 
     await eventually(async () => expect(probe.contexts.map((c) => c.attempt)).toHaveLength(3));
   });
 
+  // claim: C-74
   it('the service principal cannot read, delete or re-create its DLQ', async () => {
     // The service's own group, on the DLQ: the broker refuses the fetch (the app is stopped meanwhile, so
     // that this consumer does not take its partitions).
@@ -168,6 +169,7 @@ describe('Kafka with SASL/SCRAM and ACLs: least privilege for services, redrive 
     expect(await dlqDepth()).toBe(1);
   });
 
+  // claim: C-70
   it('refuses an admin connection without SASL, or with SASL plain without TLS', async () => {
     expect(() =>
       fixture.service({ kind: 'kafka', brokers: broker.brokers }, credential('ops-redrive')),

@@ -18,6 +18,7 @@ describe('Redrive of a quorum dead-letter queue (RabbitMQ)', () => {
     return { workQueue, dlq, ids: messages.map((m) => m.headers['msg.id']) };
   }
 
+  // claim: C-71
   it('plans, is viewed again and again, is approved and redrives every planned message', async () => {
     const { redrive, fixture, connection } = suite;
     const { dlq, workQueue, ids } = await quorumGroup(3);

@@ -176,6 +176,7 @@ describe('Redrive guards on RabbitMQ', () => {
     }
   });
 
+  // claim: C-73
   it('leaves a message whose republish is not confirmed in the DLQ', async () => {
     const { dlq, workQueue } = await parked(2);
     const channel = await connection.createChannel();

@@ -95,6 +95,7 @@ describe('Redrive approvals signed by approvers’ own keys', () => {
     expect(JSON.stringify(approval)).not.toContain(vhost.admin.password);
   });
 
+  // claim: C-62
   it('the admin password alone approves nothing: no --approver, no key of one’s own under a keyring name', async () => {
     const dlq = await parkedDlq(2);
     await plan(dlq, 'self.json');

@@ -61,6 +61,7 @@ describe('messaging dlq (CLI) on RabbitMQ', () => {
     expect(out).toMatch(/missing\s+not found/);
   });
 
+  // claim: C-61
   it('exits with 2 when a guard refuses: no credential, the service user, 101, source = target', async () => {
     const noCredential = { MESSAGING_ADMIN_AMQP_URL: vhost.url };
     expect((await cli(['dlq', 'plan', '--source', dlq], { env: noCredential })).code).toBe(2);

@@ -55,6 +55,7 @@ describe('Redrive: one-shot approvals, one redrive of a DLQ at a time, an audit 
     await fixture?.close();
   });
 
+  // claim: C-65
   it('refuses an approval executed before, in another process, even when nothing moved the first time', async () => {
     const destination = uniqueName('once');
     const workQueue = `${destination}.billing`;
@@ -88,6 +89,7 @@ describe('Redrive: one-shot approvals, one redrive of a DLQ at a time, an audit 
     expect(log).toEqual(['PLAN:PLANNED', 'EXECUTE:INCOMPLETE', 'REFUSE:APPROVAL_USED']);
   });
 
+  // claim: C-66
   it('lets only one of two simultaneous redrives of a Kafka DLQ publish; the offset only moves forward', async () => {
     const destination = uniqueName('together');
     const dlq = await topics.create(`${destination}.billing.dlq`, 2);

@@ -64,6 +64,7 @@ describe('Redrive targets and the group that failed', () => {
     await fixture?.close();
   });
 
+  // claim: C-68
   it('refuses a msg.origin-destination planted to point the redrive at another topic', async () => {
     const destination = uniqueName('planted');
     const dlq = await topics.create(`${destination}.billing.dlq`, 1);
@@ -108,6 +109,7 @@ describe('Redrive targets and the group that failed', () => {
     expect(await depthOf(connection, workQueue)).toBe(1);
   });
 
+  // claim: C-68, C-69
   it('on Kafka, brings a message back on its key’s partition, with its real key, to the failing group only', async () => {
     const topic = await topics.create(uniqueName('groups'), 3);
     const failing = uniqueName('failing');

@@ -102,6 +102,7 @@ describe('What the redrive trusts (issue 28)', () => {
   });
 
   describe('item 1: an edited plan file', () => {
+    // claim: C-64
     it('refuses a target and group edited to another service’s work queue (hash recomputed), naming what differed', async () => {
       const { dlq, workQueue } = await parked('edited');
       const other = uniqueName('other');
@@ -193,6 +194,7 @@ describe('What the redrive trusts (issue 28)', () => {
       expect(await depthOf(connection, dlq)).toBe(1);
     });
 
+    // claim: C-63
     it('refuses one person with a broker principal and an approver key; runs with a second person', async () => {
       const { dlq, workQueue } = await parked('oneperson');
       const map = identityMap([vhost.admin.name]);
@@ -237,7 +239,80 @@ describe('What the redrive trusts (issue 28)', () => {
     });
   });
 
+  describe('issue 37 item 3: the local redrive, as the commands print it', () => {
+    /** The command a "Next, ...:" line of `out` prints, as arguments (without `nest-messaging`). */
+    const nextOf = (out: string): string[] => {
+      const line = out.split('\n').find((l) => l.startsWith('Next') || l.includes('. Next'));
+      const command = line?.slice(line.indexOf('nest-messaging dlq ')).trim();
+      expect(command).toBeDefined();
+      return command!.split(' ').slice(1);
+    };
+
+    it('plan, approve and redrive run as printed: "Next:" carries --local-plaintext, history takes it', async () => {
+      const { dlq, workQueue } = await parked('localnext');
+      const plan = await cli(['dlq', 'plan', '--source', dlq, '--out', 'local.json', '--local-plaintext']);
+      expect(plan.code).toBe(0);
+      const approve = nextOf(plan.out);
+      expect(approve).toEqual([
+        'dlq',
+        'approve',
+        '--plan',
+        'local.json',
+        '--key',
+        '<name>.approver-key.json',
+        '--local-plaintext',
+      ]);
+      const key = path.join(fixture.folder, 'jane.key.json');
+      const approved = await cli(approve.map((a) => (a === '<name>.approver-key.json' ? key : a)));
+      expect(approved.code).toBe(0);
+      const redrive = nextOf(approved.out);
+      expect(redrive).toEqual([
+        'dlq',
+        'redrive',
+        '--plan',
+        'local.json',
+        '--approval',
+        'local.approval.json',
+        '--local-plaintext',
+      ]);
+      const run = await cli(redrive);
+      expect(run.err).toBe('');
+      expect(run.code).toBe(0);
+      expect(await depthOf(connection, workQueue)).toBe(1);
+      const history = await cli(['dlq', 'history', '--source', dlq, '--local-plaintext']);
+      expect(history.code).toBe(0);
+      expect(history.out).toContain('EXECUTE');
+    });
+
+    it('refuses an approver missing from the keyring naming the fix, audited UNKNOWN_APPROVER', async () => {
+      const { dlq } = await parked('nokey');
+      writeJson('jane-only.json', {
+        version: 2,
+        people: [
+          { name: 'jane', publicKey: fixture.keys.jane.publicKey.publicKey },
+          { name: 'ops', accounts: [vhost.admin.name] },
+        ],
+      });
+      const janeOnly = { MESSAGING_ADMIN_APPROVERS: path.join(folder, 'jane-only.json') };
+      expect((await cli(['dlq', 'plan', '--source', dlq, '--out', 'nokey.json'], janeOnly)).code).toBe(0);
+      approvalFile('nokey.approval.json', readJson('nokey.json'), 'bob');
+      const run = await cli(
+        ['dlq', 'redrive', '--plan', 'nokey.json', '--approval', 'nokey.approval.json'],
+        janeOnly,
+      );
+      expect(run.code).toBe(2);
+      expect(run.err).toContain("the approver 'bob' is not in the approver keyring");
+      expect(run.err).toContain('the keyring file whose path MESSAGING_ADMIN_APPROVERS gives');
+      expect(run.err).not.toContain('Approve the plan you mean to run');
+      const history = await cli(['dlq', 'history', '--source', dlq]);
+      expect(history.out).toContain('UNKNOWN_APPROVER');
+      expect(history.out).not.toContain('APPROVAL_MISMATCH');
+      expect(await depthOf(connection, dlq)).toBe(1);
+    });
+  });
+
   describe('item 6: text planted in the DLQ', () => {
+    // claim: C-72
     it('reaches the terminal escaped on the refusal path', async () => {
       const planted = 'x\u001b]0;pwned\u0007\u001b[2J\u202eevil\u200b';
       const { dlq } = await parked('planted', planted);

@@ -32,6 +32,7 @@ describe.each(CASES)(
   (_, transport, policy) => {
     const suite = useConsumerProcesses(`attempts_${transport}`);
 
+    // claim: C-48
     it('runs the remaining attempts only, then dead-letters the message at maxAttempts', async () => {
       const destination = uniqueName(`attempts_${transport}`);
       const group = uniqueName('g');

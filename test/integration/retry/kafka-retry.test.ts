@@ -1,6 +1,11 @@
 import {
+  ConsumerOptions,
   MessagingConfigurationError,
+  FailureCategory,
+  MessageHandlingError,
   MessagingMetrics,
+  PermanentError,
+  RetryLaterError,
   RetryMode,
   RetryOrdering,
   RetryPolicyOptions,
@@ -34,6 +39,7 @@ describe.each(EACH_DATABASE)('Retry policies on Kafka (%s)', (_, dialect) => {
     policy: RetryPolicyOptions | undefined,
     probe = new ConsumerProbe(),
     retryDefault?: RetryPolicyOptions,
+    consumers?: ConsumerOptions,
   ) {
     const topic = await topics.create(uniqueName(prefix), 1);
     const group = uniqueName(`${prefix}_g`);
@@ -44,7 +50,7 @@ describe.each(EACH_DATABASE)('Retry policies on Kafka (%s)', (_, dialect) => {
       group,
       policy,
       probe,
-      messaging: { retryDefaults: retryDefault && { [topic]: retryDefault } },
+      messaging: { retryDefaults: retryDefault && { [topic]: retryDefault }, consumers },
     });
     return { topic, group, probe, app };
   }
@@ -52,6 +58,7 @@ describe.each(EACH_DATABASE)('Retry policies on Kafka (%s)', (_, dialect) => {
   const handled = (group: string) => handledOrders(suite.schema, group);
   const five = (topic: string) => [1, 2, 3, 4, 5].map((seq) => orderMessage(topic, { customer: 'k', seq }));
 
+  // claim: C-51
   test('PAUSE_PARTITION: retries in place, applies once at attempt k+1, later messages wait (order kept)', async () => {
     const probe = new ConsumerProbe();
     probe.failUntilAttempt.set(1, 3);
@@ -195,6 +202,39 @@ describe.each(EACH_DATABASE)('Retry policies on Kafka (%s)', (_, dialect) => {
     await dlq.stop();
   });
 
+  it.each([
+    ['PAUSE_PARTITION', { mode: RetryMode.PAUSE_PARTITION }],
+    ['RETRY_DESTINATION', { mode: RetryMode.RETRY_DESTINATION, ordering: RetryOrdering.ALLOW_REORDER }],
+    ['INLINE', { mode: RetryMode.INLINE, ordering: RetryOrdering.ALLOW_REORDER }],
+  ] as const)(
+    'dead-letters a PermanentError on its first failure (%s), while a VALIDATION MessageHandlingError is retried',
+    async (_mode, mode) => {
+      const probe = new ConsumerProbe();
+      probe.failWith.set(1, () => new PermanentError('POST_TITLE_MISSING'));
+      probe.failWith.set(2, (attempt) =>
+        attempt < 3 ? new MessageHandlingError(FailureCategory.VALIDATION, 'POST_TITLE_MISSING') : undefined,
+      );
+      const { topic, group } = await start('permanent', { maxAttempts: 4, backoff: FAST, ...mode }, probe);
+      await raw.send(five(topic));
+
+      await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(5));
+      await eventually(async () =>
+        expect((await handled(group)).map((r) => r.seq).sort()).toEqual([2, 3, 4, 5]),
+      );
+      const dlq = await new TopicReader(`${topic}.${group}.dlq`, kafka).start();
+      const [parked] = await dlq.waitFor(1);
+      await dlq.stop();
+      expect(parked.headers).toMatchObject({
+        'msg.failure-category': 'VALIDATION',
+        'msg.failure-code': 'POST_TITLE_MISSING',
+        'msg.retry-attempt': '1',
+      });
+      expect(probe.seqs.filter((seq) => seq === 1)).toHaveLength(1); // one handler run, then the DLQ
+      expect(probe.seqs.filter((seq) => seq === 2)).toHaveLength(3);
+    },
+  );
+
+  // claim: C-46
   it('dead-letters a DESERIALIZATION failure on its first delivery, policy or not', async () => {
     const probe = new ConsumerProbe();
     const { topic, group } = await start(
@@ -214,6 +254,7 @@ describe.each(EACH_DATABASE)('Retry policies on Kafka (%s)', (_, dialect) => {
     expect(probe.invocations).toBe(1);
   });
 
+  // claim: C-44
   it('keeps the source unsettled while the DLQ refuses the copy, and settles once it is confirmed', async () => {
     const probe = new ConsumerProbe();
     probe.alwaysFail.add(1);
@@ -246,7 +287,7 @@ describe.each(EACH_DATABASE)('Retry policies on Kafka (%s)', (_, dialect) => {
     await dlq.stop();
   });
 
-  it('parks a message no handler can take in the DLQ under a RETRY_DESTINATION default, not in a retry topic', async () => {
+  it("parks a message no handler can take in the DLQ under a RETRY_DESTINATION default, not in a retry topic (unhandledTypes: 'dead-letter')", async () => {
     const probe = new ConsumerProbe();
     const fallback = {
       maxAttempts: 3,
@@ -255,7 +296,7 @@ describe.each(EACH_DATABASE)('Retry policies on Kafka (%s)', (_, dialect) => {
       backoff: FAST,
     };
     const inline = { maxAttempts: 3, mode: RetryMode.INLINE, backoff: FAST };
-    const { topic, group } = await start('deflt', inline, probe, fallback);
+    const { topic, group } = await start('deflt', inline, probe, fallback, { unhandledTypes: 'dead-letter' });
     const [first, second] = five(topic);
     await raw.send([withHeaders(first, { 'msg.type': 'OrderShipped' }), second]);
 
@@ -278,6 +319,7 @@ describe.each(EACH_DATABASE)('Retry policies on Kafka (%s)', (_, dialect) => {
     expect((error as Error).message).toMatch(/retryDefaults\['baddefault_[a-z0-9_]+'\].*BROKER_DELAYED/s);
   });
 
+  // claim: C-49
   it('ignores failure headers a producer put on a message of the destination itself', async () => {
     const probe = new ConsumerProbe();
     probe.alwaysFail.add(1);
@@ -297,6 +339,7 @@ describe.each(EACH_DATABASE)('Retry policies on Kafka (%s)', (_, dialect) => {
     expect(Date.parse(parked.headers['msg.first-failure-at'])).toBeGreaterThanOrEqual(sentAt - 1_000);
   });
 
+  // claim: C-18
   it('refuses at startup a policy Kafka cannot honour, naming the class and method', async () => {
     const error = await start('nodelay', { maxAttempts: 3, mode: RetryMode.BROKER_DELAYED }).catch(
       (e: unknown) => e,
@@ -304,5 +347,70 @@ describe.each(EACH_DATABASE)('Retry policies on Kafka (%s)', (_, dialect) => {
     expect(error).toBeInstanceOf(MessagingConfigurationError);
     expect((error as Error).message).toMatch(/OrdersConsumer\.onOrderPlaced/);
     expect((error as Error).message).toMatch(/BROKER_DELAYED/);
+  });
+
+  describe("a handler's own retry delay (RetryLaterError, an HTTP 429's Retry-After)", () => {
+    /** 50 ms doubling to 5 s over 8 attempts: the policy's longest delay is 3.2 s, its first under 50 ms. */
+    const SLOW_CEILING = { initialDelayMs: 50, multiplier: 2, maxDelayMs: 5_000 };
+    const tooManyRequests = (seconds: string) =>
+      Object.assign(new Error('Request failed with status code 429'), {
+        name: 'AxiosError',
+        response: { status: 429, headers: { 'retry-after': seconds } },
+      });
+
+    it.each([
+      ['PAUSE_PARTITION', RetryMode.PAUSE_PARTITION, RetryOrdering.PRESERVE],
+      ['RETRY_DESTINATION', RetryMode.RETRY_DESTINATION, RetryOrdering.ALLOW_REORDER],
+      ['INLINE', RetryMode.INLINE, RetryOrdering.ALLOW_REORDER],
+    ])(
+      '%s: the next attempt comes no sooner than the RetryLaterError asked, far later than the backoff',
+      async (_, mode, ordering) => {
+        const probe = new ConsumerProbe();
+        probe.failWith.set(1, (attempt) => (attempt === 1 ? new RetryLaterError(1_500) : undefined));
+        const policy = { maxAttempts: 8, mode, ordering, backoff: SLOW_CEILING };
+        const { topic, group } = await start('later', policy, probe);
+        await raw.send(five(topic));
+
+        await eventually(async () => expect(await handled(group)).toHaveLength(5));
+        expect(probe.attemptsOf(1)).toEqual([1, 2]);
+        expect(probe.gapAfterAttempt(1, 1)).toBeGreaterThanOrEqual(1_450); // 1.5 s asked (a timer may fire a ms early)
+        const dlq = await new TopicReader(`${topic}.${group}.dlq`, kafka).start();
+        expect(await dlq.settle()).toEqual([]);
+        await dlq.stop();
+      },
+    );
+
+    it("honours an HTTP client's 429 Retry-After, and caps a delay past the policy's longest", async () => {
+      const probe = new ConsumerProbe();
+      probe.failWith.set(1, (attempt) => (attempt === 1 ? tooManyRequests('2') : undefined));
+      probe.failWith.set(2, (attempt) => (attempt === 1 ? new RetryLaterError(3_600_000) : undefined));
+      const policy = { maxAttempts: 8, mode: RetryMode.PAUSE_PARTITION, backoff: SLOW_CEILING };
+      const { topic, group } = await start('later429', policy, probe);
+      await raw.send(five(topic));
+
+      await eventually(async () => expect(await handled(group)).toHaveLength(5));
+      expect(probe.gapAfterAttempt(1, 1)).toBeGreaterThanOrEqual(1_950);
+      // An hour asked, 3.2 s at most waited (the policy's longest delay): a generous bound, far below the hour.
+      expect(probe.gapAfterAttempt(2, 1)).toBeGreaterThanOrEqual(3_150);
+      expect(probe.gapAfterAttempt(2, 1)).toBeLessThan(60_000);
+    });
+
+    it('still dead-letters after maxAttempts, whatever the delay asked', async () => {
+      const probe = new ConsumerProbe();
+      probe.failWith.set(1, () => new RetryLaterError(100, { code: 'QUOTA' }));
+      const policy = { maxAttempts: 2, mode: RetryMode.PAUSE_PARTITION, backoff: SLOW_CEILING };
+      const { topic, group } = await start('laterdlq', policy, probe);
+      await raw.send(five(topic));
+
+      await eventually(async () => expect(await committedTotal(kafka, group, topic)).toBe(5));
+      const dlq = await new TopicReader(`${topic}.${group}.dlq`, kafka).start();
+      const [parked] = await dlq.waitFor(1);
+      await dlq.stop();
+      expect(parked.headers).toMatchObject({
+        'msg.failure-category': 'TRANSIENT',
+        'msg.failure-code': 'QUOTA',
+        'msg.retry-attempt': '2',
+      });
+    });
   });
 });

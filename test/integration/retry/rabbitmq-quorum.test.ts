@@ -75,6 +75,7 @@ describe('Quorum queues on RabbitMQ', () => {
   };
   const depth = async (queue: string) => depthOf(await rabbit.connect(), queue);
 
+  // claim: C-54
   test('BROKER_DELAYED: retries through quorum TTL tiers that dead-letter at-least-once, applies once', async () => {
     const probe = new ConsumerProbe();
     probe.failUntilAttempt.set(1, 3);
@@ -124,6 +125,7 @@ describe('Quorum queues on RabbitMQ', () => {
     },
   );
 
+  // claim: C-56
   test.each(['declare', 'verify'] as const)(
     '%s mode: a classic queue where quorum is configured stops the service, naming the queue',
     async (topology) => {
@@ -205,6 +207,7 @@ describe('Quorum queues on RabbitMQ', () => {
       await run('rabbitmqctl', args);
     };
 
+    // claim: C-14, C-55
     test("dead-letters a message returned more than 20 times into the group's DLQ with its neighbours, none dropped", async () => {
       const { destination, group, app } = await start('qlimit', undefined);
       await app.close(); // no consumer of the library's: the crash loop below is the only one
@@ -232,6 +235,7 @@ describe('Quorum queues on RabbitMQ', () => {
       }
     });
 
+    // claim: C-54
     test.each(['declare', 'verify'] as const)(
       '%s mode: a quorum queue declared before the limit keeps working, and startup says which policy protects it',
       async (topology) => {

@@ -1,6 +1,15 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { MessagingConfigurationError, RetryMode, RetryPolicyOptions } from 'nest-reliable-messaging';
+import {
+  ConsumerOptions,
+  FailureCategory,
+  MessageHandlingError,
+  MessagingConfigurationError,
+  PermanentError,
+  RetryLaterError,
+  RetryMode,
+  RetryPolicyOptions,
+} from 'nest-reliable-messaging';
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 import { EACH_DATABASE, postgresOnly } from '../../harness/test-database';
@@ -32,6 +41,7 @@ describe.each(EACH_DATABASE)('Retry policies on RabbitMQ (%s)', (_, dialect) => 
     probe = new ConsumerProbe(),
     names = { destination: uniqueName(prefix), group: uniqueName('g') },
     retryDefault?: RetryPolicyOptions,
+    consumers: ConsumerOptions = {},
   ) {
     const { destination, group } = names;
     rabbit.trackConsumer(destination, group); // its exchange, queue, retry tiers and DLQ
@@ -42,7 +52,7 @@ describe.each(EACH_DATABASE)('Retry policies on RabbitMQ (%s)', (_, dialect) => 
       policy,
       probe,
       messaging: {
-        consumers: { concurrency: 1 },
+        consumers: { concurrency: 1, ...consumers },
         retryDefaults: retryDefault && { [destination]: retryDefault },
       },
     });
@@ -79,6 +89,7 @@ describe.each(EACH_DATABASE)('Retry policies on RabbitMQ (%s)', (_, dialect) => 
     }
   });
 
+  // claim: C-47
   it('BROKER_DELAYED: keeps full jitter, so retries do not all wait the first tier', async () => {
     const MESSAGES = 40;
     const probe = new ConsumerProbe();
@@ -146,6 +157,7 @@ describe.each(EACH_DATABASE)('Retry policies on RabbitMQ (%s)', (_, dialect) => 
     },
   );
 
+  // claim: C-51
   it('REJECT: nacks a non-retryable failure without requeue: dropped, no copy, never delivered again', async () => {
     const probe = new ConsumerProbe();
     probe.refuse.add(1);
@@ -180,6 +192,35 @@ describe.each(EACH_DATABASE)('Retry policies on RabbitMQ (%s)', (_, dialect) => 
     expect(probe.invocations).toBe(3);
   });
 
+  it.each([
+    ['BROKER_DELAYED', RetryMode.BROKER_DELAYED],
+    ['INLINE', RetryMode.INLINE],
+  ] as const)(
+    'dead-letters a PermanentError on its first failure (%s), while a VALIDATION MessageHandlingError is retried',
+    async (_name, mode) => {
+      const probe = new ConsumerProbe();
+      probe.failWith.set(1, () => new PermanentError('POST_TITLE_MISSING'));
+      probe.failWith.set(2, (attempt) =>
+        attempt < 3 ? new MessageHandlingError(FailureCategory.VALIDATION, 'POST_TITLE_MISSING') : undefined,
+      );
+      const { destination, group } = await start('permanent', { maxAttempts: 4, mode, backoff: FAST }, probe);
+      await publishRaw(await rabbit.connect(), three(destination));
+
+      const dlq = `${destination}.${group}.dlq`;
+      await eventually(async () => expect(await depth(dlq)).toBe(1));
+      await eventually(async () => expect((await handled(group)).map((r) => r.seq).sort()).toEqual([2, 3]));
+      const [parked] = await drainQueue(await rabbit.connect(), dlq);
+      expect(parked.properties.headers).toMatchObject({
+        'msg.failure-category': 'VALIDATION',
+        'msg.failure-code': 'POST_TITLE_MISSING',
+      });
+      expect(String(parked.properties.headers?.['msg.retry-attempt'])).toBe('1');
+      expect(probe.seqs.filter((seq) => seq === 1)).toHaveLength(1); // one handler run, then the DLQ
+      expect(probe.seqs.filter((seq) => seq === 2)).toHaveLength(3);
+    },
+  );
+
+  // claim: C-46
   it('dead-letters a DESERIALIZATION failure on its first delivery', async () => {
     const probe = new ConsumerProbe();
     const { destination, group } = await start(
@@ -198,6 +239,7 @@ describe.each(EACH_DATABASE)('Retry policies on RabbitMQ (%s)', (_, dialect) => 
     expect(probe.invocations).toBe(0);
   });
 
+  // claim: C-44
   it('leaves the source unacked while the DLQ refuses the copy (nothing lost), then settles', async () => {
     const probe = new ConsumerProbe();
     probe.alwaysFail.add(1);
@@ -234,12 +276,14 @@ describe.each(EACH_DATABASE)('Retry policies on RabbitMQ (%s)', (_, dialect) => 
     await admin.close();
   });
 
-  it('parks a message no handler can take in the DLQ under a BROKER_DELAYED default, and goes on with its key', async () => {
+  it("parks a message no handler can take in the DLQ under a BROKER_DELAYED default, and goes on with its key (unhandledTypes: 'dead-letter')", async () => {
     const probe = new ConsumerProbe();
     const names = { destination: uniqueName('deflt'), group: uniqueName('g') };
     const fallback = { maxAttempts: 3, mode: RetryMode.BROKER_DELAYED, backoff: FAST };
     const inline = { maxAttempts: 3, mode: RetryMode.INLINE, backoff: FAST };
-    const { destination, group } = await start('deflt', inline, probe, names, fallback);
+    const { destination, group } = await start('deflt', inline, probe, names, fallback, {
+      unhandledTypes: 'dead-letter',
+    });
     const [first, second] = three(destination);
     await publishRaw(await rabbit.connect(), [withHeaders(first, { 'msg.type': 'OrderShipped' }), second]);
 
@@ -284,11 +328,60 @@ describe.each(EACH_DATABASE)('Retry policies on RabbitMQ (%s)', (_, dialect) => 
     },
   );
 
+  // claim: C-18
   it('refuses at startup a policy RabbitMQ cannot honour, naming the class and method', async () => {
     const error = await start('nopause', { maxAttempts: 3, mode: RetryMode.PAUSE_PARTITION }).catch(
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(MessagingConfigurationError);
     expect((error as Error).message).toMatch(/OrdersConsumer\.onOrderPlaced.*PAUSE_PARTITION/s);
+  });
+
+  describe("a handler's own retry delay (RetryLaterError, an HTTP 503's Retry-After)", () => {
+    /** 50 ms doubling to 5 s over 8 attempts: the policy's longest delay is 3.2 s, its first under 50 ms. */
+    const SLOW_CEILING = { initialDelayMs: 50, multiplier: 2, maxDelayMs: 5_000 };
+
+    it.each([
+      ['BROKER_DELAYED', RetryMode.BROKER_DELAYED],
+      ['INLINE', RetryMode.INLINE],
+    ])(
+      '%s: the next attempt comes no sooner than the RetryLaterError asked, far later than the backoff',
+      async (_, mode) => {
+        const probe = new ConsumerProbe();
+        probe.failWith.set(1, (attempt) => (attempt === 1 ? new RetryLaterError(1_500) : undefined));
+        const { destination, group } = await start(
+          'later',
+          { maxAttempts: 8, mode, backoff: SLOW_CEILING },
+          probe,
+        );
+        await publishRaw(await rabbit.connect(), three(destination));
+
+        await eventually(async () => expect(await handled(group)).toHaveLength(3));
+        expect(probe.attemptsOf(1)).toEqual([1, 2]);
+        expect(probe.gapAfterAttempt(1, 1)).toBeGreaterThanOrEqual(1_450); // 1.5 s asked (a timer may fire a ms early)
+        expect(await depth(`${destination}.${group}.dlq`)).toBe(0);
+      },
+    );
+
+    it("honours a fetch Response's 503 Retry-After (ky, ofetch), as an HTTP date too", async () => {
+      const probe = new ConsumerProbe();
+      const unavailable = (retryAfter: string) =>
+        Object.assign(new Error('Service Unavailable'), {
+          name: 'HTTPError',
+          response: new Response(null, { status: 503, headers: { 'Retry-After': retryAfter } }),
+        });
+      probe.failWith.set(1, (attempt) => (attempt === 1 ? unavailable('2') : undefined));
+      probe.failWith.set(2, (attempt) =>
+        attempt === 1 ? unavailable(new Date(Date.now() + 3_000).toUTCString()) : undefined,
+      );
+      const policy = { maxAttempts: 8, mode: RetryMode.BROKER_DELAYED, backoff: SLOW_CEILING };
+      const { destination, group } = await start('later503', policy, probe);
+      await publishRaw(await rabbit.connect(), three(destination));
+
+      await eventually(async () => expect(await handled(group)).toHaveLength(3));
+      expect(probe.gapAfterAttempt(1, 1)).toBeGreaterThanOrEqual(1_950);
+      // An HTTP date has whole seconds: at least two of the three seconds asked are left when it is read.
+      expect(probe.gapAfterAttempt(2, 1)).toBeGreaterThanOrEqual(1_950);
+    });
   });
 });

@@ -1,7 +1,8 @@
 /**
  * A consumer application in a process of its own, for tests that SIGKILL it. Configured by environment:
  * SCHEMA, DESTINATION, GROUP, TRANSPORT (kafka|rabbitmq), DELAY_MS, and optionally POLICY (a retry policy as
- * JSON), ALWAYS_FAIL (seqs, comma-separated) and JITTER=max (every backoff draws its longest delay). Prints
+ * JSON), ALWAYS_FAIL (seqs, comma-separated), JITTER=max (every backoff draws its longest delay) and
+ * SESSION_TIMEOUT_MS (Kafka's session timeout, default 8000). Prints
  * READY once consuming, and `ATTEMPT <message id> <attempt>` on each handler invocation.
  * Run with: node -r ts-node/register/transpile-only -r tsconfig-paths/register consumer-process.ts
  */
@@ -31,7 +32,11 @@ async function main(): Promise<void> {
     transport:
       env('TRANSPORT') === 'rabbitmq'
         ? rabbitTransport()
-        : { kind: 'kafka', brokers: infraEnv().kafkaBrokers, sessionTimeoutMs: 8_000 },
+        : {
+            kind: 'kafka',
+            brokers: infraEnv().kafkaBrokers,
+            sessionTimeoutMs: Number(process.env.SESSION_TIMEOUT_MS ?? 8_000),
+          },
     // JITTER=max: the library's clock draws the longest delay every backoff allows.
     clock: process.env.JITTER === 'max' ? { ...systemClock, random: () => 0.999_999 } : undefined,
     entities: [HandledOrder],

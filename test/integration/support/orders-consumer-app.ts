@@ -1,5 +1,6 @@
 import { TestingModule } from '@nestjs/testing';
 import { RetryPolicyOptions, TransportOptions } from 'nest-reliable-messaging';
+import { ConsumerOrchestrator } from 'nest-reliable-messaging/testing';
 import { createMessagingApp, MessagingAppOptions } from './messaging-app';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from './orders-consumer.fixture';
 import { orderPlaced } from './orders.fixture';
@@ -44,5 +45,25 @@ export async function startOrdersConsumer(
 ): Promise<TestingModule> {
   const app = await ordersConsumerApp(suite.schema, options);
   suite.apps.push(app);
+  await consumersJoined(app);
   return app;
+}
+
+/**
+ * Waits until the app's consumer groups have joined: bootstrap no longer waits for a Kafka group to join
+ * (issue 37), and these suites publish at once, expecting the group to take part from the first message (a
+ * retry tier joining later rebalanced the group while the first messages were handled: kafka-retry's
+ * ALLOW_REORDER case failed in CI).
+ */
+export async function consumersJoined(app: TestingModule, timeoutMs = 60_000): Promise<void> {
+  const consumers = app.get(ConsumerOrchestrator);
+  const deadline = Date.now() + timeoutMs;
+  while (consumers.joiningGroups().length > 0) {
+    if (Date.now() > deadline) {
+      throw new Error(
+        `Consumer groups still joining after ${timeoutMs} ms: ${consumers.joiningGroups().join(', ')}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

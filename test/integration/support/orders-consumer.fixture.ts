@@ -51,6 +51,10 @@ export class ConsumerProbe {
   readonly alwaysFail = new Set<number>();
   /** seq → fail with a non-retryable error (AUTHORIZATION), every time. */
   readonly refuse = new Set<number>();
+  /** seq → the error to fail with on an attempt (after writing), or undefined to succeed. */
+  readonly failWith = new Map<number, (attempt: number) => Error | undefined>();
+  /** When each invocation began (`Date.now()`), beside `contexts`. */
+  readonly invokedAt: number[] = [];
   delayMs = 0;
   readonly contexts: MessageContext[] = [];
   /** Each invocation's `seq` (beside `contexts`, in the same order). */
@@ -62,6 +66,12 @@ export class ConsumerProbe {
   /** The attempts the handler was called with for message `seq`, in order. */
   attemptsOf(seq: number): number[] {
     return this.contextsOf(seq).map((c) => c.attempt);
+  }
+  /** The time from message `seq`'s attempt `n` to its attempt `n + 1`, ms. */
+  gapAfterAttempt(seq: number, n: number): number {
+    const times = this.invokedAt.filter((_, i) => this.seqs[i] === seq);
+    const attempts = this.attemptsOf(seq);
+    return times[attempts.indexOf(n + 1)] - times[attempts.indexOf(n)];
   }
   /** Called on every invocation, before the handler writes or fails. */
   onInvocation?: (context: MessageContext) => void;
@@ -84,6 +94,7 @@ export function ordersConsumer(event: OrderPlacedEvent, group: string, policy?: 
     @maybePolicy
     async onOrderPlaced(order: OrderPayload, context: MessageContext): Promise<void> {
       this.probe.invocations += 1;
+      this.probe.invokedAt.push(Date.now());
       this.probe.contexts.push(context);
       this.probe.seqs.push(order.seq);
       this.probe.onInvocation?.(context);
@@ -98,6 +109,8 @@ export function ordersConsumer(event: OrderPlacedEvent, group: string, policy?: 
         }),
       );
       const seq = order.seq ?? -1;
+      const failure = this.probe.failWith.get(seq)?.(context.attempt);
+      if (failure !== undefined) throw failure;
       if (this.probe.refuse.has(seq))
         throw new MessageHandlingError(FailureCategory.AUTHORIZATION, 'FORBIDDEN');
       if (this.probe.alwaysFail.has(seq)) throw new FlakyDownstreamError();

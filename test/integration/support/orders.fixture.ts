@@ -53,6 +53,14 @@ export class OrdersService {
     return order;
   }
 
+  /** Places an order whose event carries the message id given (as an application may give its own). */
+  @Outbox()
+  async placeWithId(customer: string, seq: number, messageId: string): Promise<Order> {
+    const order = await this.orders.save(this.orders.create({ customer, amount: 1 }));
+    await this.outbox.add(this.event.event, { orderId: 0, customer, amount: 1, seq }, { messageId });
+    return order;
+  }
+
   /** Places an order and then fails: nothing may survive. */
   @Outbox()
   async placeThenFail(customer: string): Promise<never> {

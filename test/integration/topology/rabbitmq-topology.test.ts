@@ -82,6 +82,7 @@ describe('RabbitMQ topology declared by the admin, checked by the services', () 
     rmSync(topologyFile, { force: true });
   });
 
+  // claim: C-19
   it('a service in verify mode stops at startup, naming what is missing and how to declare it', async () => {
     const error = await app('verify').then(
       (started) => {
@@ -120,6 +121,7 @@ describe('RabbitMQ topology declared by the admin, checked by the services', () 
     }
   });
 
+  // claim: C-74
   it('a service credential can neither delete its DLQ nor re-declare it with x-message-ttl 0', async () => {
     const attempts: Record<string, (channel: amqp.Channel) => Promise<unknown>> = {
       delete: (c) => c.deleteQueue(dlq),

@@ -5,6 +5,7 @@ import {
   AdminDatabaseOptions,
   ApproverKeyring,
   ApproverSigner,
+  checkAdminConnection,
   parseKeySecret,
   RedriveBroker,
   type KeySecret,
@@ -41,6 +42,11 @@ export interface OpsConsoleConfig {
   readonly credential?: AdminCredential;
   readonly database: AdminDatabaseOptions;
   readonly keySecret?: KeySecret;
+  /**
+   * `MESSAGING_ADMIN_CARRY_HEADERS`: the services' `deadLetter.carryHeaders`, comma-separated (as for the CLI):
+   * the headers besides the library's own that a redriven copy keeps.
+   */
+  readonly carryHeaders: readonly string[];
 }
 
 /** Reads and checks the environment; throws one error naming every variable that is wrong. */
@@ -56,6 +62,9 @@ export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsC
       .map((s) => s.trim())
       .filter(Boolean);
   const { broker, credential } = brokerOf(env);
+  // Local mode (no identity map, unencrypted approver keys) for brokers on this machine only, SASL or not:
+  // refused before any key is read.
+  checkAdminConnection(broker);
   const local = broker.allowPlaintextLocal === true;
   const keyring = env.MESSAGING_ADMIN_APPROVERS
     ? ApproverKeyring.parse(JSON.parse(await fs.readFile(env.MESSAGING_ADMIN_APPROVERS, 'utf8')))
@@ -106,6 +115,7 @@ export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsC
     keySecret: env.MESSAGING_KEY_SECRET
       ? parseKeySecret(env.MESSAGING_KEY_SECRET, 'MESSAGING_KEY_SECRET')
       : undefined,
+    carryHeaders: list('MESSAGING_ADMIN_CARRY_HEADERS'),
   };
 }
 

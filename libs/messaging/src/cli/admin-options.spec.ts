@@ -57,6 +57,7 @@ describe(resolveAdminOptions.name, () => {
     ).toMatchObject({ kind: 'kafka', brokers: ['127.0.0.1:9000'] });
   });
 
+  // claim: C-70
   it('refuses --amqp-url carrying a password: secrets come from the environment only', () => {
     const flags = { amqpUrl: 'amqp://ops:S3cr3t@rabbit:5672/' };
     expect(message(() => resolveAdminOptions(flags, {}))).toMatch(/must not carry a password/);

@@ -28,6 +28,8 @@ export const AdminEnv = {
   TOPOLOGY: 'MESSAGING_ADMIN_TOPOLOGY',
   /** `true`: local development, as `--local-plaintext`. */
   LOCAL_PLAINTEXT: 'MESSAGING_ADMIN_LOCAL_PLAINTEXT',
+  /** Header names a redriven copy keeps besides the library's own: the services' `deadLetter.carryHeaders`, comma-separated. */
+  CARRY_HEADERS: 'MESSAGING_ADMIN_CARRY_HEADERS',
   /** The services' key secret: restores real keys on redrive. */
   KEY_SECRET: 'MESSAGING_KEY_SECRET',
   /** Opens an approver's encrypted private key. */

@@ -37,6 +37,7 @@ describe('optional-peer', () => {
       expect(requirePeer<{ Kafka: unknown }>('kafkajs').Kafka).toBeDefined();
     });
 
+    // claim: C-5
     it('names the package, the feature and the install command when the peer is missing', () => {
       uninstall('amqplib');
       const error = (() => {

@@ -6,6 +6,7 @@ describe(peerVersionWarnings.name, () => {
     (name: string): string | undefined =>
       map[name];
 
+  // claim: C-4
   it('warns about @nestjs/typeorm 12 beside Nest 11, with the command that fixes it', () => {
     const [warning, ...rest] = peerVersionWarnings(
       versions({ '@nestjs/core': '11.2.10', '@nestjs/typeorm': '12.0.2' }),

@@ -175,14 +175,35 @@ describe(ConsoleGate.name, () => {
       const { gate: g, authenticator } = gate({ ms: 0 });
       let release: () => void = () => undefined;
       authenticator.hold = new Promise<void>((resolve) => (release = resolve));
-      const answers = Array.from({ length: 25 }, (_, i) => attempt(g, 'victor', 'victor-pw', `10.1.0.${i}`));
+      // Different accounts from different addresses: no limit of the guard's applies, only the concurrency.
+      const answers = Array.from({ length: 25 }, (_, i) => attempt(g, `user-${i}`, 'pw', `10.1.0.${i}`));
       const busy = await Promise.all(answers.slice(22));
       expect(busy.map((a) => a.statusCode)).toEqual([503, 503, 503]);
       release();
       expect((await Promise.all(answers.slice(0, 22))).map((a) => a.statusCode)).toEqual(
-        Array.from({ length: 22 }, () => 303),
+        Array.from({ length: 22 }, () => 401),
       );
       expect(authenticator.most).toBe(2);
+      // The refused (busy) ones were not counted as failures of their accounts.
+      expect((await attempt(g, 'user-24', 'pw', '10.1.0.24')).statusCode).toBe(401);
+    });
+
+    // Issue 45 item 4: the limit was checked before the password and failures counted after it, so a burst
+    // sent together had every password checked, and the right one among them signed in.
+    it('a burst of 21 wrong guesses sent together with the right password: at most 5 checked, no sign-in', async () => {
+      const { gate: g, authenticator } = gate({ ms: 0 }, { signIn: { maxWaiting: 100 } });
+      let release: () => void = () => undefined;
+      authenticator.hold = new Promise<void>((resolve) => (release = resolve));
+      const guesses = Array.from({ length: 21 }, (_, i) => attempt(g, 'alice', `guess-${i}`, `10.2.0.${i}`));
+      const right = attempt(g, 'alice', 'alice-pw', '10.2.1.1');
+      release();
+      const answers = await Promise.all([...guesses, right]);
+      expect(authenticator.calls.length).toBeLessThanOrEqual(5);
+      expect(answers.filter((a) => a.statusCode === 303)).toHaveLength(0);
+      expect((await right).statusCode).toBe(429);
+      // Locked now: the right password is refused without being checked.
+      expect((await attempt(g, 'alice', 'alice-pw', '10.2.1.2')).statusCode).toBe(429);
+      expect(authenticator.calls.length).toBeLessThanOrEqual(5);
     });
 
     it('with secureCookies: __Host- cookies, Secure, path /, and HSTS', async () => {

@@ -3,7 +3,7 @@ import { AnonymousRefusals } from './anonymous-refusals';
 import { ConsoleAction, mayDo } from './console-access';
 import { ConsoleCookies } from './console-cookies';
 import { ConsoleRequest, ConsoleResponse, field, sendPage } from './console-http';
-import { ConsoleRole, MessagingConsoleOptions } from './console-options.interface';
+import { ConsoleRole, ConsoleUser, MessagingConsoleOptions } from './console-options.interface';
 import { ConsoleSession, ConsoleSessions, tokensMatch } from './console-sessions';
 import { LoginTokens } from './login-tokens';
 import { BoundedConcurrency, SignInGuard } from './sign-in-guard';
@@ -142,7 +142,7 @@ export class ConsoleGate implements OnModuleDestroy {
     const name = field(request.body, 'name') ?? '';
     const password = typeof request.body?.password === 'string' ? request.body.password : '';
     const address = request.ip ?? 'unknown';
-    const verdict = this.guard.check(name, address);
+    const verdict = this.guard.reserve(name, address);
     if (!verdict.allowed) {
       await this.countAnonymous('SIGN_IN_THROTTLED');
       const seconds = Math.ceil(verdict.retryAfterMs / 1000);
@@ -150,11 +150,18 @@ export class ConsoleGate implements OnModuleDestroy {
       const text = `Too many failed sign-ins ${whose}: try again in ${seconds} s.`;
       return this.loginForm(request, response, text, 429, seconds);
     }
-    const checked =
-      name && password
-        ? await this.checking.run(() => this.options.authenticator.authenticate(name, password))
-        : { value: undefined };
+    let checked: { value: ConsoleUser | undefined } | undefined;
+    try {
+      checked =
+        name && password
+          ? await this.checking.run(() => this.options.authenticator.authenticate(name, password))
+          : { value: undefined };
+    } catch (error) {
+      this.guard.released(name, address);
+      throw error;
+    }
     if (!checked) {
+      this.guard.released(name, address);
       await this.countAnonymous('SIGN_IN_BUSY');
       return this.loginForm(request, response, 'Too many sign-ins at once: try again in a moment.', 503, 5);
     }
@@ -170,7 +177,7 @@ export class ConsoleGate implements OnModuleDestroy {
       }
       return this.loginForm(request, response, 'Wrong user name or password.', 401);
     }
-    this.guard.succeeded(name);
+    this.guard.succeeded(name, address);
     const session = this.sessions.open(user);
     this.cookies.set(response, request, LOGIN_COOKIE, '', 0);
     // The cookie lasts as long as the session may; the console ends it earlier when it is idle.

@@ -141,6 +141,7 @@ describe(fetchMetricsText.name, () => {
     await expect(fetchMetricsText(`${base}/metrics`, limits)).resolves.toContain('messaging_outbox_pending');
   });
 
+  // claim: C-81
   it('refuses a redirect instead of following it', async () => {
     hits.length = 0;
     await expect(fetchMetricsText(`${base}/redirect`, limits)).rejects.toThrow(

@@ -61,6 +61,7 @@ describe(ConsoleSessions.name, () => {
   });
 
   describe('open', () => {
+    // claim: C-78
     it('gives each session its own id and CSRF token, 256 random bits each', () => {
       const sessions = new ConsoleSessions({ idleMs: 60_000, maxLifetimeMs: 60_000 }, () => 0);
       const [a, b] = [sessions.open(alice), sessions.open(alice)];

@@ -89,6 +89,7 @@ describe(ConsoleController.name, () => {
   });
 
   describe('overview and dead-letters', () => {
+    // claim: C-81
     it('never shows the broker’s own error text: a reference into the console’s log instead', async () => {
       const { controller, redrive, as } = console();
       redrive.listError = new Error('connect ECONNREFUSED 10.1.2.3:5672 as ops_admin on vhost orders');

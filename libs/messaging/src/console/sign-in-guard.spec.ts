@@ -1,5 +1,5 @@
 import * as fc from 'fast-check';
-import { BoundedConcurrency, DEFAULT_SIGN_IN_LIMITS, SignInGuard } from './sign-in-guard';
+import { addressKey, BoundedConcurrency, DEFAULT_SIGN_IN_LIMITS, SignInGuard } from './sign-in-guard';
 
 const S = 1_000;
 
@@ -9,7 +9,53 @@ function guard(limits = {}) {
 }
 
 describe(SignInGuard.name, () => {
+  // Issue 45 item 4: attempts are reserved before their passwords are checked.
+  describe('reserve', () => {
+    it('reserves at most the failures an account has left, then one at a time once its wait is over', () => {
+      const { guard: g, clock } = guard();
+      for (let i = 0; i < 5; i++) expect(g.reserve('alice', `10.0.0.${i}`)).toEqual({ allowed: true });
+      expect(g.reserve('alice', '10.0.0.9')).toMatchObject({ allowed: false, by: 'account' });
+      for (let i = 0; i < 5; i++) g.failed('alice', `10.0.0.${i}`);
+      expect(g.reserve('alice', '10.0.0.9')).toMatchObject({ allowed: false, retryAfterMs: 30 * S });
+      clock.ms += 30 * S;
+      expect(g.reserve('alice', '10.0.0.9')).toEqual({ allowed: true });
+      expect(g.reserve('alice', '10.0.0.8')).toMatchObject({ allowed: false, by: 'account' });
+      g.released('alice', '10.0.0.9');
+      expect(g.reserve('alice', '10.0.0.8')).toEqual({ allowed: true });
+      g.succeeded('alice', '10.0.0.8');
+      expect(g.reserve('alice', '10.0.0.8')).toEqual({ allowed: true });
+    });
+
+    it('filling the table with other addresses does not lift an address lockout', () => {
+      const { guard: g } = guard({ addressFailures: 1 });
+      g.reserve('a', '10.9.9.9');
+      g.failed('a', '10.9.9.9');
+      expect(g.reserve('b', '10.9.9.9')).toMatchObject({ allowed: false, by: 'address' });
+      for (let i = 0; i < 10_050; i++) {
+        const address = `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+        if (g.reserve(`x${i}`, address).allowed) g.failed(`x${i}`, address);
+      }
+      expect(g.reserve('b', '10.9.9.9')).toMatchObject({ allowed: false, by: 'address' });
+    });
+
+    it('keys an IPv6 address by its /64, an IPv4-mapped one as IPv4', () => {
+      expect(addressKey('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
+      expect(addressKey('2001:0db8:0001:0002:ffff:1:2:3')).toBe('2001:db8:1:2::/64');
+      expect(addressKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
+      expect(addressKey('::ffff:10.0.0.1')).toBe('10.0.0.1');
+      expect(addressKey('10.0.0.1')).toBe('10.0.0.1');
+      const { guard: g } = guard({ addressFailures: 2 });
+      for (let i = 0; i < 2; i++) {
+        g.reserve(`n${i}`, `2001:db8:1:2::${i + 1}`);
+        g.failed(`n${i}`, `2001:db8:1:2::${i + 1}`);
+      }
+      expect(g.reserve('other', '2001:db8:1:2:ffff::9')).toMatchObject({ allowed: false, by: 'address' });
+      expect(g.reserve('other', '2001:db8:1:3::9')).toEqual({ allowed: true });
+    });
+  });
+
   describe('check', () => {
+    // claim: C-78
     it('lets an account try 5 times, then waits 30 s, doubling with each further failure up to 15 min', () => {
       const { guard: g, clock } = guard();
       for (let i = 0; i < 4; i++) {

@@ -1,3 +1,5 @@
+import { isIPv6 } from 'node:net';
+
 /** How hard the console makes guessing passwords. Every field has a default. */
 export interface SignInLimits {
   /** Failed sign-ins of one account (within `forgetAfterMs`) before it must wait. Default 5. */
@@ -38,7 +40,12 @@ interface Failures {
   last: number;
   /** No attempt before this time (ms). */
   until: number;
+  /** Attempts reserved (`reserve`) whose password is being checked. */
+  pending: number;
 }
+
+/** How long a sign-in refused because others of its account or address are being checked is told to wait. */
+const IN_FLIGHT_RETRY_MS = 1_000;
 
 /** Whether a sign-in may be checked now. */
 export type SignInVerdict =
@@ -69,9 +76,42 @@ export class SignInGuard {
     const now = this.now();
     for (const [by, failures] of [
       ['account', this.current(this.accounts, accountKey(account), now)],
-      ['address', this.current(this.addresses, address, now)],
+      ['address', this.current(this.addresses, addressKey(address), now)],
     ] as const) {
       if (failures && failures.until > now) return { allowed: false, retryAfterMs: failures.until - now, by };
+    }
+    return { allowed: true };
+  }
+
+  /**
+   * Checks and, when allowed, reserves an attempt of `account` from `address` before its password is
+   * checked: a burst of sign-ins sent together gets no more passwords checked than the limits leave (issue 45,
+   * item 4: the check came before the password and the count after it). While an account (or address) is
+   * under its limit, at most the failures it has left are checked at once; once past it and its wait is over,
+   * one at a time. Each reserved attempt ends with `failed`, `succeeded` or `released`.
+   */
+  reserve(account: string, address: string): SignInVerdict {
+    const verdict = this.check(account, address);
+    if (!verdict.allowed) return verdict;
+    const now = this.now();
+    const counters = [
+      ['account', this.accounts, accountKey(account), this.limits.accountFailures],
+      ['address', this.addresses, addressKey(address), this.limits.addressFailures],
+    ] as const;
+    for (const [by, map, key, limit] of counters) {
+      const failures = this.current(map, key, now);
+      const count = failures?.count ?? 0;
+      const room = count < limit ? limit - count : 1;
+      if ((failures?.pending ?? 0) >= room) return { allowed: false, retryAfterMs: IN_FLIGHT_RETRY_MS, by };
+      if (!failures && map.size >= MAX_TRACKED && !this.makeRoom(map, now)) {
+        // Every tracked entry is waiting or being checked: a new one would push out a lockout.
+        return { allowed: false, retryAfterMs: this.limits.baseDelayMs, by };
+      }
+    }
+    for (const [, map, key] of counters) {
+      const failures = this.current(map, key, now) ?? { count: 0, last: now, until: 0, pending: 0 };
+      failures.pending += 1;
+      map.set(key, failures);
     }
     return { allowed: true };
   }
@@ -80,17 +120,30 @@ export class SignInGuard {
   failed(account: string, address: string): boolean {
     const now = this.now();
     const reached = this.count(this.accounts, accountKey(account), this.limits.accountFailures, now);
-    this.count(this.addresses, address, this.limits.addressFailures, now);
+    this.count(this.addresses, addressKey(address), this.limits.addressFailures, now);
     return reached;
   }
 
-  /** A successful sign-in clears the account's failures. */
-  succeeded(account: string): void {
+  /** A successful sign-in clears the account's failures (and ends its reserved attempt). */
+  succeeded(account: string, address?: string): void {
     this.accounts.delete(accountKey(account));
+    if (address !== undefined) this.unreserve(this.addresses, addressKey(address));
+  }
+
+  /** Ends a reserved attempt whose password was never checked (the console was busy, or it failed). */
+  released(account: string, address: string): void {
+    this.unreserve(this.accounts, accountKey(account));
+    this.unreserve(this.addresses, addressKey(address));
+  }
+
+  private unreserve(map: Map<string, Failures>, key: string): void {
+    const failures = map.get(key);
+    if (failures && failures.pending > 0) failures.pending -= 1;
   }
 
   private count(map: Map<string, Failures>, key: string, limit: number, now: number): boolean {
-    const failures = this.current(map, key, now) ?? { count: 0, last: now, until: 0 };
+    const failures = this.current(map, key, now) ?? { count: 0, last: now, until: 0, pending: 0 };
+    if (failures.pending > 0) failures.pending -= 1;
     failures.count += 1;
     failures.last = now;
     const over = failures.count - limit; // 0: the failure that reached the limit
@@ -100,19 +153,57 @@ export class SignInGuard {
     }
     map.delete(key); // re-inserted last: the map's order is staleness order
     map.set(key, failures);
-    if (map.size > MAX_TRACKED) map.delete(map.keys().next().value as string);
+    if (map.size > MAX_TRACKED) this.makeRoom(map, now);
     return over === 0;
+  }
+
+  /**
+   * Forgets the stalest entry that is neither waiting nor being checked; false when there is none (filling
+   * the table with other names or addresses must not lift a lockout).
+   */
+  private makeRoom(map: Map<string, Failures>, now: number): boolean {
+    for (const [key, failures] of map) {
+      if (failures.until <= now && failures.pending === 0) {
+        map.delete(key);
+        return true;
+      }
+    }
+    return false;
   }
 
   private current(map: Map<string, Failures>, key: string, now: number): Failures | undefined {
     const failures = map.get(key);
     // Forgotten only after a quiet `forgetAfterMs` once its wait is over: a wait never restarts the count.
-    if (failures && now - Math.max(failures.last, failures.until) >= this.limits.forgetAfterMs) {
+    if (
+      failures &&
+      failures.pending === 0 &&
+      now - Math.max(failures.last, failures.until) >= this.limits.forgetAfterMs
+    ) {
       map.delete(key);
       return undefined;
     }
     return failures;
   }
+}
+
+/**
+ * The key of an address: an IPv4 address as it is (an IPv4-mapped IPv6 one as IPv4), an IPv6 address by its
+ * /64 network, the smallest block one client is given (one client could otherwise try from 2^64 addresses).
+ */
+export function addressKey(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1];
+  if (!isIPv6(address)) return address;
+  const [head, tail = ''] = address.split('%')[0].split('::');
+  const left = head ? head.split(':') : [];
+  const right = address.includes('::') && tail ? tail.split(':') : [];
+  const groups = address.includes('::')
+    ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
+    : left;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => parseInt(group, 16).toString(16))
+    .join(':')}::/64`;
 }
 
 /** `Alice` and `alice` are one account to the guard (an authenticator may compare either way). */

@@ -27,8 +27,13 @@ class FakeTransport {
   readonly subscriptions: Subscription[] = [];
   readonly stopped: string[] = [];
   attempts = 0;
+  /** Resolves the consumers' joins, when `joins` was set: until then they are joining. */
+  join?: () => void;
 
-  constructor(private failures = 0) {}
+  constructor(
+    private failures = 0,
+    private readonly joins = false,
+  ) {}
 
   async subscribe(subscription: Subscription): Promise<ConsumerHandle> {
     this.attempts += 1;
@@ -37,7 +42,8 @@ class FakeTransport {
       throw new Error('broker down');
     }
     this.subscriptions.push(subscription);
-    return { stop: async () => void this.stopped.push(subscription.group) };
+    const joined = this.joins ? new Promise<void>((resolve) => (this.join = resolve)) : undefined;
+    return { joined, stop: async () => void this.stopped.push(subscription.group) };
   }
 }
 
@@ -118,6 +124,29 @@ describe(ConsumerOrchestrator.name, () => {
       await clock.advance(1_000); // 2000 ms × 0.5
       expect(transport.attempts).toBe(3);
       expect(consumers.runningGroups()).toEqual(['billing']);
+    });
+
+    it('returns before the consumers have joined; they count as joining until then (issue 37, 2)', async () => {
+      const transport = new FakeTransport(0, true);
+      const consumers = orchestrator(transport, clock);
+      expect(consumers.joiningGroups()).toEqual([]); // not started
+      await consumers.start();
+      expect(consumers.runningGroups()).toEqual([]);
+      expect(consumers.joiningGroups()).toEqual(['billing']);
+      transport.join?.();
+      await clock.advance(0);
+      expect(consumers.runningGroups()).toEqual(['billing']);
+      expect(consumers.joiningGroups()).toEqual([]);
+      await consumers.stop();
+      expect(consumers.joiningGroups()).toEqual([]);
+    });
+
+    it('counts a group subscribing again after a failure as joining', async () => {
+      const consumers = orchestrator(new FakeTransport(1), clock);
+      await consumers.start();
+      expect(consumers.joiningGroups()).toEqual(['billing']);
+      await clock.advance(1_000);
+      expect(consumers.joiningGroups()).toEqual([]);
     });
   });
 

@@ -19,11 +19,16 @@ import { DeliveryPipeline } from './delivery-pipeline';
 import { HandlerRegistry } from './handler-registry';
 import { groupRetryTiers } from './retry-tiers';
 
+/** A join slower than this is logged (the application served meanwhile). */
+const SLOW_JOIN_MS = 5_000;
+
 /**
  * Starts a subscription per consumer group at application bootstrap (or when `MessagingServer` listens)
  * and stops them before shutdown: stop fetching, finish in-flight handlers, commit, disconnect. A broker
  * that is down at startup does not stop the application: subscribing is retried in the background. A
  * broker that answers that the topology is missing (`topology: 'verify'`) stops it, naming what is missing.
+ * Bootstrap does not wait for a Kafka consumer to join its group (a killed member's session to expire): the
+ * group counts as joining (`joiningGroups()`, health `consumers()` down) until it has.
  */
 @Injectable()
 export class ConsumerOrchestrator
@@ -31,6 +36,8 @@ export class ConsumerOrchestrator
 {
   private readonly logger = new Logger(ConsumerOrchestrator.name);
   private readonly handles = new Map<string, ConsumerHandle>();
+  /** Groups whose consumer has joined (receives deliveries). */
+  private readonly joined = new Set<string>();
   private readonly retryTimers = new Set<CancelTimer>();
   private started = false;
   private stopping = false;
@@ -94,13 +101,25 @@ export class ConsumerOrchestrator
     this.retryTimers.forEach((cancel) => cancel());
     this.retryTimers.clear();
     this.pipeline.stop();
-    await Promise.all([...this.handles.values()].map((h) => h.stop()));
+    const handles = [...this.handles.values()];
     this.handles.clear();
+    this.joined.clear();
+    await Promise.all(handles.map((h) => h.stop()));
   }
 
-  /** Groups whose subscription is running. */
+  /** Groups whose subscription is running: subscribed and joined, receiving deliveries. */
   runningGroups(): string[] {
-    return [...this.handles.keys()];
+    return [...this.handles.keys()].filter((group) => this.joined.has(group));
+  }
+
+  /**
+   * Groups started but not receiving deliveries yet: a Kafka consumer joining its group (waiting for a killed
+   * member's session to expire, say), or subscribing again after a failure (the broker away). Empty when the
+   * consumers are not started.
+   */
+  joiningGroups(): string[] {
+    if (!this.started) return [];
+    return this.registry.groupNames().filter((group) => !this.joined.has(group));
   }
 
   private async subscribe(group: string, attempt: number): Promise<void> {
@@ -110,6 +129,7 @@ export class ConsumerOrchestrator
       if (this.stopping) return void (await handle.stop());
       this.handles.set(group, handle);
       if (attempt > 1) this.logger.log(`Consumer group ${group} subscribed after ${attempt} attempts.`);
+      this.whenJoined(group, handle);
     } catch (error) {
       // The broker answered that the topology is missing or differs: a startup error, not an outage to wait out.
       const topologyError =
@@ -126,6 +146,23 @@ export class ConsumerOrchestrator
       }, delay);
       this.retryTimers.add(cancel);
     }
+  }
+
+  /** Counts `group` as running once its consumer has joined (at once without `handle.joined`). */
+  private whenJoined(group: string, handle: ConsumerHandle): void {
+    if (!handle.joined) return void this.joined.add(group);
+    const since = this.clock.now();
+    void handle.joined.then(() => {
+      if (this.handles.get(group) !== handle) return; // stopped meanwhile
+      this.joined.add(group);
+      const tookMs = this.clock.now() - since;
+      if (tookMs >= SLOW_JOIN_MS) {
+        this.logger.log(
+          `Consumer group ${group} joined after ${Math.round(tookMs / 100) / 10} s (the broker waits for ` +
+            "the group's other members to rejoin, or for a stopped one's session to expire).",
+        );
+      }
+    });
   }
 
   private subscription(group: string): Subscription {

@@ -27,6 +27,7 @@ describe(DatabaseWait.name, () => {
     return { ms: clock.now() - started, goOn: done };
   }
 
+  // claim: C-50
   it('waits 250 ms doubling up to 5 s, jittered to 50–100% of that, keeping the delivery alive', async () => {
     const wait = new DatabaseWait(clock, logger);
     clock.setRandom(0.999);

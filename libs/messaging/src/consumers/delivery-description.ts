@@ -18,6 +18,7 @@ export function messageContext(
     key: envelope.key,
     group,
     attempt,
+    eventVersion: envelope.eventVersion ?? 1,
     occurredAt: envelope.occurredAt,
     headers: envelope.headers,
     partition: delivery.origin.partition,

@@ -145,6 +145,7 @@ describe(DeliveryPipeline.name, () => {
       expect(inbox.commits).toBe(3);
     });
 
+    // claim: C-39
     it('records a batch in the inbox once, before its handlers: one batch of distinct messages', async () => {
       const inbox = new FakeInbox();
       const harness = new Harness({ inbox });
@@ -592,7 +593,14 @@ describe(DeliveryPipeline.name, () => {
         BAD.map((bad) => [name, ...bad, capabilities, policy] as const),
       ),
     )('%s: dead-letters %s on its first delivery', async (_name, _what, make, code, capabilities, policy) => {
-      const harness = new Harness({ capabilities, policy, retryDefaults: { [DESTINATION]: policy } });
+      // Unknown types only with `unhandledTypes: 'dead-letter'` (they are settled by default: its own spec).
+      const consumers = { unhandledTypes: 'dead-letter' as const };
+      const harness = new Harness({
+        capabilities,
+        policy,
+        retryDefaults: { [DESTINATION]: policy },
+        consumers,
+      });
       await expect(harness.handle(make(orderWire()))).resolves.toEqual({ kind: 'ACK' });
       expect(harness.copies.map((c) => c.destination)).toEqual([`${DESTINATION}.${GROUP}.dlq`]);
       expect(harness.copies[0].headers[MessageHeaders.FAILURE_CODE]).toBe(code);
@@ -610,7 +618,7 @@ describe(DeliveryPipeline.name, () => {
 
   describe('retry defaults', () => {
     it('finds no default for a destination named like an Object.prototype member', async () => {
-      const harness = new Harness();
+      const harness = new Harness({ consumers: { unhandledTypes: 'dead-letter' } });
       const unknown = orderWire({}, {}, 'constructor', 'Unknown');
       await expect(harness.handle(unknown)).resolves.toEqual({ kind: 'ACK' });
       expect(harness.copies.map((c) => c.destination)).toEqual([`constructor.${GROUP}.dlq`]);

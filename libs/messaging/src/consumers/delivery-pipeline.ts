@@ -19,11 +19,13 @@ import { waitKeepingAlive } from './keep-alive-wait';
 import { groupRetryTiers } from './retry-tiers';
 import { continues, ReadyDelivery, RunState, settleInOrder } from './run-state';
 import { ACK, LEAVE } from './settle-decision';
+import { UnhandledDelivery, UnhandledTypes } from './unhandled-types';
 
 /**
- * What happens to every delivery, on every transport: decode the envelope, find the group's handler,
- * validate the payload, run handler and inbox record in one transaction, and say how to settle. A failure at
- * any step goes to the `FailureSettler`, the one owner of the failure path (it decides, reports, waits an
+ * What happens to every delivery, on every transport: decode the envelope, find the group's handler (a type
+ * it has none for is settled unhandled and counted, by default), bring the payload to the handler's event
+ * version and validate it, run handler and inbox record in one transaction, and say how to settle. A
+ * failure at any step goes to the `FailureSettler`, the one owner of the failure path (it decides, reports, waits an
  * inline retry out, publishes any dead-letter or retry copy); the transport only applies the settlement.
  * Bad messages never stop a consumer.
  */
@@ -32,6 +34,7 @@ export class DeliveryPipeline {
   private readonly logger = new Logger('MessagingConsumer');
   private readonly tries: DeliveryTries;
   private readonly database: DatabaseWait;
+  private readonly unhandled: UnhandledTypes;
   private stopping = false;
 
   constructor(
@@ -46,6 +49,7 @@ export class DeliveryPipeline {
   ) {
     this.tries = new DeliveryTries(inbox, tracing, transport.kind, metrics, clock, this.logger);
     this.database = new DatabaseWait(clock, this.logger);
+    this.unhandled = new UnhandledTypes(metrics, this.logger);
   }
 
   /** From now on, deliveries waiting for an inline retry or a copy's confirm are left unsettled. */
@@ -71,10 +75,34 @@ export class DeliveryPipeline {
       if (tier !== undefined) return this.failures.forward(group, delivery, control, tier);
       if (!(await waitKeepingAlive(this.clock, waitMs, control))) return LEAVE;
     }
-    const prepared = this.prepare(group, delivery, control);
-    if ('unprocessable' in prepared)
-      return this.failures.unprocessable(prepared.unprocessable, prepared.policy);
-    return this.run(prepared.ready);
+    return this.settlePrepared(group, delivery, control, this.prepare(group, delivery, control));
+  }
+
+  /**
+   * Runs a prepared delivery, or settles one that cannot run: unhandled (counted, ACK), unprocessable (the
+   * failure path), or held, looked at again after each wait in the consumer until it can be read, the window
+   * ends or the consumer stops (a PAUSE comes back as a new delivery).
+   */
+  private async settlePrepared(
+    group: string,
+    delivery: Delivery,
+    control: DeliveryControl,
+    first: Prepared,
+  ): Promise<Settlement> {
+    for (let prepared = first; ; prepared = this.prepare(group, delivery, control)) {
+      if ('ready' in prepared) return this.run(prepared.ready);
+      if ('unhandled' in prepared) return this.settleUnhandled(prepared.unhandled);
+      if ('unprocessable' in prepared) {
+        return this.failures.unprocessable(prepared.unprocessable, prepared.policy);
+      }
+      const settlement = await this.failures.hold(prepared.held, prepared.policy, prepared.reason);
+      if (settlement) return settlement;
+    }
+  }
+
+  private settleUnhandled(unhandled: UnhandledDelivery): Settlement {
+    this.unhandled.count(unhandled);
+    return ACK;
   }
 
   /**
@@ -148,7 +176,8 @@ export class DeliveryPipeline {
       return { alone: () => this.handle(group, received, control) };
     const prepared = this.prepare(group, delivery, control);
     if ('ready' in prepared) return prepared;
-    return { alone: () => this.failures.unprocessable(prepared.unprocessable, prepared.policy) };
+    if ('unhandled' in prepared) return { settlement: this.settleUnhandled(prepared.unhandled) };
+    return { alone: () => this.settlePrepared(group, delivery, control, prepared) };
   }
 
   /**
@@ -214,9 +243,14 @@ export class DeliveryPipeline {
     };
   }
 
-  /** Decodes, finds the handler and validates: ready to run, or unprocessable (the failure path's). */
+  /**
+   * Decodes, finds the handler, upcasts and validates: ready to run (no longer held, if it was), unhandled,
+   * held or unprocessable (the failure path's).
+   */
   private prepare(group: string, delivery: Delivery, control: DeliveryControl): Prepared {
-    return prepareDelivery(this.registry, this.options, group, delivery, control, this.clock);
+    const prepared = prepareDelivery(this.registry, this.options, group, delivery, control, this.clock);
+    if ('ready' in prepared) this.failures.released(group, prepared.ready.envelope.messageId);
+    return prepared;
   }
 
   /**

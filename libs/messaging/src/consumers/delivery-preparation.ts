@@ -9,18 +9,32 @@ import { ResolvedRetryPolicy } from '../retry/retry-policy.interface';
 import { Delivery, DeliveryControl } from '../transports/delivery-contract';
 import { FailedDelivery } from './failure-settler';
 import { HandlerRegistry } from './handler-registry';
+import { HoldReason } from './held-messages';
+import { readPayload } from './payload-reading';
 import { RunState } from './run-state';
 import { Failure } from './settle-decision';
+import { UnhandledDelivery, unhandledTypeAction } from './unhandled-types';
 
 /**
- * A delivery ready for its handler, or one that cannot be handled (not decodable, no handler for its type,
- * a payload against the event's schema) with the policy that says what becomes of it.
+ * A delivery ready for its handler; one that cannot be handled (not decodable, no handler for its type and
+ * `dead-letter` for those, a payload against the event's schema) with the policy that says what becomes of
+ * it; one to hold (a version this consumer cannot take yet, an upcaster that failed); or one of a type the
+ * group does not handle, to settle unhandled.
  */
 export type Prepared =
   | { readonly ready: RunState }
-  | { readonly unprocessable: FailedDelivery; readonly policy: ResolvedRetryPolicy | undefined };
+  | { readonly unprocessable: FailedDelivery; readonly policy: ResolvedRetryPolicy | undefined }
+  | {
+      readonly held: FailedDelivery;
+      readonly policy: ResolvedRetryPolicy | undefined;
+      readonly reason: HoldReason;
+    }
+  | { readonly unhandled: UnhandledDelivery };
 
-/** Decodes the envelope (dated by `clock` when it carries no time), finds the group's handler and validates the payload. */
+/**
+ * Decodes the envelope (dated by `clock` when it carries no time), finds the group's handler, and reads the
+ * payload at the handler's event version (`readPayload`: upcast, then validated).
+ */
 export function prepareDelivery(
   registry: HandlerRegistry,
   options: ResolvedMessagingOptions,
@@ -43,6 +57,9 @@ export function prepareDelivery(
   const envelope = decoded.envelope;
   const handler = registry.find(group, destination, envelope.type);
   if (!handler) {
+    if (unhandledTypeAction(options, group) === 'settle') {
+      return { unhandled: { group, destination, type: envelope.type, messageId: envelope.messageId } };
+    }
     const failure = {
       category: FailureCategory.VALIDATION,
       code: 'UNKNOWN_TYPE',
@@ -50,16 +67,12 @@ export function prepareDelivery(
     };
     return { unprocessable: failed(failure), policy: defaultPolicy };
   }
-  const parsed = handler.event.schema.safeParse(envelope.payload);
-  if (!parsed.success) {
-    const detail = parsed.error.issues.map((i) => i.path.join('.') || '(payload)').join(', ');
-    const failure = {
-      category: FailureCategory.VALIDATION,
-      code: 'SCHEMA_MISMATCH',
-      messageId: envelope.messageId,
-      detail,
-    };
-    return { unprocessable: failed(failure), policy: handler.policy };
+  const read = readPayload(handler, envelope, options.consumers.versionHold.holdSchemaMismatches);
+  if ('failure' in read) {
+    const policy = handler.policy;
+    return read.hold
+      ? { held: failed(read.failure), policy, reason: read.hold }
+      : { unprocessable: failed(read.failure), policy };
   }
   const inboxDelivery: InboxDelivery = {
     group,
@@ -74,7 +87,7 @@ export function prepareDelivery(
       control,
       envelope,
       handler,
-      payload: parsed.data,
+      payload: read.payload,
       inboxDelivery,
       attempt: firstAttempt(delivery),
       failedInPlace: false,

@@ -12,12 +12,16 @@ import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { ErrorClassifier } from '../retry/error-classifier';
 import { RetryDecision } from '../retry/retry-decision';
+import { decideHold } from '../retry/hold-decision';
+import { PermanentError } from '../errors/permanent.error';
+import { requestedRetryDelay } from '../retry/retry-after';
 import { decideRetry, decideUnprocessable } from '../retry/retry-decision-engine';
 import { ResolvedRetryPolicy } from '../retry/retry-policy.interface';
 import { destinationNames } from '../topology/destination-names';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { Delivery, DeliveryControl, Settlement } from '../transports/delivery-contract';
 import { errorLine, failureLogLine } from './delivery-description';
+import { HeldMessages, HoldReason } from './held-messages';
 import { waitKeepingAlive } from './keep-alive-wait';
 import { RunState } from './run-state';
 import { ACK, Failure, LEAVE, SettleDecision, settleDecision } from './settle-decision';
@@ -51,6 +55,7 @@ export class FailureSettler {
     @Inject(MESSAGING_CLOCK) private readonly clock: Clock,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
     private readonly inbox: InboxService,
+    private readonly held: HeldMessages,
   ) {
     this.classifier = new ErrorClassifier([...options.classification]);
   }
@@ -86,7 +91,14 @@ export class FailureSettler {
     const { category, code } = this.classifier.classify(error);
     const failure: Failure = { category, code, messageId: envelope.messageId, detail: errorLine(error) };
     const failed: FailedDelivery = { group, delivery, control, failure, attempt };
-    const decision = this.decide(failure, attempt, handler.policy);
+    const requested = requestedRetryDelay(error, this.clock.now());
+    const decision = this.decide(
+      failure,
+      attempt,
+      handler.policy,
+      requested,
+      error instanceof PermanentError,
+    );
     if (decision.kind === 'PAUSE_AND_RETRY' || decision.kind === 'RETRY_INLINE') {
       await this.rememberFailedAttempt(inboxDelivery, attempt);
       state.failedInPlace = true;
@@ -96,7 +108,7 @@ export class FailureSettler {
       if (state.failedInPlace && settlement.kind === 'ACK') await this.forgetFailedAttempts(inboxDelivery);
       return settlement;
     }
-    this.report(failed, `retrying inline in ${decision.delayMs} ms`, 'inline');
+    this.report(failed, `retrying inline in ${decision.delayMs} ms${asked(decision)}`, 'inline');
     if (!(await waitKeepingAlive(this.clock, decision.delayMs, control))) return LEAVE;
     state.attempt = decision.nextAttempt;
     return undefined;
@@ -120,13 +132,66 @@ export class FailureSettler {
     return (await this.publishConfirmed(copy, control)) ? ACK : LEAVE;
   }
 
+  /**
+   * A message this consumer cannot read yet (`reason`): held in place for a backoff within
+   * `consumers.versionHold`, then dead-lettered (or dropped, as `policy` says for VALIDATION ones). Returns the
+   * settlement (PAUSE on an ordered stream; the dead-letter or drop at the window's end; LEAVE when the
+   * consumer stops during a wait), or undefined once a wait in the consumer is over and the message is to be
+   * read again. The first hold of a message logs a warning; its window starts then (see `HeldMessages`).
+   */
+  async hold(
+    failed: FailedDelivery,
+    policy: ResolvedRetryPolicy | undefined,
+    reason: HoldReason,
+  ): Promise<Settlement | undefined> {
+    const { group, delivery, control, failure } = failed;
+    const messageId = failure.messageId ?? '';
+    const destination = delivery.wire.destination;
+    const window = this.options.consumers.versionHold;
+    const { heldForMs, hold } = this.held.hold(group, destination, messageId, reason);
+    const decision = decideHold({
+      category: failure.category,
+      heldForMs,
+      hold,
+      window,
+      policy,
+      capabilities: this.transport.capabilities,
+      random: () => this.clock.random(),
+    });
+    if (decision.kind !== 'HOLD') {
+      this.held.release(group, messageId);
+      return this.settle(failed, decision);
+    }
+    this.metrics.holds.inc({ group, destination, reason });
+    const line = failureLogLine(
+      group,
+      delivery,
+      failure,
+      failed.attempt,
+      holdOutcome(decision, heldForMs, window.windowMs),
+    );
+    if (hold === 1) this.logger.warn(line);
+    else this.logger.debug(line);
+    if (decision.how === 'PAUSE') return { kind: 'PAUSE', delayMs: decision.delayMs };
+    return (await waitKeepingAlive(this.clock, decision.delayMs, control)) ? undefined : LEAVE;
+  }
+
+  /** The message is handled after all (a later look could read it): no longer held. */
+  released(group: string, messageId: string): void {
+    const heldForMs = this.held.release(group, messageId);
+    if (heldForMs === undefined) return;
+    this.logger.log(
+      `Message ${messageId} (group ${group}) is no longer held, after ${heldForMs} ms: it can be read now.`,
+    );
+  }
+
   /** Settles a decision that ends the delivery's handling here: reported, then copied and confirmed. */
   private async settle(failed: FailedDelivery, decision: SettleDecision): Promise<Settlement> {
     const { group, delivery, control, failure, attempt } = failed;
     const what =
       decision.kind === 'DEAD_LETTER'
         ? `dead-lettered (${decision.reason}) to ${destinationNames.deadLetter(delivery.wire.destination, group)}`
-        : decision.kind.toLowerCase().replace(/_/g, ' ');
+        : `${decision.kind.toLowerCase().replace(/_/g, ' ')}${'delayMs' in decision ? ` in ${decision.delayMs} ms${asked(decision)}` : ''}`;
     this.report(failed, what);
     const headers = failureHeaders(
       {
@@ -173,8 +238,16 @@ export class FailureSettler {
     this.logger.warn(failureLogLine(group, delivery, failure, attempt, outcome));
   }
 
-  private decide(failure: Failure, attempt: number, policy: ResolvedRetryPolicy | undefined): RetryDecision {
+  private decide(
+    failure: Failure,
+    attempt: number,
+    policy: ResolvedRetryPolicy | undefined,
+    requestedDelayMs: number | undefined,
+    permanent: boolean,
+  ): RetryDecision {
     return decideRetry({
+      requestedDelayMs,
+      permanent,
       category: failure.category,
       attempt,
       policy,
@@ -216,4 +289,26 @@ export class FailureSettler {
       log: this.logger,
     });
   }
+}
+
+/** For a log line: the delay the failure asked for, when it asked, and whether the policy capped it. */
+function asked(decision: { readonly delayMs: number; readonly requestedMs?: number }): string {
+  const { requestedMs, delayMs } = decision;
+  if (requestedMs === undefined) return '';
+  return delayMs < requestedMs
+    ? ` (the error asked for ${requestedMs} ms; capped by the retry policy)`
+    : ` (the error asked for ${requestedMs} ms)`;
+}
+
+/** For a log line: how a message is held, and until when at most. */
+function holdOutcome(
+  decision: { how: 'PAUSE' | 'WAIT'; delayMs: number },
+  heldForMs: number,
+  windowMs: number,
+): string {
+  const where = decision.how === 'PAUSE' ? 'its partition paused' : 'its delivery kept';
+  return (
+    `held (${where}), looked at again in ${decision.delayMs} ms; held ${Math.round(heldForMs / 1000)} s ` +
+    `of ${Math.round(windowMs / 1000)} s (consumers.versionHold.windowMs), then dead-lettered`
+  );
 }

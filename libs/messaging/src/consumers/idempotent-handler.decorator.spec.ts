@@ -122,6 +122,7 @@ describe(IdempotentHandler.name, () => {
       });
     });
 
+    // claim: C-22
     it('rejects at compile time a handler whose payload type does not fit the event', () => {
       class Subscribers {
         // @ts-expect-error the handler takes a PostDeleted-shaped payload, the event is PostCreated

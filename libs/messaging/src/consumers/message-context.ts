@@ -14,6 +14,11 @@ export interface MessageContext {
   readonly group: string;
   /** 1 on the first delivery; counts every delivery to this group, retries included. */
   readonly attempt: number;
+  /**
+   * The event version the producer wrote (`msg.event-version`; 1 when absent). The payload the handler gets is
+   * always of its definition's version: an older one came through the definition's upcasters.
+   */
+  readonly eventVersion: number;
   /** When the event was recorded: the publishing transaction's time. */
   readonly occurredAt: Date;
   /** Application headers and trace context; never the reserved `msg.*` ones. */

@@ -5,7 +5,7 @@ import { resolveRetryPolicy } from '../retry/retry-policy';
 import { RetryMode, RetryOrdering } from '../retry/retry-policy.interface';
 import { TransportCapabilities } from '../retry/transport-capabilities';
 import { HandlerRegistry } from './handler-registry';
-import { describeFailurePath, summaryLines, withoutCredentials } from './startup-summary';
+import { describeFailurePath, summaryLines, summaryWarnings, withoutCredentials } from './startup-summary';
 
 const KAFKA: TransportCapabilities = { orderedStream: true, delayedDelivery: false, retryDestinations: true };
 const RABBIT: TransportCapabilities = {
@@ -71,6 +71,37 @@ describe('StartupSummary', () => {
       expect(text).toContain('Consumer group billing: orders');
       expect(text).toContain('OrderPlaced → BillingHandler.onOrderPlaced');
       expect(text).toContain('dead letters to orders.billing.dlq');
+      expect(text).toContain('types without a handler settled and counted');
+      expect(text).toContain('held up to 1500000 ms, then dead-lettered');
+    });
+
+    it('names an event version and the oldest its upcasters take', () => {
+      const options = resolveMessagingOptions({
+        serviceName: 'shop',
+        transport: { kind: 'kafka', brokers: ['k:9092'] },
+        consumers: { unhandledTypesByGroup: { billing: 'dead-letter' } },
+      });
+      const registry = new HandlerRegistry();
+      const v3 = defineEvent({ ...OrderPlaced, version: 3, upcasters: { 2: (v2: object) => v2 } });
+      registry.add({ group: 'billing', event: v3, name: 'B.on', invoke: () => Promise.resolve() });
+      const text = summaryLines(options, registry, KAFKA).join('\n');
+      expect(text).toContain('OrderPlaced v3 (from v2 through upcasters) → B.on');
+      expect(text).toContain('types without a handler dead-lettered');
+    });
+  });
+
+  describe(summaryWarnings.name, () => {
+    it('warns on RabbitMQ when the hold window reaches the default consumer_timeout', () => {
+      const registry = new HandlerRegistry();
+      registry.add({ group: 'billing', event: OrderPlaced, name: 'B.on', invoke: () => Promise.resolve() });
+      const rabbit = (windowMs: number) =>
+        resolveMessagingOptions({
+          serviceName: 'shop',
+          transport: { kind: 'rabbitmq', url: 'amqp://rabbit' },
+          consumers: { versionHold: { windowMs } },
+        });
+      expect(summaryWarnings(rabbit(1_500_000), registry)).toEqual([]);
+      expect(summaryWarnings(rabbit(1_800_000), registry)[0]).toContain('consumer_timeout');
     });
   });
 

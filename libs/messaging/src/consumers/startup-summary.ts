@@ -7,7 +7,9 @@ import { decideRetry } from '../retry/retry-decision-engine';
 import { ResolvedRetryPolicy, RetryMode } from '../retry/retry-policy.interface';
 import { TransportCapabilities } from '../retry/transport-capabilities';
 import { MessageTransport } from '../transports/message-transport.interface';
+import { oldestVersionOf, versionOf } from '../envelope/upcast';
 import { HandlerDefinition, HandlerRegistry } from './handler-registry';
+import { unhandledTypeAction } from './unhandled-types';
 
 /**
  * One log block at startup that says what this service will do: the transport and where it connects
@@ -30,7 +32,23 @@ export class StartupSummary implements OnApplicationBootstrap {
     summaryLines(this.options, this.registry, this.transport.capabilities).forEach((line) =>
       this.logger.log(line),
     );
+    summaryWarnings(this.options, this.registry).forEach((line) => this.logger.warn(line));
   }
+}
+
+/** RabbitMQ's default `consumer_timeout`: a delivery unacked this long closes its channel. */
+const RABBITMQ_CONSUMER_TIMEOUT_MS = 1_800_000;
+
+/** What the summary warns about: a hold window RabbitMQ's default consumer timeout would cut short. */
+export function summaryWarnings(options: ResolvedMessagingOptions, registry: HandlerRegistry): string[] {
+  const { windowMs } = options.consumers.versionHold;
+  if (options.transport.kind !== 'rabbitmq' || registry.size === 0) return [];
+  if (windowMs < RABBITMQ_CONSUMER_TIMEOUT_MS) return [];
+  return [
+    `consumers.versionHold.windowMs is ${windowMs} ms: a held message stays unacked that long, and RabbitMQ ` +
+      `closes the channel of a delivery unacked past its consumer_timeout (default ${RABBITMQ_CONSUMER_TIMEOUT_MS} ms), ` +
+      "which delivers the channel's messages again. Keep the window under the broker's consumer_timeout.",
+  ];
 }
 
 /** The startup summary, line by line. */
@@ -50,20 +68,39 @@ export function summaryLines(
   if (groups.length === 0) lines.push('No consumer groups (no @IdempotentHandler() in this application).');
   for (const group of groups) {
     const destinations = registry.destinationsOf(group);
+    const unhandled =
+      unhandledTypeAction(options, group) === 'settle' ? 'settled and counted' : 'dead-lettered';
     lines.push(
       `Consumer group ${group}: ${[...destinations.keys()].join(', ')} (${consumers.concurrency} lanes, ` +
-        `batches of up to ${consumers.batchSize}${consumers.autoStart ? '' : ', started by MessagingServer'})`,
+        `batches of up to ${consumers.batchSize}${consumers.autoStart ? '' : ', started by MessagingServer'}; ` +
+        `types without a handler ${unhandled})`,
     );
     for (const [destination, handlers] of destinations) {
       for (const handler of handlers.values()) {
         lines.push(
-          `  ${handler.event.type} → ${handler.name}: ${describeFailurePath(handler, capabilities)}; ` +
-            `dead letters to ${destinationNames.deadLetter(destination, group)}`,
+          `  ${handler.event.type}${describeVersions(handler.event)} → ${handler.name}: ` +
+            `${describeFailurePath(handler, capabilities)}; dead letters to ${destinationNames.deadLetter(destination, group)}`,
         );
       }
     }
   }
+  if (groups.length > 0) {
+    const { windowMs } = consumers.versionHold;
+    lines.push(
+      windowMs > 0
+        ? `Messages of an event version a handler cannot take are held up to ${windowMs} ms, then dead-lettered`
+        : 'Messages of an event version a handler cannot take are dead-lettered at once (versionHold.windowMs 0)',
+    );
+  }
   return lines;
+}
+
+/** ` v2 (from v1 through upcasters)`, ` v2`, or nothing for an unversioned event. */
+function describeVersions(event: HandlerDefinition['event']): string {
+  const version = versionOf(event);
+  const oldest = oldestVersionOf(event);
+  if (version === 1) return '';
+  return oldest < version ? ` v${version} (from v${oldest} through upcasters)` : ` v${version}`;
 }
 
 /** What a (retryable) failure of this handler leads to on this transport, as the retry engine decides it. */

@@ -120,9 +120,42 @@ describe('envelope-codec', () => {
     it('round-trips messageId, type, destination, key, occurredAt, headers and payload', () => {
       const payload = { postId: 1, authorId: 42, title: 'Hello', tags: ['a', 'b'], draft: false, n: null };
       const decoded = envelopeOf(decodeEnvelope(encodeEnvelope(ENVELOPE, JSON.stringify(payload))));
-      expect(decoded).toEqual({ ...ENVELOPE, payload });
+      expect(decoded).toEqual({ ...ENVELOPE, eventVersion: 1, payload });
       expect(decoded.occurredAt.getTime()).toBe(OCCURRED_AT.getTime());
     });
+
+    it('round-trips the event version: a header above 1, none for 1, and 1 when absent', () => {
+      const v3 = encodeEnvelope({ ...ENVELOPE, eventVersion: 3 }, '{}');
+      expect(v3.headers['msg.event-version']).toBe('3');
+      expect(envelopeOf(decodeEnvelope(v3)).eventVersion).toBe(3);
+      const v1 = encodeEnvelope({ ...ENVELOPE, eventVersion: 1 }, '{}');
+      expect(v1.headers).not.toHaveProperty('msg.event-version');
+      expect(envelopeOf(decodeEnvelope(v1)).eventVersion).toBe(1);
+    });
+
+    it("keeps the event version an outbox row's headers carry (OutboxService.add writes it there), and only a valid one", () => {
+      const row = { ...ENVELOPE, headers: { 'x-tenant': 'acme', 'msg.event-version': '2' } };
+      expect(encodeEnvelope(row, '{}').headers).toMatchObject({
+        'x-tenant': 'acme',
+        'msg.event-version': '2',
+      });
+      for (const bad of ['0', '-2', '2.5', ' 2', '02', 'two', '99999999']) {
+        const tampered = { ...ENVELOPE, headers: { 'msg.event-version': bad } };
+        expect(encodeEnvelope(tampered, '{}').headers).not.toHaveProperty('msg.event-version');
+      }
+    });
+
+    it.each(['0', '-1', '1.5', '01', 'v2', '', '10000000', '1e3'])(
+      'refuses an event version header %p as DESERIALIZATION/INVALID_EVENT_VERSION',
+      (text) => {
+        const failure = failureOf(decodeEnvelope(wire({ 'msg.event-version': text })));
+        expect(failure).toEqual({
+          category: FailureCategory.DESERIALIZATION,
+          code: 'INVALID_EVENT_VERSION',
+          messageId: MESSAGE_ID,
+        });
+      },
+    );
 
     it('leaves reserved msg.* headers and content-type out of the envelope headers', () => {
       const decoded = envelopeOf(
@@ -162,6 +195,7 @@ describe('envelope-codec', () => {
       expect(failure).toEqual({ category: FailureCategory.DESERIALIZATION, code, messageId: MESSAGE_ID });
     });
 
+    // claim: C-45
     it('reports the first problem in header order: id, type, version, content type, occurred-at, body', () => {
       const everythingWrong = {
         'msg.type': undefined,

@@ -3,6 +3,7 @@ import { FailureCategory } from '../errors/failure-category';
 import { ENVELOPE_VERSION, MessageEnvelope } from './message-envelope';
 import { JSON_CONTENT_TYPE, MessageHeaders } from './message-headers';
 import { isMessageId } from './message-id';
+import { eventVersionHeader, eventVersionOf } from './event-version';
 import { WireMessage } from './wire-message';
 
 /** Why a wire message could not be turned into an envelope. Codes are safe to put in a DLQ header. */
@@ -14,7 +15,8 @@ export interface DecodeFailure {
     | 'UNSUPPORTED_ENVELOPE_VERSION'
     | 'UNSUPPORTED_CONTENT_TYPE'
     | 'INVALID_JSON'
-    | 'INVALID_OCCURRED_AT';
+    | 'INVALID_OCCURRED_AT'
+    | 'INVALID_EVENT_VERSION';
   /** The message id, when the headers carried a valid one (for logs and the DLQ). */
   readonly messageId?: string;
 }
@@ -27,7 +29,9 @@ const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\
 
 /**
  * Encodes an envelope for the wire (envelope version 1, binary mode). `payloadJson` lets the relay pass the
- * JSON text it read from the outbox without parsing and serialising it again.
+ * JSON text it read from the outbox without parsing and serialising it again. The event version is
+ * `eventVersion`, else the `msg.event-version` an outbox row's headers carry (`OutboxService.add()` writes it
+ * there), written when above 1 and valid; every other `msg.*` header is dropped.
  */
 export function encodeEnvelope(envelope: Omit<MessageEnvelope, 'payload'>, payloadJson: string): WireMessage {
   const headers: Record<string, string> = {};
@@ -37,6 +41,8 @@ export function encodeEnvelope(envelope: Omit<MessageEnvelope, 'payload'>, paylo
   headers[MessageHeaders.ID] = envelope.messageId;
   headers[MessageHeaders.TYPE] = envelope.type;
   headers[MessageHeaders.OCCURRED_AT] = envelope.occurredAt.toISOString();
+  const version = envelope.eventVersion ?? eventVersionOf(envelope.headers[MessageHeaders.EVENT_VERSION]);
+  Object.assign(headers, eventVersionHeader(version));
   headers[MessageHeaders.ENVELOPE_VERSION] = ENVELOPE_VERSION;
   headers[MessageHeaders.CONTENT_TYPE] = JSON_CONTENT_TYPE;
   return {
@@ -71,6 +77,8 @@ export function decodeEnvelope(wire: WireMessage, clock: Pick<Clock, 'now'> = sy
     return failWithId('INVALID_OCCURRED_AT');
   const occurredAt = occurredAtText === undefined ? new Date(clock.now()) : new Date(occurredAtText);
   if (Number.isNaN(occurredAt.getTime())) return failWithId('INVALID_OCCURRED_AT');
+  const eventVersion = eventVersionOf(h[MessageHeaders.EVENT_VERSION]);
+  if (eventVersion === undefined) return failWithId('INVALID_EVENT_VERSION');
 
   let payload: unknown;
   try {
@@ -86,7 +94,16 @@ export function decodeEnvelope(wire: WireMessage, clock: Pick<Clock, 'now'> = sy
   const key = wire.key ?? h[MessageHeaders.KEY] ?? '';
   return {
     ok: true,
-    envelope: { messageId, type, destination: wire.destination, key, occurredAt, headers, payload },
+    envelope: {
+      messageId,
+      type,
+      destination: wire.destination,
+      key,
+      occurredAt,
+      eventVersion,
+      headers,
+      payload,
+    },
   };
 }
 

@@ -161,5 +161,79 @@ describe('event-definition', () => {
       const error = thrownBy(() => defineEvent(input({ type: '', destination: '' })));
       expect(error).toMatchObject({ field: 'type' });
     });
+
+    describe('version and upcasters', () => {
+      const up = (v: { title: string }) => ({ ...v, title: v.title.trim() });
+
+      it('is version 1 without upcasters by default', () => {
+        const event = defineEvent(input());
+        expect(event.version).toBe(1);
+        expect(event.upcasters).toEqual({});
+      });
+
+      it('keeps a version and an unbroken chain of upcasters ending at version - 1, frozen', () => {
+        const event = defineEvent(input({ version: 4, upcasters: { 2: up, 3: up } }));
+        expect(event.version).toBe(4);
+        expect(Object.keys(event.upcasters ?? {})).toEqual(['2', '3']);
+        expect(Object.isFrozen(event.upcasters)).toBe(true);
+      });
+
+      it.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 1_000_001, '2' as unknown as number])(
+        'refuses the version %p, naming it',
+        (version) => {
+          const error = thrownBy(() => defineEvent(input({ version })));
+          expect(error).toBeInstanceOf(InvalidEventDefinitionError);
+          expect(error).toMatchObject({ field: 'version', eventType: 'PostCreated' });
+          expect((error as Error).message).toMatch(
+            /'version' must be a whole number from 1 to 1000000 \(got /,
+          );
+        },
+      );
+
+      it('refuses a gap in the chain, naming the missing step', () => {
+        const error = thrownBy(() => defineEvent(input({ version: 4, upcasters: { 1: up, 3: up } })));
+        expect(error).toMatchObject({ field: 'upcasters' });
+        expect((error as Error).message).toBe(
+          "Event definition 'PostCreated': 'upcasters' must be an unbroken chain from version 1 to 4: " +
+            'there is no upcaster from version 2 to 3.',
+        );
+      });
+
+      it('refuses a chain that stops short of version - 1', () => {
+        const error = thrownBy(() => defineEvent(input({ version: 3, upcasters: { 1: up } })));
+        expect((error as Error).message).toContain('there is no upcaster from version 2 to 3');
+      });
+
+      it.each([
+        ['from the version itself', { 3: up }],
+        ['from a newer version', { 5: up }],
+        ['from version 0', { 0: up }],
+        ['from a fraction', { '1.5': up }],
+        ['from a name', { v1: up }],
+      ])('refuses an upcaster %s', (_, upcasters) => {
+        const bad = upcasters as unknown as EventDefinitionInput<string, typeof schema>['upcasters'];
+        const error = thrownBy(() => defineEvent(input({ version: 3, upcasters: bad })));
+        expect(error).toMatchObject({ field: 'upcasters' });
+        expect((error as Error).message).toMatch(/keyed by the versions below 3/);
+      });
+
+      it('refuses an upcaster that is not a function, and upcasters that are not an object', () => {
+        const notAFunction = { 1: 'trim' } as unknown as EventDefinitionInput<
+          string,
+          typeof schema
+        >['upcasters'];
+        expect(
+          (thrownBy(() => defineEvent(input({ version: 2, upcasters: notAFunction }))) as Error).message,
+        ).toContain('the one from version 1 is not');
+        const list = [up] as unknown as EventDefinitionInput<string, typeof schema>['upcasters'];
+        expect(thrownBy(() => defineEvent(input({ version: 2, upcasters: list })))).toMatchObject({
+          field: 'upcasters',
+        });
+      });
+
+      it('accepts a version without upcasters (it takes only its own version)', () => {
+        expect(defineEvent(input({ version: 2 })).upcasters).toEqual({});
+      });
+    });
   });
 });

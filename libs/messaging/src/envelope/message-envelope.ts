@@ -17,6 +17,11 @@ export interface MessageEnvelope<TPayload = unknown> {
   readonly key: string;
   /** When the business fact happened. */
   readonly occurredAt: Date;
+  /**
+   * The version of the payload (`msg.event-version`). Decoding sets it (1 when the header is absent); when
+   * encoding, undefined writes no header (version 1).
+   */
+  readonly eventVersion?: number;
   /** Application headers plus trace context (`traceparent`); never the reserved `msg.*` names. */
   readonly headers: Readonly<Record<string, string>>;
   /** The event's JSON payload. */

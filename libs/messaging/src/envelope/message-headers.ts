@@ -11,6 +11,11 @@ export const MessageHeaders = {
   OCCURRED_AT: 'msg.occurred-at',
   /** The envelope format's version (see `ENVELOPE_VERSION`). */
   ENVELOPE_VERSION: 'msg.envelope-version',
+  /**
+   * The version of the event's payload (`defineEvent({ version })`), a whole number from 1; absent means 1.
+   * A consumer takes older versions through the definition's upcasters and holds newer ones.
+   */
+  EVENT_VERSION: 'msg.event-version',
   /** The ordering key, for transports without a native key (RabbitMQ). */
   KEY: 'msg.key',
   CONTENT_TYPE: 'content-type',

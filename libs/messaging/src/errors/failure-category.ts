@@ -5,8 +5,16 @@
 export enum FailureCategory {
   /** The body or its headers cannot be decoded (not JSON, no message id, wrong envelope version). */
   DESERIALIZATION = 'DESERIALIZATION',
-  /** Decoded, but the payload breaks the event's schema, or the event type is unknown to the consumer. */
+  /**
+   * Decoded, but the payload breaks the event's schema, the event type is unknown to the consumer, or its event
+   * version is one the consumer cannot take (newer than it knows, or older than its upcasters reach).
+   */
   VALIDATION = 'VALIDATION',
+  /**
+   * An upcaster of the consumer's event definition threw on the message, or turned it into a payload the
+   * schema refuses: the consumer's code failed, not the message. Held, then dead-lettered; never dropped.
+   */
+  UPCAST = 'UPCAST',
   /** A downstream refused our credentials. */
   AUTHENTICATION = 'AUTHENTICATION',
   /** A downstream refused the operation for our identity. */

@@ -6,7 +6,7 @@ export class InvalidEventDefinitionError extends MessagingError {
     /** The event's type, as given. */
     readonly eventType: string,
     /** The field that is wrong. */
-    readonly field: 'type' | 'destination' | 'key',
+    readonly field: 'type' | 'destination' | 'key' | 'version' | 'upcasters',
     /** What the field must be. */
     readonly expected: string,
   ) {

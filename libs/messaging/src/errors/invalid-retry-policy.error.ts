@@ -1,4 +1,5 @@
 import { MessagingError } from './messaging.error';
+import { showValue } from './shown-value';
 
 /**
  * A `@RetryPolicy()` declaration is invalid. A configuration error raised at startup (or when the policy
@@ -16,30 +17,9 @@ export class InvalidRetryPolicyError extends MessagingError {
    * @param allowed - what the option accepts, e.g. `"an integer >= 1"`
    */
   constructor(field: string, value: unknown, allowed: string) {
-    super(`Invalid retry policy: ${field} is ${show(value)}; expected ${allowed}.`);
+    super(`Invalid retry policy: ${field} is ${showValue(value)}; expected ${allowed}.`);
     this.name = 'InvalidRetryPolicyError';
     this.field = field;
     this.value = value;
-  }
-}
-
-/** A short rendering of the offending value for the message. */
-function show(value: unknown): string {
-  switch (typeof value) {
-    case 'string':
-      return JSON.stringify(value);
-    case 'number':
-    case 'boolean':
-    case 'bigint':
-    case 'undefined':
-      return String(value);
-    case 'object':
-      try {
-        return JSON.stringify(value) ?? 'null';
-      } catch {
-        return 'an object that cannot be serialised';
-      }
-    default:
-      return `a ${typeof value}`;
   }
 }

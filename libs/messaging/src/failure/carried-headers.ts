@@ -9,6 +9,7 @@ export const LIBRARY_CARRIED_HEADERS: readonly string[] = [
   MessageHeaders.TYPE,
   MessageHeaders.OCCURRED_AT,
   MessageHeaders.ENVELOPE_VERSION,
+  MessageHeaders.EVENT_VERSION,
   MessageHeaders.CONTENT_TYPE,
   MessageHeaders.TRACEPARENT,
   MessageHeaders.TRACESTATE,

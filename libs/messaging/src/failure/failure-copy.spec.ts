@@ -141,6 +141,7 @@ describe('failure-copy', () => {
       expect(copy.headers['msg.type']).toBe('PostCreated');
     });
 
+    // claim: C-52
     it('carries only allowlisted headers: names no denylist foresees are dropped too', () => {
       const unforeseen = {
         'x-auth': 'Bearer 1',

@@ -31,6 +31,7 @@ describe('key-pseudonym', () => {
       expect(unsealKey(sealKey('author-42', pseudonym, secret), pseudonym, secret)).toBe('author-42');
     });
 
+    // claim: C-52
     it('refuses a seal moved to another pseudonym, tampered with, or cut short', () => {
       const pseudonym = keyPseudonym('author-42', secret);
       const sealed = sealKey('author-42', pseudonym, secret);

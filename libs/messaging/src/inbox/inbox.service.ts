@@ -73,13 +73,17 @@ export class InboxService {
 
   /**
    * True when the inbox holds the message for its group: a try of it committed (one whose commit answer was
-   * lost, say). Throws when the database does not answer.
+   * lost, say). It asks by trying the record's insert in a transaction it rolls back: an insert waits for a
+   * transaction still committing the same record (a plain read would not see it yet, and say no). Throws
+   * when the database does not answer.
    */
   async holds(delivery: InboxDelivery): Promise<boolean> {
     const transaction = await this.transactions.begin();
     try {
-      const { group, messageId } = keyOf(delivery);
-      return (await this.store.recordedHash(transaction.scope.queryRunner, group, messageId)) !== undefined;
+      const [probe] = await this.store.tryRecordAll(transaction.scope.queryRunner, [
+        { ...keyOf(delivery), type: delivery.envelope.type, payloadHash: '0'.repeat(64) },
+      ]);
+      return !probe.recorded;
     } finally {
       await transaction.rollback();
     }

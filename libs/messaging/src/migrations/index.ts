@@ -6,17 +6,31 @@ import { CreateMessagingTables1764547200000 } from './create-messaging-tables.mi
 import { CreateMysqlMessagingAttempts1764892800000 } from './create-mysql-attempts-table.migration';
 import { CreateMysqlMessagingTables1764806400000 } from './create-mysql-messaging-tables.migration';
 import { CreateRedriveLedger1764892800000 } from './create-redrive-ledger.migration';
+import { CreateMysqlScheduledMessages1765152000000 } from './create-mysql-scheduled-messages.migration';
+import { CreateScheduledMessages1765152000000 } from './create-scheduled-messages.migration';
 import { OutboxFillfactor1764633600000 } from './outbox-fillfactor.migration';
 
 /**
- * The library's migrations for PostgreSQL, in order: add them to your DataSource's `migrations`. The last
- * three create the redrive ledger (audit log and its hash chain, used approvals) and the console's plans,
- * used in the admin database only.
+ * The library's migrations for a service's PostgreSQL database, in order: add them to your DataSource's
+ * `migrations`. They create the outbox, the inbox, the attempts table and the table of scheduled messages,
+ * nothing else. (Before issue 37 this list also held the admin database's migrations,
+ * `MessagingAdminMigrations`: a database that ran them keeps those tables, unused; the changelog says how to
+ * drop them.)
  */
 export const MessagingMigrations: Array<new () => MigrationInterface> = [
   CreateMessagingTables1764547200000,
   OutboxFillfactor1764633600000,
   CreateMessagingAttempts1764720000000,
+  CreateScheduledMessages1765152000000,
+];
+
+/**
+ * The library's migrations for the admin database (PostgreSQL), in order: the redrive ledger (audit log and
+ * its hash chain, used approvals) and the console's plans. `nest-messaging db migrate` runs them on
+ * MESSAGING_ADMIN_DATABASE_URL; or add them to the `migrations` of a DataSource on that database. A service's
+ * database does not need them.
+ */
+export const MessagingAdminMigrations: Array<new () => MigrationInterface> = [
   CreateRedriveLedger1764892800000,
   ChainRedriveAudit1764979200000,
   CreateConsolePlans1765065600000,
@@ -29,4 +43,5 @@ export const MessagingMigrations: Array<new () => MigrationInterface> = [
 export const MysqlMessagingMigrations: Array<new () => MigrationInterface> = [
   CreateMysqlMessagingTables1764806400000,
   CreateMysqlMessagingAttempts1764892800000,
+  CreateMysqlScheduledMessages1765152000000,
 ];

@@ -8,7 +8,7 @@ import {
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { describeRefusal } from '../transports/broker-refusal';
 import { MessageTransport } from '../transports/message-transport.interface';
-import { OutboxFigures, RelaySlotFigures } from './observed-sources';
+import { HeldMessageFigures, OutboxFigures, RelaySlotFigures, RunningConsumers } from './observed-sources';
 
 /**
  * One health check's result, keyed by the check's name: the shape `@nestjs/terminus` expects from an
@@ -54,7 +54,26 @@ export class MessagingHealthIndicator {
     @Inject(MESSAGING_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
     private readonly logical: RelaySlotFigures,
+    private readonly held: HeldMessageFigures,
+    private readonly groups: RunningConsumers,
   ) {}
+
+  /**
+   * The consumers receive deliveries: down while a group started is still joining (on Kafka, after a restart
+   * the broker waits for the group's other members, a killed one's session to expire; the application
+   * serves meanwhile) or subscribing again (the broker away). A readiness check, not a liveness one: the
+   * process is fine meanwhile. Details: the groups `running` and `joining`. Up when no consumer is started.
+   */
+  consumers<Key extends string = 'consumers'>(key: Key = 'consumers' as Key): MessagingHealthResult<Key> {
+    const running = this.groups.runningGroups();
+    const joining = this.groups.joiningGroups();
+    if (joining.length === 0) return result(key, 'up', { running, joining });
+    return result(key, 'down', {
+      running,
+      joining,
+      error: 'consumer groups are still joining: they receive no messages yet',
+    });
+  }
 
   /** The database the outbox and inbox live in answers a query. */
   async database<Key extends string = 'database'>(
@@ -111,7 +130,30 @@ export class MessagingHealthIndicator {
   }
 
   /**
-   * The relay can publish. The polling relay: always up (`outboxBacklog()` watches it). With
+   * Messages this instance holds because it cannot read them yet (an event version newer than it knows, one
+   * older than its upcasters reach, an upcaster that failed): a warning, not an outage, since a rolling deploy
+   * holds messages on purpose until the upgraded instances take them. Always `up`; while any is held the
+   * details say how many, how long the oldest has been held and the window after which it is dead-lettered,
+   * and `warning` says so in a fixed phrase. Alert on `messaging_consumer_oldest_held_age_seconds` instead.
+   */
+  heldMessages<Key extends string = 'heldMessages'>(
+    key: Key = 'heldMessages' as Key,
+  ): MessagingHealthResult<Key> {
+    const { count, oldestHeldMs, windowMs } = this.held.heldNow();
+    if (count === 0) return result(key, 'up', { held: 0 });
+    return result(key, 'up', {
+      held: count,
+      oldestHeldSeconds: Math.round(oldestHeldMs / 1000),
+      windowSeconds: Math.round(windowMs / 1000),
+      warning:
+        'messages are held that this instance cannot read yet (an event version or upcaster problem; a ' +
+        'deploy in progress?): they are dead-lettered when held past the window',
+    });
+  }
+
+  /**
+   * The relay can publish. The polling relay: always up (`outboxBacklog()` watches it); relay mode
+   * `external` too (Debezium publishes: watch its connector and slot, docs/guide/14-debezium.md). With
    * `relay.mode: 'logical'`: down when the slot is missing or invalidated, about to be invalidated
    * (`wal_status` `unreserved`), when it holds more than `maxLagBytes` of WAL (no instance reads it, or too slowly), when
    * this instance cannot read it (a fixed phrase says why), or when the instance reading it holds a commit
@@ -122,7 +164,7 @@ export class MessagingHealthIndicator {
     key: Key = 'relay' as Key,
     limits: RelayHealthLimits = {},
   ): Promise<MessagingHealthResult<Key>> {
-    if (this.options.relay.mode !== 'logical') return result(key, 'up', { mode: 'poll' });
+    if (this.options.relay.mode !== 'logical') return result(key, 'up', { mode: this.options.relay.mode });
     const { maxLagBytes = 1_073_741_824, maxLagSeconds = 60 } = limits;
     const status = this.logical.status();
     const details: Record<string, unknown> = { mode: 'logical', slot: status.slot, state: status.state };

@@ -97,7 +97,7 @@ export class MessagingMetrics {
   /** Deliveries by how they ended: handled, or skipped as a duplicate by the inbox. */
   readonly consumed = this.counter({
     name: 'messaging_consumer_messages_total',
-    help: 'Deliveries handled by @IdempotentHandler methods, by outcome (handled, duplicate, skipped: redriven for another group).',
+    help: 'Deliveries handled by @IdempotentHandler methods, by outcome (handled, duplicate, skipped: redriven for another group, unhandled: a type the group has no handler for).',
     labelNames: ['group', 'destination', 'outcome'],
   });
 
@@ -120,6 +120,37 @@ export class MessagingMetrics {
     name: 'messaging_consumer_retries_total',
     help: 'Retries scheduled, by mode (inline, pause, retry destination).',
     labelNames: ['group', 'destination', 'mode'],
+  });
+
+  /**
+   * Messages of a type the group has no handler for, settled unhandled (`consumers.unhandledTypes: 'settle'`),
+   * per type: the first 50 types of a group and destination by name, later ones as `(other)`, a type that is
+   * not a valid event type name as `(invalid)`, so that no producer can grow the label set.
+   */
+  readonly unhandled = this.counter({
+    name: 'messaging_consumer_unhandled_total',
+    help: 'Messages of a type the consumer group has no handler for, settled without handling, by type.',
+    labelNames: ['group', 'destination', 'type'],
+  });
+
+  /** Looks at a held message that found it still unreadable, by why (`version`, `upcast`, `schema`). */
+  readonly holds = this.counter({
+    name: 'messaging_consumer_holds_total',
+    help: 'Times a message the consumer cannot read yet (event version, upcaster, schema) was held again.',
+    labelNames: ['group', 'destination', 'reason'],
+  });
+
+  /** Messages this instance holds now, by why (set on scrape). */
+  readonly held = this.gauge({
+    name: 'messaging_consumer_held_messages',
+    help: 'Messages this instance holds because it cannot read them yet (a rolling deploy?), by reason.',
+    labelNames: ['group', 'destination', 'reason'],
+  });
+
+  /** Age of the oldest message this instance holds, seconds (0 when none; set on scrape). */
+  readonly oldestHeldAge = this.gauge({
+    name: 'messaging_consumer_oldest_held_age_seconds',
+    help: 'How long this instance has held its oldest held message (dead-lettered at consumers.versionHold.windowMs).',
   });
 
   /** Messages moved back from a DLQ by a redrive. */
@@ -149,6 +180,18 @@ export class MessagingMetrics {
     name: 'messaging_outbox_oldest_pending_age_seconds',
     help: 'Age of the oldest unconfirmed outbox row.',
     labelNames: ['destination'],
+  });
+
+  /** Scheduled messages not yet due (set on scrape). */
+  readonly scheduled = this.gauge({
+    name: 'messaging_outbox_scheduled',
+    help: 'Scheduled outbox messages waiting to be due.',
+  });
+
+  /** Seconds until the next scheduled message is due (set on scrape; absent when none waits). */
+  readonly nextScheduledDue = this.gauge({
+    name: 'messaging_outbox_next_scheduled_due_seconds',
+    help: 'Seconds until the next scheduled outbox message is due (negative: overdue, not yet moved).',
   });
 
   /** Estimated rows in the outbox and inbox tables (set on scrape, from PostgreSQL's statistics). */

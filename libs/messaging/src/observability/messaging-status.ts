@@ -12,8 +12,14 @@ export interface MessagingStatusSnapshot {
     /** The last connection or publish error, while not connected. */
     readonly lastError?: string;
   };
-  /** Consumer groups whose subscription is running. */
+  /** Consumer groups whose subscription is running (joined, receiving deliveries). */
   readonly consumers: string[];
+  /**
+   * Consumer groups started that do not receive deliveries yet: joining their group (on Kafka, a restart
+   * after a kill waits for the killed member's session to expire; the application serves meanwhile) or
+   * subscribing again after a failure.
+   */
+  readonly joining: string[];
 }
 
 /**
@@ -34,6 +40,7 @@ export class MessagingStatus {
     return {
       transport: { kind: this.transport.kind, ...this.transport.health() },
       consumers: this.consumers.runningGroups(),
+      joining: this.consumers.joiningGroups(),
     };
   }
 }

@@ -20,6 +20,7 @@ export class MetricsCollector implements OnModuleInit {
   onModuleInit(): void {
     this.metrics.onScrape(() => this.refreshBacklog());
     this.metrics.onScrape(() => this.refreshTableRows());
+    this.metrics.onScrape(() => this.refreshScheduled());
     if (this.options.relay.mode === 'logical') this.metrics.onScrape(() => this.refreshSlotLag());
   }
 
@@ -43,6 +44,13 @@ export class MetricsCollector implements OnModuleInit {
       this.metrics.pending.set({ destination }, pending);
       this.metrics.oldestPendingAge.set({ destination }, oldestAgeMs / 1000);
     }
+  }
+
+  private async refreshScheduled(): Promise<void> {
+    const { scheduled, nextDueInMs } = await this.store.scheduledFigures();
+    this.metrics.scheduled.set(scheduled);
+    this.metrics.nextScheduledDue.reset();
+    if (nextDueInMs !== undefined) this.metrics.nextScheduledDue.set(nextDueInMs / 1000);
   }
 
   private async refreshTableRows(): Promise<void> {

@@ -18,6 +18,8 @@ export abstract class OutboxFigures {
   abstract backlog(): Promise<OutboxBacklog[]>;
   /** The library's tables and their estimated row counts. */
   abstract tableRowEstimates(): Promise<Array<{ table: string; rows: number }>>;
+  /** Scheduled messages waiting, and milliseconds until the first is due (negative: overdue). */
+  abstract scheduledFigures(): Promise<{ scheduled: number; nextDueInMs: number | undefined }>;
 }
 
 /** The logical relay's replication slot, as health and metrics read it (the logical relay). */
@@ -38,6 +40,14 @@ export abstract class RelaySlotFigures {
 
 /** The consumer groups whose subscription runs (the consumer orchestrator). */
 export abstract class RunningConsumers {
-  /** The groups running now. */
+  /** The groups running now (joined, receiving deliveries). */
   abstract runningGroups(): string[];
+  /** The groups started that do not receive deliveries yet (joining their group, or subscribing again). */
+  abstract joiningGroups(): string[];
+}
+
+/** Messages the consumers hold because they cannot read them yet (the consumers' held messages). */
+export abstract class HeldMessageFigures {
+  /** Now, without I/O: how many are held, the oldest one's time held, and the window after which they are dead-lettered. */
+  abstract heldNow(): { readonly count: number; readonly oldestHeldMs: number; readonly windowMs: number };
 }

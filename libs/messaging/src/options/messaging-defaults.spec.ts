@@ -9,6 +9,7 @@ const DEFAULTS_OF: Record<string, string> = {
   RelayOptions: 'relay',
   OutboxRetentionOptions: 'retention',
   ConsumerOptions: 'consumers',
+  VersionHoldOptions: 'consumers.versionHold',
 };
 
 /** `path → "Default N"` of every option documented with a literal default (numbers, booleans, `words`). */

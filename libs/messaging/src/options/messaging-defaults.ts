@@ -24,5 +24,17 @@ export const MESSAGING_DEFAULTS = {
     retryMaxDelayMs: 2_000,
   },
   retention: { sentRetentionMs: 86_400_000, intervalMs: 60_000, batchSize: 1_000 },
-  consumers: { autoStart: true, inboxRetentionMs: 604_800_000, concurrency: 4, batchSize: 50 },
+  consumers: {
+    autoStart: true,
+    inboxRetentionMs: 604_800_000,
+    concurrency: 4,
+    batchSize: 50,
+    unhandledTypes: 'settle',
+    versionHold: {
+      windowMs: 1_500_000,
+      initialDelayMs: 1_000,
+      maxDelayMs: 60_000,
+      holdSchemaMismatches: false,
+    },
+  },
 } as const;

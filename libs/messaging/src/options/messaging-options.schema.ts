@@ -64,6 +64,7 @@ const kafkaChecked = kafka.refine((k) => k.sasl?.mechanism !== 'plain' || k.ssl,
 });
 
 const queueType = z.enum(['classic', 'quorum'], { error: "must be 'classic' or 'quorum'" });
+const unhandledTypeAction = z.enum(['settle', 'dead-letter'], { error: "must be 'settle' or 'dead-letter'" });
 
 const rabbitmq = z.strictObject({
   kind: z.literal('rabbitmq'),
@@ -85,7 +86,9 @@ export const messagingOptionsSchema = z.strictObject({
   relay: z
     .strictObject({
       enabled: z.boolean().default(RELAY.enabled),
-      mode: z.enum(['poll', 'logical'], { error: "must be 'poll' or 'logical'" }).default(RELAY.mode),
+      mode: z
+        .enum(['poll', 'logical', 'external'], { error: "must be 'poll', 'logical' or 'external'" })
+        .default(RELAY.mode),
       slot: z
         .string({ error: 'must be a string' })
         .regex(
@@ -120,6 +123,24 @@ export const messagingOptionsSchema = z.strictObject({
       batchSize: positiveInt('messages per transaction')
         .max(500, 'must be ≤ 500')
         .default(CONSUMERS.batchSize),
+      unhandledTypes: unhandledTypeAction.default(CONSUMERS.unhandledTypes),
+      unhandledTypesByGroup: z.record(z.string(), unhandledTypeAction).default({}),
+      versionHold: z
+        .strictObject({
+          windowMs: z
+            .number({ error: 'must be a number (ms)' })
+            .int('must be a whole number (ms)')
+            .nonnegative('must be ≥ 0 (ms; 0 dead-letters at once)')
+            .default(CONSUMERS.versionHold.windowMs),
+          initialDelayMs: positiveInt('ms').default(CONSUMERS.versionHold.initialDelayMs),
+          maxDelayMs: positiveInt('ms').default(CONSUMERS.versionHold.maxDelayMs),
+          holdSchemaMismatches: z.boolean().default(CONSUMERS.versionHold.holdSchemaMismatches),
+        })
+        .refine((h) => h.maxDelayMs >= h.initialDelayMs, {
+          message: 'maxDelayMs must be ≥ initialDelayMs',
+          path: ['maxDelayMs'],
+        })
+        .prefault({}),
     })
     .prefault({}),
   retryDefaults: z

@@ -31,6 +31,14 @@ const DEFAULT_CONSUMERS = {
   inboxRetentionMs: 7 * 24 * 60 * 60 * 1000,
   concurrency: 4,
   batchSize: 50,
+  unhandledTypes: 'settle',
+  unhandledTypesByGroup: {},
+  versionHold: {
+    windowMs: 1_500_000,
+    initialDelayMs: 1_000,
+    maxDelayMs: 60_000,
+    holdSchemaMismatches: false,
+  },
 };
 
 /** The issues of the InvalidMessagingOptionsError that resolving `options` throws. */
@@ -130,7 +138,15 @@ describe('resolve-messaging-options', () => {
             retryMaxDelayMs: 50,
           },
           retention: { sentRetentionMs: 0, intervalMs: 5, batchSize: 7 },
-          consumers: { autoStart: false, inboxRetentionMs: 1, concurrency: 256, batchSize: 1 },
+          consumers: {
+            autoStart: false,
+            inboxRetentionMs: 1,
+            concurrency: 256,
+            batchSize: 1,
+            unhandledTypes: 'dead-letter',
+            unhandledTypesByGroup: { audit: 'settle' },
+            versionHold: { windowMs: 0, initialDelayMs: 5, maxDelayMs: 5, holdSchemaMismatches: true },
+          },
           deadLetter: { carryHeaders: ['x-tenant'] },
           topology: 'declare',
         };
@@ -364,6 +380,41 @@ describe('resolve-messaging-options', () => {
         ['a batch size of 0', { ...KAFKA, consumers: { batchSize: 0 } }, 'consumers.batchSize'],
         ['a batch size over 500', { ...KAFKA, consumers: { batchSize: 501 } }, 'consumers.batchSize'],
         ['a batch size of 2.5', { ...KAFKA, consumers: { batchSize: 2.5 } }, 'consumers.batchSize'],
+        [
+          'an unknown unhandledTypes action',
+          { ...KAFKA, consumers: { unhandledTypes: 'drop' } },
+          'consumers.unhandledTypes',
+        ],
+        [
+          'an unknown action for one group',
+          { ...KAFKA, consumers: { unhandledTypesByGroup: { billing: 'ignore' } } },
+          'consumers.unhandledTypesByGroup.billing',
+        ],
+        [
+          'a negative hold window',
+          { ...KAFKA, consumers: { versionHold: { windowMs: -1 } } },
+          'consumers.versionHold.windowMs',
+        ],
+        [
+          'a hold window of NaN',
+          { ...KAFKA, consumers: { versionHold: { windowMs: Number.NaN } } },
+          'consumers.versionHold.windowMs',
+        ],
+        [
+          'a first hold wait of 0',
+          { ...KAFKA, consumers: { versionHold: { initialDelayMs: 0 } } },
+          'consumers.versionHold.initialDelayMs',
+        ],
+        [
+          'a longest hold wait below the first',
+          { ...KAFKA, consumers: { versionHold: { initialDelayMs: 5_000, maxDelayMs: 4_000 } } },
+          'consumers.versionHold.maxDelayMs',
+        ],
+        [
+          'an unknown hold option',
+          { ...KAFKA, consumers: { versionHold: { schemaMismatch: 'hold' } } },
+          'consumers.versionHold.schemaMismatch',
+        ],
         [
           'an inbox retention as NaN',
           { ...KAFKA, consumers: { inboxRetentionMs: Number.NaN } },

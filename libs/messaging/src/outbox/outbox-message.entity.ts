@@ -66,7 +66,10 @@ export class OutboxMessageEntity {
   @Column({ name: 'locked_until', type: 'timestamptz', nullable: true })
   lockedUntil!: Date | null;
 
-  /** Set once the broker confirmed the message. */
+  /**
+   * Set once the broker confirmed the message; with `relay.mode: 'external'`, at the insert (Debezium
+   * publishes the row from the log).
+   */
   @Column({ name: 'sent_at', type: 'timestamptz', nullable: true })
   sentAt!: Date | null;
 }

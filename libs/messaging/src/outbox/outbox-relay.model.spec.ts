@@ -15,6 +15,7 @@ describe(`${OutboxRelay.name} (model outbox, scripted broker)`, () => {
     // The publish deadline counted from the publish, but a claim's rows wait for the
     // batch before to go out first; their lease ran out while they were still on the wire, and a second
     // relay claimed and published them too.
+    // claim: C-28
     it('publishes no row while another relay still waits for its copy: the deadline counts from the claim', async () => {
       const world = startModelWorld({
         relays: 2,
@@ -74,6 +75,7 @@ describe(`${OutboxRelay.name} (model outbox, scripted broker)`, () => {
     // After a round in which the broker confirmed nothing, the relay
     // paused for exactly the refused rows' backoff; they were due again when it resumed, filled its claim,
     // were refused again, and so on: the other keys never went.
+    // claim: C-24
     it('lets the other keys go within two rounds, however often its rows come due', async () => {
       const world = startModelWorld({ relay: { batchSize: 2 } });
       world.broker.refusedKeys.add('stuck');

@@ -30,6 +30,12 @@ class FakeStore {
   markSentCalls = 0;
   readonly released: string[] = [];
   heldRowFreeAt?: Date;
+  /** The relay's clock (set by `startRelay`), for the scheduled messages' due times. */
+  clock?: FakeClock;
+  /** Scheduled messages not yet moved: their due time (this clock) and key. */
+  readonly scheduled: Array<{ dueAt: number; key: string }> = [];
+  /** Moves of due scheduled messages asked for, and when (this clock). */
+  readonly moves: number[] = [];
   /** Runs as the relay looks for held rows (then cleared): what changes meanwhile. */
   duringLook?: () => void;
 
@@ -90,6 +96,20 @@ class FakeStore {
   async release(): Promise<number> {
     return 0;
   }
+  /** Due ones become pending rows, in due order; answers the time until the next. */
+  async moveDueScheduled(limit: number): Promise<{ moved: number; nextDueInMs: number | undefined }> {
+    const now = this.clock?.now() ?? 0;
+    this.moves.push(now);
+    this.scheduled.sort((a, b) => a.dueAt - b.dueAt);
+    const due = this.scheduled.filter((m) => m.dueAt <= now).slice(0, limit);
+    due.forEach((m) => {
+      this.scheduled.splice(this.scheduled.indexOf(m), 1);
+      this.add(1, m.key);
+    });
+    const next = this.scheduled.length === 0 ? undefined : this.scheduled[0].dueAt - now;
+    return { moved: due.length, nextDueInMs: next };
+  }
+
   async nextHeldRowFreeAt(): Promise<Date | undefined> {
     const during = this.duringLook;
     this.duringLook = undefined;
@@ -107,8 +127,14 @@ class FakeTransport {
   readonly refusing = new Set<string>();
   readonly published: WireMessage[][] = [];
 
+  /** Runs as the next publish goes out (then cleared): what happens while a batch is on the wire. */
+  duringPublish?: () => void;
+
   async publish(messages: readonly WireMessage[]): Promise<PublishOutcome[]> {
     this.published.push([...messages]);
+    const during = this.duringPublish;
+    this.duringPublish = undefined;
+    during?.();
     const thrown = this.throwing;
     this.throwing = undefined;
     if (thrown) throw thrown;
@@ -132,6 +158,7 @@ function startRelay(relayOptions: { batchSize?: number } = {}) {
   const transport = new FakeTransport();
   const wakeup = new RelayWakeup();
   const clock = new FakeClock();
+  store.clock = clock;
   const options = resolveMessagingOptions({
     serviceName: 'unit',
     transport: { kind: 'kafka', brokers: ['127.0.0.1:9092'] },
@@ -167,9 +194,11 @@ describe(OutboxRelay.name, () => {
     });
 
     // A claim takes two publish batches, which go out one after the other; the last round of a drain is
-    // marked on its own either way; each round is reported once its rows are marked.
+    // marked on its own either way; each round is reported once its rows are marked. The third claim was
+    // not full (one row): no claim goes out beside its publish (it would find nothing), so the round before
+    // is marked on its own.
     it.each([
-      ['with the next claim (PostgreSQL)', true, { markSentCalls: 1, claimedWithSent: 2 }],
+      ['with the next claim (PostgreSQL)', true, { markSentCalls: 2, claimedWithSent: 1 }],
       ['beside the next claim, on its own (MySQL/MariaDB)', false, { markSentCalls: 3, claimedWithSent: 0 }],
     ])('marks each round sent %s', async (_, marksSentInClaim, expected) => {
       const { clock, store, transport, wakeup, rounds } = startRelay({ batchSize: 2 });
@@ -215,6 +244,68 @@ describe(OutboxRelay.name, () => {
       expect(store.released).toEqual(['3', '4']);
     });
 
+    // Issue 39: at a steady trickle the claim beside each publish found nothing (3 statements per message).
+    it('sends no claim beside a publish when the claim took every pending row: a claim and a mark per message', async () => {
+      const { clock, store, wakeup, rounds } = startRelay();
+      await clock.advance(0);
+      for (let i = 1; i <= 3; i++) {
+        const claims = store.claims;
+        const marks = store.markSentCalls;
+        store.add(1);
+        wakeup.fire();
+        await clock.advance(0);
+        expect(store.sent).toHaveLength(i);
+        expect([store.claims - claims, store.markSentCalls - marks]).toEqual([1, 1]);
+      }
+      expect(rounds.filter((r) => r.claimed > 0)).toHaveLength(3);
+    });
+
+    it.each([
+      ['in the claim (PostgreSQL)', true, { claimedWithSent: 1, markSentCalls: 1 }],
+      ['beside the claim (MySQL/MariaDB)', false, { claimedWithSent: 0, markSentCalls: 2 }],
+    ])(
+      'marks a batch %s that follows a commit during its publish, and reports it once marked',
+      async (_, marksSentInClaim, expected) => {
+        const { clock, store, transport, wakeup, rounds } = startRelay();
+        store.marksSentInClaim = marksSentInClaim;
+        await clock.advance(0);
+        const claims = store.claims;
+        store.add(1);
+        transport.duringPublish = () => {
+          store.add(1);
+          wakeup.fire();
+        };
+        wakeup.fire();
+        await clock.advance(0);
+        expect(store.sent).toEqual(['1', '2']);
+        expect(store.claims - claims).toBe(2); // no empty claim beside either publish
+        expect({ claimedWithSent: store.claimedWithSent, markSentCalls: store.markSentCalls }).toEqual(
+          expected,
+        );
+        expect(rounds.filter((r) => r.claimed > 0)).toEqual([
+          { claimed: 1, confirmed: 1, failed: 0 },
+          { claimed: 1, confirmed: 1, failed: 0 },
+        ]);
+      },
+    );
+
+    it('marks a published batch before shutting down when a commit came during its publish', async () => {
+      const { clock, relay, store, transport, wakeup } = startRelay();
+      await clock.advance(0);
+      store.add(1);
+      let stopped!: Promise<void>;
+      transport.duringPublish = () => {
+        store.add(1);
+        wakeup.fire();
+        stopped = relay.beforeApplicationShutdown();
+      };
+      wakeup.fire();
+      await clock.advance(0);
+      await stopped;
+      expect(store.sent).toEqual(['1']);
+      expect(store.pending.map((row) => row.id)).toEqual(['2']);
+    });
+
     it('folds wake-ups during a round into one more round', async () => {
       const { clock, relay, store } = startRelay();
       await clock.advance(0);
@@ -240,6 +331,7 @@ describe(OutboxRelay.name, () => {
   });
 
   describe('broker down', () => {
+    // claim: C-25
     it('backs off (exponential, jittered) after each failed round and publishes once the broker is back', async () => {
       const world = startModelWorld({
         relay: { retryInitialDelayMs: 200, retryMaxDelayMs: 1_000 },
@@ -331,6 +423,71 @@ describe(OutboxRelay.name, () => {
       await clock.advance(3_000 + 9);
       expect(store.claims).toBe(claims);
       await clock.advance(1);
+      expect(store.sent).toEqual(['1']);
+    });
+  });
+
+  describe('scheduled messages', () => {
+    it('wakes when the next scheduled message is due, not at the next poll, and publishes it then', async () => {
+      const { clock, store, wakeup } = startRelay();
+      await clock.advance(0); // the bootstrap round
+      store.scheduled.push({ dueAt: clock.now() + 1_500, key: 'reminder' });
+      wakeup.fire({ scheduled: true }); // the scheduling transaction committed: nothing due, the next in 1,500 ms
+      await clock.advance(0);
+      expect(store.moves).toHaveLength(2);
+      await clock.advance(1_500 - 1);
+      expect(store.sent).toEqual([]);
+      expect(store.moves).toHaveLength(2); // no look in between
+      await clock.advance(10); // due, plus the slack after the database's "due in"
+      expect(store.sent).toEqual(['1']);
+      expect(store.moves).toHaveLength(3);
+    });
+
+    it('looks again when a local transaction scheduled a message due before the wake-up it had set', async () => {
+      const { clock, store, wakeup } = startRelay();
+      store.scheduled.push({ dueAt: clock.now() + 5_000, key: 'late' });
+      await clock.advance(0);
+      store.scheduled.push({ dueAt: clock.now() + 1_000, key: 'early' });
+      wakeup.fire({ scheduled: true });
+      await clock.advance(1_000 + 10);
+      expect(store.pending.length + store.sent.length).toBe(1);
+      expect(store.sent).toEqual(['1']);
+      await clock.advance(4_000);
+      expect(store.sent).toEqual(['1', '2']);
+    });
+
+    // The merge of issue 39's relay (a claim answers the wake-ups before it) with scheduled messages: a
+    // scheduling commit signalled after the round's look and before its last claim was cleared by that claim,
+    // and the message waited for the safety poll (outbox-scheduled.test.ts on MariaDB, first case).
+    it('looks at the scheduled messages when one is scheduled after the round looked, before its last claim', async () => {
+      const { clock, store, wakeup } = startRelay();
+      store.duringLook = () => {
+        store.scheduled.push({ dueAt: clock.now() + 1_500, key: 'reminder' });
+        wakeup.fire({ scheduled: true });
+      };
+      await clock.advance(0); // the bootstrap round: look, claim, look for held rows (the commit), claim
+      await clock.advance(1_500 + 10);
+      expect(store.sent).toEqual(['1']);
+    });
+
+    it('does not look at the scheduled messages on a plain commit while the next is not due', async () => {
+      const { clock, store, wakeup } = startRelay();
+      store.scheduled.push({ dueAt: clock.now() + 5_000, key: 'later' });
+      await clock.advance(0);
+      store.add(1);
+      wakeup.fire();
+      await clock.advance(0);
+      expect(store.sent).toEqual(['1']);
+      expect(store.moves).toHaveLength(1);
+    });
+
+    it('finds a message another instance scheduled at the safety poll, then wakes when it is due', async () => {
+      const { clock, store } = startRelay();
+      await clock.advance(0); // nothing scheduled: no wake-up set
+      store.scheduled.push({ dueAt: clock.now() + POLL_MS + 2_000, key: 'elsewhere' });
+      await clock.advance(POLL_MS);
+      expect(store.moves).toHaveLength(2);
+      await clock.advance(2_000 + 10);
       expect(store.sent).toEqual(['1']);
     });
   });

@@ -12,7 +12,6 @@ import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from
 import { MessageTracing } from '../observability/message-tracing';
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
-import { computeRetryDelay } from '../retry/backoff';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { PublishOutcome } from '../transports/publish-outcome';
 import { ClaimedOutboxRow } from './outbox-row';
@@ -22,10 +21,14 @@ import {
   holdBackBehindFailures,
   joinBatches,
   keyOf,
-  PublishedBatch,
-  publishRows,
+  SortedOutcomes,
   sortOutcomes,
-} from './relay-batch';
+} from './publishing/batch-outcomes';
+import { publishRows } from './publishing/publish-rows';
+import { publishRetryDelay } from './publishing/publishing-rules';
+
+/** A published batch of claimed rows, sorted by what the broker said (the publishing rules' `sortOutcomes`). */
+type PublishedBatch = SortedOutcomes<ClaimedOutboxRow>;
 import { OutageLog } from '../transports/outage-log';
 import { RelayTimers } from './relay-timers';
 import { RelayWakeup } from './relay-wakeup';
@@ -43,9 +46,27 @@ const CLAIM_BATCHES = 2;
  */
 const PUBLISH_SHARE_OF_LEASE = 0.8;
 
+/**
+ * Scheduled messages one move takes into the outbox (one statement); when it takes that many, more are due and
+ * the relay moves again before its next claim.
+ */
+const SCHEDULED_MOVE_LIMIT = 1_000;
+
+/**
+ * Added to the database's "next scheduled message due in": the wake-up comes just after it is due by the
+ * database's clock, not a moment before (it would find nothing and have to look again).
+ */
+const SCHEDULED_WAKE_SLACK_MS = 5;
+
 /** Rows one claim leased, and when it was sent. */
 interface Claim {
   readonly rows: ClaimedOutboxRow[];
+  /**
+   * The claim's window was full: more claimable rows may wait past it, so the next claim goes out while
+   * these rows are on the wire. Otherwise it took every row claimable when it ran, and only a wake-up since
+   * (a commit, NOTIFY, a timer) can have brought more.
+   */
+  readonly full: boolean;
   /**
    * This process's clock when the claim was sent. The database started the lease when it ran the claim,
    * later, so a lease counted from here ends no later than the database's, whatever the offset between the
@@ -85,6 +106,16 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private resumeAt = 0;
   /** An empty claim since the last busy one has looked for rows held by leases or backoff. */
   private idleChecked = false;
+  /**
+   * The last batch of a drain that ended with a wake-up pending: published, not yet marked; the next drain's
+   * first claim marks it (one statement for both), or `run` marks it on its own when no drain follows.
+   */
+  private unmarked?: { batch: PublishedBatch; settled: Promise<void> };
+  /**
+   * This process's clock at which to look at the scheduled messages again (the next is due then, as the
+   * database said); 0: at the next round (startup, the safety poll, a local transaction that scheduled one).
+   */
+  private scheduledCheckAt = 0;
   private unlisten?: () => void;
   private readonly roundListeners = new Set<(result: RelayRoundResult) => void>();
 
@@ -107,13 +138,20 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         this.idleChecked = false;
         this.wake();
       },
+      () => {
+        this.scheduledCheckAt = 0;
+        this.wake();
+      },
     );
   }
 
   onApplicationBootstrap(): void {
     if (!this.options.relay.enabled) return;
     this.started = true;
-    this.unlisten = this.wakeup.listen(() => this.wake());
+    this.unlisten = this.wakeup.listen((signal) => {
+      if (signal?.scheduled) this.scheduledCheckAt = 0;
+      this.wake();
+    });
     this.timers.startPoll(this.options.relay.pollIntervalMs);
     this.wake();
   }
@@ -154,29 +192,48 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   private async run(): Promise<void> {
-    while (this.wakeRequested && !this.stopping) {
-      this.wakeRequested = false;
-      const wait = this.resumeAt - this.clock.now();
-      if (wait > 0) {
-        this.timers.retryIn(wait);
-        return;
+    try {
+      while (this.wakeRequested && !this.stopping) {
+        this.wakeRequested = false;
+        const wait = this.resumeAt - this.clock.now();
+        if (wait > 0) {
+          this.timers.retryIn(wait);
+          return;
+        }
+        await this.drain();
       }
-      await this.drain();
+    } finally {
+      const unmarked = this.unmarked;
+      this.unmarked = undefined;
+      if (unmarked) {
+        await this.markSent(unmarked.batch);
+        await this.finish(unmarked);
+      }
     }
   }
 
   /**
-   * Claims and publishes until a claim finds nothing. A claim takes up to `CLAIM_BATCHES` publish batches
-   * (one statement for all, the database's larger share of a round), which go out one after the other. The
+   * Claims and publishes until no more rows are known to wait. A claim takes up to `CLAIM_BATCHES` publish
+   * batches (one statement for all, the database's larger share of a round), which go out one after the
+   * other. When more rows may wait (the claim's window was full, or a wake-up came since it was sent) the
    * next claim runs while they are on the wire (it may take the rows queued behind their keys: they go out
    * only after them), and the rows confirmed before are marked sent with it: in the claim's statement
    * (PostgreSQL: one statement per round) or beside it on another connection (MySQL/MariaDB;
-   * `OutboxStore.marksSentInClaim`). The last round of a drain is marked on its own. A key with an
-   * unconfirmed message is not published further by this round or from the claim made beside it: its later
-   * rows are released to wait behind it (later claims leave them, the failed row being held by its backoff).
+   * `OutboxStore.marksSentInClaim`). Otherwise no claim goes beside the publish (it would find nothing: a
+   * statement per message more at a steady trickle): the batch before is marked on its own, and the last
+   * batch of the drain is marked by the next drain's first claim when a wake-up came during its publish, or
+   * on its own. A key with an unconfirmed message is not published further by this round or from the claim
+   * made beside it: its later rows are released to wait behind it (later claims leave them, the failed row
+   * being held by its backoff).
    */
   private async drain(): Promise<void> {
-    let claim = await this.claim([], []);
+    if (this.scheduledDue()) await this.moveDueScheduled();
+    // The batch before: published and settled, its confirmed rows marked sent by the next claim.
+    let previous = this.unmarked;
+    this.unmarked = undefined;
+    let claim = await this.claimMarking(previous, []);
+    if (previous) await this.finish(previous);
+    previous = undefined;
     if (claim.rows.length === 0 && !this.idleChecked) {
       await this.wakeWhenHeldRowsFree();
       // A row whose lease or backoff ended between that claim and the look was free for the look and not
@@ -184,26 +241,24 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       claim = await this.claim([], []);
     }
     if (claim.rows.length === 0) return this.report({ claimed: 0, confirmed: 0, failed: 0 });
-    // The batch before: published and settled, its confirmed rows marked sent by the next claim.
-    let previous: { batch: PublishedBatch; settled: Promise<void> } | undefined;
     while (claim.rows.length > 0 && !this.stopping) {
       this.idleChecked = false;
-      const sent = previous ? previous.batch.confirmed.map((row) => row.id) : [];
-      // The batch before is marked sent by the claim, or beside it on another connection (per database).
-      const inClaim = this.store.marksSentInClaim;
-      const marking = previous && !inClaim ? this.markSent(previous.batch) : undefined;
-      const next = this.claim([...sent, ...claim.rows.map((row) => row.id)], inClaim ? sent : []);
+      // Under a backlog the drain does not end: scheduled messages that came due meanwhile are moved here.
+      if (this.scheduledDue()) await this.moveDueScheduled();
+      const ahead = claim.full || this.wakeRequested;
+      const marking = previous && !ahead ? this.markSent(previous.batch) : undefined;
+      const next = ahead ? this.claimMarking(previous, claim.rows) : undefined;
       // Let the claim reach the database before the publish takes the thread (a Kafka client encodes a batch
       // in one go): the two then overlap instead of the claim waiting for the encoding.
-      await this.clock.nextTurn();
+      if (next) await this.clock.nextTurn();
       // Keys with a message this publish did not confirm, or did not send: their rows in the claim made beside
       // it wait behind that message (released). Later claims see the failed rows backing off (or still leased
       // to this relay) and the unsent ones free again, and keep each key's order by themselves.
       const failedKeys = new Set<string>();
       const { batch, unpublished } = await this.publishClaimed(claim, failedKeys);
-      const held = [...unpublished, ...batch.heldBack.map(({ row }) => row)];
+      const held = [...unpublished, ...batch.heldBack.map(({ item }) => item)];
       if (held.length > 0) await this.releaseHeld(held);
-      const claimed = await next;
+      const claimed: Claim = next ? await next : { rows: [], sentAt: this.clock.now(), full: false };
       await marking;
       if (previous) await this.finish(previous); // a round is reported once marked
       previous = { batch, settled: this.settle(batch) };
@@ -211,12 +266,31 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       const pausing = confirmedNothing(batch);
       const releasing = pausing ? [...publish, ...release] : release;
       if (releasing.length > 0) await this.releaseHeld(releasing);
-      claim = { rows: pausing ? [] : publish, sentAt: claimed.sentAt };
+      claim = { rows: pausing ? [] : publish, sentAt: claimed.sentAt, full: claimed.full && !pausing };
     }
-    if (previous) {
-      await this.markSent(previous.batch);
-      await this.finish(previous);
+    if (!previous) return;
+    if (this.wakeRequested && !this.stopping && previous.batch.confirmed.length > 0) {
+      this.unmarked = previous; // `run` goes on with a drain whose first claim marks it
+      return;
     }
+    await this.markSent(previous.batch);
+    await this.finish(previous);
+  }
+
+  /**
+   * Claims rows, with the confirmed rows of `previous` marked sent in the claim or beside it (per database)
+   * and the rows of `previous` and `onTheWire` never claimed again.
+   */
+  private async claimMarking(
+    previous: { batch: PublishedBatch } | undefined,
+    onTheWire: readonly ClaimedOutboxRow[],
+  ): Promise<Claim> {
+    const sent = previous ? previous.batch.confirmed.map((row) => row.id) : [];
+    const inClaim = this.store.marksSentInClaim;
+    const marking = previous && !inClaim ? this.markSent(previous.batch) : undefined;
+    const claim = this.claim([...sent, ...onTheWire.map((row) => row.id)], inClaim ? sent : []);
+    await marking;
+    return claim;
   }
 
   /**
@@ -245,12 +319,45 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         break;
       }
       if (publish.length === 0) continue;
-      const batch = sortOutcomes(publish, await this.publish(publish, timeoutMs));
-      batch.unconfirmed.forEach(({ row }) => failedKeys.add(keyOf(row)));
+      const batch = sortOutcomes(publish, await this.publish(publish, timeoutMs), keyOf);
+      batch.unconfirmed.forEach(({ item }) => failedKeys.add(keyOf(item)));
       published.push(batch);
     }
     unpublished.forEach((row) => failedKeys.add(keyOf(row)));
     return { batch: joinBatches(published), unpublished };
+  }
+
+  /** Time to look at the scheduled messages (checked before awaiting the look: no turn spent otherwise). */
+  private scheduledDue(): boolean {
+    return this.clock.now() >= this.scheduledCheckAt;
+  }
+
+  /**
+   * When the next scheduled message is due (or at a safety poll, or after a local transaction scheduled one):
+   * moves the due ones into the outbox, where this drain's claims find them, and sets the wake-up for the next
+   * one from the database's "due in" (its clock, not this process's: no skew between the two counts).
+   */
+  private async moveDueScheduled(): Promise<void> {
+    if (!this.scheduledDue()) return;
+    this.scheduledCheckAt = Number.POSITIVE_INFINITY;
+    try {
+      const { moved, nextDueInMs } = await this.store.moveDueScheduled(SCHEDULED_MOVE_LIMIT);
+      // Claim what was moved: beside this drain's publish, or in one more round (a claim beside a publish is
+      // made only when more rows may wait: issue 39).
+      if (moved > 0) this.wakeRequested = true;
+      if (moved >= SCHEDULED_MOVE_LIMIT) {
+        // More are due: move them before the next claim (or in the next round).
+        this.scheduledCheckAt = 0;
+        this.wakeRequested = true;
+      } else if (nextDueInMs !== undefined) {
+        const wait = Math.max(0, Math.ceil(nextDueInMs)) + SCHEDULED_WAKE_SLACK_MS;
+        this.scheduledCheckAt = this.clock.now() + wait;
+        this.timers.scheduledIn(wait);
+      }
+    } catch (error) {
+      this.scheduledCheckAt = 0;
+      this.backOff(`Moving due scheduled messages into the outbox failed: ${describe(error)}`);
+    }
   }
 
   /** Releases claimed rows that were not published, without counting an attempt (their lease expires anyway). */
@@ -265,23 +372,21 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
 
   private async claim(inFlight: string[], sent: string[]): Promise<Claim> {
     const { batchSize, leaseMs } = this.options.relay;
+    const limit = batchSize * CLAIM_BATCHES;
     const sentAt = this.clock.now();
+    // This claim sees every row committed before now: the wake-ups so far are answered by it, except a
+    // scheduling commit's since the round looked at the scheduled messages (that asks for another look).
+    this.wakeRequested = this.scheduledCheckAt === 0;
     try {
-      const rows = await this.store.claim(
-        batchSize * CLAIM_BATCHES,
-        this.instanceId,
-        leaseMs,
-        inFlight,
-        sent,
-      );
+      const rows = await this.store.claim(limit, this.instanceId, leaseMs, inFlight, sent);
       if (rows.length > 0) this.metrics.claimBatchSize.observe(rows.length);
-      return { rows, sentAt };
+      return { rows, sentAt, full: rows.windowFull ?? rows.length >= limit };
     } catch (error) {
       // With the claim, the marking of `sent` failed: see markSent.
       this.backOff(
         `Claiming outbox rows${sent.length > 0 ? ' (and marking the batch before sent)' : ''} failed: ${describe(error)}`,
       );
-      return { rows: [], sentAt };
+      return { rows: [], sentAt, full: false };
     }
   }
 
@@ -304,7 +409,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     await round.settled;
     const { batch } = round;
     this.report({
-      claimed: batch.rows.length,
+      claimed: batch.items.length,
       confirmed: batch.confirmed.length,
       failed: batch.unconfirmed.length,
     });
@@ -320,7 +425,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       this.metrics.published.inc({ destination: row.destination });
       if (row.attempts === 0) this.metrics.commitToPublish.observe((now - row.createdAt.getTime()) / 1000);
     }
-    batch.unconfirmed.forEach(({ row, outcome }) =>
+    batch.unconfirmed.forEach(({ item: row, outcome }) =>
       this.metrics.publishFailures.inc({ destination: row.destination, outcome: outcome.status }),
     );
     if (batch.unconfirmed.length === 0) {
@@ -332,7 +437,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     const retryInMs = this.nextBackoffMs(brokerDown);
     try {
       await this.store.markFailed(
-        batch.unconfirmed.map(({ row, outcome }) => ({
+        batch.unconfirmed.map(({ item: row, outcome }) => ({
           id: row.id,
           error: `${outcome.status}: ${describe(outcome.error)}`.slice(0, 500),
           retryInMs,
@@ -345,8 +450,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     }
     const first = batch.unconfirmed[0];
     const line =
-      `${batch.unconfirmed.length} of ${batch.rows.length} messages not confirmed (first: ${first.row.messageId} ` +
-      `to ${first.row.destination}: ${first.outcome.status} ${describe(first.outcome.error)})`;
+      `${batch.unconfirmed.length} of ${batch.items.length} messages not confirmed (first: ${first.item.messageId} ` +
+      `to ${first.item.destination}: ${first.outcome.status} ${describe(first.outcome.error)})`;
     // A round with nothing confirmed is the broker away: one line when it starts, a summary while it lasts
     // (not a line a second). Refusals of some messages beside confirmed ones are said each time.
     if (brokerDown) this.outage.failure(line);
@@ -379,9 +484,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   /** The delay before rows that failed are tried again: exponential in consecutive failed rounds, full jitter. */
   private nextBackoffMs(wholeRoundFailed: boolean): number {
     if (wholeRoundFailed) this.failures += 1;
-    const { retryInitialDelayMs, retryMaxDelayMs } = this.options.relay;
-    const backoff = { initialDelayMs: retryInitialDelayMs, multiplier: 2, maxDelayMs: retryMaxDelayMs };
-    return computeRetryDelay(backoff, Math.max(1, this.failures), () => this.clock.random());
+    return publishRetryDelay(this.options.relay, this.failures, () => this.clock.random());
   }
 
   /** What escaped a round (a bug, a listener that threw): logged; the relay backs off and goes on. */

@@ -2,8 +2,21 @@ import { QueryRunner } from 'typeorm';
 import { OutboxBacklog, OutboxFigures } from '../observability/observed-sources';
 import { MessagingTables } from '../tables/messaging-tables';
 import { ClaimedOutboxRow, FailedOutboxRow, NewOutboxRow } from './outbox-row';
+import { Schedule } from './schedule';
 
 export type { OutboxBacklog } from '../observability/observed-sources';
+
+/**
+ * The rows a claim leased, in id order. `windowFull`: the claim's window (the rows it picked before the order
+ * check) was full, so more claimable rows may wait past it; false when it picked every row claimable then.
+ * Left out, the relay takes a claim that returned `limit` rows as full.
+ */
+export type ClaimedRows = ClaimedOutboxRow[] & { readonly windowFull?: boolean };
+
+/** `rows` as a claim's answer (`windowFull` not enumerable: the rows compare and print as a plain array). */
+export function claimedRows(rows: ClaimedOutboxRow[], windowFull: boolean): ClaimedRows {
+  return Object.defineProperty(rows, 'windowFull', { value: windowFull, enumerable: false });
+}
 
 /** How a store treats rows the broker confirmed. */
 export interface OutboxStoreSettings {
@@ -13,6 +26,12 @@ export interface OutboxStoreSettings {
    * version and its index entries.
    */
   readonly keepSent: boolean;
+  /**
+   * Insert rows marked sent: another program publishes them from the database's log (relay mode `external`,
+   * e.g. Debezium), so no relay of the library claims them, and retention deletes them after
+   * `retention.sentRetentionMs` from their insert. Default false.
+   */
+  readonly sentOnInsert?: boolean;
 }
 
 /**
@@ -38,6 +57,35 @@ export abstract class OutboxStore implements OutboxFigures {
 
   /** Inserts rows in the caller's transaction. */
   abstract insert(queryRunner: QueryRunner, rows: readonly NewOutboxRow[]): Promise<void>;
+
+  /**
+   * Inserts a scheduled message in the caller's transaction, into the table of scheduled messages (not the
+   * outbox): due at `schedule.deliverAt`, or `schedule.delayMs` after the database's clock at the insert.
+   */
+  abstract insertScheduled(queryRunner: QueryRunner, row: NewOutboxRow, schedule: Schedule): Promise<void>;
+
+  /**
+   * Deletes a scheduled message not yet moved into the outbox, in the caller's transaction; false when there
+   * is none of that id (unknown, cancelled already, or due and moved: then it is published, or about to be).
+   * A move under way holds the row: the delete waits for it and then finds nothing.
+   */
+  abstract cancelScheduled(queryRunner: QueryRunner, messageId: string): Promise<boolean>;
+
+  /**
+   * Moves up to `limit` scheduled messages that are due by the database's clock into the outbox, in due order
+   * (then insertion order), in one transaction; rows another relay is moving are skipped. Returns how many it
+   * moved and, by the database's clock, the milliseconds until the first one not yet due (undefined: none).
+   */
+  abstract moveDueScheduled(limit: number): Promise<{ moved: number; nextDueInMs: number | undefined }>;
+
+  /** True when the table of scheduled messages exists (its migration ran). */
+  abstract scheduledTableExists(): Promise<boolean>;
+
+  /** The migration that creates the table of scheduled messages, for the startup error. */
+  abstract readonly scheduledMigration: { readonly name: string; readonly list: string };
+
+  /** Scheduled messages waiting, and milliseconds until the first is due (metrics). */
+  abstract scheduledFigures(): Promise<{ scheduled: number; nextDueInMs: number | undefined }>;
 
   /** Wakes relays listening on `notifyChannel` when the caller's transaction commits. */
   abstract notify(queryRunner: QueryRunner): Promise<void>;
@@ -68,7 +116,7 @@ export abstract class OutboxStore implements OutboxFigures {
     leaseMs: number,
     inFlight?: readonly string[],
     sent?: readonly string[],
-  ): Promise<ClaimedOutboxRow[]>;
+  ): Promise<ClaimedRows>;
 
   /**
    * Marks confirmed rows sent and releases them (or deletes them, without `keepSent`): only rows `owner`

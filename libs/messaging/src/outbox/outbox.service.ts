@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { EventDefinition, EventPayload } from '../envelope/event-definition';
+import { eventVersionHeader } from '../envelope/event-version';
 import { isMessageId, newMessageId } from '../envelope/message-id';
+import { InvalidScheduleError } from '../errors/invalid-schedule.error';
 import { NoActiveTransactionError } from '../errors/no-active-transaction.error';
 import { OutboxPayloadInvalidError } from '../errors/outbox-payload-invalid.error';
 import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS } from '../messaging.constants';
@@ -9,10 +11,12 @@ import { currentTraceHeaders } from '../observability/trace-context';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { TransactionHost } from '../transaction/transaction-host';
 import { TransactionScope } from '../transaction/transaction-scope';
+import { unparkableContent } from './logical/logical-content-limits';
 import { LogicalMessageWriter } from './logical/logical-message-writer';
 import { NewOutboxRow } from './outbox-row';
 import { OutboxStore } from './outbox-store';
 import { RelayWakeup } from './relay-wakeup';
+import { resolveSchedule } from './schedule';
 
 /** Options of one `OutboxService.add()`. */
 export interface AddMessageOptions {
@@ -26,12 +30,24 @@ export interface AddMessageOptions {
   headers?: Record<string, string>;
   /** When the fact happened. Default: now. */
   occurredAt?: Date;
+  /**
+   * Deliver at (or after) this time, compared with the database's clock; a time not in the future means now.
+   * Not with `delayMs`. See the guide's "Scheduled messages" for the order it keeps with its key's messages.
+   * Not in `relay.mode: 'external'`.
+   */
+  deliverAt?: Date;
+  /**
+   * Deliver this many milliseconds after the insert (the database's clock), at the earliest: a finite number,
+   * 0 or more (0: now), at most about ten years. Not with `deliverAt`.
+   */
+  delayMs?: number;
 }
 
 /** Records messages in the outbox, in the caller's transaction. */
 @Injectable()
 export class OutboxService {
   private readonly notified = new WeakSet<TransactionScope>();
+  private readonly scheduledIn = new WeakSet<TransactionScope>();
 
   /** @internal Created by Nest; inject it. */
   constructor(
@@ -46,7 +62,8 @@ export class OutboxService {
   /**
    * Records `payload` as an `event` message in the current transaction (see `@Outbox()`); it is published
    * after the commit, and never if the transaction rolls back. Returns the message id. Polling relay: an
-   * outbox row; `relay.mode: 'logical'`: a transactional message in PostgreSQL's log (no row).
+   * outbox row; `relay.mode: 'logical'`: a transactional message in PostgreSQL's log (no row); `'external'`:
+   * an outbox row marked sent, which Debezium publishes from the log.
    */
   async add<TEvent extends EventDefinition<string, unknown>>(
     event: TEvent,
@@ -63,6 +80,14 @@ export class OutboxService {
         parsed.error.issues.map((i) => `${i.path.join('.') || '(payload)'}: ${i.message}`),
       );
     }
+    const schedule = resolveSchedule(event.type, options, this.clock.now());
+    if (schedule && this.options.relay.mode === 'external') {
+      throw new InvalidScheduleError(
+        event.type,
+        "relay.mode 'external' publishes every row from the database's log as it is written (Debezium): " +
+          'it cannot hold a message back. Schedule with the polling or the logical relay.',
+      );
+    }
     const messageId = options.messageId ?? newMessageId();
     if (!isMessageId(messageId))
       throw new TypeError(`messageId must be a UUID, got '${String(options.messageId)}'.`);
@@ -76,21 +101,53 @@ export class OutboxService {
       destination: event.destination,
       type: event.type,
       key: event.key(parsed.data),
-      headers,
+      headers: { ...headers, ...eventVersionHeader(event.version) }, // the relay's encodeEnvelope keeps it
       payloadJson: JSON.stringify(parsed.data),
       occurredAt: options.occurredAt ?? new Date(this.clock.now()),
     };
+    if (schedule) {
+      // Both relays: the message waits in the table of scheduled messages; when it is due the polling relay
+      // (which runs beside the logical one) moves it into the outbox and publishes it.
+      if (this.options.relay.mode === 'logical') {
+        const problems = unparkableContent(row);
+        if (problems.length > 0) throw new OutboxPayloadInvalidError(event.type, problems);
+      }
+      await this.store.insertScheduled(scope.queryRunner, row, schedule);
+      if (!this.scheduledIn.has(scope)) {
+        this.scheduledIn.add(scope);
+        scope.afterCommit.push(() => this.wakeup.fire({ scheduled: true }));
+      }
+      return messageId;
+    }
     // Logical mode: the message goes into the log with the commit; the slot's reader is woken by PostgreSQL.
     if (this.options.relay.mode === 'logical') {
+      // What the outbox table would refuse could never be parked: refused here, as poll mode's insert does.
+      const problems = unparkableContent(row);
+      if (problems.length > 0) throw new OutboxPayloadInvalidError(event.type, problems);
       await this.logical.write(scope.queryRunner, row);
       return messageId;
     }
     await this.store.insert(scope.queryRunner, [row]);
+    // External mode: Debezium reads the row from the log; no relay of ours is woken for it.
+    if (this.options.relay.mode === 'external') return messageId;
     if (!this.notified.has(scope)) {
       this.notified.add(scope);
       if (this.options.relay.notify) await this.store.notify(scope.queryRunner);
       scope.afterCommit.push(() => this.wakeup.fire());
     }
     return messageId;
+  }
+
+  /**
+   * Cancels a scheduled message (`add(…, { deliverAt | delayMs })`) in the current transaction: true when it
+   * was waiting and will now never be published (once the transaction commits); false when no scheduled
+   * message of that id waits: it is unknown, cancelled already, or was due and handed to the relay (published,
+   * or about to be). A relay moving it at that moment is waited for, so true never races a publish.
+   */
+  async cancel(messageId: string): Promise<boolean> {
+    const scope = this.transactions.currentScope();
+    if (!scope) throw new NoActiveTransactionError('OutboxService.cancel()');
+    if (!isMessageId(messageId)) throw new TypeError(`messageId must be a UUID, got '${String(messageId)}'.`);
+    return this.store.cancelScheduled(scope.queryRunner, messageId);
   }
 }

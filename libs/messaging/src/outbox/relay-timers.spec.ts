@@ -1,5 +1,5 @@
 import { FakeClock } from '../common/fake-clock';
-import { RelayTimers } from './relay-timers';
+import { MAX_TIMER_DELAY_MS, RelayTimers } from './relay-timers';
 
 function timers() {
   const wake = jest.fn();
@@ -66,6 +66,25 @@ describe(RelayTimers.name, () => {
       await clock.advance(10_000);
       expect(wake).not.toHaveBeenCalled();
       expect(wakeForHeldRows).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('scheduledIn', () => {
+    it('replaces the scheduled wake-up set before, earlier or later', async () => {
+      const { clock, wake, timers: t } = timers();
+      t.scheduledIn(1_000);
+      t.scheduledIn(3_000); // the latest look at the scheduled messages says when the next is due
+      await clock.advance(1_000);
+      expect(wake).not.toHaveBeenCalled();
+      await clock.advance(2_000);
+      expect(wake).toHaveBeenCalledTimes(1);
+    });
+
+    it('never asks for a timer longer than setTimeout keeps (it would fire at once)', () => {
+      const { clock, timers: t } = timers();
+      const setTimeout = jest.spyOn(clock, 'setTimeout');
+      t.scheduledIn(60 * 24 * 60 * 60 * 1000); // 60 days
+      expect(setTimeout).toHaveBeenCalledWith(expect.any(Function), MAX_TIMER_DELAY_MS);
     });
   });
 });

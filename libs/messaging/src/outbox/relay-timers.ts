@@ -7,23 +7,42 @@ interface WakeUp {
 }
 
 /**
+ * The longest delay `setTimeout` keeps (2^31 - 1 ms, about 24.8 days): a longer one fires at once. A wake-up
+ * further ahead is set for this long, and the relay sets it again when it fires.
+ */
+export const MAX_TIMER_DELAY_MS = 2_147_483_647;
+
+/**
  * The relay's timers: the safety poll; a retry wake-up that keeps the later due time (so that it finds
- * every row failed so far due); a wake-up when held rows free up that keeps the earlier one.
+ * every row failed so far due); a wake-up when held rows free up that keeps the earlier one; a wake-up when
+ * the next scheduled message is due, which the latest look at the scheduled messages sets.
  */
 export class RelayTimers {
   private poll?: CancelTimer;
   private retry?: WakeUp;
   private held?: WakeUp;
+  private scheduled?: WakeUp;
 
   constructor(
     private readonly clock: Clock,
     private readonly wake: () => void,
     private readonly wakeForHeldRows: () => void,
+    /** The safety poll and the scheduled wake-up: look at the scheduled messages too. */
+    private readonly wakeForScheduled: () => void = wake,
   ) {}
 
   startPoll(intervalMs: number): void {
     this.poll?.();
-    this.poll = this.clock.setInterval(this.wake, intervalMs);
+    this.poll = this.clock.setInterval(this.wakeForScheduled, intervalMs);
+  }
+
+  /** Wakes in `delayMs` (the next scheduled message is due), replacing the scheduled wake-up set before. */
+  scheduledIn(delayMs: number): void {
+    this.scheduled?.cancel();
+    this.scheduled = this.set(this.clock.now() + delayMs, () => {
+      this.scheduled = undefined;
+      this.wakeForScheduled();
+    });
   }
 
   /** Wakes in `delayMs`, unless a retry wake-up at least as late is already set. */
@@ -51,10 +70,12 @@ export class RelayTimers {
     this.poll?.();
     this.retry?.cancel();
     this.held?.cancel();
-    this.poll = this.retry = this.held = undefined;
+    this.scheduled?.cancel();
+    this.poll = this.retry = this.held = this.scheduled = undefined;
   }
 
   private set(at: number, then: () => void): WakeUp {
-    return { at, cancel: this.clock.setTimeout(then, Math.max(0, at - this.clock.now())) };
+    const delay = Math.min(MAX_TIMER_DELAY_MS, Math.max(0, at - this.clock.now()));
+    return { at, cancel: this.clock.setTimeout(then, delay) };
   }
 }

@@ -1,3 +1,4 @@
+import { isIPv4, isIPv6 } from 'node:net';
 import { InsecureAdminConnectionError } from './errors/insecure-admin-connection.error';
 
 /**
@@ -49,22 +50,54 @@ export interface KafkaRedriveBroker {
 /** The broker a `RedriveService` works on. */
 export type RedriveBroker = RabbitMqRedriveBroker | KafkaRedriveBroker;
 
-const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\]|::1)$/;
-const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\]|::1):\d+$/;
+/**
+ * True for a host on this machine: `localhost`, an IPv4 address in 127.0.0.0/8 or the IPv6 loopback `::1`
+ * (bracketed or not, in any spelling). Nothing else, not even a name that resolves to a loopback address.
+ */
+function isLoopbackHost(host: string): boolean {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (bare.toLowerCase() === 'localhost') return true;
+  if (isIPv4(bare)) return bare.split('.')[0] === '127';
+  if (!isIPv6(bare)) return false;
+  try {
+    return new URL(`http://[${bare}]/`).hostname === '[::1]';
+  } catch {
+    return false;
+  }
+}
+
+/** A Kafka bootstrap address `host:port` (`[v6]:port`) is on this machine. */
+function isLoopbackBroker(address: string): boolean {
+  const at = address.lastIndexOf(':');
+  if (at < 1 || !/^\d+$/.test(address.slice(at + 1))) return false;
+  return isLoopbackHost(address.slice(0, at));
+}
 
 /**
  * Refuses an admin connection that would expose or not use its credential: Kafka without SASL (unless
- * `allowPlaintextLocal`, and then only to loopback brokers), or SASL `plain` without TLS; and local
- * development (`allowPlaintextLocal`) on a broker that is not on this machine.
+ * `allowPlaintextLocal`), or SASL `plain` without TLS; and local development (`allowPlaintextLocal`) on a
+ * broker that is not on this machine (a loopback address: 127.0.0.0/8, ::1, localhost), whatever the SASL
+ * setting: local mode turns off the identity map, so it never reaches a real cluster.
  */
 export function checkAdminConnection(broker: RedriveBroker): void {
   if (broker.kind !== 'kafka') {
-    if (broker.allowPlaintextLocal && !LOOPBACK_HOST.test(hostOf(broker.url))) {
+    if (broker.allowPlaintextLocal && !isLoopbackHost(hostOf(broker.url))) {
       throw new InsecureAdminConnectionError(
-        '--local-plaintext allows a broker on this machine only, not the host of the AMQP URL',
+        '--local-plaintext allows a broker on this machine only (127.0.0.0/8, ::1, localhost), not the host ' +
+          'of the AMQP URL',
+        'rabbitmq',
       );
     }
     return;
+  }
+  if (broker.allowPlaintextLocal) {
+    const remote = broker.brokers.filter((b) => !isLoopbackBroker(b));
+    if (remote.length > 0) {
+      throw new InsecureAdminConnectionError(
+        `--local-plaintext allows brokers on this machine only (127.0.0.0/8, ::1, localhost), not ` +
+          `${remote.join(', ')}${broker.sasl ? ', with SASL or without' : ''}`,
+      );
+    }
   }
   if (broker.sasl === 'plain' && !broker.ssl) {
     throw new InsecureAdminConnectionError('SASL plain would send the password in clear text without TLS');
@@ -72,12 +105,6 @@ export function checkAdminConnection(broker: RedriveBroker): void {
   if (broker.sasl) return;
   if (!broker.allowPlaintextLocal) {
     throw new InsecureAdminConnectionError('no SASL mechanism is configured');
-  }
-  const remote = broker.brokers.filter((b) => !LOOPBACK.test(b));
-  if (remote.length > 0) {
-    throw new InsecureAdminConnectionError(
-      `--local-plaintext allows brokers on this machine only, not ${remote.join(', ')}`,
-    );
   }
 }
 

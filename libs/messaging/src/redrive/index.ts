@@ -19,7 +19,14 @@ export * from './ledger';
 export type { ApprovalGrant, RedriveApproval } from './redrive-approval';
 export { RedriveHeaders } from './redrive-headers';
 export { RedriveLimits } from './redrive-limits';
-export type { MessagePosition, PlannedMessage, RedrivePlan, SkippedMessage } from './redrive-plan';
+export type {
+  MessagePosition,
+  PlannedMessage,
+  RedrivePlan,
+  SkippedMessage,
+  UnsealedRedrivePlan,
+} from './redrive-plan';
+export { isPlanIntact, sealPlan } from './redrive-plan';
 export type { PlanAction, PlanSelection } from './plan-selection';
 export { groupDeadLetters, type DeadLetterGroup } from './dead-letter-groups';
 export type { DeadLetterQuery } from './dead-letter-search';

@@ -101,6 +101,24 @@ describe('redrive approval', () => {
       expect(mismatch(() => check({ ...approval, approver: '' }))).toBe('BAD_NAME');
     });
 
+    it('refuses an approver missing from the keyring naming the fix (the keyring file), with a guard of its own', () => {
+      let error: unknown;
+      try {
+        check({ ...approval, approver: 'mallory' });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(ApprovalMismatchError);
+      const refused = error as ApprovalMismatchError;
+      expect(refused.guard).toBe('UNKNOWN_APPROVER');
+      expect(refused.message).toContain("the approver 'mallory' is not in the approver keyring");
+      expect(refused.message).toContain('the keyring file whose path MESSAGING_ADMIN_APPROVERS gives');
+      expect(refused.message).not.toContain('Approve the plan you mean to run');
+      // An edited plan still says to approve the plan as it was made.
+      expect(new ApprovalMismatchError('PLAN_EDITED').guard).toBe('APPROVAL_MISMATCH');
+      expect(new ApprovalMismatchError('PLAN_EDITED').message).toContain('Approve the plan you mean to run');
+    });
+
     it('holds nothing a broker password could be guessed from: the signature is not an HMAC of the fields', () => {
       const fields = [approval.planHash, approval.approver, approval.approvedAt, approval.expiresAt].join(
         '\n',

@@ -85,7 +85,13 @@ export function verifyApproval(
   if (approval.planHash !== plan.hash) throw new ApprovalMismatchError('OTHER_PLAN');
   if (!isApproverName(approval.approver)) throw new ApprovalMismatchError('BAD_NAME');
   const key = keyring.publicKeyOf(approval.approver);
-  if (!key) throw new ApprovalMismatchError('UNKNOWN_APPROVER');
+  if (!key) {
+    throw new ApprovalMismatchError(
+      'UNKNOWN_APPROVER',
+      `the approver '${approval.approver}' is not in the approver keyring this redrive trusts ` +
+        '(MESSAGING_ADMIN_APPROVERS)',
+    );
+  }
   const { signature, ...unsigned } = approval;
   const valid =
     typeof signature === 'string' &&

@@ -18,6 +18,8 @@ export interface ExecutionContext {
   readonly ledger: RedriveLedger;
   readonly topology?: MessagingTopology;
   readonly keySecret?: KeySecret;
+  /** Header names a redriven copy keeps besides the library's own (`RedriveServiceOptions.carryHeaders`). */
+  readonly carryHeaders?: readonly string[];
   readonly metrics?: Pick<MessagingMetrics, 'redriven'>;
 }
 
@@ -72,7 +74,7 @@ async function moveMessages(
   plan: RedrivePlan,
   redriveId: string,
 ): Promise<MessageRedriveOutcome[]> {
-  const { backend, keySecret } = context;
+  const { backend, keySecret, carryHeaders } = context;
   const route = deriveRoute(backend.kind, plan.source, context.topology);
   if (plan.action === 'discard') {
     await backend.ensureArchive(plan.source, plan.target);
@@ -83,7 +85,7 @@ async function moveMessages(
     );
   }
   await backend.checkTarget(plan.source, route.target);
-  const to = { target: route.target, group: route.group };
+  const to = { target: route.target, group: route.group, carryHeaders };
   return backend.move(
     plan,
     (record) => redriveCopy(record.wire, { ...to, key: restoreKey(record.wire, keySecret) }, redriveId),

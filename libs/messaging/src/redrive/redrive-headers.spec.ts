@@ -23,7 +23,7 @@ const to = { target: 'x', group: 'billing', key: null };
 
 describe('redrive headers', () => {
   describe(redriveCopy.name, () => {
-    it('keeps body, message id and other headers under the restored key, drops failure headers and the seal', () => {
+    it('keeps body, message id and the library’s headers under the restored key, drops failure headers and the seal', () => {
       const sealed = { ...parked, headers: { ...parked.headers, [MessageHeaders.SEALED_KEY]: 'sealed' } };
       const copy = redriveCopy(sealed, { target: 'orders.billing', group: 'billing', key: 'c-7' }, 'r-1');
       expect(copy.destination).toBe('orders.billing');
@@ -37,6 +37,36 @@ describe('redrive headers', () => {
         [RedriveHeaders.REDRIVE_COUNT]: '1',
         [RedriveHeaders.REDRIVE_GROUP]: 'billing',
       });
+    });
+
+    it('passes the headers through the dead-letter allowlist again: what a DLQ writer added stays behind (issue 45 item 8)', () => {
+      const planted = {
+        ...parked,
+        headers: {
+          ...parked.headers,
+          authorization: 'Bearer planted',
+          tenant: 'acme',
+          'x-first-death-queue': 'orders.billing',
+          'x-delivery-count': '3',
+          CC: 'other.queue',
+          [RedriveHeaders.REDRIVE_GROUP]: 'shipping',
+        },
+      };
+      const copy = redriveCopy(planted, { ...to, carryHeaders: ['Tenant'] }, 'r-1');
+      expect(Object.keys(copy.headers).sort()).toEqual(
+        [
+          MessageHeaders.ID,
+          MessageHeaders.TYPE,
+          'traceparent',
+          'tenant',
+          RedriveHeaders.REDRIVE_ID,
+          RedriveHeaders.REDRIVE_COUNT,
+          RedriveHeaders.REDRIVE_GROUP,
+        ].sort(),
+      );
+      expect(copy.headers[RedriveHeaders.REDRIVE_GROUP]).toBe('billing');
+      // Without the deployment's extra names, only the library's own pass.
+      expect(redriveCopy(planted, to, 'r-1').headers.tenant).toBeUndefined();
     });
 
     it('keeps earlier redrive ids visible and counts every redrive', () => {

@@ -1,4 +1,5 @@
 import { MessageHeaders } from '../envelope/message-headers';
+import { carriedHeaders } from '../failure/carried-headers';
 import { FAILURE_HEADER_NAMES } from '../failure/failure-copy';
 import { WireMessage } from '../envelope/wire-message';
 
@@ -35,18 +36,28 @@ export function redriveCountOf(headers: Readonly<Record<string, string>>): numbe
 
 /**
  * The message a redrive publishes: the dead-letter copy's body and message id under its real key (restored
- * by the caller), without the failure headers and the sealed key, with a new redrive id and the group it is
- * for (the only group that handles it again).
+ * by the caller), with a new redrive id and the group it is for (the only group that handles it again).
+ * Its headers pass the dead-letter allowlist again (the library's own, `LIBRARY_CARRIED_HEADERS`, and the
+ * deployment's `carryHeaders`): whatever else a writer of the DLQ put on a record (or the broker, `x-*`)
+ * does not reach the source with the admin's authority. Never the failure headers (a redriven message starts
+ * its attempts afresh) or the sealed key.
  */
 export function redriveCopy(
   parked: WireMessage,
-  to: { readonly target: string; readonly group: string; readonly key: string | null },
+  to: {
+    readonly target: string;
+    readonly group: string;
+    readonly key: string | null;
+    /** Header names carried besides the library's own, as the services' `deadLetter.carryHeaders`. */
+    readonly carryHeaders?: readonly string[];
+  },
   redriveId: string,
 ): WireMessage {
-  const headers: Record<string, string> = {};
-  // Without the failure headers: a redriven message starts its attempts afresh.
-  for (const [name, value] of Object.entries(parked.headers)) {
-    if (!FAILURE_HEADER_NAMES.includes(name) && name !== MessageHeaders.SEALED_KEY) headers[name] = value;
+  const headers = carriedHeaders(parked.headers, to.carryHeaders ?? []);
+  for (const name of [...FAILURE_HEADER_NAMES, MessageHeaders.SEALED_KEY, RedriveHeaders.REDRIVE_GROUP]) {
+    for (const present of Object.keys(headers)) {
+      if (present.toLowerCase() === name.toLowerCase()) delete headers[present];
+    }
   }
   const earlier = redriveIdsOf(parked.headers).slice(-(HISTORY_SIZE - 1));
   if (earlier.length > 0) headers[RedriveHeaders.REDRIVE_HISTORY] = earlier.join(',');

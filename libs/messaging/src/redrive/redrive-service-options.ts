@@ -29,6 +29,11 @@ export interface RedriveServiceOptions {
   readonly ledger: RedriveLedger;
   /** The services' key secret, which restores each message's real key. Required for messages with a key. */
   readonly keySecret?: KeySecret;
+  /**
+   * Header names a redriven copy keeps besides the library's own: the services' `deadLetter.carryHeaders`
+   * (compared without case). Every other header of a dead-letter record is dropped. Default: none.
+   */
+  readonly carryHeaders?: readonly string[];
   /** Where to count redriven messages (`messaging_redriven_total`). Default: not counted. */
   readonly metrics?: Pick<MessagingMetrics, 'redriven'>;
   /** The clock plans are dated and approvals checked by (the library's one `Clock`; only `now` is read). Default: the system clock. */

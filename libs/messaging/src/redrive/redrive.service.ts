@@ -169,8 +169,8 @@ export class RedriveService {
     return this.audit.refusalsOf(base, async () => {
       checkPlanShape(plan, this.transport);
       await this.verify(plan, approval, executedBy);
-      const { ledger, topology, keySecret, metrics } = this.options;
-      const context = { backend: this.backend(), ledger, topology, keySecret, metrics };
+      const { ledger, topology, keySecret, carryHeaders, metrics } = this.options;
+      const context = { backend: this.backend(), ledger, topology, keySecret, carryHeaders, metrics };
       const result = await runExecution(context, { plan, approval, executedBy, redriveId });
       await this.audit.executed(base, result);
       return result;

@@ -52,6 +52,32 @@ export function computeRetryDelay(
 }
 
 /**
+ * The longest delay the policy itself ever waits before a retry: its largest delay tier (the base delay of its
+ * last retry, at most `maxDelayMs`). A delay a failure asks for is capped here, so that it fits the retry
+ * topics and TTL queues the policy has, and no retry waits longer than the policy would have.
+ */
+export function longestRetryDelay(backoff: Required<BackoffOptions>, maxAttempts: number): number {
+  return Math.max(...delayTiers(backoff, maxAttempts));
+}
+
+/**
+ * The delay before the next delivery when the failure asked for `requestedMs` (a `RetryLaterError`, a
+ * Retry-After): not sooner than asked, spread over up to a tenth more (full jitter on that tenth, so that
+ * consumers told the same Retry-After do not all come back in the same instant), and never longer than
+ * `longestRetryDelay`. Whole ms.
+ */
+export function requestedRetryDelayWithin(
+  requestedMs: number,
+  backoff: Required<BackoffOptions>,
+  maxAttempts: number,
+  random: () => number,
+): number {
+  const asked = Math.floor(requestedMs);
+  const spread = fullJitter(Math.floor(asked / 10), random);
+  return Math.min(longestRetryDelay(backoff, maxAttempts), asked + spread);
+}
+
+/**
  * The delay ladder: the distinct base delays of attempts `1..maxAttempts-1`, ascending. A broker that
  * cannot delay per message gets one retry destination per tier (a RabbitMQ TTL queue, a Kafka retry
  * topic). Always holds at least one tier, the initial delay, even when `maxAttempts` is 1.

@@ -206,11 +206,13 @@ describe(ErrorClassifier.name, () => {
       expect(classifier.classify(error).code).toBe(code);
     });
 
+    // claim: C-47
     it('never reads the message: "timeout" in the text is not TRANSIENT', () => {
       const error = new Error('Connection timeout: ETIMEDOUT after 30s (ECONNRESET)');
       expect(classifier.classify(error)).toEqual({ category: UNKNOWN, code: 'Error' });
     });
 
+    // claim: C-47
     it('sanitises the code to [A-Za-z0-9_./-], at most 64 characters', () => {
       const error = new MessageHandlingError(VALIDATION, 'bad code: <x>/ü\n' + 'A'.repeat(100));
       const { code } = classifier.classify(error);

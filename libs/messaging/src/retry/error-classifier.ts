@@ -1,5 +1,6 @@
 import { FailureCategory } from '../errors/failure-category';
 import { TransactionAbortedError } from '../errors/transaction-aborted.error';
+import { httpStatus, property } from './error-shape';
 
 /** What the classifier says about an error: a category to decide on and a token for `msg.failure-code`. */
 export interface Classification {
@@ -120,7 +121,7 @@ function ownCode(error: unknown): string | undefined {
  */
 function describedCode(error: unknown, own: string | undefined): string {
   if (typeof error !== 'object' || error === null) return 'UNCLASSIFIED';
-  const machine = httpStatus(error) ?? own;
+  const machine = httpStatus(error)?.toString() ?? own;
   const kind = className(error);
   return machine === undefined ? kind : `${kind}/${machine}`;
 }
@@ -139,23 +140,6 @@ function className(error: object): string {
     (n): n is string => typeof n === 'string' && n !== '' && n !== 'Error' && n !== 'Object',
   );
   return named ?? (error instanceof Error ? 'Error' : 'UNCLASSIFIED');
-}
-
-function httpStatus(error: object): string | undefined {
-  for (const status of [
-    property(error, 'status'),
-    property(error, 'statusCode'),
-    property(property(error, 'response'), 'status'),
-  ]) {
-    if (typeof status === 'number' && Number.isInteger(status) && status >= 100 && status <= 599) {
-      return String(status);
-    }
-  }
-  return undefined;
-}
-
-function property(value: unknown, key: string): unknown {
-  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
 }
 
 function result(category: FailureCategory, code: string | undefined): Classification {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { FailureCategory, NON_RETRYABLE_BY_DEFAULT } from '../errors/failure-category';
 import { TransportCapabilities } from './transport-capabilities';
-import { baseDelay } from './backoff';
+import { baseDelay, longestRetryDelay } from './backoff';
 import { RetryDecision } from './retry-decision';
 import { decideRetry } from './retry-decision-engine';
 import { resolveRetryPolicy, retryTiers } from './retry-policy';
@@ -58,6 +58,13 @@ const inputs = fc.record({
 });
 
 type Input = typeof inputs extends fc.Arbitrary<infer T> ? T : never;
+
+/** A delay a failure asks for: usually a sane one, sometimes one the engine must ignore. */
+const requestedDelays = fc.oneof(
+  { weight: 8, arbitrary: fc.integer({ min: 0, max: 200_000 }) },
+  { weight: 1, arbitrary: fc.double({ min: 0, max: 1e12, noNaN: true }) },
+  { weight: 1, arbitrary: fc.constantFrom(-1, -0.5, Number.NaN, Number.POSITIVE_INFINITY) },
+);
 
 /**
  * The spec's decision order, written out again from SPEC.md (section 3) as plainly as possible, naming only
@@ -147,5 +154,79 @@ describe(`${decideRetry.name} (properties)`, () => {
       }),
       { numRuns: 2_000 },
     );
+  });
+
+  describe('with a delay the failure asked for (RetryLaterError, Retry-After)', () => {
+    const decideAsking = (input: Input, requestedDelayMs: number) =>
+      decideRetry({
+        category: input.category,
+        attempt: input.attempt,
+        policy: input.policy,
+        destination: { ordered: input.ordered },
+        capabilities: input.capabilities,
+        now: () => NOW,
+        random: () => input.draw,
+        requestedDelayMs,
+      });
+    const usable = (asked: number) => Number.isFinite(asked) && asked >= 0;
+
+    it('changes no step of the decision order: the same kind, attempt and reason as without it', () => {
+      fc.assert(
+        fc.property(inputs, requestedDelays, (input, asked) => {
+          const plain = decide(input);
+          const asking = decideAsking(input, asked);
+          // A broker-delayed retry is waited inline when its delay is under every TTL tier, with or without.
+          const kinds = [plain.kind, asking.kind].map((k) =>
+            k === 'RETRY_INLINE' ? 'RETRY_DESTINATION' : k,
+          );
+          if (input.policy?.mode === RetryMode.BROKER_DELAYED) expect(kinds[1]).toBe(kinds[0]);
+          else expect(asking.kind).toBe(plain.kind);
+          if (plain.kind === 'DEAD_LETTER') expect(asking).toEqual(plain);
+          if ('nextAttempt' in plain && 'nextAttempt' in asking)
+            expect(asking.nextAttempt).toBe(plain.nextAttempt);
+        }),
+        { numRuns: 2_000 },
+      );
+    });
+
+    it("waits at least what was asked and at most a tenth more, never past the policy's longest delay", () => {
+      fc.assert(
+        fc.property(inputs, requestedDelays, (input, asked) => {
+          const decision = decideAsking(input, asked);
+          if (decision.kind === 'DEAD_LETTER' || decision.kind === 'REJECT') return;
+          const policy = input.policy as ResolvedRetryPolicy;
+          const longest = longestRetryDelay(policy.backoff, policy.maxAttempts);
+          expect(Number.isInteger(decision.delayMs)).toBe(true);
+          expect(decision.delayMs).toBeLessThanOrEqual(longest);
+          expect(decision.delayMs).toBeLessThanOrEqual(policy.backoff.maxDelayMs);
+          if (!usable(asked)) {
+            expect(decide(input)).toMatchObject({ delayMs: decision.delayMs }); // ignored: the backoff's own draw
+            expect(decision.requestedMs).toBeUndefined();
+            return;
+          }
+          expect(decision.requestedMs).toBe(asked);
+          const floor = Math.min(Math.floor(asked), longest);
+          expect(decision.delayMs).toBeGreaterThanOrEqual(floor);
+          expect(decision.delayMs).toBeLessThanOrEqual(Math.max(floor, Math.floor(asked) * 1.1));
+        }),
+        { numRuns: 2_000 },
+      );
+    });
+
+    it('picks a tier that can hold the delay: a retry topic not shorter, a TTL queue not longer', () => {
+      fc.assert(
+        fc.property(inputs, requestedDelays, (input, asked) => {
+          const decision = decideAsking(input, asked);
+          if (decision.kind !== 'RETRY_DESTINATION') return;
+          const policy = input.policy as ResolvedRetryPolicy;
+          expect(retryTiers(policy)).toContain(decision.tierMs);
+          expect(decision.dueAt.getTime()).toBe(NOW.getTime() + decision.delayMs);
+          if (policy.mode === RetryMode.BROKER_DELAYED)
+            expect(decision.tierMs).toBeLessThanOrEqual(decision.delayMs);
+          else expect(decision.tierMs).toBeGreaterThanOrEqual(decision.delayMs);
+        }),
+        { numRuns: 2_000 },
+      );
+    });
   });
 });

@@ -59,6 +59,56 @@ const { PAUSE_PARTITION, RETRY_DESTINATION, BROKER_DELAYED } = RetryMode;
 const { ALLOW_REORDER } = RetryOrdering;
 
 describe(decideRetry.name, () => {
+  describe('a permanent failure (PermanentError, issue 37 item 4)', () => {
+    const modes = Object.values(RetryMode);
+    const orderings = Object.values(RetryOrdering);
+    const transports = { KAFKA, RABBIT, ORDERED_AND_DELAYED };
+    const cases = modes.flatMap((mode) =>
+      orderings.flatMap((ordering) =>
+        Object.entries(transports).flatMap(([transport, capabilities]) =>
+          [true, false].map((ordered) => ({ mode, ordering, transport, capabilities, ordered })),
+        ),
+      ),
+    );
+
+    it.each(cases)(
+      'is dead-lettered on its first failure: $mode, $ordering, $transport, ordered $ordered',
+      ({ mode, ordering, capabilities, ordered }) => {
+        for (const category of Object.values(FailureCategory)) {
+          const decision = decideRetry({
+            ...input({ name: '', policy: { mode, ordering }, capabilities, ordered, expected: PAUSE }),
+            category,
+            attempt: 1,
+            permanent: true,
+          });
+          expect(decision).toEqual(deadLetter('NON_RETRYABLE'));
+        }
+      },
+    );
+
+    it("is dropped instead with onNonRetryable: 'REJECT', even for a category the policy retries", () => {
+      const decision = decideRetry({
+        ...input({
+          name: '',
+          policy: { onNonRetryable: 'REJECT', retryableCategories: [FailureCategory.VALIDATION] },
+          expected: PAUSE,
+        }),
+        category: FailureCategory.VALIDATION,
+        attempt: 1,
+        permanent: true,
+      });
+      expect(decision).toEqual({ kind: 'REJECT', reason: 'NON_RETRYABLE' });
+    });
+
+    it('is retried when not permanent (the same VALIDATION failure, as a MessageHandlingError)', () => {
+      const base = input({ name: '', policy: { mode: RetryMode.INLINE }, expected: INLINE });
+      expect(decideRetry({ ...base, category: FailureCategory.VALIDATION })).toEqual(INLINE);
+      expect(decideRetry({ ...base, category: FailureCategory.VALIDATION, permanent: false })).toEqual(
+        INLINE,
+      );
+    });
+  });
+
   describe('decision order', () => {
     it.each<Row>([
       { name: '0: no policy → dead-letter NO_POLICY', policy: null, expected: deadLetter('NO_POLICY') },

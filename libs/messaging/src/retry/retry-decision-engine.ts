@@ -1,4 +1,4 @@
-import { computeRetryDelay, tierAtLeast, tierAtMost } from './backoff';
+import { computeRetryDelay, requestedRetryDelayWithin, tierAtLeast, tierAtMost } from './backoff';
 import {
   DeadLetterDecision,
   DeadLetterReason,
@@ -19,7 +19,7 @@ type RetryRule = (input: PolicyInput) => RetryDecision | undefined;
 
 /** Steps 1–7 of the decision order, top to bottom; the first rule that decides wins. */
 const RULES: readonly RetryRule[] = Object.freeze([
-  nonRetryableCategory, // 1. retryability before the attempt budget: a bad payload fails the same way every time
+  nonRetryableCategory, // 1. retryability (a permanent failure's too) before the attempt budget: a bad payload fails the same way every time
   attemptsExhausted, // 2. the budget counts every delivery, the first included
   preserveOrderedStream, // 3. order-preserving before republishing: an ordered destination never reorders
   pausePartition, // 4. pausing keeps order, so it needs no permission to reorder
@@ -30,8 +30,9 @@ const RULES: readonly RetryRule[] = Object.freeze([
 
 /**
  * Decides what to do with a failed delivery, in the spec's order: no policy → dead-letter (step 0), the
- * rules above (steps 1–7), anything else → dead-letter (step 8). Pure and deterministic: the clock and the
- * random source come with the input.
+ * rules above (steps 1–7), anything else → dead-letter (step 8). A delay the failure asked for
+ * (`requestedDelayMs`) replaces the backoff's draw within the policy's bounds; it changes no step. Pure and
+ * deterministic: the clock and the random source come with the input.
  */
 export function decideRetry(input: RetryDecisionInput): RetryDecision {
   const { policy } = input;
@@ -60,8 +61,8 @@ export function decideUnprocessable(
     : deadLetter('NON_RETRYABLE');
 }
 
-function nonRetryableCategory({ category, policy }: PolicyInput): RetryDecision | undefined {
-  if (isRetryableCategory(category, policy)) return undefined;
+function nonRetryableCategory({ category, policy, permanent }: PolicyInput): RetryDecision | undefined {
+  if (permanent !== true && isRetryableCategory(category, policy)) return undefined;
   return policy.onNonRetryable === 'REJECT'
     ? { kind: 'REJECT', reason: 'NON_RETRYABLE' }
     : deadLetter('NON_RETRYABLE');
@@ -107,8 +108,18 @@ function deadLetter(reason: DeadLetterReason): DeadLetterDecision {
   return { kind: 'DEAD_LETTER', reason };
 }
 
-function nextDelivery({ policy, attempt, random }: PolicyInput): { delayMs: number; nextAttempt: number } {
-  return { delayMs: computeRetryDelay(policy.backoff, attempt, random), nextAttempt: attempt + 1 };
+/**
+ * The delay and number of the next delivery: the policy's jittered backoff, or, when the failure asked for a
+ * delay, that delay within the policy's bounds (`requestedRetryDelayWithin`).
+ */
+function nextDelivery(input: PolicyInput): { delayMs: number; nextAttempt: number; requestedMs?: number } {
+  const { policy, attempt, random, requestedDelayMs: asked } = input;
+  const nextAttempt = attempt + 1;
+  if (asked === undefined || !Number.isFinite(asked) || asked < 0) {
+    return { delayMs: computeRetryDelay(policy.backoff, attempt, random), nextAttempt };
+  }
+  const delayMs = requestedRetryDelayWithin(asked, policy.backoff, policy.maxAttempts, random);
+  return { delayMs, nextAttempt, requestedMs: asked };
 }
 
 /**
@@ -120,13 +131,13 @@ function nextDelivery({ policy, attempt, random }: PolicyInput): { delayMs: numb
  *   but never longer than its topic's tier.
  */
 function toRetryDestination(input: PolicyInput): RetryDestinationDecision | RetryInlineDecision {
-  const { delayMs, nextAttempt } = nextDelivery(input);
+  const next = nextDelivery(input);
   const tiers = retryTiers(input.policy);
-  const dueAt = new Date(input.now().getTime() + delayMs);
+  const dueAt = new Date(input.now().getTime() + next.delayMs);
   if (input.policy.mode === RetryMode.BROKER_DELAYED) {
-    const tierMs = tierAtMost(delayMs, tiers);
-    if (tierMs === undefined) return { kind: 'RETRY_INLINE', delayMs, nextAttempt };
-    return { kind: 'RETRY_DESTINATION', delayMs, tierMs, nextAttempt, dueAt };
+    const tierMs = tierAtMost(next.delayMs, tiers);
+    if (tierMs === undefined) return { kind: 'RETRY_INLINE', ...next };
+    return { kind: 'RETRY_DESTINATION', ...next, tierMs, dueAt };
   }
-  return { kind: 'RETRY_DESTINATION', delayMs, tierMs: tierAtLeast(delayMs, tiers), nextAttempt, dueAt };
+  return { kind: 'RETRY_DESTINATION', ...next, tierMs: tierAtLeast(next.delayMs, tiers), dueAt };
 }

@@ -3,7 +3,13 @@ import { TransportCapabilities } from './transport-capabilities';
 import { ResolvedRetryPolicy } from './retry-policy.interface';
 
 /** Why a failed delivery is parked in the dead-letter destination. */
-export type DeadLetterReason = 'NON_RETRYABLE' | 'ATTEMPTS_EXHAUSTED' | 'NO_POLICY' | 'NO_RETRY_PATH';
+export type DeadLetterReason =
+  | 'NON_RETRYABLE'
+  | 'ATTEMPTS_EXHAUSTED'
+  | 'NO_POLICY'
+  | 'NO_RETRY_PATH'
+  /** A message held because this consumer cannot read its version (yet) was still held after the window. */
+  | 'HOLD_EXPIRED';
 
 /** Park the message in the dead-letter destination (publish, confirm, then settle the source). */
 export interface DeadLetterDecision {
@@ -22,6 +28,8 @@ export interface PauseAndRetryDecision {
   readonly kind: 'PAUSE_AND_RETRY';
   /** Jittered delay in ms. */
   readonly delayMs: number;
+  /** The delay the failure asked for (a `RetryLaterError`, a Retry-After), when it asked: `delayMs` derives from it. */
+  readonly requestedMs?: number;
   /** The 1-based number of the next delivery. */
   readonly nextAttempt: number;
 }
@@ -33,6 +41,8 @@ export interface RetryDestinationDecision {
   readonly delayMs: number;
   /** The delay tier (retry queue or topic) the message goes to (see the decision engine). */
   readonly tierMs: number;
+  /** The delay the failure asked for (a `RetryLaterError`, a Retry-After), when it asked: `delayMs` derives from it. */
+  readonly requestedMs?: number;
   /** The 1-based number of the next delivery. */
   readonly nextAttempt: number;
   /** `now + delayMs`. */
@@ -44,6 +54,8 @@ export interface RetryInlineDecision {
   readonly kind: 'RETRY_INLINE';
   /** Jittered delay in ms. */
   readonly delayMs: number;
+  /** The delay the failure asked for (a `RetryLaterError`, a Retry-After), when it asked: `delayMs` derives from it. */
+  readonly requestedMs?: number;
   /** The 1-based number of the next delivery. */
   readonly nextAttempt: number;
 }
@@ -60,6 +72,11 @@ export type RetryDecision =
 export interface RetryDecisionInput {
   /** Why the delivery failed, as the `ErrorClassifier` said. */
   readonly category: FailureCategory;
+  /**
+   * The failure said it is permanent (a `PermanentError`): not retried whatever the category's retryability
+   * (step 1 decides, as for a non-retryable category). Default false.
+   */
+  readonly permanent?: boolean;
   /** The 1-based number of the delivery that just failed. */
   readonly attempt: number;
   /** The destination's resolved policy; `undefined` means no policy, hence no automatic retry. */
@@ -72,4 +89,10 @@ export interface RetryDecisionInput {
   readonly now: () => Date;
   /** Uniform numbers in `[0, 1)`, from the injected `Clock`'s `random`. */
   readonly random: () => number;
+  /**
+   * The delay the failure asked for, ms (`requestedRetryDelay`): a retry waits at least that long, at most the
+   * policy's `longestRetryDelay`. Only the delay changes, never the decision's kind, its attempt or its
+   * tier's bounds. Ignored unless a finite number >= 0.
+   */
+  readonly requestedDelayMs?: number;
 }

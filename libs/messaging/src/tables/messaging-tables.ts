@@ -4,6 +4,8 @@ export interface MessagingTables {
   readonly inbox: string;
   /** Failed attempts of messages retried in place, beside the inbox. */
   readonly attempts: string;
+  /** Scheduled outbox messages not yet due (`add(…, { deliverAt | delayMs })`). */
+  readonly scheduled: string;
   /** The PostgreSQL schema or MySQL database, or undefined for the connection's default. */
   readonly schema?: string;
 }

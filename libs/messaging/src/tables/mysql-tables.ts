@@ -11,6 +11,7 @@ export function mysqlTables(dataSource: DataSource): MessagingTables {
     outbox: 'messaging_outbox',
     inbox: 'messaging_inbox',
     attempts: 'messaging_attempts',
+    scheduled: 'messaging_outbox_scheduled',
     schema: database || undefined,
   };
 }

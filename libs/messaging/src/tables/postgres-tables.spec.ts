@@ -13,6 +13,7 @@ describe('postgres-tables', () => {
         outbox: '"messaging".messaging_outbox',
         inbox: '"messaging".messaging_inbox',
         attempts: '"messaging".messaging_attempts',
+        scheduled: '"messaging".messaging_outbox_scheduled',
         schema: 'messaging',
       });
     });
@@ -22,6 +23,7 @@ describe('postgres-tables', () => {
         outbox: 'messaging_outbox',
         inbox: 'messaging_inbox',
         attempts: 'messaging_attempts',
+        scheduled: 'messaging_outbox_scheduled',
         schema: undefined,
       });
     });

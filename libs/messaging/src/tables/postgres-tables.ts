@@ -9,6 +9,7 @@ export function postgresTables(dataSource: DataSource): MessagingTables {
     outbox: `${prefix}messaging_outbox`,
     inbox: `${prefix}messaging_inbox`,
     attempts: `${prefix}messaging_attempts`,
+    scheduled: `${prefix}messaging_outbox_scheduled`,
     schema,
   };
 }

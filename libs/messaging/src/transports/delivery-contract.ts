@@ -86,6 +86,12 @@ export function laneOf(key: string, lanes: number): number {
 export interface ConsumerHandle {
   /** Stops fetching, waits for in-flight deliveries, commits what is done and disconnects. */
   stop(): Promise<void>;
+  /**
+   * Settles once the consumer receives deliveries: Kafka's consumer has joined its group (which waits for the
+   * group's other members, a killed one's session to expire), in the background after `subscribe()` returned.
+   * Absent: it receives them as soon as `subscribe()` returns (RabbitMQ).
+   */
+  readonly joined?: Promise<void>;
 }
 
 /** What a subscription needs on the broker: its destinations, and per destination the group's queues. */

@@ -33,6 +33,7 @@ describe(OutageLog.name, () => {
   };
 
   describe('failure', () => {
+    // claim: C-87
     it('warns once when failures start, then summarises every 30 s while they go on', async () => {
       await fail(16 * 70, 1_000 / 16); // 16 a second for 70 s
       expect(warnings).toHaveLength(3);

@@ -11,8 +11,8 @@ export interface LiveReport extends MessagingStatusSnapshot {
 }
 
 /**
- * `GET /health`: readiness through `@nestjs/terminus` (database, broker, outbox backlog, and with
- * `RELAY_MODE=logical` the relay's slot; 503 when one is down). `GET /health/live`: the process answers, with what a script needs before it drives the service.
+ * `GET /health`: readiness through `@nestjs/terminus` (database, broker, consumer groups joined, outbox backlog, and with
+ * `RELAY_MODE=logical` the relay's slot; 503 when one is down; held messages as a warning, never down). `GET /health/live`: the process answers, with what a script needs before it drives the service.
  */
 @Controller('health')
 export class HealthController {
@@ -28,15 +28,18 @@ export class HealthController {
     return this.health.check([
       () => this.messaging.database(),
       () => this.messaging.broker(),
+      () => this.messaging.consumers(), // down while a consumer group is still joining (the app serves)
       () => this.messaging.outboxBacklog('outbox', OUTBOX_MAX_AGE_MS),
       () => this.messaging.relay('relay'),
+      () => this.messaging.heldMessages(), // never down: a warning while messages are held (a deploy)
     ]);
   }
 
   @Get('live')
   live(): LiveReport {
     // The transport's last error stays in the log: no raw error text to whoever can reach the port.
-    const { transport, consumers } = this.status.snapshot();
-    return { status: 'ok', transport: { kind: transport.kind, connected: transport.connected }, consumers };
+    const { transport, consumers, joining } = this.status.snapshot();
+    const connection = { kind: transport.kind, connected: transport.connected };
+    return { status: 'ok', transport: connection, consumers, joining };
   }
 }

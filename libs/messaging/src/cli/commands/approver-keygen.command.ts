@@ -20,10 +20,17 @@ export function approverKeygenCommand(context: CommandContext): Command {
       const publicFile = `${flags.name}.approver-public.json`;
       await writePrivateFile(context.io, privateFile, `${JSON.stringify(privateKeyFile, null, 2)}\n`);
       await writeJson(context.io, publicFile, publicKey);
+      const entry = { name: flags.name, accounts: [], publicKey: publicKey.publicKey };
       context.print([
         `Private key written to ${privateFile} (mode 0600${passphrase ? ', encrypted' : ''}): keep it to yourself.`,
-        `Public key written to ${publicFile}: add it to the executors' approver keyring`,
-        `(${AdminEnv.APPROVERS}: { "version": 1, "approvers": [ <entries like this one> ] }).`,
+        `Public key written to ${publicFile}. The executors add this entry to "people" in the approver keyring,`,
+        `version 2, with every account ${flags.name} acts under (broker principals, console user names) in "accounts":`,
+        '',
+        JSON.stringify(entry),
+        '',
+        `The keyring is a JSON file, { "version": 2, "people": [ <entries like this one> ] }, and`,
+        `${AdminEnv.APPROVERS} is the path to it, e.g. ${AdminEnv.APPROVERS}=./approvers.json`,
+        '(docs/guide/08-redrive.md, "The identity map").',
       ]);
     });
 }

@@ -74,6 +74,7 @@ export function commandContext(io: CliIo): CommandContext {
         approvers: await keyringOf(io),
         topology: await topology(flags),
         keySecret: keySecretOf(io),
+        carryHeaders: carryHeadersOf(io),
         clock: cliClock(io),
       });
       try {
@@ -94,6 +95,7 @@ export function commandContext(io: CliIo): CommandContext {
             approvers: await keyringOf(io),
             topology: await topology(flags),
             keySecret: keySecretOf(io),
+            carryHeaders: carryHeadersOf(io),
             clock: cliClock(io),
           });
         } catch (error) {
@@ -142,6 +144,14 @@ function withoutLedger(): RedriveLedger {
 async function keyringOf(io: CliIo): Promise<ApproverKeyring> {
   const file = io.env[AdminEnv.APPROVERS];
   return file ? ApproverKeyring.parse(await readJson(io, file)) : ApproverKeyring.empty();
+}
+
+/** `MESSAGING_ADMIN_CARRY_HEADERS`: the services' `deadLetter.carryHeaders`, comma-separated. */
+function carryHeadersOf(io: CliIo): string[] {
+  return (io.env[AdminEnv.CARRY_HEADERS] ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
 }
 
 function keySecretOf(io: CliIo) {

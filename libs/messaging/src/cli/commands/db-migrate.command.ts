@@ -3,11 +3,12 @@ import { PostgresRedriveLedger } from '../../redrive/ledger/postgres-redrive-led
 import { resolveAdminDatabase } from '../admin-options';
 import { CommandContext } from './command-context';
 
-/** `nest-messaging db migrate`: the library's migrations on the admin database (the redrive ledger's tables). */
+/** `nest-messaging db migrate`: `MessagingAdminMigrations` on the admin database (the redrive ledger, the console's plans). */
 export function dbCommand(context: CommandContext): Command {
   const migrate = new Command('migrate')
     .description(
-      "run the library's migrations on the admin database (MESSAGING_ADMIN_DATABASE_URL), as the tables' owner",
+      "run the library's admin migrations (the redrive ledger, the console's plans) on the admin database " +
+        "(MESSAGING_ADMIN_DATABASE_URL), as the tables' owner",
     )
     .action(async () => {
       const ran = await PostgresRedriveLedger.migrate(resolveAdminDatabase(context.io.env));

@@ -7,6 +7,7 @@ import { cliClock, readJson, writeJson } from '../cli-io';
 import { parseDuration } from '../duration';
 import { formatPlan } from '../format/plan-format';
 import { CommandContext, withTopologyOption } from './command-context';
+import { nextCommand, withLocalPlaintextOption } from './next-command';
 
 interface ApproveFlags {
   readonly plan: string;
@@ -14,11 +15,15 @@ interface ApproveFlags {
   readonly ttl: string;
   readonly out?: string;
   readonly topology?: string;
+  readonly localPlaintext?: boolean;
 }
 
-/** `nest-messaging dlq approve --plan plan.json --key <name>.approver-key.json [--ttl 15m] [--out approval.json]`. */
+/**
+ * `nest-messaging dlq approve --plan plan.json --key <name>.approver-key.json [--ttl 15m] [--out approval.json]
+ * [--topology file] [--local-plaintext]`.
+ */
 export function approveCommand(context: CommandContext): Command {
-  return withTopologyOption(new Command('approve'))
+  return withLocalPlaintextOption(withTopologyOption(new Command('approve')))
     .description('approve a plan for a limited time, signed with your own approver key (no broker access)')
     .requiredOption('--plan <file>', 'the plan written by "dlq plan --out"')
     .requiredOption(
@@ -47,7 +52,7 @@ export function approveCommand(context: CommandContext): Command {
         `Checked: the route is the one ${plan.source} derives${topology ? ' (with the topology)' : ''}, ` +
           `and the audit log has this plan, made by ${plan.plannedBy}.`,
         `Approved by ${approval.approver} until ${approval.expiresAt}. Approval written to ${out}.`,
-        `Next, by another admin than the approver: nest-messaging dlq redrive --plan ${flags.plan} --approval ${out}`,
+        `Next, by another admin than the approver: ${nextCommand('redrive', ['--plan', flags.plan, '--approval', out], flags, context.io.env)}`,
       ]);
     });
 }

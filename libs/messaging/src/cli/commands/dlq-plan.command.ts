@@ -4,6 +4,7 @@ import { writeJson } from '../cli-io';
 import { formatPlan } from '../format/plan-format';
 import { selectionOf } from './plan-selection-flags';
 import { CommandContext, withBrokerOptions, withTopologyOption } from './command-context';
+import { nextCommand } from './next-command';
 
 interface PlanFlags extends BrokerFlags {
   readonly source: string;
@@ -54,9 +55,13 @@ export function planCommand(context: CommandContext): Command {
       context.print(formatPlan(plan));
       if (flags.out) {
         await writeJson(context.io, flags.out, plan);
-        context.print([
-          `Plan written to ${flags.out}. Next, by an approver: nest-messaging dlq approve --plan ${flags.out} --key <name>.approver-key.json`,
-        ]);
+        const next = nextCommand(
+          'approve',
+          ['--plan', flags.out, '--key', '<name>.approver-key.json'],
+          flags,
+          context.io.env,
+        );
+        context.print([`Plan written to ${flags.out}. Next, by an approver: ${next}`]);
       }
     });
 }

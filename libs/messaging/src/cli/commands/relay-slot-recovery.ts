@@ -27,6 +27,22 @@ export interface RecoverOptions {
   /** Read from here instead of the slot's last confirmed position (`16/B374D848`). */
   readonly from?: string;
   readonly dryRun?: boolean;
+  /**
+   * Where the recovery records its progress (the new slot's start, the messages written again so far), so that
+   * a recovery that stopped (killed, a lost connection) is finished by running the same command again.
+   * Default: `<slot>.recovery.json` in the working directory; removed once the recovery is complete.
+   */
+  readonly progressFile?: string;
+}
+
+/** A recovery's progress, as `progressFile` keeps it. */
+interface RecoveryProgress {
+  readonly slot: string;
+  readonly from: string;
+  /** The new slot's start (everything before it is recovered here); undefined while the slot is replaced. */
+  until?: string;
+  /** Messages written into the log again so far, in commit order. */
+  emitted: number;
 }
 
 /**
@@ -37,12 +53,16 @@ export interface RecoverOptions {
  */
 export async function recoverSlot(sql: SqlRunner, options: RecoverOptions): Promise<string[]> {
   const { names } = options;
+  const progressFile = options.progressFile ?? path.resolve(`${names.slot}.recovery.json`);
+  const unfinished = await readProgress(progressFile, names.slot);
   const slot = await readReplicationSlot(sql, names);
-  if (slot && slot.walStatus !== 'lost') {
+  if (slot && slot.walStatus !== 'lost' && !unfinished) {
     throw new Error(
-      `The slot '${names.slot}' is not invalidated (wal_status ${slot.walStatus}): nothing to recover.`,
+      `The slot '${names.slot}' is not invalidated (wal_status ${slot.walStatus}) and no recovery of it is ` +
+        `unfinished (${progressFile}): nothing to recover.`,
     );
   }
+  if (unfinished && !options.dryRun) return resume(sql, options, unfinished, progressFile, slot);
   const fromText =
     options.from ?? (slot?.confirmedLsn === undefined ? undefined : formatLsn(slot.confirmedLsn));
   if (!fromText) {
@@ -66,14 +86,38 @@ export async function recoverSlot(sql: SqlRunner, options: RecoverOptions): Prom
     await readWal(waldump, segments.dir, scanFrom, before, timeline, collector);
     let until = before;
     if (!options.dryRun) {
+      const progress: RecoveryProgress = { slot: names.slot, from: formatLsn(from), emitted: 0 };
+      await writeProgress(progressFile, progress);
       if (slot) await dropReplicationSlot(sql, names);
       await createReplicationSlot(sql, names);
       until = (await readReplicationSlot(sql, names))?.confirmedLsn ?? before;
-      if (until > before) await readWal(waldump, segments.dir, before, until, timeline, collector);
+      progress.until = formatLsn(until);
+      await writeProgress(progressFile, progress);
+      // The WAL grew meanwhile: its segments linked again. From the last record the first scan read, so that
+      // a record across `before` is read (the collector counts the one read twice once).
+      if (until > before) {
+        const later = await linkSegments(options.walDirs);
+        try {
+          const restart = collector.lastRecordStart ?? scanFrom;
+          await readWal(waldump, later.dir, restart, until, timeline, collector);
+        } finally {
+          await fs.rm(later.dir, { recursive: true, force: true });
+        }
+      }
     }
     const transactions = collector.transactions(from, until);
     const messages = transactions.reduce((sum, t) => sum + t.messages.length, 0);
-    if (!options.dryRun) await emitAgain(sql, names, transactions);
+    if (!options.dryRun) {
+      await emitAgain(sql, names, transactions, 0, (emitted) =>
+        writeProgress(progressFile, {
+          slot: names.slot,
+          from: formatLsn(from),
+          until: formatLsn(until),
+          emitted,
+        }),
+      );
+      await fs.rm(progressFile, { force: true });
+    }
     return [
       `${options.dryRun ? 'Would recover' : 'Recovered'} ${messages} message(s) of ${transactions.length} ` +
         `transaction(s) committed between ${formatLsn(from)} and ${formatLsn(until)}` +
@@ -93,16 +137,93 @@ export async function recoverSlot(sql: SqlRunner, options: RecoverOptions): Prom
   }
 }
 
-/** The recovered messages into the log again, in commit order, a few hundred per transaction. */
-async function emitAgain(sql: SqlRunner, names: LogicalNames, transactions: readonly RecoveredTransaction[]) {
+/**
+ * The recovered messages into the log again, in commit order, a few hundred per transaction, from the
+ * `skip`-th on; `done(n)` after each batch with the number written so far (a batch whose `done` did not run is
+ * written again by a resumed recovery: duplicates, never a gap).
+ */
+async function emitAgain(
+  sql: SqlRunner,
+  names: LogicalNames,
+  transactions: readonly RecoveredTransaction[],
+  skip: number,
+  done: (emitted: number) => Promise<void>,
+) {
   const contents = transactions.flatMap((t) => t.messages);
-  for (let start = 0; start < contents.length; start += RECOVERY_BATCH) {
+  for (let start = skip; start < contents.length; start += RECOVERY_BATCH) {
+    const batch = contents.slice(start, start + RECOVERY_BATCH);
     await sql(
       `select pg_logical_emit_message(true, $1, m.content) from unnest($2::bytea[]) with ordinality as m(content, n)
        order by m.n`,
-      [names.prefix, contents.slice(start, start + RECOVERY_BATCH)],
+      [names.prefix, batch],
     );
+    await done(start + batch.length);
   }
+}
+
+/**
+ * Finishes a recovery that stopped: reads `[from, until)` again (the new slot's start recorded, or the slot's
+ * confirmed position when it stopped before recording it: later, so duplicates only) and writes what is left.
+ */
+async function resume(
+  sql: SqlRunner,
+  options: RecoverOptions,
+  progress: RecoveryProgress,
+  progressFile: string,
+  slot: Awaited<ReturnType<typeof readReplicationSlot>>,
+): Promise<string[]> {
+  const { names } = options;
+  if (!slot || slot.walStatus === 'lost') await createReplicationSlot(sql, names).catch(() => undefined);
+  const current = slot && slot.walStatus !== 'lost' ? slot : await readReplicationSlot(sql, names);
+  const untilText =
+    progress.until ?? (current?.confirmedLsn === undefined ? undefined : formatLsn(current.confirmedLsn));
+  if (!untilText)
+    throw new Error(
+      `The recovery in ${progressFile} cannot resume: the slot '${names.slot}' has no position.`,
+    );
+  const [from, until] = [parseLsn(progress.from), parseLsn(untilText)];
+  const segments = await linkSegments(options.walDirs);
+  try {
+    const [{ size }] = await sql<{ size: string }>(`select current_setting('wal_segment_size') as size`);
+    const collector = new WalMessageCollector(names.prefix);
+    const scanFrom = firstSegmentStart(segments.names, from, parseSize(size));
+    await readWal(
+      options.pgWaldump ?? 'pg_waldump',
+      segments.dir,
+      scanFrom,
+      until,
+      latestTimeline(segments.names),
+      collector,
+    );
+    const transactions = collector.transactions(from, until);
+    const messages = transactions.reduce((sum, t) => sum + t.messages.length, 0);
+    await emitAgain(sql, names, transactions, progress.emitted, (emitted) =>
+      writeProgress(progressFile, { ...progress, until: untilText, emitted }),
+    );
+    await fs.rm(progressFile, { force: true });
+    return [
+      `Resumed the recovery of ${formatLsn(from)} to ${formatLsn(until)}: ${messages - progress.emitted} of ` +
+        `${messages} message(s) written again now (${progress.emitted} before it stopped).`,
+    ];
+  } finally {
+    await fs.rm(segments.dir, { recursive: true, force: true });
+  }
+}
+
+async function readProgress(file: string, slot: string): Promise<RecoveryProgress | undefined> {
+  const text = await fs.readFile(file, 'utf8').catch(() => undefined);
+  if (text === undefined) return undefined;
+  const progress = JSON.parse(text) as RecoveryProgress;
+  if (progress.slot !== slot)
+    throw new CliUsageError(`${file} is the recovery of the slot '${progress.slot}', not '${slot}'.`);
+  return progress;
+}
+
+/** Writes the progress file whole (a new file renamed over the old: never half written). */
+async function writeProgress(file: string, progress: RecoveryProgress): Promise<void> {
+  const temporary = `${file}.${process.pid}.tmp`;
+  await fs.writeFile(temporary, JSON.stringify(progress));
+  await fs.rename(temporary, file);
 }
 
 /** Runs pg_waldump over [start, end) and feeds its lines to the collector; a missing segment is an error. */

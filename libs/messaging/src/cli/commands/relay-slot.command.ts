@@ -34,6 +34,7 @@ interface RecoverFlags extends SlotFlags {
   readonly pgWaldump?: string;
   readonly from?: string;
   readonly dryRun?: boolean;
+  readonly progressFile?: string;
 }
 
 /**
@@ -141,6 +142,11 @@ export function relayCommand(context: CommandContext): Command {
     .option('--pg-waldump <path>', 'pg_waldump of the server major version (default: the one on PATH)')
     .option('--from <lsn>', "read from this position instead of the slot's last confirmed one")
     .option('--dry-run', 'only count what would be recovered; change nothing')
+    .option(
+      '--progress-file <path>',
+      'where the recovery records its progress; running the same command again finishes a recovery that ' +
+        'stopped (default: <slot>.recovery.json in the working directory, removed once complete)',
+    )
     .action((flags: RecoverFlags) =>
       withDatabase(context, async (sql) => {
         const options = { ...flags, names: namesOf(flags), walDirs: flags.walDir };
@@ -176,6 +182,9 @@ async function withDatabase(context: CommandContext, work: (sql: SqlRunner) => P
   }
   const pg = requirePeer<typeof Pg>('pg', 'nest-messaging relay');
   const client = new pg.Client({ connectionString: url });
+  // A connection lost mid-command fails the statement in flight (that error is reported); the client's own
+  // 'error' event must not end the process besides.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     await work(

@@ -35,7 +35,13 @@ export function formatChainCheck(check: AuditChainCheck, rewriteRights: readonly
           (check.head ? ` Head: entry ${check.head.id}, ${check.head.hash}.` : ''),
         'Keep the head somewhere else (a ticket, a chat): a later check that does not reach it shows a rewrite.',
       ]
-    : [`Audit chain BROKEN at entry ${check.brokenAt}: ${check.reason}.`];
+    : [
+        `Audit chain BROKEN in ${check.breaks.length} place${check.breaks.length === 1 ? '' : 's'} ` +
+          `(${check.checked} entries checked):`,
+        ...check.breaks.map(
+          (b) => `  BROKEN at ${b.entry === 'head' ? 'the head' : `entry ${b.entry}`}: ${b.reason}.`,
+        ),
+      ];
   if (rewriteRights.length > 0) {
     lines.push(
       `Warning: this login can rewrite the audit log (${rewriteRights.join(', ')}): give the CLI and the ` +

@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { z } from 'zod';
 import { pgTimestamp } from '../../common/pg-timestamp';
 import { quoteIdent } from '../../tables/postgres-tables';
 import { RedriveLedgerMissingError } from '../../redrive/errors/redrive-ledger-missing.error';
 import { AdminDatabaseOptions } from '../../redrive/ledger/postgres-redrive-ledger';
 import { RedriveApproval } from '../../redrive/redrive-approval';
-import { RedrivePlan } from '../../redrive/redrive-plan';
+import { isPlanIntact, RedrivePlan } from '../../redrive/redrive-plan';
+import { parseRedriveApproval, parseRedrivePlan } from '../../redrive/redrive-plan.schema';
 import { RedriveResult } from '../../redrive/redrive-result';
 import { CreateConsolePlans1765065600000 } from '../../migrations/create-console-plans.migration';
 import { ConsolePlan, ConsolePlanRefusal } from './console-plan';
@@ -13,13 +16,16 @@ import { ConsolePlanStore } from './console-plan-store.interface';
 
 interface PlanRow {
   id: string;
-  plan: RedrivePlan;
-  approval: RedriveApproval | null;
-  result: RedriveResult | null;
+  source: string;
+  planned_by: string;
+  plan_hash: string;
+  plan: unknown;
+  approval: unknown;
+  result: unknown;
   /** `Date`s, or text where the application reads `timestamptz` as text: read through `pgTimestamp`. */
   executed_at: Date | string | null;
   stale_at: Date | string | null;
-  refusals: Record<string, ConsolePlanRefusal>;
+  refusals: unknown;
 }
 
 /**
@@ -73,7 +79,7 @@ export class PostgresConsolePlanStore implements ConsolePlanStore {
   async get(id: string): Promise<ConsolePlan | undefined> {
     if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return undefined;
     const [row] = await this.dataSource.query<PlanRow[]>(`select * from ${this.table} where id = $1`, [id]);
-    return row ? entryOf(row) : undefined;
+    return row ? checkedEntry(row) : undefined;
   }
 
   /** The latest `limit` plans, newest first. */
@@ -83,7 +89,10 @@ export class PostgresConsolePlanStore implements ConsolePlanStore {
        order by created_at desc, id limit $2`,
       [filter.source ?? null, filter.limit],
     );
-    return rows.map(entryOf);
+    return rows.flatMap((row) => {
+      const entry = checkedEntry(row);
+      return entry ? [entry] : [];
+    });
   }
 
   /** Sets the approval where there is none and no result; clears the approver's refusal. */
@@ -131,14 +140,98 @@ export class PostgresConsolePlanStore implements ConsolePlanStore {
   }
 }
 
-function entryOf(row: PlanRow): ConsolePlan {
+const logger = new Logger('PostgresConsolePlanStore');
+
+const resultSchema = z.object({
+  redriveId: z.string(),
+  source: z.string(),
+  target: z.string(),
+  action: z.literal('discard').optional(),
+  redriven: z.number().int().nonnegative(),
+  leftInSource: z.number().int().nonnegative(),
+  messages: z.array(
+    z.object({
+      position: z.union([
+        z.object({ kind: z.literal('queue'), index: z.number().int().nonnegative() }),
+        z.object({
+          kind: z.literal('partition'),
+          partition: z.number().int().nonnegative(),
+          offset: z.string().regex(/^\d+$/),
+        }),
+      ]),
+      messageId: z.string().nullable(),
+      status: z.enum(['REDRIVEN', 'NOT_CONFIRMED', 'NOT_ATTEMPTED', 'NOT_SETTLED']),
+      error: z.string().optional(),
+    }),
+  ),
+});
+
+const refusalsSchema = z.record(z.string(), z.object({ message: z.string(), at: z.string() }));
+
+/**
+ * A row as the console may show it, or undefined. The table is writable by the everyday admin login
+ * (issue 45 item 1), so nothing in it is taken on trust: the plan must parse, still match its hash and agree
+ * with the row's `source`, `planned_by` and `plan_hash` columns, or the row is left out (logged). An approval,
+ * a result or refusals that do not parse (or an approval of another plan, a result of another source) are
+ * ignored, as if absent: what counts is checked again by the redrive (signatures, the audit log, nonces).
+ */
+export function checkedEntry(row: PlanRow): ConsolePlan | undefined {
+  let plan: RedrivePlan;
+  try {
+    plan = parseRedrivePlan(row.plan);
+  } catch {
+    logger.warn(`Plan ${row.id} in the plan store does not parse as a plan: not shown.`);
+    return undefined;
+  }
+  if (
+    !isPlanIntact(plan) ||
+    plan.hash !== row.plan_hash ||
+    plan.source !== row.source ||
+    plan.plannedBy !== row.planned_by
+  ) {
+    logger.warn(`Plan ${row.id} in the plan store does not match its hash or its columns: not shown.`);
+    return undefined;
+  }
+  const ignored = (column: string) =>
+    logger.warn(`Plan ${row.id}: its ${column} in the plan store does not validate: ignored.`);
+  let approval: RedriveApproval | undefined;
+  if (row.approval !== null && row.approval !== undefined) {
+    const parsed = safely(() => parseRedriveApproval(row.approval));
+    if (parsed && parsed.planHash === plan.hash) approval = parsed;
+    else ignored('approval');
+  }
+  let result: RedriveResult | undefined;
+  if (row.result !== null && row.result !== undefined) {
+    const parsed = resultSchema.safeParse(row.result);
+    if (parsed.success && parsed.data.source === plan.source) result = parsed.data;
+    else ignored('result');
+  }
+  const refusals = refusalsSchema.safeParse(row.refusals);
+  if (!refusals.success) ignored('refusals');
+  return entryOf({ ...row, plan }, approval, result, refusals.success ? refusals.data : {});
+}
+
+function safely<T>(parse: () => T): T | undefined {
+  try {
+    return parse();
+  } catch {
+    return undefined;
+  }
+}
+
+function entryOf(
+  row: PlanRow & { plan: RedrivePlan },
+  approval: RedriveApproval | undefined,
+  result: RedriveResult | undefined,
+  refusals: Record<string, ConsolePlanRefusal>,
+): ConsolePlan {
   return {
     id: row.id,
     plan: row.plan,
-    approval: row.approval ?? undefined,
-    result: row.result ?? undefined,
+    approval,
+    result,
     executedAt: row.executed_at === null ? undefined : pgTimestamp(row.executed_at).toISOString(),
     staleAt: row.stale_at === null ? undefined : pgTimestamp(row.stale_at).toISOString(),
-    refusals: row.refusals,
+    refusals,
   };
 }

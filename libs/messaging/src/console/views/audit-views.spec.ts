@@ -15,12 +15,38 @@ describe('access views', () => {
     it('says where the hash chain is broken, above the entries', () => {
       const broken = chainNotice(
         context,
-        { intact: false, checked: 3, brokenAt: '7', reason: 'its fields no longer give its hash' },
+        {
+          intact: false,
+          checked: 3,
+          brokenAt: '7',
+          reason: 'its fields no longer give its hash',
+          breaks: [{ entry: '7', reason: 'its fields no longer give its hash' }],
+        },
         false,
       );
       const text = auditPage(context, [entry], {}, broken);
-      expect(text).toContain('hash chain is broken at entry 7: its fields no longer give its hash');
+      expect(text).toContain('hash chain is broken in one place');
+      expect(text).toContain('Entry 7: its fields no longer give its hash.');
       expect(text.indexOf('chain-broken')).toBeLessThan(text.indexOf('aria-label="Audit log"'));
+    });
+
+    it('lists every break of the chain, not only the first (issue 45 item 2)', () => {
+      const breaks = [
+        { entry: '3', reason: 'its fields no longer give its hash' },
+        { entry: '9', reason: 'it does not follow the entry before it' },
+        { entry: 'head', reason: 'the head holds another hash' },
+      ];
+      const check = { intact: false as const, checked: 12, brokenAt: '3', reason: breaks[0].reason, breaks };
+      const text = chainNotice(context, check, true).__html;
+      expect(text).toContain('broken in 3 places');
+      expect(text).toContain('Entry 3: its fields no longer give its hash.');
+      expect(text).toContain('Entry 9: it does not follow the entry before it.');
+      expect(text).toContain('The head: the head holds another hash.');
+      const many = Array.from({ length: 25 }, (_, i) => ({ entry: String(i + 1), reason: 'changed' }));
+      const long = chainNotice(context, { ...check, breaks: many }, true).__html;
+      expect(long).toContain('Entry 20: changed.');
+      expect(long).not.toContain('Entry 21:');
+      expect(long).toContain('And 5 more');
     });
 
     it('says the chain is intact for the entries checked, and links to a check of the whole log', () => {

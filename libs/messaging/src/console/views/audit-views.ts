@@ -28,15 +28,26 @@ export interface AuditPaging {
   readonly newer?: string;
 }
 
+/** How many breaks of the chain the audit page lists (the CLI's `--verify` lists all). */
+const CHAIN_BREAKS_SHOWN = 20;
+
 /** What the audit page says of the hash chain: intact for the entries checked, or where it breaks. */
 export function chainNotice(context: PageContext, check: AuditChainCheck, whole: boolean): Html {
   if (!check.intact) {
+    const shown = check.breaks.slice(0, CHAIN_BREAKS_SHOWN);
+    const more = check.breaks.length - shown.length;
+    const places = check.breaks.length === 1 ? 'one place' : `${check.breaks.length} places`;
     return notice(
       'error',
       html`<span data-testid="chain-broken"
-        >The audit log’s hash chain is broken at entry ${check.brokenAt}: ${check.reason}. Entries were
-        changed or removed outside the CLI and the console: compare with a copy of the log.</span
-      >`,
+          >The audit log’s hash chain is broken in ${places}. Entries were changed or removed outside the CLI
+          and the console: compare with a copy of the log.</span
+        >${shown.map(
+          (b) =>
+            html`<br /><span data-testid="chain-break"
+                >${b.entry === 'head' ? 'The head' : `Entry ${b.entry}`}: ${b.reason}.</span
+              >`,
+        )}${more > 0 ? html`<br /><span>And ${more} more: nest-messaging dlq history --verify lists them all.</span>` : ''}`,
     );
   }
   const scope = whole ? `all ${check.checked} entries` : `the latest ${check.checked} entries`;

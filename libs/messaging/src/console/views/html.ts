@@ -1,6 +1,29 @@
-/** HTML text, already escaped: only `html` and `raw` make one. */
-export interface Html {
-  readonly __html: string;
+/**
+ * HTML text, already escaped: only `html` and `raw` make one. Unforgeable: the markup sits in a private
+ * field, and `render` trusts an instance of this class only, never an object of the same shape (a value
+ * read from a database or a broker, e.g. `{"__html": "<form …>"}`, is escaped like any other text).
+ */
+export class Html {
+  readonly #markup: string;
+
+  private constructor(markup: string) {
+    this.#markup = markup;
+  }
+
+  /** The markup (a value made by `html` or `raw` only). */
+  get __html(): string {
+    return this.#markup;
+  }
+
+  /** True for markup made by `html` or `raw` (a private field: a look-alike object has none). */
+  static is(value: unknown): value is Html {
+    return typeof value === 'object' && value !== null && #markup in value;
+  }
+
+  /** @internal */
+  static make(markup: string): Html {
+    return new Html(markup);
+  }
 }
 
 const ESCAPES: Record<string, string> = {
@@ -18,7 +41,7 @@ export function escapeHtml(text: string): string {
 
 /** Trusted markup (the console's own). */
 export function raw(markup: string): Html {
-  return { __html: markup };
+  return Html.make(markup);
 }
 
 type Part = Html | string | number | null | undefined | false | readonly Part[];
@@ -26,8 +49,9 @@ type Part = Html | string | number | null | undefined | false | readonly Part[];
 function render(part: Part): string {
   if (part === null || part === undefined || part === false) return '';
   if (Array.isArray(part)) return part.map(render).join('');
-  if (typeof part === 'object') return (part as Html).__html;
-  return escapeHtml(String(part));
+  if (Html.is(part)) return part.__html;
+  // Anything else, objects included, is text: escaped.
+  return escapeHtml(typeof part === 'object' ? JSON.stringify(part) : String(part));
 }
 
 /** A template tag that escapes every interpolated value (unless it is `Html` already). */

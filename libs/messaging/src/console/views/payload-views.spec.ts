@@ -33,6 +33,7 @@ describe(payloadFileName.name, () => {
 });
 
 describe(payloadSection.name, () => {
+  // claim: C-80
   it('escapes the payload, offers copy (for the script) and download', () => {
     const text = '{"title":"</pre><script>alert(1)</script>"}';
     const section = payloadSection(

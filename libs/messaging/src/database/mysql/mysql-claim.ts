@@ -1,5 +1,5 @@
 import { QueryRunner } from 'typeorm';
-import { ClaimedOutboxRow } from '../../outbox/outbox-row';
+import { claimedRows, ClaimedRows } from '../../outbox/outbox-store';
 import { isStarved } from '../claim-window';
 import { idList, parseUtc, UTC_ISO } from './mysql-sql';
 
@@ -42,31 +42,34 @@ export async function claimMysqlRows(
   queryRunner: QueryRunner,
   table: string,
   claim: MysqlClaim,
-): Promise<ClaimedOutboxRow[]> {
+): Promise<ClaimedRows> {
   let picked = await pickRows(queryRunner, table, claim, claim.inFlight);
-  if (picked.length === 0) return [];
+  if (picked.length === 0) return claimedRows([], false);
+  let windowFull = picked.length >= claim.limit;
   let taken = await keepKeyOrder(queryRunner, table, picked, claim.inFlight);
   if (isStarved(picked.length, taken.length, claim.limit)) {
+    const moreLimit = claim.limit - taken.length;
     const more = await pickRows(
       queryRunner,
       table,
-      { ...claim, limit: claim.limit - taken.length },
+      { ...claim, limit: moreLimit },
       [...claim.inFlight, ...picked.map((r) => r.id)],
       picked[picked.length - 1].id,
     );
+    windowFull = more.length >= moreLimit;
     if (more.length > 0) {
       picked = [...picked, ...more];
       taken = await keepKeyOrder(queryRunner, table, picked, claim.inFlight);
     }
   }
-  if (taken.length === 0) return [];
+  if (taken.length === 0) return claimedRows([], windowFull);
 
   await queryRunner.query(
     `update ${table} set locked_by = ?, locked_until = utc_timestamp(6) + interval ? microsecond
      where id in (${idList(taken.map((r) => r.id))})`,
     [claim.owner, Math.round(claim.leaseMs) * 1000],
   );
-  return taken.map((r) => ({
+  const rows = taken.map((r) => ({
     id: r.id,
     messageId: r.message_id,
     destination: r.destination,
@@ -78,6 +81,7 @@ export async function claimMysqlRows(
     createdAt: parseUtc(r.created_at),
     attempts: Number(r.attempts),
   }));
+  return claimedRows(rows, windowFull);
 }
 
 /** A picked row, its id as text. */

@@ -1,8 +1,10 @@
 import { DataSource, QueryRunner } from 'typeorm';
 import { UnsupportedDatabaseError } from '../../errors/unsupported-database.error';
 import { CreateMysqlMessagingTables1764806400000 } from '../../migrations/create-mysql-messaging-tables.migration';
-import { ClaimedOutboxRow, FailedOutboxRow, NewOutboxRow } from '../../outbox/outbox-row';
-import { OutboxBacklog, OutboxStore, OutboxStoreSettings } from '../../outbox/outbox-store';
+import { CreateMysqlScheduledMessages1765152000000 } from '../../migrations/create-mysql-scheduled-messages.migration';
+import { Schedule } from '../../outbox/schedule';
+import { FailedOutboxRow, NewOutboxRow } from '../../outbox/outbox-row';
+import { ClaimedRows, OutboxBacklog, OutboxStore, OutboxStoreSettings } from '../../outbox/outbox-store';
 import { MessagingTables } from '../../tables/messaging-tables';
 import { claimMysqlRows } from './mysql-claim';
 import { mysqlServerProblem } from './mysql-server-version';
@@ -33,6 +35,10 @@ export class MysqlOutboxStore extends OutboxStore {
     name: CreateMysqlMessagingTables1764806400000.name,
     list: 'MysqlMessagingMigrations',
   };
+  readonly scheduledMigration = {
+    name: CreateMysqlScheduledMessages1765152000000.name,
+    list: 'MysqlMessagingMigrations',
+  };
 
   constructor(
     private readonly dataSource: DataSource,
@@ -60,22 +66,104 @@ export class MysqlOutboxStore extends OutboxStore {
 
   async insert(queryRunner: QueryRunner, rows: readonly NewOutboxRow[]): Promise<void> {
     if (rows.length === 0) return;
-    const params = rows.flatMap((row) => [
-      row.messageId.toLowerCase(), // a uuid column would normalise it; char(36) keeps what it is given
-      row.destination,
-      row.type,
-      row.key,
-      JSON.stringify(row.headers),
-      row.payloadJson,
-      utcDatetime(row.occurredAt),
-    ]);
-    const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, utc_timestamp(6), utc_timestamp(6))').join(', ');
+    const params = rows.flatMap(rowParams);
+    // relay.mode 'external': the row goes out through the log (Debezium), never through a claim.
+    const [sentColumn, sentValue] = this.settings.sentOnInsert
+      ? [', sent_at', ', utc_timestamp(6)']
+      : ['', ''];
+    const values = rows
+      .map(() => `(?, ?, ?, ?, ?, ?, ?, utc_timestamp(6), utc_timestamp(6)${sentValue})`)
+      .join(', ');
     await queryRunner.query(
       `insert into ${this.tables.outbox}
-         (message_id, destination, type, \`key\`, headers, payload, occurred_at, created_at, available_at)
+         (message_id, destination, type, \`key\`, headers, payload, occurred_at, created_at, available_at${sentColumn})
        values ${values}`,
       params,
     );
+  }
+
+  async insertScheduled(queryRunner: QueryRunner, row: NewOutboxRow, schedule: Schedule): Promise<void> {
+    const deliverAt = 'deliverAt' in schedule ? utcDatetime(schedule.deliverAt) : null;
+    const delayUs = 'delayMs' in schedule ? schedule.delayMs * 1000 : 0;
+    await queryRunner.query(
+      `insert into ${this.tables.scheduled}
+         (message_id, destination, type, \`key\`, headers, payload, occurred_at, created_at, deliver_at)
+       values (?, ?, ?, ?, ?, ?, ?, utc_timestamp(6),
+               coalesce(cast(? as datetime(6)), utc_timestamp(6) + interval ? microsecond))`,
+      [...rowParams(row), deliverAt, delayUs],
+    );
+  }
+
+  async cancelScheduled(queryRunner: QueryRunner, messageId: string): Promise<boolean> {
+    const result: unknown = await queryRunner.query(
+      `delete from ${this.tables.scheduled} where message_id = ?`,
+      [messageId.toLowerCase()],
+    );
+    return affectedRows(result) > 0;
+  }
+
+  /**
+   * First one statement that tells whether any is due and when the next is (all an idle relay's look costs);
+   * when some are, one READ COMMITTED transaction: lock the due rows through `(deliver_at, id)` (`SKIP LOCKED`:
+   * another relay's move, a cancel in flight), insert them into the outbox in due order (an id the outbox holds
+   * already is skipped), delete them; then the next due time again.
+   */
+  async moveDueScheduled(limit: number): Promise<{ moved: number; nextDueInMs: number | undefined }> {
+    const first = await this.nextScheduledDueInMs();
+    if (first === undefined || first > 0) return { moved: 0, nextDueInMs: first };
+    const s = this.tables.scheduled;
+    const moved = await inReadCommitted(this.dataSource, async (queryRunner) => {
+      const due = (await queryRunner.query(
+        `select id from ${s} force index (messaging_outbox_scheduled_due_idx)
+         where deliver_at <= utc_timestamp(6) order by deliver_at, id limit ? for update skip locked`,
+        [limit],
+      )) as Array<{ id: string | number }>;
+      if (due.length === 0) return 0;
+      const ids = idList(due.map((r) => String(r.id)));
+      await queryRunner.query(
+        `insert ignore into ${this.tables.outbox}
+           (message_id, destination, type, \`key\`, headers, payload, occurred_at, created_at, available_at)
+         select message_id, destination, type, \`key\`, headers, payload, occurred_at, utc_timestamp(6),
+                utc_timestamp(6)
+         from ${s} where id in (${ids}) order by deliver_at, id`,
+      );
+      await queryRunner.query(`delete from ${s} where id in (${ids})`);
+      return due.length;
+    });
+    const next = await this.nextScheduledDueInMs();
+    // Due ones left (skipped: another relay moves them): the relay looks again at once.
+    return { moved, nextDueInMs: next === undefined ? undefined : Math.max(0, next) };
+  }
+
+  /** Milliseconds until the first scheduled message is due by the database's clock (0 or less: due). */
+  private async nextScheduledDueInMs(): Promise<number | undefined> {
+    const [{ due_in_us }] = await this.dataSource.query<Array<{ due_in_us: string | number | null }>>(
+      `select timestampdiff(microsecond, utc_timestamp(6), min(deliver_at)) as due_in_us
+       from ${this.tables.scheduled}`,
+    );
+    return due_in_us === null ? undefined : Math.ceil(Number(due_in_us) / 1000);
+  }
+
+  async scheduledTableExists(): Promise<boolean> {
+    const [{ found }] = await this.dataSource.query<Array<{ found: number | string }>>(
+      `select count(*) as found from information_schema.tables
+       where table_schema = database() and table_name = 'messaging_outbox_scheduled'`,
+    );
+    return Number(found) > 0;
+  }
+
+  async scheduledFigures(): Promise<{ scheduled: number; nextDueInMs: number | undefined }> {
+    const [{ scheduled, next_due_us }] = await this.dataSource.query<
+      Array<{ scheduled: string | number; next_due_us: string | number | null }>
+    >(
+      `select count(*) as scheduled,
+              timestampdiff(microsecond, utc_timestamp(6), min(deliver_at)) as next_due_us
+       from ${this.tables.scheduled}`,
+    );
+    return {
+      scheduled: Number(scheduled),
+      nextDueInMs: next_due_us === null ? undefined : Number(next_due_us) / 1000,
+    };
   }
 
   notify(): Promise<void> {
@@ -88,7 +176,7 @@ export class MysqlOutboxStore extends OutboxStore {
     leaseMs: number,
     inFlight: readonly string[] = [],
     sent: readonly string[] = [],
-  ): Promise<ClaimedOutboxRow[]> {
+  ): Promise<ClaimedRows> {
     return inReadCommitted(this.dataSource, async (queryRunner) => {
       // First, in the claim's transaction: the rows are then sent to the pick and to the order check.
       await this.markSentWith(queryRunner, sent, owner);
@@ -216,4 +304,17 @@ export class MysqlOutboxStore extends OutboxStore {
     );
     return rows.map((row) => ({ table: row.name, rows: Number(row.estimate ?? 0) }));
   }
+}
+
+/** A new row's values for the columns message_id … occurred_at, in that order (the outbox's and the scheduled table's). */
+function rowParams(row: NewOutboxRow): unknown[] {
+  return [
+    row.messageId.toLowerCase(), // a uuid column would normalise it; char(36) keeps what it is given
+    row.destination,
+    row.type,
+    row.key,
+    JSON.stringify(row.headers),
+    row.payloadJson,
+    utcDatetime(row.occurredAt),
+  ];
 }

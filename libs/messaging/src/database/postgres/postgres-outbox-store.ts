@@ -1,8 +1,17 @@
 import { createHash } from 'node:crypto';
 import { DataSource, QueryRunner } from 'typeorm';
 import { CreateMessagingTables1764547200000 } from '../../migrations/create-messaging-tables.migration';
+import { CreateScheduledMessages1765152000000 } from '../../migrations/create-scheduled-messages.migration';
+import { Schedule } from '../../outbox/schedule';
 import { ClaimedOutboxRow, FailedOutboxRow, NewOutboxRow } from '../../outbox/outbox-row';
-import { compareIds, OutboxBacklog, OutboxStore, OutboxStoreSettings } from '../../outbox/outbox-store';
+import {
+  claimedRows,
+  ClaimedRows,
+  compareIds,
+  OutboxBacklog,
+  OutboxStore,
+  OutboxStoreSettings,
+} from '../../outbox/outbox-store';
 import { isStarved } from '../claim-window';
 import { MessagingTables } from '../../tables/messaging-tables';
 import { postgresTables } from '../../tables/postgres-tables';
@@ -54,6 +63,10 @@ export class PostgresOutboxStore extends OutboxStore {
   /** The LISTEN/NOTIFY channel of this outbox table. */
   readonly notifyChannel: string;
   readonly migration = { name: CreateMessagingTables1764547200000.name, list: 'MessagingMigrations' };
+  readonly scheduledMigration = {
+    name: CreateScheduledMessages1765152000000.name,
+    list: 'MessagingMigrations',
+  };
 
   constructor(
     private readonly dataSource: DataSource,
@@ -78,24 +91,91 @@ export class PostgresOutboxStore extends OutboxStore {
 
   async insert(queryRunner: QueryRunner, rows: readonly NewOutboxRow[]): Promise<void> {
     if (rows.length === 0) return;
+    // relay.mode 'external': the row goes out through the log (Debezium), never through a claim.
+    const [sentColumn, sentValue] = this.settings.sentOnInsert ? [', sent_at', ', now()'] : ['', ''];
     const params: unknown[] = [];
     const values = rows.map((row) => {
       const at = params.length;
-      params.push(
-        row.messageId,
-        row.destination,
-        row.type,
-        row.key,
-        JSON.stringify(row.headers),
-        row.payloadJson,
-        row.occurredAt,
-      );
-      return `($${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5}::jsonb, $${at + 6}::jsonb, $${at + 7})`;
+      params.push(...rowParams(row));
+      return `($${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5}::jsonb, $${at + 6}::jsonb, $${at + 7}${sentValue})`;
     });
     await queryRunner.query(
-      `insert into ${this.tables.outbox} (message_id, destination, type, key, headers, payload, occurred_at) values ${values.join(', ')}`,
+      `insert into ${this.tables.outbox} (message_id, destination, type, key, headers, payload, occurred_at${sentColumn}) values ${values.join(', ')}`,
       params,
     );
+  }
+
+  async insertScheduled(queryRunner: QueryRunner, row: NewOutboxRow, schedule: Schedule): Promise<void> {
+    await queryRunner.query(
+      `insert into ${this.tables.scheduled}
+         (message_id, destination, type, key, headers, payload, occurred_at, deliver_at)
+       values ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7,
+               coalesce($8::timestamptz, now() + $9::bigint * interval '1 millisecond'))`,
+      [
+        ...rowParams(row),
+        'deliverAt' in schedule ? schedule.deliverAt : null,
+        'delayMs' in schedule ? schedule.delayMs : null,
+      ],
+    );
+  }
+
+  async cancelScheduled(queryRunner: QueryRunner, messageId: string): Promise<boolean> {
+    // TypeORM answers a DELETE with [rows, rowCount].
+    const result = (await queryRunner.query(`delete from ${this.tables.scheduled} where message_id = $1`, [
+      messageId,
+    ])) as [unknown[], number];
+    return result[1] > 0;
+  }
+
+  /**
+   * One statement: the due rows are locked (`SKIP LOCKED`: another relay's move, a cancel in flight), deleted
+   * and inserted into the outbox in due order, so that each gets an outbox id behind every row already there.
+   * An id the outbox holds already (the same message id added unscheduled) is not inserted twice.
+   */
+  async moveDueScheduled(limit: number): Promise<{ moved: number; nextDueInMs: number | undefined }> {
+    const s = this.tables.scheduled;
+    const [{ moved, next_due_ms }] = await this.dataSource.query<
+      Array<{ moved: number; next_due_ms: number | null }>
+    >(
+      `with due as (
+         delete from ${s} where id in (
+           select id from ${s} where deliver_at <= now() order by deliver_at, id limit $1 for update skip locked)
+         returning id, message_id, destination, type, key, headers, payload, occurred_at, deliver_at
+       ), moved as (
+         insert into ${this.tables.outbox} (message_id, destination, type, key, headers, payload, occurred_at)
+         select message_id, destination, type, key, headers, payload, occurred_at from due
+         order by deliver_at, id
+         on conflict (message_id) do nothing
+         returning id
+       )
+       select (select count(*) from due)::int as moved,
+              (select ceil(extract(epoch from (min(deliver_at) - now())) * 1000)::float8
+                 from ${s} where deliver_at > now()) as next_due_ms`,
+      [limit],
+    );
+    return { moved: Number(moved), nextDueInMs: next_due_ms === null ? undefined : Number(next_due_ms) };
+  }
+
+  async scheduledTableExists(): Promise<boolean> {
+    const [{ found }] = await this.dataSource.query<Array<{ found: string | null }>>(
+      'select to_regclass($1) as found',
+      [this.tables.scheduled],
+    );
+    return found !== null;
+  }
+
+  async scheduledFigures(): Promise<{ scheduled: number; nextDueInMs: number | undefined }> {
+    const [{ scheduled, next_due_ms }] = await this.dataSource.query<
+      Array<{ scheduled: number; next_due_ms: number | null }>
+    >(
+      `select count(*)::float8 as scheduled,
+              (extract(epoch from (min(deliver_at) - now())) * 1000)::float8 as next_due_ms
+       from ${this.tables.scheduled}`,
+    );
+    return {
+      scheduled: Number(scheduled),
+      nextDueInMs: next_due_ms === null ? undefined : Number(next_due_ms),
+    };
   }
 
   /** NOTIFY is transactional: it is delivered when the caller's transaction commits. */
@@ -113,13 +193,13 @@ export class PostgresOutboxStore extends OutboxStore {
     leaseMs: number,
     inFlight: readonly string[] = [],
     sent: readonly string[] = [],
-  ): Promise<ClaimedOutboxRow[]> {
+  ): Promise<ClaimedRows> {
     // The statement's CTEs all see the table as it was before it: the rows marked sent (or deleted) here
     // still look pending to the order check, so they count as in flight.
     const excluded = sent.length === 0 ? inFlight : [...inFlight, ...sent];
     const first = await this.claimWindow({ limit, owner, leaseMs, excluded, sent });
     if (!isStarved(first.picked, first.rows.length, limit) || first.lastPicked === undefined) {
-      return first.rows;
+      return claimedRows(first.rows, first.picked >= limit);
     }
     const more = await this.claimWindow({
       limit: limit - first.rows.length,
@@ -129,7 +209,7 @@ export class PostgresOutboxStore extends OutboxStore {
       sent: [],
       after: first.lastPicked,
     });
-    return [...first.rows, ...more.rows];
+    return claimedRows([...first.rows, ...more.rows], more.picked >= limit - first.rows.length);
   }
 
   /**
@@ -337,4 +417,17 @@ function notifyChannelName(schema: string): string {
   if (channel.length <= MAX_CHANNEL_LENGTH) return channel;
   const hash = createHash('sha256').update(schema).digest('hex').slice(0, 8);
   return `${channel.slice(0, MAX_CHANNEL_LENGTH - hash.length - 1)}_${hash}`;
+}
+
+/** A new row's values for the columns message_id … occurred_at, in that order (the outbox's and the scheduled table's). */
+function rowParams(row: NewOutboxRow): unknown[] {
+  return [
+    row.messageId,
+    row.destination,
+    row.type,
+    row.key,
+    JSON.stringify(row.headers),
+    row.payloadJson,
+    row.occurredAt,
+  ];
 }

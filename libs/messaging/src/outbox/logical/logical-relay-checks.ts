@@ -4,6 +4,7 @@ import { ReplicationSlotMissingError } from '../../errors/replication-slot-missi
 import { LogicalNames } from './logical-names';
 import { formatLsn } from './lsn';
 import {
+  MIN_LOGICAL_VERSION_NUM,
   readReplicationServer,
   readReplicationSlot,
   ReplicationSlotState,
@@ -23,6 +24,12 @@ export async function checkLogicalRelayServer(
 ): Promise<ReplicationSlotState> {
   const server = await readReplicationServer(sql);
   const problems: string[] = [];
+  if (server.versionNum < MIN_LOGICAL_VERSION_NUM) {
+    problems.push(
+      `the server is PostgreSQL ${Math.floor(server.versionNum / 10000)}; the logical relay needs 14 or later ` +
+        "(pgoutput's messages option): upgrade PostgreSQL, or leave relay.mode unset (or 'poll')",
+    );
+  }
   if (server.walLevel !== 'logical') {
     problems.push(
       `wal_level is '${server.walLevel}', logical decoding needs 'logical': ALTER SYSTEM SET wal_level = ` +

@@ -43,6 +43,8 @@ export type { LogicalRoundResult } from './stream-session';
 const STANDBY_RETRY_MS = 1_000;
 /** An instance that cannot read for a reason an operator must fix looks again this often. */
 const PROBLEM_RETRY_MS = 5_000;
+/** PostgreSQL's default `wal_sender_timeout`, for a server whose setting is off. */
+const DEFAULT_WAL_SENDER_TIMEOUT_MS = 60_000;
 /** The same problem is logged again after this long. */
 const PROBLEM_LOG_INTERVAL_MS = 60_000;
 
@@ -68,6 +70,11 @@ export interface LogicalRelayStatus {
   readonly lagSeconds?: number;
   /** While reading: messages read and not yet confirmed by the broker (or parked). */
   readonly unconfirmed?: number;
+  /**
+   * While reading: what the relay holds in memory (transactions read and not yet confirmed to PostgreSQL, with
+   * their messages, done or not); reading pauses at `relay.batchSize` × 10.
+   */
+  readonly retained?: number;
 }
 
 /**
@@ -190,13 +197,20 @@ export class LogicalRelay
     const start = slot.confirmedLsn ?? 0n;
     // The session exists before the stream starts: frames may follow the start at once, in the same read.
     const session = new StreamSession(this.sessionDeps(), start, await this.parking.pendingKeys());
-    const connection = await ReplicationConnection.start(this.connectionConfig(), this.names, (frame) =>
-      session.onFrame(frame),
+    const connection = await ReplicationConnection.start(
+      this.connectionConfig(),
+      this.names,
+      (frame) => session.onFrame(frame),
+      { clock: this.clock, inactivityTimeoutMs: await this.inactivityTimeoutMs() },
     );
     if (this.stopping) {
       await connection.close();
       return;
     }
+    // This session holds the slot now: its confirmed position is where the server streams from (another
+    // reader may have confirmed more between the read above and the start), and the session never goes below.
+    const held = await readReplicationSlot(this.sql, this.names).catch(() => undefined);
+    if (held?.confirmedLsn !== undefined) session.startAt(held.confirmedLsn);
     if (this.state === 'standby') this.logger.log(`Took over the replication slot '${this.names.slot}'.`);
     else this.logger.log(`Reading the replication slot '${this.names.slot}' from ${formatLsn(start)}.`);
     this.session = session;
@@ -276,6 +290,18 @@ export class LogicalRelay
       }, delayMs);
       this.sleeping = { cancel, resolve };
     });
+  }
+
+  /**
+   * Two of the server's `wal_sender_timeout`s (60 s when it is off or cannot be read): after one, the server
+   * ends a silent walsender; after two, the relay takes a silent link for dead.
+   */
+  private async inactivityTimeoutMs(): Promise<number> {
+    const rows = await this.sql<{ ms: string }>(
+      `select setting as ms from pg_settings where name = 'wal_sender_timeout'`,
+    ).catch(() => []);
+    const ms = Number(rows[0]?.ms);
+    return 2 * (Number.isFinite(ms) && ms > 0 ? ms : DEFAULT_WAL_SENDER_TIMEOUT_MS);
   }
 
   /** The DataSource's connection settings (pg's pool options), for a connection of the relay's own. */

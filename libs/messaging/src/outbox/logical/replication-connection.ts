@@ -1,6 +1,7 @@
 import type { EventEmitter } from 'node:events';
 import type * as Pg from 'pg';
 import type { Client, ClientConfig } from 'pg';
+import { CancelTimer, Clock } from '../../common/clock';
 import { requirePeer } from '../../common/optional-peer';
 import { LogicalNames } from './logical-names';
 import { Lsn } from './lsn';
@@ -10,6 +11,28 @@ import { decodeServerFrame, ServerFrame, standbyStatusUpdate } from './replicati
 interface ReplicationWire extends EventEmitter {
   readonly stream: NodeJS.ReadableStream;
   sendCopyFromChunk(chunk: Buffer): void;
+}
+
+/**
+ * How long a replication connection waits for the server: no frame for `inactivityTimeoutMs` (the server
+ * sends keepalives, and answers one at once when asked: asked after half of it) ends the stream, as
+ * PostgreSQL's own `wal_receiver_timeout` does; a start that did not stream within it fails. Two
+ * `wal_sender_timeout`s: the server ends its side after one.
+ */
+export interface ReplicationTimeouts {
+  readonly clock: Clock;
+  readonly inactivityTimeoutMs: number;
+}
+
+/** The error that ends a stream on which the server said nothing for too long. */
+export class ReplicationInactivityError extends Error {
+  constructor(readonly silentMs: number) {
+    super(
+      `no frame from PostgreSQL for ${silentMs} ms on the replication connection (2 × wal_sender_timeout): ` +
+        'the link is taken for dead and the relay connects again',
+    );
+    this.name = 'ReplicationInactivityError';
+  }
 }
 
 /**
@@ -23,8 +46,18 @@ export class ReplicationConnection {
   private closing = false;
   private wire?: ReplicationWire;
   private end: (error: Error | undefined) => void = () => undefined;
+  private lastFrameAt = 0;
+  private pinged = false;
+  private paused = false;
+  private lastConfirmed = 0n;
+  private watchdog?: CancelTimer;
+  /** The link is taken for dead: closing destroys the socket instead of saying goodbye on it. */
+  private dead = false;
 
-  private constructor(private readonly client: Client) {
+  private constructor(
+    private readonly client: Client,
+    private readonly timeouts?: ReplicationTimeouts,
+  ) {
     this.ended = new Promise((resolve) => (this.end = resolve));
     client.on('error', (error: Error) => this.end(this.closing ? undefined : error));
     client.on('end', () =>
@@ -41,10 +74,11 @@ export class ReplicationConnection {
     config: ClientConfig,
     names: LogicalNames,
     onFrame: (frame: ServerFrame) => void,
+    timeouts?: ReplicationTimeouts,
   ): Promise<ReplicationConnection> {
     const pg = requirePeer<typeof Pg>('pg', "relay.mode 'logical'");
     const client = new pg.Client({ ...config, replication: 'database' } as ClientConfig);
-    const connection = new ReplicationConnection(client);
+    const connection = new ReplicationConnection(client, timeouts);
     try {
       await client.connect();
     } catch (error) {
@@ -54,7 +88,10 @@ export class ReplicationConnection {
     const wire = client.connection as unknown as ReplicationWire;
     connection.wire = wire;
     const streaming = new Promise<void>((resolve) => wire.once('replicationStart', () => resolve()));
-    wire.on('copyData', ({ chunk }: { chunk: Buffer }) => onFrame(decodeServerFrame(chunk)));
+    wire.on('copyData', ({ chunk }: { chunk: Buffer }) => {
+      connection.heard();
+      onFrame(decodeServerFrame(chunk));
+    });
     const options = [
       "proto_version '1'",
       `publication_names '"${names.publication}"'`,
@@ -69,19 +106,69 @@ export class ReplicationConnection {
       () => connection.end(connection.closing ? undefined : new Error('the replication stream ended')),
       (error: Error) => connection.end(connection.closing ? undefined : error),
     );
+    // A start the server never answers (a link that drops packets) fails after the inactivity timeout.
+    let cancelStart: CancelTimer | undefined;
+    const startTimeout = new Promise<never>((_, reject) => {
+      if (!timeouts) return;
+      const ms = timeouts.inactivityTimeoutMs;
+      cancelStart = timeouts.clock.setTimeout(() => {
+        connection.dead = true;
+        reject(new ReplicationInactivityError(ms));
+      }, ms);
+    });
     try {
-      await Promise.race([streaming, replication.then(() => Promise.reject(new Error('no stream')))]);
+      await Promise.race([
+        streaming,
+        startTimeout,
+        replication.then(() => Promise.reject(new Error('no stream'))),
+      ]);
     } catch (error) {
       await connection.close();
       throw error;
+    } finally {
+      cancelStart?.();
     }
+    connection.watch();
     void connection.ended.then(() => connection.close());
     return connection;
+  }
+
+  /** A frame came: the link is alive. */
+  private heard(): void {
+    this.lastFrameAt = this.timeouts?.clock.now() ?? 0;
+    this.pinged = false;
+  }
+
+  /** Checks the link a few times per timeout: asks for a keepalive at half of it, ends the stream at all of it. */
+  private watch(): void {
+    const timeouts = this.timeouts;
+    if (!timeouts) return;
+    const { clock, inactivityTimeoutMs } = timeouts;
+    this.heard();
+    this.watchdog = clock.setInterval(
+      () => {
+        if (this.closing) return;
+        // Paused, the frames wait in the socket unread: silence is ours, not the server's.
+        if (this.paused) return this.heard();
+        const silentMs = clock.now() - this.lastFrameAt;
+        if (silentMs >= inactivityTimeoutMs) {
+          this.dead = true;
+          this.end(new ReplicationInactivityError(silentMs));
+          return;
+        }
+        if (!this.pinged && silentMs >= inactivityTimeoutMs / 2) {
+          this.pinged = true;
+          this.confirm(this.lastConfirmed, clock.now(), true);
+        }
+      },
+      Math.max(100, Math.floor(inactivityTimeoutMs / 8)),
+    );
   }
 
   /** Tells the server that everything before `flushed` is done with (see `standbyStatusUpdate`). */
   confirm(flushed: Lsn, nowMs: number, replyRequested = false): void {
     if (this.closing) return;
+    if (flushed > this.lastConfirmed) this.lastConfirmed = flushed;
     try {
       this.wire?.sendCopyFromChunk(standbyStatusUpdate(flushed, nowMs, replyRequested));
     } catch {
@@ -91,10 +178,13 @@ export class ReplicationConnection {
 
   /** Stops reading (backpressure): the server waits, the slot keeps what it has not sent. */
   pause(): void {
+    this.paused = true;
     this.wire?.stream.pause();
   }
 
   resume(): void {
+    this.paused = false;
+    this.heard();
     this.wire?.stream.resume();
   }
 
@@ -102,7 +192,14 @@ export class ReplicationConnection {
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
+    this.watchdog?.();
     this.end(undefined);
-    await this.client.end().catch(() => undefined);
+    const ending = this.client.end().catch(() => undefined);
+    // On a dead link the goodbye would wait for ever (nothing answers, nothing resets).
+    if (this.dead)
+      (
+        this.client as unknown as { connection?: { stream?: { destroy(): void } } }
+      ).connection?.stream?.destroy();
+    await ending;
   }
 }

@@ -40,7 +40,14 @@ export interface ReplicationServerState {
   readonly canReplicate: boolean;
   readonly role: string;
   readonly database: string;
+  /** `server_version_num`: 150004 for 15.4. */
+  readonly versionNum: number;
 }
+
+/** The oldest PostgreSQL the logical relay reads: pgoutput's `messages` option came in 14. */
+export const MIN_LOGICAL_VERSION_NUM = 140000;
+/** From 17 on, a logical slot can be made to follow a physical failover (`failover`, `sync_replication_slots`). */
+export const FAILOVER_SLOTS_VERSION_NUM = 170000;
 
 /** The server's settings that logical decoding needs, and the role's attributes. */
 export async function readReplicationServer(sql: SqlRunner): Promise<ReplicationServerState> {
@@ -51,8 +58,9 @@ export async function readReplicationServer(sql: SqlRunner): Promise<Replication
     can_replicate: boolean | null;
     role: string;
     database: string;
+    version_num: string;
   }>(
-    `select current_setting('wal_level') as wal_level, current_setting('max_wal_senders') as max_wal_senders,
+    `select current_setting('server_version_num') as version_num, current_setting('wal_level') as wal_level, current_setting('max_wal_senders') as max_wal_senders,
             current_setting('max_slot_wal_keep_size') as keep, current_user as role,
             current_database() as database,
             (select rolreplication or rolsuper from pg_roles where rolname = current_user) as can_replicate`,
@@ -64,6 +72,7 @@ export async function readReplicationServer(sql: SqlRunner): Promise<Replication
     canReplicate: row.can_replicate === true,
     role: row.role,
     database: row.database,
+    versionNum: Number(row.version_num),
   };
 }
 
@@ -121,7 +130,16 @@ export async function createReplicationSlot(sql: SqlRunner, names: LogicalNames)
   );
   if (!publication.found) await sql(`create publication "${names.publication}"`);
   if (await readReplicationSlot(sql, names)) return false;
-  await sql(`select pg_create_logical_replication_slot($1, 'pgoutput')`, [names.slot]);
+  const [{ version }] = await sql<{ version: string }>(
+    `select current_setting('server_version_num') as version`,
+  );
+  // PostgreSQL 17+: a slot made with failover is kept on standbys that sync_replication_slots keeps in step,
+  // so a promoted standby has it. Before 17 a standby has no logical slot: see the guide's HA section.
+  if (Number(version) >= FAILOVER_SLOTS_VERSION_NUM) {
+    await sql(`select pg_create_logical_replication_slot($1, 'pgoutput', false, false, true)`, [names.slot]);
+  } else {
+    await sql(`select pg_create_logical_replication_slot($1, 'pgoutput')`, [names.slot]);
+  }
   return true;
 }
 

@@ -12,6 +12,8 @@ describe(classifyStreamFailure.name, () => {
     ['no such slot', pgError('42704'), false, { kind: 'slot', problem: 'missing' }],
     ['no REPLICATION attribute', pgError('42501'), false, { kind: 'server' }],
     ['no pg_hba.conf entry for replication', pgError('28000'), false, { kind: 'server' }],
+    // Defect F12: PostgreSQL 13's pgoutput refuses `messages`; it was retried for ever as a connection failure.
+    ['an option the server refuses (PostgreSQL 13)', pgError('22023'), false, { kind: 'server' }],
     ['a 55000 on an invalidated slot', pgError('55000'), true, { kind: 'slot', problem: 'invalidated' }],
     ['a 55000 otherwise (wal_level)', pgError('55000'), false, { kind: 'server' }],
     ['a dropped connection', new Error('Connection terminated unexpectedly'), false, { kind: 'connection' }],

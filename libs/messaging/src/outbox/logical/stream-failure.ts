@@ -26,6 +26,11 @@ const SQLSTATE = {
   INSUFFICIENT_PRIVILEGE: '42501',
   /** invalid_authorization_specification: no pg_hba.conf entry for a replication connection, or the role. */
   INVALID_AUTHORIZATION: '28000',
+  /**
+   * invalid_parameter_value: the server refuses START_REPLICATION's options (pgoutput before 14 knows no
+   * `messages`): nothing a reconnect fixes.
+   */
+  INVALID_PARAMETER_VALUE: '22023',
   /** object_not_in_prerequisite_state: wal_level too low, or the slot was invalidated. */
   NOT_IN_PREREQUISITE_STATE: '55000',
 } as const;
@@ -48,6 +53,7 @@ export async function classifyStreamFailure(
       return { kind: 'slot', problem: 'missing' };
     case SQLSTATE.INSUFFICIENT_PRIVILEGE:
     case SQLSTATE.INVALID_AUTHORIZATION:
+    case SQLSTATE.INVALID_PARAMETER_VALUE:
       return { kind: 'server' };
     case SQLSTATE.NOT_IN_PREREQUISITE_STATE:
       return (await slotLost().catch(() => false))

@@ -3,31 +3,33 @@ import { CancelTimer, Clock } from '../../common/clock';
 import { MessageTracing } from '../../observability/message-tracing';
 import { MessagingMetrics } from '../../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../../options/resolve-messaging-options';
-import { computeRetryDelay } from '../../retry/backoff';
 import { MessageTransport } from '../../transports/message-transport.interface';
 import { PublishOutcome } from '../../transports/publish-outcome';
-import { NewOutboxRow } from '../outbox-row';
-import { publishRows } from '../relay-batch';
+import { PublishQueue, QueuedMessage, SourceRow } from '../publishing/publish-queue';
+import { publishRows } from '../publishing/publish-rows';
+import {
+  MAX_IN_FLIGHT_BATCHES,
+  ParkRule,
+  PUBLISH_TIMEOUT_MS,
+  publishRetryDelay,
+  retainedLimit,
+} from '../publishing/publishing-rules';
 import { decodeLogicalMessage } from './logical-message-codec';
 import { LogicalNames } from './logical-names';
 import { formatLsn, Lsn } from './lsn';
-import { ParkedMessages } from './parked-messages';
+import { derivedMessageId, ParkedMessages } from './parked-messages';
 import { ReplicationConnection } from './replication-connection';
 import { ServerFrame } from './replication-protocol';
-import { StreamEntry, StreamQueue } from './stream-queue';
 
-/** Batches on the wire at once: the next one goes while the broker confirms the previous. */
-const MAX_IN_FLIGHT_BATCHES = 2;
-/** Reading the slot pauses once this many batches of messages wait (a broker outage): PostgreSQL keeps them. */
-const BUFFERED_BATCHES = 10;
-/** Refusals (the broker answering, and saying no) after which a message is parked. */
-const PARK_AFTER_REFUSALS = 5;
-/** How long a publish may wait for the broker's confirmations before its outcome is AMBIGUOUS. */
-const PUBLISH_TIMEOUT_MS = 15_000;
 /** A status update goes at least this often, also while reading is paused (the server's wal_sender_timeout). */
 const STATUS_INTERVAL_MS = 10_000;
-/** While keys have parked messages, the outbox is asked this often whether the polling relay sent them. */
-const PARKED_KEYS_REFRESH_MS = 1_000;
+/**
+ * The outbox is asked this often which keys have pending rows (parked ones, or a poll-mode writer's during a
+ * rolling change of mode): the stream's messages of those keys are parked behind them.
+ */
+export const PARKED_KEYS_REFRESH_MS = 1_000;
+/** The destination and type of content under our prefix that did not decode: parked held, never published. */
+export const UNDECODABLE = '(undecodable)';
 
 /** What one round of the logical relay did (tests, benchmarks). */
 export interface LogicalRoundResult {
@@ -40,7 +42,8 @@ export interface LogicalRoundResult {
 
 /** What a session works with: the relay's collaborators. */
 export interface StreamSessionDeps {
-  readonly transport: MessageTransport;
+  /** The part of a transport a session uses. */
+  readonly transport: Pick<MessageTransport, 'kind' | 'publish' | 'checkHealth'>;
   readonly tracing: MessageTracing;
   readonly metrics: MessagingMetrics;
   readonly clock: Clock;
@@ -51,7 +54,12 @@ export interface StreamSessionDeps {
   readonly wakePollingRelay: () => void;
   readonly logger: Logger;
   readonly report: (round: LogicalRoundResult) => void;
+  /** When to park a message that keeps failing. Default: the publishing rules' `DEFAULT_PARK_RULE`. */
+  readonly park?: ParkRule;
 }
+
+/** What the session needs of its replication connection. */
+export type SessionConnection = Pick<ReplicationConnection, 'confirm' | 'pause' | 'resume' | 'close'>;
 
 /**
  * One replication connection's reading of the slot: what it read (a `StreamQueue`), what is on the wire, what
@@ -60,10 +68,10 @@ export interface StreamSessionDeps {
  * confirms. Frames come in through `onFrame`, in the server's order.
  */
 export class StreamSession {
-  private readonly queue: StreamQueue;
-  private connection?: ReplicationConnection;
+  private readonly queue: PublishQueue;
+  private connection?: SessionConnection;
   /** A transaction begun and not yet committed in the stream. */
-  private open?: { commitTimeMs: number; rows: NewOutboxRow[] };
+  private open?: { commitTimeMs: number; rows: SourceRow[] };
   private paused = false;
   private stopping = false;
   private readonly work = new Set<Promise<void>>();
@@ -78,6 +86,7 @@ export class StreamSession {
   private resumeAt = 0;
   private parkedSinceRefresh = new Set<string>();
   private parkedKeysRefreshedAt: number;
+  private readonly retainedLimit: number;
 
   constructor(
     private readonly deps: StreamSessionDeps,
@@ -86,13 +95,23 @@ export class StreamSession {
     /** Keys (`keyOf`) with pending rows in the outbox: their messages are parked behind them. */
     private parkedKeys: Set<string>,
   ) {
-    this.queue = new StreamQueue(start);
+    this.queue = new PublishQueue(start);
     this.sentLsn = start;
     this.parkedKeysRefreshedAt = deps.clock.now();
+    this.retainedLimit = retainedLimit(deps.relay);
+  }
+
+  /**
+   * The server streams from `lsn` (the slot's confirmed position once this session holds it): the session's
+   * position never goes below it, so that no status update takes the slot back.
+   */
+  startAt(lsn: Lsn): void {
+    this.queue.startAt(lsn);
+    if (lsn > this.sentLsn) this.sentLsn = lsn;
   }
 
   /** Starts publishing what the connection streams; status updates go on an interval from now. */
-  attach(connection: ReplicationConnection): void {
+  attach(connection: SessionConnection): void {
     this.connection = connection;
     this.statusTimer = this.deps.clock.setInterval(() => this.confirm(true), STATUS_INTERVAL_MS);
     this.kick();
@@ -113,13 +132,22 @@ export class StreamSession {
     }
   }
 
-  /** Seconds since the oldest commit read and not confirmed (0: none), and the messages not confirmed. */
-  lag(): { lagSeconds: number; unconfirmed: number } {
+  /**
+   * Seconds since the oldest commit read and not confirmed (0: none), the messages not confirmed, and what is
+   * held in memory (`retained`: what the pause counts).
+   */
+  lag(): { lagSeconds: number; unconfirmed: number; retained: number } {
     const oldest = this.queue.oldestPendingCommitMs();
     return {
       lagSeconds: oldest === undefined ? 0 : Math.max(0, this.deps.clock.now() - oldest) / 1000,
       unconfirmed: this.queue.size,
+      retained: this.queue.retained,
     };
+  }
+
+  /** Whether reading is paused (what is held in memory reached the limit). */
+  get readingPaused(): boolean {
+    return this.paused;
   }
 
   /** One frame of the stream, in the server's order. */
@@ -135,29 +163,45 @@ export class StreamSession {
     if (message.tag === 'begin') {
       this.open = { commitTimeMs: message.commitTimeMs, rows: [] };
     } else if (message.tag === 'message') {
-      if (!this.open || !message.transactional || message.prefix !== this.deps.names.prefix) return;
+      if (message.prefix !== this.deps.names.prefix) return;
+      if (!this.open || !message.transactional) {
+        // OutboxService writes transactional messages only: this one was written by hand, and has no commit.
+        this.deps.logger.error(
+          `Skipped a non-transactional message at ${formatLsn(message.lsn)} with this outbox's prefix: ` +
+            'OutboxService never writes one, and the slot gives it no transaction to confirm.',
+        );
+        return;
+      }
       const decoded = decodeLogicalMessage(message.content);
       if (decoded.ok) this.open.rows.push(decoded.row);
-      else
+      else {
+        // Parked, held, with its raw content: never skipped and confirmed past.
+        this.open.rows.push(undecodable(message.lsn, message.content, decoded.reason));
         this.deps.logger.error(
-          `Skipped a message at ${formatLsn(message.lsn)} with this outbox's prefix that is not one ` +
-            `OutboxService wrote (${decoded.reason}).`,
+          `A message at ${formatLsn(message.lsn)} with this outbox's prefix does not decode ` +
+            `(${decoded.reason}): it is parked held in the outbox table (destination '${UNDECODABLE}'), never published.`,
         );
+      }
     } else if (message.tag === 'commit' && this.open) {
       const { commitTimeMs, rows } = this.open;
       this.open = undefined;
-      this.queue.add({ endLsn: message.endLsn, commitTimeMs, rows });
+      this.queue.add({ position: message.endLsn, committedAtMs: commitTimeMs, rows });
       if (rows.length > 0) this.kick();
       else this.confirm();
-      if (!this.paused && this.queue.size >= this.bufferLimit) {
-        this.paused = true;
-        this.connection?.pause();
-      }
+      this.pauseOrResume();
     }
   }
 
-  private get bufferLimit(): number {
-    return this.deps.relay.batchSize * BUFFERED_BATCHES;
+  /** Stops reading while what is held in memory is at the limit; reads again below half of it. */
+  private pauseOrResume(): void {
+    const retained = this.queue.retained;
+    if (!this.paused && retained >= this.retainedLimit) {
+      this.paused = true;
+      this.connection?.pause();
+    } else if (this.paused && retained < this.retainedLimit / 2) {
+      this.paused = false;
+      this.connection?.resume();
+    }
   }
 
   /** Asks for a round now; calls while one runs are folded into one more. */
@@ -179,75 +223,80 @@ export class StreamSession {
         this.retryAt(this.resumeAt);
         return;
       }
-      if (this.parkedKeys.size > 0 && now - this.parkedKeysRefreshedAt >= PARKED_KEYS_REFRESH_MS) {
-        await this.refreshParkedKeys();
-      }
+      // Whatever is parked: a poll-mode writer (a rolling change of mode) may have added rows of any key.
+      if (now - this.parkedKeysRefreshedAt >= PARKED_KEYS_REFRESH_MS) await this.refreshParkedKeys();
       while (this.work.size < MAX_IN_FLIGHT_BATCHES && !this.stopping) {
-        const batch = this.queue.take(now, this.deps.relay.batchSize);
-        if (batch.length === 0) break;
-        const behind = batch.filter((entry) => this.parkedKeys.has(entry.key));
-        const publish = behind.length === 0 ? batch : batch.filter((e) => !this.parkedKeys.has(e.key));
-        if (behind.length > 0) {
-          this.queue.divert(behind);
-          this.track(this.park(behind, () => 'behind a parked message of its key'));
-        }
+        const { publish, park } = this.queue.take(now, this.deps.relay.batchSize, (key) =>
+          this.parkedKeys.has(key),
+        );
+        if (publish.length === 0 && park.length === 0) break;
+        if (park.length > 0) this.track(this.park(park));
         if (publish.length > 0) this.track(this.publish(publish));
       }
       const retry = this.queue.nextRetryAt(now);
       if (retry !== undefined) this.retryAt(retry);
-      if (this.paused && this.queue.size < this.bufferLimit / 2) {
-        this.paused = false;
-        this.connection?.resume();
-      }
+      this.pauseOrResume();
     }
   }
 
+  /** Keeps `work` until it ends; what escapes it (a bug, a round listener that threw) is logged, not thrown. */
   private track(work: Promise<void>): void {
-    const tracked = work.finally(() => {
-      this.work.delete(tracked);
-      this.kick();
-    });
+    const tracked: Promise<void> = work
+      .catch((error: unknown) =>
+        this.deps.logger.error(`A logical relay batch failed: ${describe(error)}`, (error as Error)?.stack),
+      )
+      .finally(() => {
+        this.work.delete(tracked);
+        this.kick();
+      });
     this.work.add(tracked);
   }
 
-  private async publish(batch: readonly StreamEntry[]): Promise<void> {
+  private async publish(batch: readonly QueuedMessage[]): Promise<void> {
     const { metrics, transport, tracing, clock } = this.deps;
     const stopTimer = metrics.publishDuration.startTimer();
     const rows = batch.map((entry) => entry.row);
-    const outcomes = await publishRows(transport, tracing, rows, PUBLISH_TIMEOUT_MS);
+    const outcomes = await publishRows(transport, tracing, rows, PUBLISH_TIMEOUT_MS, clock);
     stopTimer();
     const now = clock.now();
     const anyConfirmed = outcomes.some((o) => o.status === 'CONFIRMED');
-    // Nothing confirmed: the broker is down, unless it answers and refused (then the messages are at fault).
+    // Nothing confirmed: the broker is down, unless it answers (then the messages are at fault).
     const brokerUp =
       anyConfirmed ||
-      (outcomes.some((o) => o.status === 'REJECTED') &&
-        (await transport.checkHealth().then((h) => h.connected)));
+      (await transport.checkHealth().then(
+        (h) => h.connected,
+        () => false,
+      ));
     this.failures = brokerUp ? 0 : this.failures + 1;
-    const { toPark, confirmed } = this.queue.settle(batch, outcomes, {
+    const { toPark, done } = this.queue.settle(batch, outcomes, {
       now,
+      brokerUp,
       retryInMs: (attempts) => this.retryDelay(attempts),
-      countRefusals: brokerUp,
-      parkAfterRefusals: PARK_AFTER_REFUSALS,
+      park: this.deps.park,
     });
     this.record(batch, outcomes, now);
     if (!brokerUp) this.pauseFor(now, this.retryDelay(1), outcomes);
-    if (toPark.length > 0) {
-      const reasons = new Map(batch.map((entry, i) => [entry, outcomes[i]]));
-      await this.park(toPark, (entry) => describeOutcome(reasons.get(entry)));
-    }
+    if (toPark.length > 0) await this.park(toPark);
     this.confirm();
-    this.report({ published: batch.length, confirmed, parked: 0 }); // parks report themselves
+    this.report({ published: batch.length, confirmed: done.length, parked: 0 }); // parks report themselves
   }
 
   /** Parks messages in the outbox table (in order), then counts them done. */
-  private async park(entries: readonly StreamEntry[], reason: (entry: StreamEntry) => string): Promise<void> {
+  private async park(entries: readonly QueuedMessage[]): Promise<void> {
+    const reason = (entry: QueuedMessage) => entry.parkReason ?? 'parked';
+    let conflicts: Awaited<ReturnType<ParkedMessages['park']>>['idConflicts'];
     try {
-      await this.deps.parking.park(entries.map((entry) => ({ row: entry.row, error: reason(entry) })));
+      ({ idConflicts: conflicts } = await this.deps.parking.park(
+        entries.map((entry) => ({
+          row: entry.row,
+          error: reason(entry),
+          hold: entry.row.destination === UNDECODABLE,
+        })),
+      ));
     } catch (error) {
       this.queue.parkingFailed(entries, this.deps.clock.now() + this.retryDelay());
       this.deps.logger.warn(
-        `Parking ${entries.length} refused messages in the outbox table failed; trying again: ${describe(error)}`,
+        `Parking ${entries.length} messages in the outbox table failed; trying again: ${describe(error)}`,
       );
       return;
     }
@@ -256,6 +305,12 @@ export class StreamSession {
       this.parkedKeys.add(entry.key);
       this.parkedSinceRefresh.add(entry.key);
       this.deps.metrics.parked.inc({ destination: entry.row.destination });
+    }
+    for (const { messageId, parkedAs } of conflicts) {
+      this.deps.logger.error(
+        `A message with the id ${messageId} was parked already with another payload (an id reused): this one ` +
+          `is parked held as ${parkedAs}, never published; an operator decides what becomes of it.`,
+      );
     }
     const first = entries[0];
     this.deps.logger.error(
@@ -292,7 +347,7 @@ export class StreamSession {
     this.connection?.confirm(lsn, this.deps.clock.now());
   }
 
-  private record(batch: readonly StreamEntry[], outcomes: readonly PublishOutcome[], now: number): void {
+  private record(batch: readonly QueuedMessage[], outcomes: readonly PublishOutcome[], now: number): void {
     const { metrics } = this.deps;
     batch.forEach((entry, i) => {
       const outcome = outcomes[i];
@@ -328,14 +383,32 @@ export class StreamSession {
    * failures (whichever is more), with full jitter.
    */
   private retryDelay(attempts = 1): number {
-    const { retryInitialDelayMs, retryMaxDelayMs } = this.deps.relay;
-    const backoff = { initialDelayMs: retryInitialDelayMs, multiplier: 2, maxDelayMs: retryMaxDelayMs };
-    return computeRetryDelay(backoff, Math.max(1, attempts, this.failures), () => this.deps.clock.random());
+    return publishRetryDelay(this.deps.relay, Math.max(attempts, this.failures), () =>
+      this.deps.clock.random(),
+    );
   }
 
   private report(result: Omit<LogicalRoundResult, 'confirmedLsn'>): void {
     this.deps.report({ ...result, confirmedLsn: formatLsn(this.sentLsn) });
   }
+}
+
+/**
+ * Content under our prefix that did not decode, as a row to park held: its raw text as a JSON string, an id
+ * derived from its position and content (the same when the stream is read again), a key of its own.
+ */
+function undecodable(lsn: Lsn, content: Buffer, reason: string): SourceRow {
+  const at = formatLsn(lsn);
+  return {
+    messageId: derivedMessageId(`undecodable ${at}`, content),
+    destination: UNDECODABLE,
+    type: UNDECODABLE,
+    key: at,
+    headers: {},
+    payloadJson: JSON.stringify(content.toString('utf8')),
+    occurredAt: new Date(0),
+    parkReason: `UNDECODABLE: ${reason}`.slice(0, 500),
+  };
 }
 
 function describeOutcome(outcome: PublishOutcome | undefined): string {

@@ -73,6 +73,7 @@ describe(WalMessageCollector.name, () => {
     expect(read(lines, '0/01000021', '0/01000060').map((t) => t.xid)).toEqual([2]);
   });
 
+  // claim: C-95
   it('follows a two-phase commit: the messages go with COMMIT_PREPARED, not with an abort', () => {
     const record = (xid: number, lsn: string, desc: string) =>
       `rmgr: Transaction len (rec/tot): 46/ 46, tx: ${xid}, lsn: ${lsn}, prev 0/01000010, desc: ${desc}`;
@@ -91,5 +92,23 @@ describe(WalMessageCollector.name, () => {
       ['prepared'],
     ]);
     expect(collector.unsupported).toEqual([752]);
+  });
+
+  // Defect F5 (b): a record across the first scan's end was read by neither scan; the second scan now starts
+  // at the last record the first one read, which it reads again: once counts.
+  it('counts a record read by two scans once, and says where the last one read starts', () => {
+    const collector = new WalMessageCollector(PREFIX);
+    const first = [message(726, '0/01000010', 'a1'), message(726, '0/01000030', 'a2')];
+    const second = [
+      message(726, '0/01000030', 'a2'),
+      message(726, '0/01FFFFF0', 'a3'),
+      commit(726, '0/02000040'),
+    ];
+    first.forEach((line) => collector.feed(line));
+    expect(collector.lastRecordStart).toBe(parseLsn('0/01000030'));
+    second.forEach((line) => collector.feed(line));
+    expect(
+      collector.transactions(0n, parseLsn('FF/0')).map((t) => t.messages.map((m) => m.toString())),
+    ).toEqual([['a1', 'a2', 'a3']]);
   });
 });

@@ -19,7 +19,8 @@ const SUBXACTS = /subxacts:((?: \d+)+)/;
 type Pending = Array<{ lsn: Lsn; content: Buffer }>;
 
 /**
- * Reads `pg_waldump --rmgr=LogicalMessage --rmgr=Transaction` output and keeps the transactions that
+ * Reads `pg_waldump --rmgr=LogicalMessage --rmgr=Transaction` output (of one scan, or of several in log order,
+ * each starting at or before where the one before stopped) and keeps the transactions that
  * committed this outbox's messages (`prefix`): the messages of a transaction and of its committed
  * subtransactions, in log order, once its COMMIT (or COMMIT_PREPARED) record is read; an ABORT drops them.
  */
@@ -28,6 +29,14 @@ export class WalMessageCollector {
   /** Prepared (two-phase) transactions with messages, waiting for COMMIT_PREPARED or ABORT_PREPARED. */
   private readonly prepared = new Map<number, Pending>();
   private readonly committed: RecoveredTransaction[] = [];
+
+  /** Where the last record read starts: a later scan starts there again (it is read twice, counted once). */
+  private last?: Lsn;
+
+  /** The start of the last record read (of the resource managers read), or undefined before the first. */
+  get lastRecordStart(): Lsn | undefined {
+    return this.last;
+  }
 
   /** Prepared transactions with our messages not committed or rolled back in what was read, by xid. */
   get unsupported(): number[] {
@@ -41,6 +50,10 @@ export class WalMessageCollector {
     const record = RECORD.exec(line.trim());
     if (!record) return;
     const [, rmgr, xidText, lsnText, desc] = record;
+    // A scan that starts again at the last record of the one before reads it twice: once counts.
+    const at = parseLsn(lsnText);
+    if (this.last !== undefined && at <= this.last) return;
+    this.last = at;
     const xid = Number(xidText);
     if (rmgr === 'LogicalMessage') {
       const message = MESSAGE.exec(desc);

@@ -30,10 +30,36 @@ const EXPLANATIONS: Record<ApprovalMismatch, string> = {
   UNMAPPED_ACCOUNT: 'an account is in no entry of the identity map (MESSAGING_ADMIN_APPROVERS)',
 };
 
-/** The approval does not approve this plan. Approve the plan you mean to run, unchanged. */
+/** What to do about each mismatch: the refusal names its fix. */
+const FIXES: Record<ApprovalMismatch, string> = {
+  PLAN_EDITED: 'Approve the plan you mean to run, unchanged',
+  OTHER_PLAN: 'Approve the plan you mean to run, unchanged',
+  BAD_NAME: 'Approve with a key made by "nest-messaging approver keygen"',
+  UNKNOWN_APPROVER:
+    'Add the approver’s entry (as "nest-messaging approver keygen" prints it: name and publicKey) to ' +
+    '"people" in the keyring file whose path MESSAGING_ADMIN_APPROVERS gives, then run the redrive again; ' +
+    'the approval stays usable until it expires',
+  BAD_SIGNATURE:
+    'Approve again with the key whose public part the keyring holds, or correct the keyring’s entry for the approver',
+  SELF_APPROVAL: 'Have another person approve (or execute)',
+  INVALID_VALIDITY: 'Approve again, for at most 24 h',
+  NO_IDENTITY_MAP:
+    'Give in MESSAGING_ADMIN_APPROVERS the path of a keyring file of version 2 (the identity map)',
+  UNMAPPED_ACCOUNT:
+    'Add the account to the "accounts" of its person in the keyring file MESSAGING_ADMIN_APPROVERS names',
+};
+
+/** The guard of an approval mismatch: an approver the keyring does not hold has a code of its own. */
+export type ApprovalMismatchGuard = 'APPROVAL_MISMATCH' | 'UNKNOWN_APPROVER';
+
+/**
+ * The approval does not approve this plan, or not with this keyring. The refusal names its fix: approve the
+ * plan you mean to run, unchanged; or, for an approver the keyring does not hold (`UNKNOWN_APPROVER`, audited
+ * as such), add them to the keyring file.
+ */
 export class ApprovalMismatchError extends RedriveRefusedError {
-  /** The guard that refused: always `APPROVAL_MISMATCH`. */
-  readonly guard = 'APPROVAL_MISMATCH' as const;
+  /** The guard that refused: `UNKNOWN_APPROVER` for an approver missing from the keyring, else `APPROVAL_MISMATCH`. */
+  readonly guard: ApprovalMismatchGuard;
 
   constructor(
     /** Why the approval does not approve the plan. */
@@ -41,7 +67,8 @@ export class ApprovalMismatchError extends RedriveRefusedError {
     /** The case at hand in words, e.g. which account is unknown; default: the mismatch explained. */
     readonly detail: string = EXPLANATIONS[mismatch],
   ) {
-    super(`Redrive refused: ${detail}. Approve the plan you mean to run, unchanged.`);
+    super(`Redrive refused: ${detail}. ${FIXES[mismatch]}.`);
+    this.guard = mismatch === 'UNKNOWN_APPROVER' ? 'UNKNOWN_APPROVER' : 'APPROVAL_MISMATCH';
     this.name = 'ApprovalMismatchError';
   }
 }

@@ -11,12 +11,13 @@ export class KeyNotRestorableError extends MessagingError {
     readonly source: string,
     /** The message's `msg.id`; null when it has none. */
     readonly messageId: string | null,
-    /** Why the key cannot be restored (no key secret, another secret, no sealed key). */
+    /** Why the key cannot be restored (no key secret, another secret, no sealed key, a plain key). */
     readonly reason: string,
+    /** What to do about it. Default: give the redrive the services' key secret. */
+    advice = "Give the redrive the services' key secret (MESSAGING_KEY_SECRET)",
   ) {
     super(
-      `Cannot restore the key of message ${messageId ?? '(no id)'} in ${source}: ${reason}. Give the redrive ` +
-        "the services' key secret (MESSAGING_KEY_SECRET); nothing was moved.",
+      `Cannot restore the key of message ${messageId ?? '(no id)'} in ${source}: ${reason}. ${advice}; nothing was moved.`,
     );
     this.name = 'KeyNotRestorableError';
   }

@@ -13,7 +13,8 @@ export class RedriveLedgerMissingError extends MessagingError {
   ) {
     super(
       `The admin database has no table ${table}. Run the library's migrations on it (migration ${migration}): ` +
-        '`nest-messaging db migrate` with MESSAGING_ADMIN_DATABASE_URL, or start a service on that database.',
+        '`nest-messaging db migrate` with MESSAGING_ADMIN_DATABASE_URL (they are `MessagingAdminMigrations`; a ' +
+        "service's `MessagingMigrations` do not create it).",
     );
     this.name = 'RedriveLedgerMissingError';
   }

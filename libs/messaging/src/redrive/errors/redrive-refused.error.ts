@@ -7,6 +7,7 @@ export type RedriveGuard =
   | 'APPROVAL'
   | 'APPROVAL_EXPIRED'
   | 'APPROVAL_MISMATCH'
+  | 'UNKNOWN_APPROVER'
   | 'APPROVAL_USED'
   | 'BATCH_LIMIT'
   | 'SOURCE'

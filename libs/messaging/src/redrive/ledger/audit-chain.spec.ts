@@ -57,6 +57,21 @@ describe(checkAuditChain.name, () => {
     expect(checkAuditChain(unhashed, AUDIT_CHAIN_GENESIS, head)).toMatchObject({ brokenAt: '4' });
   });
 
+  it('reports every break, not only the first: two separate changes are two breaks (issue 45 item 2)', () => {
+    const rows = chain(6);
+    const head = { id: '6', hash: rows[5].rowHash! };
+    const twice = rows.map((r) =>
+      r.id === '2' ? { ...r, approver: 'mallory' } : r.id === '5' ? { ...r, actor: 'mallory' } : r,
+    );
+    const check = checkAuditChain(twice, AUDIT_CHAIN_GENESIS, head);
+    expect(check).toMatchObject({ intact: false, checked: 6, brokenAt: '2' });
+    expect(!check.intact && check.breaks.map((b) => b.entry)).toEqual(['2', '5']);
+    // A removed entry and an edit after it; entries missing from the end too.
+    const mixed = twice.filter((r) => r.id !== '3').slice(0, 4);
+    const found = checkAuditChain(mixed, AUDIT_CHAIN_GENESIS, head);
+    expect(!found.intact && found.breaks.map((b) => b.entry)).toEqual(['2', '4', '5', 'head']);
+  });
+
   it('hashes each field with its length: moving text from one field into the next changes the hash', () => {
     const [row] = chain(1);
     const moved = { ...row, actor: `${row.actor}orders`, source: '.billing.dlq' };

@@ -53,6 +53,14 @@ export function auditRowHash(previous: string, row: AuditChainRow): string {
   return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
 }
 
+/** One place where the chain breaks. */
+export interface AuditChainBreak {
+  /** The entry (its id), or `head`. */
+  readonly entry: string;
+  /** What does not match, e.g. `its fields no longer give its hash (it was changed after it was written)`. */
+  readonly reason: string;
+}
+
 /** What a check of the chain found. */
 export type AuditChainCheck =
   | {
@@ -65,12 +73,17 @@ export type AuditChainCheck =
     }
   | {
       readonly intact: false;
-      /** Entries checked up to the break. */
+      /** Entries checked: all of them (the check goes on past a break). */
       readonly checked: number;
-      /** The entry where the chain breaks (its id), or `head`. */
+      /** The first entry where the chain breaks (its id), or `head`: `breaks[0].entry`. */
       readonly brokenAt: string;
-      /** What does not match, e.g. `its fields no longer give its hash (changed after it was written)`. */
+      /** What does not match there: `breaks[0].reason`. */
       readonly reason: string;
+      /**
+       * Every break, oldest first: each entry is checked against its own hash and the stored hash of the
+       * one before it, so a break does not hide a later one.
+       */
+      readonly breaks: readonly AuditChainBreak[];
     };
 
 /** An entry as stored, with its place in the chain. */
@@ -89,36 +102,34 @@ export function checkAuditChain(
   before: string | undefined,
   head?: { readonly id: string; readonly hash: string },
 ): AuditChainCheck {
+  const breaks: AuditChainBreak[] = [];
   let previous = before;
-  for (const [i, row] of rows.entries()) {
-    const broken = (reason: string): AuditChainCheck => ({
-      intact: false,
-      checked: i,
-      brokenAt: row.id,
-      reason,
-    });
+  for (const row of rows) {
+    const broken = (reason: string) => breaks.push({ entry: row.id, reason });
     if (row.prevHash === null || row.rowHash === null) {
-      return broken('it carries no hash (written while the chain was switched off)');
+      broken('it carries no hash (written while the chain was switched off)');
+    } else if (previous !== undefined && row.prevHash !== previous) {
+      broken('it does not follow the entry before it (an entry was removed, reordered or inserted)');
+    } else if (auditRowHash(row.prevHash, row) !== row.rowHash) {
+      broken('its fields no longer give its hash (it was changed after it was written)');
     }
-    if (previous !== undefined && row.prevHash !== previous) {
-      return broken('it does not follow the entry before it (an entry was removed, reordered or inserted)');
-    }
-    if (auditRowHash(row.prevHash, row) !== row.rowHash) {
-      return broken('its fields no longer give its hash (it was changed after it was written)');
-    }
-    previous = row.rowHash;
+    // The next entry is checked against this one as stored: one change is one break, and later ones show.
+    previous = row.rowHash ?? undefined;
   }
   const last = rows.at(-1);
   if (head && (last?.id ?? '0') !== head.id) {
-    return {
-      intact: false,
-      checked: rows.length,
-      brokenAt: 'head',
+    breaks.push({
+      entry: 'head',
       reason: `the log ends at entry ${last?.id ?? 'none'}, its head at entry ${head.id} (entries were removed)`,
-    };
+    });
+  } else if (head && last && last.rowHash !== head.hash) {
+    breaks.push({ entry: 'head', reason: 'the head holds another hash' });
   }
-  if (head && last && last.rowHash !== head.hash) {
-    return { intact: false, checked: rows.length, brokenAt: 'head', reason: 'the head holds another hash' };
-  }
+  if (breaks.length > 0) return chainBroken(rows.length, breaks);
   return { intact: true, checked: rows.length, head: last ? { id: last.id, hash: last.rowHash! } : head };
+}
+
+/** A check that found `breaks` (at least one) among `checked` entries. */
+export function chainBroken(checked: number, breaks: readonly AuditChainBreak[]): AuditChainCheck {
+  return { intact: false, checked, brokenAt: breaks[0].entry, reason: breaks[0].reason, breaks };
 }

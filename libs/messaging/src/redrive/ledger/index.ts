@@ -1,3 +1,3 @@
-export type { AuditChainCheck } from './audit-chain';
+export type { AuditChainBreak, AuditChainCheck } from './audit-chain';
 export * from './postgres-redrive-ledger';
 export * from './redrive-ledger.interface';

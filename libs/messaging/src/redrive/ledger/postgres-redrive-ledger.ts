@@ -1,12 +1,19 @@
 import { DataSource } from 'typeorm';
-import { MessagingMigrations } from '../../migrations';
+import { MessagingAdminMigrations } from '../../migrations';
 import { ChainRedriveAudit1764979200000 } from '../../migrations/chain-redrive-audit.migration';
 import { CreateRedriveLedger1764892800000 } from '../../migrations/create-redrive-ledger.migration';
 import { pgTimestamp } from '../../common/pg-timestamp';
 import { quoteIdent } from '../../tables/postgres-tables';
 import { RedriveInProgressError } from '../errors/redrive-in-progress.error';
 import { RedriveLedgerMissingError } from '../errors/redrive-ledger-missing.error';
-import { AUDIT_CHAIN_GENESIS, AuditChainCheck, ChainedAuditRow, checkAuditChain } from './audit-chain';
+import {
+  AUDIT_CHAIN_GENESIS,
+  AuditChainBreak,
+  AuditChainCheck,
+  chainBroken,
+  ChainedAuditRow,
+  checkAuditChain,
+} from './audit-chain';
 import {
   ApprovalUse,
   RecordedRedriveAuditEntry,
@@ -36,6 +43,8 @@ interface AuditRow {
   approver: string | null;
   redrive_id: string | null;
   message_ids: (string | null)[];
+  /** The ids as jsonb text (read for the chain check only). */
+  message_id_texts?: (string | null)[] | null;
   outcome: string;
   detail: string | null;
   prev_hash: string | null;
@@ -218,11 +227,11 @@ export class PostgresRedriveLedger implements RedriveLedger {
     const [head] = await this.dataSource.query<Array<{ last_id: string; last_hash: string }>>(
       `select last_id, last_hash from ${this.head} where id = 1`,
     );
-    if (!head) return { intact: false, checked: 0, brokenAt: 'head', reason: 'the chain has no head' };
+    if (!head) return chainBroken(0, [{ entry: 'head', reason: 'the chain has no head' }]);
     const until = { id: String(head.last_id), hash: head.last_hash };
     if (options.last !== undefined) {
       const rows = await this.dataSource.query<AuditRow[]>(
-        `select * from (select * from ${this.audit} where id <= $1 order by id desc limit $2) w order by id`,
+        `select * from (select *, case when jsonb_typeof(message_ids) = 'array' then array(select e.v from jsonb_array_elements_text(message_ids) with ordinality e(v, n) order by e.n) end as message_id_texts from ${this.audit} where id <= $1 order by id desc limit $2) w order by id`,
         [until.id, options.last + 1],
       );
       const first = rows[0];
@@ -231,19 +240,20 @@ export class PostgresRedriveLedger implements RedriveLedger {
       return checkAuditChain(window.map(chained), before ?? undefined, until);
     }
     let checked = 0;
-    let previous = AUDIT_CHAIN_GENESIS;
+    let previous: string | undefined = AUDIT_CHAIN_GENESIS;
     let after = '0';
+    const breaks: AuditChainBreak[] = [];
     for (;;) {
       const rows = await this.dataSource.query<AuditRow[]>(
-        `select * from ${this.audit} where id > $1 and id <= $2 order by id limit ${VERIFY_PAGE}`,
+        `select *, case when jsonb_typeof(message_ids) = 'array' then array(select e.v from jsonb_array_elements_text(message_ids) with ordinality e(v, n) order by e.n) end as message_id_texts from ${this.audit} where id > $1 and id <= $2 order by id limit ${VERIFY_PAGE}`,
         [after, until.id],
       );
       const done = rows.length < VERIFY_PAGE;
       const result = checkAuditChain(rows.map(chained), previous, done ? until : undefined);
-      if (!result.intact) return { ...result, checked: checked + result.checked };
+      if (!result.intact) breaks.push(...result.breaks);
       checked += rows.length;
-      if (done) return { ...result, checked };
-      previous = rows[rows.length - 1].row_hash as string;
+      if (done) return breaks.length > 0 ? chainBroken(checked, breaks) : { ...result, checked };
+      previous = rows[rows.length - 1].row_hash ?? undefined;
       after = String(rows[rows.length - 1].id);
     }
   }
@@ -322,7 +332,9 @@ function chained(row: AuditRow): ChainedAuditRow {
     planHash: row.plan_hash,
     approver: row.approver,
     redriveId: row.redrive_id,
-    messageIds: row.message_ids,
+    // The ids as the database's trigger hashed them (jsonb's text of each element): a non-string id (e.g.
+    // `[1,2]` or `1.50`, inserted by hand) hashes alike on both sides, not as a false break (issue 45 item 2).
+    messageIds: row.message_id_texts ?? row.message_ids,
     outcome: row.outcome,
     detail: row.detail,
     prevHash: row.prev_hash,
@@ -335,7 +347,7 @@ async function openAdminDatabase(options: AdminDatabaseOptions): Promise<DataSou
     type: 'postgres',
     url: options.url,
     schema: options.schema,
-    migrations: MessagingMigrations,
+    migrations: MessagingAdminMigrations,
     logging: false,
     extra: { max: 3 },
   });

@@ -21,6 +21,7 @@ describe('durabilityWarnings', () => {
     ]);
   });
 
+  // claim: C-57
   it('warns about min.insync.replicas 1 on a replicated topic', () => {
     const [warning] = durabilityWarnings(3, 3, [{ topic: 'orders', replicas: 3, minInsyncReplicas: 1 }]);
     expect(warning).toMatch(/min.insync.replicas 1: a write acknowledged by the leader alone is lost/);

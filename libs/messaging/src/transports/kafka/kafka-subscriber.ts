@@ -42,6 +42,13 @@ const MAX_OUTSTANDING_PER_PARTITION = 1_000;
 const COMMIT_EVERY_MS = 100;
 /** How long the subscriber waits for a replaced consumer to leave before the new one joins. */
 const REPLACE_GRACE_MS = 1_000;
+/**
+ * How long stopping waits for a consumer that has not joined yet to disconnect: kafkajs waits for its join
+ * request's answer first, which the broker gives only when the group's other members have rejoined or their
+ * session expired (up to the session timeout). Past this the consumer is let go: it never restarts, and its
+ * connection closes when the broker answers.
+ */
+const STOP_WHILE_JOINING_MS = 1_000;
 
 /** How a delivery left the pipeline: settled (commit it) or held (halt the partition for `delayMs`). */
 type LaneSettlement = { kind: 'SETTLED' } | { kind: 'HELD'; delayMs: number };
@@ -60,6 +67,9 @@ type LaneSettlement = { kind: 'SETTLED' } | { kind: 'HELD'; delayMs: number };
  *   waits, seeks back to the first unsettled offset and resumes; a retry-topic record is held so until due;
  * - a consumer whose group coordinator stops answering heartbeats (a dead broker) is replaced: kafkajs
  *   keeps asking the broker it found at join time, and only a new consumer looks the coordinator up again.
+ * - `start()` returns once the consumer is connected and subscribed; it joins its group in the background
+ *   (`joined` settles then): a group whose killed member holds its partitions until its session expires
+ *   would otherwise hold the application's startup as long.
  * It only applies settlements: the pipeline decides them and publishes any copy.
  */
 export class KafkaSubscriber {
@@ -84,6 +94,11 @@ export class KafkaSubscriber {
   private unjoinedSince?: number;
   /** When each commit under way started: kafkajs retries one for up to 30 s before it fails. */
   private readonly commitsUnderWay = new Set<{ startedAt: number }>();
+  /** Whether a consumer of this subscriber has joined the group yet. */
+  private hasJoined = false;
+  private markJoined!: () => void;
+  /** Settles when the first consumer has joined the group (never, if stopped before). */
+  readonly joined = new Promise<void>((resolve) => (this.markJoined = resolve));
 
   constructor(
     private readonly host: KafkaSubscriberHost,
@@ -95,7 +110,10 @@ export class KafkaSubscriber {
     this.timings = consumerTimings(host.sessionTimeoutMs);
   }
 
-  /** Starts consuming; the transport has declared or checked the topology first. */
+  /**
+   * Connects and subscribes (what fails here is the broker away or a refusal: the caller retries), then
+   * joins the group in the background; the transport has declared or checked the topology first.
+   */
   async start(): Promise<void> {
     const { destinations, retryTiers, group } = this.subscription;
     for (const destination of destinations) {
@@ -121,7 +139,11 @@ export class KafkaSubscriber {
     await this.lanes.drain();
     // Before the disconnect: kafkajs ignores commits once its consumer stopped.
     await Promise.all(flows.map((flow) => flow.flush()));
-    await this.consumer?.disconnect().catch(() => undefined);
+    const disconnected = this.consumer?.disconnect().catch(() => undefined);
+    // Not joined yet: kafkajs's disconnect waits for the join's answer (up to the session timeout).
+    await (this.hasJoined
+      ? disconnected
+      : Promise.race([disconnected, this.host.clock.sleep(STOP_WHILE_JOINING_MS)]));
     this.consumer = undefined;
     this.membership.left();
   }
@@ -133,7 +155,8 @@ export class KafkaSubscriber {
       sessionTimeout: this.host.sessionTimeoutMs,
       heartbeatInterval: this.timings.heartbeatIntervalMs,
       maxWaitTimeInMs: CONSUMER_SETTINGS.maxWaitTimeInMs,
-      retry: CONSUMER_SETTINGS.retry,
+      // A consumer this subscriber stopped or replaced never restarts (a join failing after its disconnect).
+      retry: { ...CONSUMER_SETTINGS.retry, restartOnFailure: async () => current() },
       // After a restart the new consumer rejoins as the member it was (see GroupMembership).
       partitionAssigners: this.membership.assigners(),
     });
@@ -148,6 +171,8 @@ export class KafkaSubscriber {
       this.host.outage.recovered();
       this.answeredAt = this.host.clock.now();
       this.unjoinedSince = undefined;
+      this.hasJoined = true;
+      this.markJoined();
       // A join restarts kafkajs's fetching at the committed offsets: what the old flows queued comes again.
       this.retireFlows();
     });
@@ -166,12 +191,17 @@ export class KafkaSubscriber {
     });
     await consumer.connect();
     await consumer.subscribe({ topics: this.topics, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: this.subscription.concurrency,
-      eachBatch: (payload) => this.onBatch(consumer, payload),
-    });
+    // kafkajs's run() resolves once the consumer has joined the group, which waits for the group's other
+    // members (a killed one's partitions until its session expires): not awaited. A failed join goes to CRASH
+    // (kafkajs restarts the consumer or gives up, see above); run() itself does not reject.
+    consumer
+      .run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: this.subscription.concurrency,
+        eachBatch: (payload) => this.onBatch(consumer, payload),
+      })
+      .catch((error: Error) => this.replace(consumer, `its join failed (${error.message})`, 1));
   }
 
   /**

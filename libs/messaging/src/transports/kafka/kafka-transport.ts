@@ -10,11 +10,13 @@ import { PublishOutcome } from '../publish-outcome';
 import { ConsumerHandle, Subscription, topologyOf } from '../delivery-contract';
 import { TransportCapabilities } from '../../retry/transport-capabilities';
 import { LazyKafkaClient } from './kafka-clients';
+import { noDelaySocketFactory } from './kafka-socket';
 import { KafkaPublisher, KafkajsPublisher } from './kafka-publisher';
 import { OutageLog } from '../outage-log';
 import { kafkaLogCreator } from './kafka-logger';
 import { kafkaSasl } from './kafka-sasl';
 import { KafkaSubscriber } from './kafka-subscriber';
+import { patchKafkajsRequestQueue } from './kafkajs-request-queue.patch';
 import { KafkaTopology } from './kafka-topology';
 import { PlatformaticPublisher } from './platformatic-publisher';
 
@@ -70,6 +72,7 @@ export class KafkaTransport implements MessageTransport {
     private readonly settings: KafkaTransportSettings,
     private readonly clock: Clock = systemClock,
   ) {
+    patchKafkajsRequestQueue(); // no negative timeouts (Node 24's TimeoutNegativeWarning), no 1 ms timer loop
     this.outage = new OutageLog(new Logger('kafkajs'), 'Kafka', clock);
     this.kafka = new Kafka({
       clientId: settings.clientId,
@@ -77,6 +80,7 @@ export class KafkaTransport implements MessageTransport {
       ssl: settings.ssl ?? false,
       sasl: kafkaSasl(settings.sasl),
       connectionTimeout: settings.connectionTimeoutMs,
+      socketFactory: noDelaySocketFactory,
       requestTimeout: 10_000,
       retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 2_000 },
       logLevel: logLevel.WARN,
@@ -95,6 +99,7 @@ export class KafkaTransport implements MessageTransport {
       ssl: settings.ssl ?? false,
       sasl: kafkaSasl(settings.sasl),
       connectionTimeout: 1_000,
+      socketFactory: noDelaySocketFactory,
       requestTimeout: 2_000,
       retry: { retries: 0 },
       logLevel: logLevel.NOTHING,
@@ -183,6 +188,7 @@ export class KafkaTransport implements MessageTransport {
     this.subscribers.add(subscriber);
     await subscriber.start();
     return {
+      joined: subscriber.joined,
       stop: async () => {
         this.subscribers.delete(subscriber);
         await subscriber.stop();

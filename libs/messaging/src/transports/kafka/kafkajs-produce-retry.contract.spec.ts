@@ -19,6 +19,7 @@ describe('kafkajs producer retries the library guards against', () => {
     expect(version).toMatch(/^2\.2\./);
   });
 
+  // claim: C-31
   it('resolves a send whose partition moved to a broker that had answered, without sending it again', async () => {
     const cluster = new KafkajsScriptedCluster('t', [1, 2]);
     const producer = cluster

@@ -36,6 +36,7 @@ describe(OffsetTracker.name, () => {
   });
 
   describe('properties', () => {
+    // claim: C-29
     it('never commits past an unsettled offset, whatever order messages settle in, and only moves forward', () => {
       const batches = fc
         .uniqueArray(fc.bigInt({ min: 0n, max: 10_000n }), { minLength: 1, maxLength: 30 })

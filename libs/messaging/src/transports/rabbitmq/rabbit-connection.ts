@@ -59,6 +59,8 @@ export class RabbitConnection {
     try {
       const model = await amqp.connect(withHeartbeat(this.url, this.heartbeatSeconds), {
         timeout: 5_000,
+        // Nagle off: a publish (or an ack) goes out when written, not after the ACK of the segment before.
+        noDelay: true,
         clientProperties: { connection_name: this.connectionName },
       });
       model.on('error', (error: Error) => (this.lastError = error.message));

@@ -1,5 +1,8 @@
-import { ClaimedOutboxRow } from './outbox-row';
-import { confirmedNothing, holdBackBehindFailures, keyOf, sortOutcomes } from './relay-batch';
+import { ClaimedOutboxRow } from '../outbox-row';
+import { confirmedNothing, holdBackBehindFailures, keyOf, sortOutcomes as sortBy } from './batch-outcomes';
+
+const sortOutcomes = (rows: ClaimedOutboxRow[], outcomes: Parameters<typeof sortBy>[1]) =>
+  sortBy(rows, outcomes, keyOf);
 
 function row(id: string, key: string, destination = 'd'): ClaimedOutboxRow {
   return {
@@ -16,8 +19,8 @@ function row(id: string, key: string, destination = 'd'): ClaimedOutboxRow {
   };
 }
 
-describe('relay-batch', () => {
-  describe(sortOutcomes.name, () => {
+describe('batch-outcomes', () => {
+  describe(sortBy.name, () => {
     it('pairs each row with its outcome, in order', () => {
       const error = new Error('nack');
       const batch = sortOutcomes(
@@ -25,7 +28,7 @@ describe('relay-batch', () => {
         [{ status: 'CONFIRMED' }, { status: 'REJECTED', error }, { status: 'CONFIRMED' }],
       );
       expect(batch.confirmed.map((r) => r.id)).toEqual(['1', '3']);
-      expect(batch.unconfirmed).toEqual([{ row: row('2', 'b'), outcome: { status: 'REJECTED', error } }]);
+      expect(batch.unconfirmed).toEqual([{ item: row('2', 'b'), outcome: { status: 'REJECTED', error } }]);
       expect(batch.heldBack).toEqual([]);
     });
 
@@ -44,8 +47,8 @@ describe('relay-batch', () => {
         ],
       );
       expect(batch.confirmed.map((r) => r.id)).toEqual(['2', '5']);
-      expect(batch.unconfirmed.map(({ row }) => row.id)).toEqual(['1']);
-      expect(batch.heldBack.map(({ row, outcome }) => [row.id, outcome.status])).toEqual([
+      expect(batch.unconfirmed.map(({ item }) => item.id)).toEqual(['1']);
+      expect(batch.heldBack.map(({ item, outcome }) => [item.id, outcome.status])).toEqual([
         ['3', 'CONFIRMED'],
         ['4', 'AMBIGUOUS'],
       ]);

@@ -1,0 +1,76 @@
+import { InsecureAdminConnectionError } from 'nest-reliable-messaging/redrive';
+import { hashPassword } from '../auth/password-hash';
+import { loadOpsConsoleConfig } from './console.config';
+
+/**
+ * Issue 45 finding 3: the console's local mode (`MESSAGING_ADMIN_LOCAL_PLAINTEXT=true`: no identity map,
+ * unencrypted approver keys) starts against brokers on this machine only, whatever the SASL setting.
+ */
+describe(loadOpsConsoleConfig.name, () => {
+  let base: Record<string, string>;
+
+  beforeAll(async () => {
+    const passwordHash = await hashPassword('jane-secret');
+    base = {
+      MESSAGING_ADMIN_DATABASE_URL: 'postgres://messaging_redrive@127.0.0.1:5432/admin',
+      CONSOLE_USERS: JSON.stringify([{ name: 'jane', roles: ['approver'], passwordHash }]),
+      CONSOLE_DEAD_LETTER_QUEUES: 'orders.billing.dlq',
+      MESSAGING_ADMIN_LOCAL_PLAINTEXT: 'true',
+    };
+  });
+  const refusal = async (env: Record<string, string>) => {
+    const error = await loadOpsConsoleConfig({ ...base, ...env }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(InsecureAdminConnectionError);
+    return (error as Error).message;
+  };
+
+  it('starts in local mode against brokers on this machine, with SASL or without', async () => {
+    const kafka = { MESSAGING_ADMIN_KAFKA_BROKERS: '127.0.0.1:9092,[::1]:9092' };
+    await expect(loadOpsConsoleConfig({ ...base, ...kafka })).resolves.toMatchObject({
+      broker: { kind: 'kafka', allowPlaintextLocal: true },
+    });
+    const sasl = { ...kafka, MESSAGING_ADMIN_KAFKA_SASL: 'scram-sha-512', MESSAGING_ADMIN_PASSWORD: 'x' };
+    await expect(loadOpsConsoleConfig({ ...base, ...sasl })).resolves.toBeDefined();
+    const rabbit = { MESSAGING_ADMIN_AMQP_URL: 'amqp://guest:guest@localhost:5672' };
+    await expect(loadOpsConsoleConfig({ ...base, ...rabbit })).resolves.toBeDefined();
+  });
+
+  it('refuses local mode on Kafka with SASL against a broker that is not on this machine', async () => {
+    const message = await refusal({
+      MESSAGING_ADMIN_KAFKA_BROKERS: 'kafka.prod.example:9093',
+      MESSAGING_ADMIN_KAFKA_SASL: 'scram-sha-512',
+      MESSAGING_ADMIN_KAFKA_SSL: 'true',
+      MESSAGING_ADMIN_PRINCIPAL: 'ops-console',
+      MESSAGING_ADMIN_PASSWORD: 'secret',
+    });
+    expect(message).toContain('kafka.prod.example:9093');
+    expect(message).not.toContain('secret');
+  });
+
+  it('refuses local mode on a RabbitMQ URL that is not on this machine, in words about RabbitMQ', async () => {
+    const message = await refusal({ MESSAGING_ADMIN_AMQP_URL: 'amqps://rabbit.prod.example/orders' });
+    expect(message).toMatch(/^Refused to connect to RabbitMQ as the admin/);
+    expect(message).not.toMatch(/Kafka|SASL/);
+  });
+
+  it('refuses the old variable MESSAGING_ADMIN_KAFKA_LOCAL_PLAINTEXT the same way', async () => {
+    await refusal({
+      MESSAGING_ADMIN_LOCAL_PLAINTEXT: '',
+      MESSAGING_ADMIN_KAFKA_LOCAL_PLAINTEXT: 'true',
+      MESSAGING_ADMIN_KAFKA_BROKERS: '10.0.0.7:9092',
+      MESSAGING_ADMIN_KAFKA_SASL: 'scram-sha-256',
+    });
+  });
+
+  // Issue 45 item 8: the console's redrives keep the deployment's extra headers as the CLI's do.
+  it('reads MESSAGING_ADMIN_CARRY_HEADERS as the CLI does, for the redrive it builds', async () => {
+    const rabbit = { MESSAGING_ADMIN_AMQP_URL: 'amqp://guest:guest@localhost:5672' };
+    await expect(
+      loadOpsConsoleConfig({ ...base, ...rabbit, MESSAGING_ADMIN_CARRY_HEADERS: ' x-tenant, traceparent ,' }),
+    ).resolves.toMatchObject({ carryHeaders: ['x-tenant', 'traceparent'] });
+    await expect(loadOpsConsoleConfig({ ...base, ...rabbit })).resolves.toMatchObject({ carryHeaders: [] });
+  });
+});

@@ -1,0 +1,60 @@
+# The demo's images, from one build: post-service, subscribe-service, the ops console and the admin CLI
+# (`messaging topology | dlq | approver | db`). Build one with its target, from the repository root:
+#   docker build -f docker/apps.Dockerfile --target post-service -t post-service .
+# (docker/compose.yml does). NODE_IMAGE: any Node.js 20.19+ image with npm; the default is the active LTS.
+# Each image runs as the unprivileged `node` user, answers its health check on /health, and stops gracefully
+# on SIGTERM (Nest's shutdown hooks: the relay, consumers and connections settle before the process ends).
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY libs/messaging/package.json libs/messaging/
+# --ignore-scripts: the workspace's `prepare` builds the library, whose sources come next.
+RUN npm ci --no-audit --no-fund --ignore-scripts
+COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY libs ./libs
+COPY apps ./apps
+RUN npm run -s build:lib \
+ && npx nest build post-service && npx nest build subscribe-service && npx nest build ops-console \
+ && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
+ && rm -rf libs/messaging/src libs/messaging/node_modules
+
+# What every app image has: production dependencies and the library's build, owned by root, run as `node`.
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/libs/messaging/package.json ./libs/messaging/
+COPY --from=build /app/libs/messaging/dist ./libs/messaging/dist
+USER node
+
+FROM runtime AS post-service
+COPY --from=build /app/dist/apps/post-service ./dist
+ENV PORT=3000
+EXPOSE 3000
+HEALTHCHECK --interval=5s --timeout=3s --retries=20 \
+  CMD ["node", "-e", "require('http').get('http://127.0.0.1:' + process.env.PORT + '/health', (r) => process.exit(r.statusCode === 200 ? 0 : 1)).on('error', () => process.exit(1))"]
+CMD ["node", "dist/apps/post-service/src/main.js"]
+
+FROM runtime AS subscribe-service
+COPY --from=build /app/dist/apps/subscribe-service ./dist
+ENV PORT=3001
+EXPOSE 3001
+HEALTHCHECK --interval=5s --timeout=3s --retries=20 \
+  CMD ["node", "-e", "require('http').get('http://127.0.0.1:' + process.env.PORT + '/health', (r) => process.exit(r.statusCode === 200 ? 0 : 1)).on('error', () => process.exit(1))"]
+CMD ["node", "dist/apps/subscribe-service/src/main.js"]
+
+FROM runtime AS ops-console
+COPY --from=build /app/dist/apps/ops-console ./dist
+ENV PORT=3002 HOST=0.0.0.0
+EXPOSE 3002
+HEALTHCHECK --interval=5s --timeout=3s --retries=20 \
+  CMD ["node", "-e", "require('http').get('http://127.0.0.1:' + process.env.PORT + '/health/live', (r) => process.exit(r.statusCode === 200 ? 0 : 1)).on('error', () => process.exit(1))"]
+CMD ["node", "dist/main.js"]
+
+# The admin CLI, as `npx nest-messaging` runs it in an application (the library's built bin).
+FROM runtime AS messaging-admin
+COPY docker/topology.json ./topology.json
+ENTRYPOINT ["node", "libs/messaging/dist/cli/main.js"]

@@ -1,0 +1,3 @@
+#!/bin/bash
+# kafka-storage.sh format|info|random-uuid ...
+exec "$(dirname "$0")/kafka-run-class.sh" kafka.tools.StorageTool "$@"

@@ -1,0 +1,113 @@
+import { TestingModule } from '@nestjs/testing';
+import { MessagingHealthIndicator, MessagingStatus } from 'nest-reliable-messaging';
+import { eventually } from '../../harness/eventually';
+import { infraEnv } from '../../harness/infra';
+import { uniqueName } from '../../harness/names';
+import { useConsumerProcesses } from '../support/consumer-processes';
+import { createMessagingApp } from '../support/messaging-app';
+import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
+import { orderPlaced } from '../support/orders.fixture';
+import { orderMessage } from '../support/raw-messages';
+
+/** The session timeout of both members: a killed member holds its group's rebalance this long. */
+const SESSION_TIMEOUT_MS = 20_000;
+/** How soon the restarted application must have started: well before the killed member's session expires. */
+const STARTED_WITHIN_MS = 6_000;
+
+/**
+ * Issue 37, item 2: after a consumer is SIGKILLed, the broker holds its group's rebalance until the killed
+ * member's session expires. The restarted application starts at once (its consumer joins in the background),
+ * its health says the group is still joining, and it consumes once joined; closing it mid-join is quick.
+ */
+describe('A Kafka consumer restarted after a SIGKILL', () => {
+  const suite = useConsumerProcesses('join_bg');
+  let app: TestingModule | undefined;
+
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+
+  /** A consumer process of `group` that has handled a message (it has joined), SIGKILLed. */
+  async function killedMember(destination: string, group: string, sessionTimeoutMs: number): Promise<void> {
+    const env = {
+      SCHEMA: suite.schema.name,
+      DESTINATION: destination,
+      GROUP: group,
+      TRANSPORT: 'kafka',
+      SESSION_TIMEOUT_MS: String(sessionTimeoutMs),
+    };
+    const first = await suite.start(env);
+    await suite.send('kafka', [orderMessage(destination, { customer: 'before', seq: 0 })]);
+    await eventually(async () => expect(await handledCount(group)).toBe(1), 60_000).catch(
+      (error: unknown) => {
+        throw new Error(`${String(error)}\nconsumer log:\n${first.log.slice(-3000)}`);
+      },
+    );
+    await first.kill();
+  }
+
+  async function handledCount(group: string): Promise<number> {
+    const rows = await suite.schema.query<{ n: string }>(
+      'select count(*) as n from handled_orders where consumer_group = $1',
+      [group],
+    );
+    return Number(rows[0].n);
+  }
+
+  function startApp(destination: string, group: string, sessionTimeoutMs: number): Promise<TestingModule> {
+    return createMessagingApp({
+      schema: suite.schema.name,
+      migrate: false,
+      transport: { kind: 'kafka', brokers: infraEnv().kafkaBrokers, sessionTimeoutMs },
+      entities: [HandledOrder],
+      providers: [
+        { provide: ConsumerProbe, useValue: new ConsumerProbe() },
+        ordersConsumer(orderPlaced(destination), group),
+      ],
+      messaging: { serviceName: group, relay: { enabled: false } },
+    });
+  }
+
+  it('starts at once, reports the group joining until it has joined, then consumes', async () => {
+    const destination = uniqueName('join_bg');
+    const group = uniqueName('g');
+    await suite.destination('kafka', destination, group, 2);
+    await killedMember(destination, group, SESSION_TIMEOUT_MS);
+
+    const startedAt = Date.now();
+    app = await startApp(destination, group, SESSION_TIMEOUT_MS);
+    const startMs = Date.now() - startedAt;
+    expect(startMs).toBeLessThan(STARTED_WITHIN_MS);
+
+    const health = app.get(MessagingHealthIndicator);
+    const status = app.get(MessagingStatus);
+    expect(status.snapshot()).toMatchObject({ consumers: [], joining: [group] });
+    expect(health.consumers()).toEqual({
+      consumers: expect.objectContaining({ status: 'down', running: [], joining: [group] }) as unknown,
+    });
+
+    await suite.send('kafka', [orderMessage(destination, { customer: 'after', seq: 1 })]);
+    await eventually(async () => expect(await handledCount(group)).toBe(2), 60_000);
+    expect(health.consumers()).toEqual({ consumers: { status: 'up', running: [group], joining: [] } });
+    expect(status.snapshot()).toMatchObject({ consumers: [group], joining: [] });
+    console.log(`started in ${startMs} ms; joined after ${Date.now() - startedAt} ms`);
+  });
+
+  it('closes quickly while its consumer is still joining', async () => {
+    const destination = uniqueName('join_bg');
+    const group = uniqueName('g');
+    await suite.destination('kafka', destination, group, 2);
+    const sessionTimeoutMs = 10_000;
+    await killedMember(destination, group, sessionTimeoutMs);
+
+    const started = await startApp(destination, group, sessionTimeoutMs);
+    expect(started.get(MessagingStatus).snapshot().joining).toEqual([group]);
+    const closingAt = Date.now();
+    await started.close();
+    expect(Date.now() - closingAt).toBeLessThan(5_000);
+    // The abandoned join is answered once the killed member's session expires; the consumer, stopped, then
+    // ends without restarting. Waited for here so that nothing of it runs after the suite.
+    await new Promise((resolve) => setTimeout(resolve, sessionTimeoutMs));
+  });
+});
