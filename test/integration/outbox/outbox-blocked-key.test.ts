@@ -76,10 +76,8 @@ describe.each(EACH_DATABASE)('A key whose first row cannot go (%s + RabbitMQ)', 
       return Boolean(row.parked);
     });
 
-    const rounds: RelayRoundResult[] = [];
-    relay.onRound((round) => rounds.push(round));
     // One transaction: 400 more rows of the refused key, then 10 to the bound destination. Its commit wakes
-    // the relay (round 1); one more wake-up asks for round 2.
+    // the relay.
     await add(async (outbox) => {
       for (let i = 1; i <= 400; i++) {
         await outbox.add(orderPlaced(unbound), { orderId: i, customer: 'stuck', amount: i });
@@ -88,7 +86,15 @@ describe.each(EACH_DATABASE)('A key whose first row cannot go (%s + RabbitMQ)', 
         await outbox.add(orderPlaced(bound), { orderId: 1000 + i, customer: `other-${i}`, amount: i });
       }
     });
-    await waitUntil('a relay round', async () => rounds.length >= 1);
+    // Rounds counted from the commit on: the refused row's own timers (its first, short backoff) may run
+    // empty rounds while the 410 rows are written (a CI run counted two such and read the rows before the
+    // commit's round). Every round reported from here claimed after the commit, or is followed by the one
+    // the commit asked for; two more wake-ups, two rounds. Before the fix, every claim took the 400 rows of
+    // the refused key and kept none: no round ever published the other destination.
+    const rounds: RelayRoundResult[] = [];
+    relay.onRound((round) => rounds.push(round));
+    relay.wake();
+    await waitUntil('a relay round after the commit', async () => rounds.length >= 1);
     relay.wake();
     await waitUntil('a second relay round', async () => rounds.length >= 2);
 
