@@ -14,6 +14,15 @@ import {
   toWireMessage,
 } from './outbox-fill';
 
+/** Scheduled messages written outside the library, in one statement. */
+export interface ScheduledFill {
+  readonly destination: string;
+  readonly rows: number;
+  readonly keys: number;
+  readonly pad: string;
+  readonly dueInSeconds: number;
+}
+
 /** The databases the outbox scenarios (throughput, growth) run on, side by side in one run. */
 export type BenchDialect = 'postgres' | 'mariadb';
 
@@ -29,6 +38,13 @@ export interface BenchOutbox {
   /** TypeORM's connection to it, with the library's migrations for its dialect. */
   readonly connection: DataSourceOptions;
   fill(options: FillOptions): Promise<void>;
+  /**
+   * Writes `rows` scheduled messages (`messaging_outbox_scheduled`, the columns `add()` with `deliverAt` writes),
+   * due `dueInSeconds` from now (negative: already due), one millisecond apart.
+   */
+  fillScheduled(options: ScheduledFill): Promise<void>;
+  /** Deletes the rows of `destination` from the outbox and the scheduled table. */
+  deleteDestination(destination: string): Promise<void>;
   pendingWireMessages(): Promise<WireMessage[]>;
   pendingCount(): Promise<number>;
   deletePending(): Promise<void>;
@@ -62,11 +78,26 @@ async function postgresOutbox(schema: string, benchDbUrl: string): Promise<Bench
     label: 'PostgreSQL',
     connection: { type: 'postgres', url: benchDbUrl, schema, migrations: MessagingMigrations },
     fill: (options) => fillOutbox(db, schema, options),
+    async fillScheduled(options) {
+      await db.query(
+        `insert into "${schema}".messaging_outbox_scheduled
+           (message_id, destination, type, key, headers, payload, occurred_at, deliver_at)
+         select gen_random_uuid(), $1, $2, 'key-' || (i % $3), '{}'::jsonb,
+                jsonb_build_object('run', 'scheduled', 'seq', i, 'key', 'key-' || (i % $3), 'pad', $4::text),
+                now(), now() + make_interval(secs => $5::double precision) + i * interval '1 millisecond'
+         from generate_series(0::bigint, $6::bigint) as i`,
+        [options.destination, BENCH_EVENT_TYPE, options.keys, options.pad, options.dueInSeconds, options.rows - 1],
+      );
+    },
+    async deleteDestination(destination) {
+      await db.query(`delete from ${table} where destination = $1`, [destination]);
+      await db.query(`delete from "${schema}".messaging_outbox_scheduled where destination = $1`, [destination]);
+    },
     pendingWireMessages: () => pendingWireMessages(db, schema),
     pendingCount: () => pendingCount(db, schema),
     deletePending: async () => void (await db.query(`delete from ${table} where sent_at is null`)),
     truncate: async () => void (await db.query(`truncate ${table}`)),
-    analyze: async () => void (await db.query(`analyze ${table}`)),
+    analyze: async () => void (await db.query(`analyze ${table}, "${schema}".messaging_outbox_scheduled`)),
     vacuum: async () => void (await db.query(`vacuum ${table}`)),
     async sizeMiB() {
       const { rows } = await db.query<{ bytes: string }>(
@@ -117,6 +148,32 @@ async function mariadbOutbox(database: string): Promise<BenchOutbox> {
         ],
       );
     },
+    async fillScheduled(options) {
+      await query(
+        `insert into messaging_outbox_scheduled
+           (message_id, destination, type, \`key\`, headers, payload, occurred_at, created_at, deliver_at)
+         with digits (d) as (select 0 union all select 1 union all select 2 union all select 3 union all
+                             select 4 union all select 5 union all select 6 union all select 7 union all
+                             select 8 union all select 9)
+         select uuid(), ?, ?, concat('key-', i % ?), '{}',
+                json_object('run', 'scheduled', 'seq', i, 'key', concat('key-', i % ?), 'pad', ?),
+                utc_timestamp(6), utc_timestamp(6),
+                utc_timestamp(6) + interval ? second + interval i * 1000 microsecond
+         from (${numbersFrom(0, options.rows)}) s`,
+        [
+          options.destination,
+          BENCH_EVENT_TYPE,
+          options.keys,
+          options.keys,
+          options.pad,
+          Math.trunc(options.dueInSeconds),
+        ],
+      );
+    },
+    async deleteDestination(destination) {
+      await query('delete from messaging_outbox where destination = ?', [destination]);
+      await query('delete from messaging_outbox_scheduled where destination = ?', [destination]);
+    },
     async pendingWireMessages() {
       const rows = await query<Array<Record<string, unknown>>>(
         `select id, message_id, destination, type, \`key\`, cast(headers as char) as headers,
@@ -144,7 +201,7 @@ async function mariadbOutbox(database: string): Promise<BenchOutbox> {
     },
     deletePending: async () => void (await query('delete from messaging_outbox where sent_at is null')),
     truncate: async () => void (await query('truncate table messaging_outbox')),
-    analyze: async () => void (await query('analyze table messaging_outbox')),
+    analyze: async () => void (await query('analyze table messaging_outbox, messaging_outbox_scheduled')),
     vacuum: async () => undefined,
     async sizeMiB() {
       const [{ bytes }] = await query<Array<{ bytes: number }>>(

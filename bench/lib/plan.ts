@@ -71,7 +71,14 @@ export interface BenchPlan {
   /** 3. Statements per second while idle. */
   readonly idle: { windowMs: number };
   /** 4. Claim time against the number of sent rows. */
-  readonly growth: { sentRows: readonly number[]; pending: number; batchSize: number; runs: number };
+  readonly growth: {
+    sentRows: readonly number[];
+    pending: number;
+    batchSize: number;
+    runs: number;
+    /** Scheduled messages not yet due beside the claim and the move of due ones (issue 42: 1,000,000). */
+    scheduledRows: number;
+  };
   /** 5. Consumer with and without the inbox. */
   readonly consumer: { messages: number; runs: number };
   /** 6. pg-transactional-outbox on the same database and brokers. */
@@ -164,7 +171,7 @@ const FULL: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
     warmUpWindow: true,
   },
   idle: { windowMs: 60_000 },
-  growth: { sentRows: [0, 100_000, 1_000_000], pending: 1_000, batchSize: 200, runs: 15 },
+  growth: { sentRows: [0, 100_000, 1_000_000], pending: 1_000, batchSize: 200, runs: 15, scheduledRows: 1_000_000 },
   consumer: { messages: 5_000, runs: 3 },
   peers: {
     rows: 2_000,
@@ -222,7 +229,7 @@ const SMOKE: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
     warmUpWindow: false,
   },
   idle: { windowMs: 1_000 },
-  growth: { sentRows: [0, 2_000], pending: 100, batchSize: 50, runs: 3 },
+  growth: { sentRows: [0, 2_000], pending: 100, batchSize: 50, runs: 3, scheduledRows: 2_000 },
   consumer: { messages: 200, runs: 1 },
   peers: {
     rows: 20,
