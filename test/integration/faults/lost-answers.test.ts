@@ -164,6 +164,13 @@ describe('Answers lost after the broker or the database acted (fault proxies)', 
       LOGICAL_DATABASE_FAULTS,
       'logical',
     ],
+    [
+      'Kafka, PostgreSQL, the logical relay: its status updates and the consumer’s database answers lost',
+      'kafka',
+      'postgres',
+      LOGICAL_DATABASE_FAULTS,
+      'logical',
+    ],
   ];
 
   // claim: C-23, C-32, C-41
