@@ -120,8 +120,9 @@ export interface RedriveLedger {
     started?: RedriveAuditEntry,
   ): Promise<{ claimed: true } | { claimed: false; usedBy: string }>;
   /**
-   * The fingerprint of the reviewed approver keyring the admin database pins (`nest-messaging db
-   * pin-keyring`), or undefined when none is pinned; approve and execute refuse any other keyring.
+   * The fingerprint of the reviewed approver keyring the admin database pins
+   * (`nest-messaging db pin-keyring`), or undefined when none is pinned; approve and execute refuse any
+   * other keyring.
    */
   pinnedKeyring?(): Promise<string | undefined>;
   /**
