@@ -143,6 +143,9 @@ describe('Approval evidence, the pinned keyring and the STARTED entry (issue 45)
           keyring: fingerprint(fixture.keyringFile),
         });
         expect((await fixture.ledger.verifyChain()).intact).toBe(true);
+        // `dlq history` names it.
+        const history = await cli(['dlq', 'history', '--source', dlq]);
+        expect(history.out).toContain('STARTED with no outcome');
       } finally {
         await redrive.close();
       }
