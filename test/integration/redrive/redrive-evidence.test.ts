@@ -118,6 +118,7 @@ describe('Approval evidence, the pinned keyring and the STARTED entry (issue 45)
   });
 
   describe('item 6: the STARTED entry goes with the nonce', () => {
+    // claim: C-104
     it('leaves a STARTED entry with the nonce and evidence when the executor dies after the move', async () => {
       const { dlq, workQueue } = await parked('started');
       // The executor "dies" after the confirms: its EXECUTE outcome is never written.
@@ -153,6 +154,7 @@ describe('Approval evidence, the pinned keyring and the STARTED entry (issue 45)
   });
 
   describe('item 5: the reviewed keyring is pinned; approvals keep their evidence', () => {
+    // claim: C-103
     it('refuses an executor’s own keyring file once the admin database pins the reviewed one', async () => {
       const { dlq } = await parked('pinned');
       expect((await cli(['dlq', 'plan', '--source', dlq, '--out', 'pinned.json'])).code).toBe(0);
@@ -188,6 +190,7 @@ describe('Approval evidence, the pinned keyring and the STARTED entry (issue 45)
       expect(refusals.map((e) => e.outcome)).toContain('KEYRING_NOT_PINNED');
     });
 
+    // claim: C-103
     it('keeps nonce, signature, key id and keyring in the APPROVE and EXECUTE entries, in the chain', async () => {
       const { dlq, workQueue } = await parked('evidence');
       expect((await cli(['dlq', 'plan', '--source', dlq, '--out', 'ev.json'])).code).toBe(0);
@@ -266,6 +269,7 @@ describe('Approval evidence, the pinned keyring and the STARTED entry (issue 45)
       await roles?.drop();
     });
 
+    // claim: C-104
     it('one login cannot cancel or terminate another’s session', async () => {
       const asConsole = await roles.connect(consoleLogin);
       const asBob = await roles.connect(bobLogin);
@@ -286,6 +290,7 @@ describe('Approval evidence, the pinned keyring and the STARTED entry (issue 45)
       }
     });
 
+    // claim: C-104
     it('an entry one login writes under another actor names the login that wrote it, in the chain', async () => {
       const asBob = await roles.connect(bobLogin);
       try {
@@ -303,6 +308,7 @@ describe('Approval evidence, the pinned keyring and the STARTED entry (issue 45)
       expect((await consoleLedger.verifyChain()).intact).toBe(true);
     });
 
+    // claim: C-104
     it('ends a login’s idle transaction that holds the log (the recipe’s timeout)', async () => {
       const asBob = await roles.connect(bobLogin);
       asBob.on('error', () => undefined);
@@ -322,6 +328,7 @@ describe('Approval evidence, the pinned keyring and the STARTED entry (issue 45)
       });
     });
 
+    // claim: C-104
     it('a login that holds the log (its timeout switched off) cannot hide an execution: nothing moves', async () => {
       const { dlq, workQueue } = await parked('held');
       const redrive = service(consoleLedger);
