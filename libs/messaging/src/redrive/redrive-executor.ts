@@ -29,14 +29,15 @@ export interface Execution {
   readonly approval: RedriveApproval;
   readonly executedBy: string;
   readonly redriveId: string;
-  /** The execution's audit fields: recorded as a STARTED entry with the approval's nonce, before anything moves. */
+  /** The execution's audit fields: a STARTED entry with the approval's nonce, before anything moves. */
   readonly audit?: Omit<RedriveAuditEntry, 'outcome'>;
 }
 
 /**
  * Runs a checked, approved plan (`RedriveService.execute()` without its checks and audit entries): holds the
  * source exclusively (across processes) from before reading it to the last settle, records the approval as
- * used first (an approval runs once) together with the STARTED entry, moves the planned messages and counts what was redriven.
+ * used first (an approval runs once) together with the STARTED entry, moves the planned messages and
+ * counts what was redriven.
  */
 export async function runExecution(context: ExecutionContext, execution: Execution): Promise<RedriveResult> {
   const { plan, approval, executedBy, redriveId, audit } = execution;

@@ -4,7 +4,10 @@ import { AdminEnv, resolveAdminDatabase } from '../admin-options';
 import { CliUsageError } from '../cli-usage.error';
 import { CommandContext } from './command-context';
 
-/** `nest-messaging db migrate` and `db pin-keyring` (issue 45): `MessagingAdminMigrations` on the admin database (the redrive ledger, the console's plans). */
+/**
+ * `nest-messaging db migrate`: `MessagingAdminMigrations` on the admin database (the redrive ledger, the
+ * console's plans); `db pin-keyring`: the reviewed approver keyring's fingerprint pinned there (issue 45).
+ */
 export function dbCommand(context: CommandContext): Command {
   const migrate = new Command('migrate')
     .description(
