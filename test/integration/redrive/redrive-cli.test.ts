@@ -125,6 +125,7 @@ describe('messaging dlq (CLI) on RabbitMQ', () => {
       ['PLAN', vhost.admin.name, 'PLANNED'],
       ['APPROVE', 'jane', 'APPROVED'],
       ['REFUSE', vhost.admin.name, 'APPROVAL_EXPIRED'],
+      ['EXECUTE', vhost.admin.name, 'STARTED'], // with the nonce, before anything moved (issue 45)
       ['EXECUTE', vhost.admin.name, 'REDRIVEN'],
       ['REFUSE', vhost.admin.name, 'APPROVAL_USED'],
     ]);

@@ -86,7 +86,7 @@ describe('Redrive: one-shot approvals, one redrive of a DLQ at a time, an audit 
     );
     expect(await depthOf(connection, dlq)).toBe(2);
     const log = (await fixture.history(dlq)).map((e) => `${e.action}:${e.outcome}`);
-    expect(log).toEqual(['PLAN:PLANNED', 'EXECUTE:INCOMPLETE', 'REFUSE:APPROVAL_USED']);
+    expect(log).toEqual(['PLAN:PLANNED', 'EXECUTE:STARTED', 'EXECUTE:INCOMPLETE', 'REFUSE:APPROVAL_USED']);
   });
 
   // claim: C-66
@@ -123,8 +123,9 @@ describe('Redrive: one-shot approvals, one redrive of a DLQ at a time, an audit 
     expect(published).toBe(count);
     const [committed] = await admin.fetchOffsets({ groupId: `${dlq}.redrive`, topics: [dlq] });
     expect(committed.partitions.map((p) => p.offset).sort()).toEqual(['30', '30']);
-    const log = (await fixture.history(dlq)).map((e) => e.action);
+    const log = (await fixture.history(dlq)).map((e) => (e.outcome === 'STARTED' ? 'STARTED' : e.action));
     expect(log.filter((action) => action === 'EXECUTE')).toHaveLength(1);
+    expect(log.filter((action) => action === 'STARTED')).toHaveLength(1);
     expect(log.filter((action) => action === 'REFUSE')).toHaveLength(1);
   });
 
@@ -137,7 +138,8 @@ describe('Redrive: one-shot approvals, one redrive of a DLQ at a time, an audit 
     const service = kafkaAdmin();
     const plan = await service.plan({ source: dlq });
     const result = await service.execute(await fixture.approve(service, plan, 'bob'));
-    const [planned, executed] = await fixture.history(dlq);
+    const [planned, started, executed] = await fixture.history(dlq);
+    expect(started).toMatchObject({ action: 'EXECUTE', outcome: 'STARTED', redriveId: result.redriveId });
     const ids = plan.messages.map((m) => m.messageId);
     expect(planned).toMatchObject({
       action: 'PLAN',

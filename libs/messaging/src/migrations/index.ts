@@ -9,6 +9,7 @@ import { CreateRedriveLedger1764892800000 } from './create-redrive-ledger.migrat
 import { CreateMysqlScheduledMessages1765152000000 } from './create-mysql-scheduled-messages.migration';
 import { CreateScheduledMessages1765152000000 } from './create-scheduled-messages.migration';
 import { OutboxFillfactor1764633600000 } from './outbox-fillfactor.migration';
+import { PinRedriveKeyring1765238400000 } from './pin-redrive-keyring.migration';
 
 /**
  * The library's migrations for a service's PostgreSQL database, in order: add them to your DataSource's
@@ -34,6 +35,7 @@ export const MessagingAdminMigrations: Array<new () => MigrationInterface> = [
   CreateRedriveLedger1764892800000,
   ChainRedriveAudit1764979200000,
   CreateConsolePlans1765065600000,
+  PinRedriveKeyring1765238400000,
 ];
 
 /**

@@ -1,12 +1,13 @@
 import { Clock, systemClock } from '../common/clock';
 import { MessagingTopology } from '../topology/messaging-topology';
-import { ApproverKeyring } from './approvals/approver-keyring';
+import { ApproverKeyring, publicKeyId } from './approvals/approver-keyring';
 import { ApproverSigner } from './approvals/approver-keys';
 import { checkFourEyes } from './approvals/four-eyes';
+import { checkPinnedKeyring } from './approvals/pinned-keyring';
 import { RedriveRefusedError } from './errors/redrive-refused.error';
 import { RedriveLedger } from './ledger/redrive-ledger.interface';
 import { reviewPlan } from './plan-review';
-import { ApprovalGrant, RedriveApproval, signApproval } from './redrive-approval';
+import { ApprovalGrant, approvalEvidence, RedriveApproval, signApproval } from './redrive-approval';
 import { RedrivePlan } from './redrive-plan';
 
 /** What `issueApproval()` needs besides the plan and the signer. */
@@ -27,8 +28,9 @@ export interface IssueApprovalOptions extends ApprovalGrant {
 /**
  * An approver signs `plan` with their own key (no broker credential is involved), and the approval goes to
  * the audit log. Before signing, the plan is checked as the executor will check it: its route is the one
- * its source derives, the audit log holds its PLAN entry, and the approver is not the planner that entry
- * names. A refusal (an edited plan, the approver made the plan) is recorded too.
+ * its source derives, the audit log holds its PLAN entry, the keyring is the one the admin database pins,
+ * and the approver is not the planner that entry names. The APPROVE entry keeps the approval's evidence
+ * (nonce, signature, times, key id). A refusal (an edited plan, the approver made the plan) is recorded too.
  */
 export async function issueApproval(
   plan: RedrivePlan,
@@ -45,9 +47,10 @@ export async function issueApproval(
     messageIds: plan.messages.map((m) => m.messageId),
   };
   let approval: RedriveApproval;
+  const keyring = options.keyring ?? ApproverKeyring.empty();
   try {
     const planner = await reviewPlan(plan, options.ledger, options.topology);
-    const keyring = options.keyring ?? ApproverKeyring.empty();
+    if (options.keyring) await checkPinnedKeyring(options.ledger, keyring);
     checkFourEyes(keyring, { planner, approver: signer.approver }, false);
     approval = signApproval(plan, signer, options, new Date((options.clock ?? systemClock).now()));
   } catch (error) {
@@ -66,6 +69,8 @@ export async function issueApproval(
     action: 'APPROVE',
     outcome: 'APPROVED',
     detail: `valid until ${approval.expiresAt}`,
+    // The signer's own key id: the keyring may hold none for them yet (the executor's check refuses then).
+    evidence: { ...approvalEvidence(approval, keyring), keyId: publicKeyId(signer.key) },
   });
   return approval;
 }

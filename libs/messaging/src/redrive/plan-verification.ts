@@ -1,6 +1,7 @@
 import { MessagingTopology } from '../topology/messaging-topology';
 import { ApproverKeyring } from './approvals/approver-keyring';
 import { checkFourEyes } from './approvals/four-eyes';
+import { checkPinnedKeyring } from './approvals/pinned-keyring';
 import { RedrivePlanStaleError } from './errors/redrive-plan-stale.error';
 import { RedriveLedger } from './ledger/redrive-ledger.interface';
 import { reviewPlan } from './plan-review';
@@ -35,7 +36,8 @@ export function checkPlanShape(plan: RedrivePlan, transport: 'kafka' | 'rabbitmq
 }
 
 /**
- * The plan is the one `plan()` made (route, audit log), the approval is valid for it, and four eyes holds
+ * The plan is the one `plan()` made (route, audit log), the keyring is the one the admin database pins (if
+ * any), the approval is valid for it, and four eyes holds
  * between the planner the audit log names, the approver, the executor and the credential's owner.
  */
 export async function verifyApprovedPlan(
@@ -45,6 +47,7 @@ export async function verifyApprovedPlan(
   context: VerificationContext,
 ): Promise<void> {
   const planner = await reviewPlan(plan, context.ledger, context.topology);
+  await checkPinnedKeyring(context.ledger, context.approvers);
   verifyApproval(plan, approval, context.approvers, context.now);
   checkFourEyes(
     context.approvers,

@@ -1,5 +1,6 @@
 import { randomBytes, sign, verify } from 'node:crypto';
 import { ApproverKeyring } from './approvals/approver-keyring';
+import { ApprovalEvidence } from './ledger/redrive-ledger.interface';
 import { ApproverSigner } from './approvals/approver-keys';
 import { isApproverName, samePerson } from './approvals/approver-name';
 import { canonicalJson } from './canonical-json';
@@ -111,4 +112,21 @@ export function verifyApproval(
 /** What is signed: the approval's fields as canonical JSON, with the purpose, so no other JSON passes. */
 function signedBytes(unsigned: Omit<RedriveApproval, 'signature'>): Buffer {
   return Buffer.from(canonicalJson({ purpose: PURPOSE, ...unsigned }), 'utf8');
+}
+
+/**
+ * What the audit log keeps of `approval` (issue 45, item 5): nonce, signature and times, the id of the key
+ * `keyring` verifies it with and the keyring's fingerprint, so it can be checked again later.
+ */
+export function approvalEvidence(approval: RedriveApproval, keyring: ApproverKeyring): ApprovalEvidence {
+  const { nonce, signature, approvedAt, expiresAt } = approval;
+  const keyId = keyring.keyIdOf(approval.approver);
+  return {
+    nonce,
+    signature,
+    approvedAt,
+    expiresAt,
+    ...(keyId ? { keyId } : {}),
+    keyring: keyring.fingerprint,
+  };
 }

@@ -4,7 +4,7 @@ import { MessagingTopology } from '../topology/messaging-topology';
 import { archiveCopy } from './dead-letter-archive';
 import { DeadLetterBackend } from './dead-letter-backend.interface';
 import { ApprovalAlreadyUsedError } from './errors/approval-already-used.error';
-import { RedriveLedger } from './ledger/redrive-ledger.interface';
+import { RedriveAuditEntry, RedriveLedger } from './ledger/redrive-ledger.interface';
 import { RedriveApproval } from './redrive-approval';
 import { redriveCopy } from './redrive-headers';
 import { RedrivePlan } from './redrive-plan';
@@ -29,24 +29,29 @@ export interface Execution {
   readonly approval: RedriveApproval;
   readonly executedBy: string;
   readonly redriveId: string;
+  /** The execution's audit fields: a STARTED entry with the approval's nonce, before anything moves. */
+  readonly audit?: Omit<RedriveAuditEntry, 'outcome'>;
 }
 
 /**
  * Runs a checked, approved plan (`RedriveService.execute()` without its checks and audit entries): holds the
  * source exclusively (across processes) from before reading it to the last settle, records the approval as
- * used first (an approval runs once), moves the planned messages and counts what was redriven.
+ * used first (an approval runs once) together with the STARTED entry, moves the planned messages and
+ * counts what was redriven.
  */
 export async function runExecution(context: ExecutionContext, execution: Execution): Promise<RedriveResult> {
-  const { plan, approval, executedBy, redriveId } = execution;
+  const { plan, approval, executedBy, redriveId, audit } = execution;
   const { ledger } = context;
   const messages = await ledger.withExclusiveHold(plan.transport, plan.source, async () => {
-    const use = await ledger.claimApproval({
-      nonce: approval.nonce,
-      planHash: plan.hash,
-      approver: approval.approver,
-      redriveId,
-      executedBy,
-    });
+    const started = audit && {
+      ...audit,
+      outcome: 'STARTED',
+      detail: `${plan.messages.length} planned, ${plan.action === 'discard' ? 'to archive' : 'to redrive'}`,
+    };
+    const use = await ledger.claimApproval(
+      { nonce: approval.nonce, planHash: plan.hash, approver: approval.approver, redriveId, executedBy },
+      started,
+    );
     if (!use.claimed) throw new ApprovalAlreadyUsedError(approval.approver, use.usedBy);
     return plan.messages.length === 0 ? [] : moveMessages(context, plan, redriveId);
   });

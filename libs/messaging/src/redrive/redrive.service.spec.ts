@@ -6,6 +6,7 @@ import { ApprovalExpiredError } from './errors/approval-expired.error';
 import { ApprovalMismatchError } from './errors/approval-mismatch.error';
 import { ApprovalRequiredError } from './errors/approval-required.error';
 import { InsecureAdminConnectionError } from './errors/insecure-admin-connection.error';
+import { KeyringNotPinnedError } from './errors/keyring-not-pinned.error';
 import { MissingAdminCredentialError } from './errors/missing-admin-credential.error';
 import { NotADeadLetterSourceError } from './errors/not-a-dead-letter-source.error';
 import { RedriveBatchTooLargeError } from './errors/redrive-batch-too-large.error';
@@ -40,17 +41,23 @@ class FakeLedger implements RedriveLedger {
   readonly entries: RedriveAuditEntry[] = [];
   readonly used = new Map<string, ApprovalUse>();
   readonly held = new Set<string>();
+  /** The keyring fingerprint the admin database pins, if any. */
+  pinned?: string;
   constructor(private readonly planned: readonly RedrivePlan[] = knownPlans()) {}
+  async pinnedKeyring() {
+    return this.pinned;
+  }
   async record(entry: RedriveAuditEntry) {
     this.entries.push(entry);
   }
   async plannerOf(hash: string) {
     return this.planned.find((p) => p.hash === hash)?.plannedBy;
   }
-  async claimApproval(use: ApprovalUse) {
+  async claimApproval(use: ApprovalUse, started?: RedriveAuditEntry) {
     const earlier = this.used.get(use.nonce);
     if (earlier) return { claimed: false as const, usedBy: earlier.executedBy };
     this.used.set(use.nonce, use);
+    if (started) this.entries.push(started);
     return { claimed: true as const };
   }
   async withExclusiveHold<T>(_t: string, source: string, work: () => Promise<T>) {
@@ -196,6 +203,27 @@ describe(RedriveService.name, () => {
       ]);
     });
 
+    it('refuses a keyring other than the one the admin database pins, and records it (issue 45)', async () => {
+      const ledger = new FakeLedger();
+      ledger.pinned = approvers.fingerprint;
+      await expect(service(undefined, ledger).approve(plan(1), approvalOf(plan(1)))).resolves.toBeDefined();
+      // The executor's own file: one more person is enough to make it another keyring.
+      const own = ApproverKeyring.parse({
+        version: 2,
+        people: [
+          { name: 'jane', publicKey: jane.publicKey.publicKey },
+          { name: 'alice' },
+          { name: 'carol' },
+          { name: 'dave' },
+          { name: 'mallory' },
+        ],
+      });
+      await expect(
+        service(undefined, ledger, 'carol', own).approve(plan(1), approvalOf(plan(1))),
+      ).rejects.toThrow(KeyringNotPinnedError);
+      expect(ledger.entries).toMatchObject([{ action: 'REFUSE', outcome: 'KEYRING_NOT_PINNED' }]);
+    });
+
     it('refuses the approver as executor (four eyes)', async () => {
       await expect(
         service(undefined, new FakeLedger(), 'jane').approve(plan(1), approvalOf(plan(1))),
@@ -299,14 +327,23 @@ describe(RedriveService.name, () => {
         ApprovalAlreadyUsedError,
       );
       expect(ledger.entries.map((e) => `${e.action}:${e.outcome}`)).toEqual([
+        'EXECUTE:STARTED',
         'EXECUTE:REDRIVEN',
         'REFUSE:APPROVAL_USED',
       ]);
-      expect(ledger.entries[0]).toMatchObject({
-        approver: 'jane',
-        actor: 'carol',
-        redriveId: result.redriveId,
-      });
+      for (const entry of ledger.entries.slice(0, 2)) {
+        expect(entry).toMatchObject({
+          approver: 'jane',
+          actor: 'carol',
+          redriveId: result.redriveId,
+          evidence: {
+            nonce: approval.nonce,
+            signature: approval.signature,
+            keyId: approvers.keyIdOf('jane'),
+            keyring: approvers.fingerprint,
+          },
+        });
+      }
     });
 
     it('refuses while another redrive holds the source', async () => {

@@ -11,7 +11,7 @@ import { DeadLetterQuery } from './dead-letter-search';
 import { ApprovalRequiredError } from './errors/approval-required.error';
 import { InspectedDeadLetter, InspectedDeadLetterWithPayload } from './inspected-dead-letter';
 import { checkPlanShape, verifyApprovedPlan } from './plan-verification';
-import { RedriveApproval } from './redrive-approval';
+import { approvalEvidence, RedriveApproval } from './redrive-approval';
 import { RedriveAudit } from './redrive-audit';
 import { runExecution } from './redrive-executor';
 import { isLocalDevelopment, requireCredential } from './redrive-guards';
@@ -153,7 +153,8 @@ export class RedriveService {
    * Moves the planned messages back to the target under their real keys, each with a new `msg.redrive-id`,
    * the group it is for, and without failure headers; settles in the source only those the target
    * confirmed. Holds the source exclusively (across processes) from before reading it to the last settle,
-   * and records the approval as used first: an approval runs once.
+   * and records the approval as used first, with a STARTED entry in the same transaction: an approval runs
+   * once, and never without a trace in the audit log.
    */
   async execute(approvedPlan: ApprovedRedrivePlan): Promise<RedriveResult> {
     const executedBy = this.approved.get(approvedPlan);
@@ -165,13 +166,17 @@ export class RedriveService {
     this.approved.delete(approvedPlan);
     const { plan, approval } = approvedPlan;
     const redriveId = uuidv7();
-    const base = { ...this.audit.entry('EXECUTE', plan, approval, executedBy), redriveId };
+    const base = {
+      ...this.audit.entry('EXECUTE', plan, approval, executedBy),
+      redriveId,
+      evidence: approvalEvidence(approval, this.approvers),
+    };
     return this.audit.refusalsOf(base, async () => {
       checkPlanShape(plan, this.transport);
       await this.verify(plan, approval, executedBy);
       const { ledger, topology, keySecret, carryHeaders, metrics } = this.options;
       const context = { backend: this.backend(), ledger, topology, keySecret, carryHeaders, metrics };
-      const result = await runExecution(context, { plan, approval, executedBy, redriveId });
+      const result = await runExecution(context, { plan, approval, executedBy, redriveId, audit: base });
       await this.audit.executed(base, result);
       return result;
     });

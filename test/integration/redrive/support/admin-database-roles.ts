@@ -18,11 +18,34 @@ export interface DatabaseLogin {
  * runs it through the CLI) and the grants (`grant()`). `drop()` removes all of it.
  */
 export class AdminDatabaseRoles {
+  /** The logins of `person()`, dropped with the rest. */
+  private readonly people: DatabaseLogin[] = [];
+
   private constructor(
     readonly schema: string,
     readonly owner: DatabaseLogin,
     readonly redrive: DatabaseLogin,
   ) {}
+
+  /**
+   * The guide's recipe for a login of one's own (issue 45, item 6): a login role per person and one for the
+   * console, each a member of the everyday role (`redrive`, used as a group: its grants, nobody else's
+   * sessions), its idle transactions ended after `idleMs`. Names unique to the run.
+   */
+  async person(name: string, idleMs = 5_000): Promise<DatabaseLogin> {
+    const password = randomBytes(12).toString('hex');
+    const role = uniqueName(`${this.schema}_${name}`).slice(0, 63);
+    const url = new URL(infraEnv().databaseUrl);
+    url.username = role;
+    url.password = password;
+    await asSuperuser(async (db) => {
+      await db.query(`create role ${role} login password '${password}' in role ${this.redrive.role}`);
+      await db.query(`alter role ${role} set idle_in_transaction_session_timeout = ${idleMs}`);
+    });
+    const login = { role, password, url: url.toString() };
+    this.people.push(login);
+    return login;
+  }
 
   static async create(prefix: string): Promise<AdminDatabaseRoles> {
     const login = (role: string): DatabaseLogin => {
@@ -59,6 +82,8 @@ export class AdminDatabaseRoles {
         `grant select, insert on ${s}.messaging_redrive_audit, ${s}.messaging_redrive_nonce to ${r}`,
       );
       await owner.query(`grant select on ${s}.messaging_redrive_audit_head to ${r}`);
+      // The pinned keyring (issue 45): read it, never write it.
+      await owner.query(`grant select on ${s}.messaging_redrive_keyring to ${r}`);
       // The console's plans: read, add, and change what a step changes, nothing else.
       await owner.query(`grant select, insert on ${s}.messaging_console_plan to ${r}`);
       await owner.query(
@@ -85,7 +110,7 @@ export class AdminDatabaseRoles {
   async drop(): Promise<void> {
     await asSuperuser(async (db) => {
       await db.query(`drop schema if exists ${this.schema} cascade`);
-      for (const role of [this.redrive.role, this.owner.role]) {
+      for (const role of [...this.people.map((p) => p.role), this.redrive.role, this.owner.role]) {
         await db.query(`drop owned by ${role}`).catch(() => undefined);
         await db.query(`drop role if exists ${role}`);
       }

@@ -1,9 +1,13 @@
 import { Command } from 'commander';
 import { PostgresRedriveLedger } from '../../redrive/ledger/postgres-redrive-ledger';
-import { resolveAdminDatabase } from '../admin-options';
+import { AdminEnv, resolveAdminDatabase } from '../admin-options';
+import { CliUsageError } from '../cli-usage.error';
 import { CommandContext } from './command-context';
 
-/** `nest-messaging db migrate`: `MessagingAdminMigrations` on the admin database (the redrive ledger, the console's plans). */
+/**
+ * `nest-messaging db migrate`: `MessagingAdminMigrations` on the admin database (the redrive ledger, the
+ * console's plans); `db pin-keyring`: the reviewed approver keyring's fingerprint pinned there (issue 45).
+ */
 export function dbCommand(context: CommandContext): Command {
   const migrate = new Command('migrate')
     .description(
@@ -16,5 +20,18 @@ export function dbCommand(context: CommandContext): Command {
         ran.length > 0 ? `Ran ${ran.join(', ')}.` : 'Nothing to run: the database is up to date.',
       ]);
     });
-  return new Command('db').description('the admin database').addCommand(migrate);
+  const pin = new Command('pin-keyring')
+    .description(
+      "pin the reviewed approver keyring (MESSAGING_ADMIN_APPROVERS) in the admin database, as the tables' " +
+        'owner: approve and execute then refuse any other keyring file',
+    )
+    .action(async () => {
+      if (!context.io.env[AdminEnv.APPROVERS]) {
+        throw new CliUsageError(`Name the reviewed keyring file in ${AdminEnv.APPROVERS}.`);
+      }
+      const keyring = await context.keyring();
+      await PostgresRedriveLedger.pinKeyring(resolveAdminDatabase(context.io.env), keyring.fingerprint);
+      context.print([`Pinned the approver keyring ${keyring.fingerprint}.`]);
+    });
+  return new Command('db').description('the admin database').addCommand(migrate).addCommand(pin);
 }

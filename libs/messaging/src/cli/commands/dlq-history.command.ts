@@ -1,5 +1,10 @@
 import { Command } from 'commander';
-import { formatChainCheck, formatHistory, formatHistoryDetail } from '../format/history-format';
+import {
+  formatChainCheck,
+  formatHistory,
+  formatHistoryDetail,
+  formatUnfinished,
+} from '../format/history-format';
 import { AuditChainBrokenError } from '../audit-chain-broken.error';
 import { CommandContext } from './command-context';
 import { withLocalPlaintextOption } from './next-command';
@@ -29,6 +34,8 @@ export function historyCommand(context: CommandContext): Command {
       await context.withLedger(async (ledger) => {
         const entries = await ledger.history({ source: flags.source, limit });
         context.print(formatHistory(entries));
+        const unfinished = formatUnfinished(entries);
+        if (unfinished.length > 0) context.print(['', ...unfinished]);
         if (flags.verbose) context.print(['', ...formatHistoryDetail(entries)]);
         if (!flags.verify) return;
         const check = await ledger.verifyChain();

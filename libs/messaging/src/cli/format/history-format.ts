@@ -23,8 +23,38 @@ export function formatHistoryDetail(entries: readonly RecordedRedriveAuditEntry[
   return entries.flatMap((e) => [
     ...table(['#', 'DETAIL'], [[e.id, e.detail ?? '']]),
     ...table(['', 'MESSAGE IDS'], [['', (e.messageIds ?? []).map((id) => id ?? '(none)').join(', ')]]),
+    ...(e.dbUser ? table(['', 'DATABASE LOGIN'], [['', e.dbUser]]) : []),
+    ...(e.evidence
+      ? table(
+          ['', 'APPROVAL'],
+          [
+            [
+              '',
+              `nonce ${e.evidence.nonce}, key ${e.evidence.keyId ?? '-'}, keyring ${e.evidence.keyring ?? '-'}, ` +
+                `signed ${e.evidence.approvedAt}, signature ${e.evidence.signature}`,
+            ],
+          ],
+        )
+      : []),
     '',
   ]);
+}
+
+/**
+ * Executions among `entries` that STARTED (their nonce recorded, messages about to move) with no outcome
+ * after: killed after the move, or still running. Read the DLQ and the target for each (issue 45).
+ */
+export function formatUnfinished(entries: readonly RecordedRedriveAuditEntry[]): string[] {
+  const started = (e: RecordedRedriveAuditEntry) => e.action === 'EXECUTE' && e.outcome === 'STARTED';
+  // An outcome, or a refusal on the way (a plan gone stale while moving), ends an execution.
+  const ended = new Set(entries.filter((e) => e.redriveId && !started(e)).map((e) => e.redriveId));
+  return entries
+    .filter((e) => started(e) && !ended.has(e.redriveId))
+    .map(
+      (e) =>
+        `Execution ${e.redriveId ?? '-'} (entry ${e.id}, ${e.source ?? '-'}) STARTED with no outcome: ` +
+        'it did not finish, or is still running; read the DLQ and the target.',
+    );
 }
 
 /** What `dlq history --verify` found, and a warning when this login could rewrite the log anyway. */

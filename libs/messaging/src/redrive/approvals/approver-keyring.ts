@@ -1,4 +1,5 @@
-import { KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, KeyObject } from 'node:crypto';
+import { canonicalJson } from '../canonical-json';
 import { z } from 'zod';
 import { ed25519PublicKey } from './approver-keys';
 import { isApproverName, isPrintableName, samePerson } from './approver-name';
@@ -62,6 +63,11 @@ export class ApproverKeyring {
     private readonly people: readonly Person[],
     /** True when the file is an identity map (version 2). */
     readonly hasIdentityMap: boolean,
+    /**
+     * `sha256:` of the file's canonical JSON (whitespace and key order do not count): what the admin database
+     * pins (`nest-messaging db pin-keyring`) and every approval's evidence names.
+     */
+    readonly fingerprint: string,
   ) {}
 
   /** Reads a keyring file, version 1 (`approvers`) or 2 (`people`, the identity map). */
@@ -93,17 +99,23 @@ export class ApproverKeyring {
         seen.push({ name, entry });
       }
     }
-    return new ApproverKeyring(people, parsed.version === 2);
+    return new ApproverKeyring(people, parsed.version === 2, fingerprintOf(json));
   }
 
   /** A keyring that trusts nobody: every approval is refused (planning and listing need none). */
   static empty(): ApproverKeyring {
-    return new ApproverKeyring([], false);
+    return new ApproverKeyring([], false, fingerprintOf({ version: 1, approvers: [] }));
   }
 
   /** The public key of `approver`, or undefined when the keyring holds no key under that exact name. */
   publicKeyOf(approver: string): KeyObject | undefined {
     return this.people.find((p) => p.name === approver)?.key;
+  }
+
+  /** `sha256:` of `approver`'s public key (SPKI DER), or undefined when the keyring holds none for them. */
+  keyIdOf(approver: string): string | undefined {
+    const key = this.publicKeyOf(approver);
+    return key && publicKeyId(key);
   }
 
   /** The names of the people with an approver key. */
@@ -119,4 +131,15 @@ export class ApproverKeyring {
     if (!this.hasIdentityMap) return undefined;
     return this.people.find((p) => [p.name, ...p.accounts].some((name) => samePerson(name, account)))?.name;
   }
+}
+
+/** The file as reviewed (checked strictly above: no key it does not know), in canonical JSON. */
+function fingerprintOf(json: unknown): string {
+  return `sha256:${createHash('sha256').update(canonicalJson(json), 'utf8').digest('hex')}`;
+}
+
+/** `sha256:` of a public key's SPKI DER (of its public half, for a private key): an approval's key id. */
+export function publicKeyId(key: KeyObject): string {
+  const spki = (key.type === 'private' ? createPublicKey(key) : key).export({ type: 'spki', format: 'der' });
+  return `sha256:${createHash('sha256').update(spki).digest('hex')}`;
 }

@@ -7,6 +7,7 @@ export * from './approval-required.error';
 export * from './dead-letter-queue-not-found.error';
 export * from './insecure-admin-connection.error';
 export * from './key-not-restorable.error';
+export * from './keyring-not-pinned.error';
 export * from './missing-admin-credential.error';
 export * from './not-a-dead-letter-source.error';
 export * from './redrive-batch-too-large.error';

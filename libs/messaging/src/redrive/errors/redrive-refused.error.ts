@@ -15,7 +15,8 @@ export type RedriveGuard =
   | 'SAME_SOURCE_AND_TARGET'
   | 'IN_PROGRESS'
   | 'STALE_PLAN'
-  | 'PLAN_ALTERED';
+  | 'PLAN_ALTERED'
+  | 'KEYRING_NOT_PINNED';
 
 /**
  * Base class of the errors by which a redrive guard refuses an operation. Catch this one to tell a refusal

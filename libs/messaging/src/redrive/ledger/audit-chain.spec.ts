@@ -80,4 +80,21 @@ describe(checkAuditChain.name, () => {
       auditRowHash(AUDIT_CHAIN_GENESIS, { ...row, messageIds: ['a,b', null] }),
     );
   });
+
+  it('hashes evidence and login when either is set; an entry with neither keeps its earlier hash (issue 45)', () => {
+    const [row] = chain(1);
+    const plain = auditRowHash(AUDIT_CHAIN_GENESIS, row);
+    expect(auditRowHash(AUDIT_CHAIN_GENESIS, { ...row, evidence: null, dbUser: null })).toBe(plain);
+    const stamped = { ...row, evidence: '{"nonce":"n","signature":"s"}', dbUser: 'messaging_jane' };
+    const hash = auditRowHash(AUDIT_CHAIN_GENESIS, stamped);
+    expect(hash).not.toBe(plain);
+    for (const changed of [
+      { ...stamped, evidence: '{"nonce":"n","signature":"forged"}' },
+      { ...stamped, dbUser: 'messaging_bob' },
+      { ...stamped, evidence: null },
+      { ...stamped, dbUser: null },
+    ]) {
+      expect(auditRowHash(AUDIT_CHAIN_GENESIS, changed)).not.toBe(hash);
+    }
+  });
 });

@@ -18,6 +18,10 @@ export interface AuditChainRow {
   readonly messageIds: readonly unknown[];
   readonly outcome: string;
   readonly detail: string | null;
+  /** The approval's evidence as stored (JSON text); null or absent for an entry without one. */
+  readonly evidence?: string | null;
+  /** The database login that wrote the entry (stamped by the trigger); null or absent before issue 45. */
+  readonly dbUser?: string | null;
 }
 
 /** `<bytes>:<text>`, or `-` for null: no character in one field can shift the next. */
@@ -49,6 +53,8 @@ export function auditRowHash(previous: string, row: AuditChainRow): string {
     field(`${ids.length}[${ids.map(field).join('')}]`),
     field(row.outcome),
     field(row.detail),
+    // Evidence and login (issue 45) are hashed when either is set: entries from before keep their hash.
+    row.evidence == null && row.dbUser == null ? '' : field(row.evidence ?? null) + field(row.dbUser ?? null),
   ].join('');
   return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
 }

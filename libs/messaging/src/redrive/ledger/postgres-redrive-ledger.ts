@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { MessagingAdminMigrations } from '../../migrations';
 import { ChainRedriveAudit1764979200000 } from '../../migrations/chain-redrive-audit.migration';
+import { PinRedriveKeyring1765238400000 } from '../../migrations/pin-redrive-keyring.migration';
 import { CreateRedriveLedger1764892800000 } from '../../migrations/create-redrive-ledger.migration';
 import { pgTimestamp } from '../../common/pg-timestamp';
 import { quoteIdent } from '../../tables/postgres-tables';
@@ -15,6 +16,7 @@ import {
   checkAuditChain,
 } from './audit-chain';
 import {
+  ApprovalEvidence,
   ApprovalUse,
   RecordedRedriveAuditEntry,
   RedriveAuditEntry,
@@ -49,6 +51,10 @@ interface AuditRow {
   detail: string | null;
   prev_hash: string | null;
   row_hash: string | null;
+  /** The approval's evidence, JSON text (issue 45). */
+  evidence?: string | null;
+  /** The login that wrote the entry, stamped by the trigger (issue 45). */
+  db_user?: string | null;
 }
 
 /** How many entries `verifyChain()` reads at a time. */
@@ -62,12 +68,14 @@ export class PostgresRedriveLedger implements RedriveLedger {
   private readonly audit: string;
   private readonly nonces: string;
   private readonly head: string;
+  private readonly keyring: string;
 
   private constructor(private readonly dataSource: DataSource) {
     const tables = tablesOf(dataSource);
     this.audit = tables.audit;
     this.nonces = tables.nonces;
     this.head = tables.head;
+    this.keyring = tables.keyring;
   }
 
   /** Connects to the admin database; throws `RedriveLedgerMissingError` when its tables are missing. */
@@ -95,10 +103,14 @@ export class PostgresRedriveLedger implements RedriveLedger {
 
   /** Appends an entry to `messaging_redrive_audit` (its id, time and place in the chain are the database's). */
   async record(entry: RedriveAuditEntry): Promise<void> {
-    await this.dataSource.query(
+    await this.insertEntry(this.dataSource, entry);
+  }
+
+  private async insertEntry(db: Pick<DataSource, 'query'>, entry: RedriveAuditEntry): Promise<void> {
+    await db.query(
       `insert into ${this.audit} (action, actor, transport, source, target, plan_hash, approver, redrive_id,
-         message_ids, outcome, detail)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11)`,
+         message_ids, outcome, detail, evidence)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12)`,
       [
         entry.action,
         entry.actor,
@@ -111,6 +123,7 @@ export class PostgresRedriveLedger implements RedriveLedger {
         JSON.stringify(entry.messageIds ?? []),
         entry.outcome,
         entry.detail ?? null,
+        entry.evidence ? evidenceText(entry.evidence) : null,
       ],
     );
   }
@@ -119,13 +132,21 @@ export class PostgresRedriveLedger implements RedriveLedger {
    * Inserts the approval's nonce into `messaging_redrive_nonce`; when it is there already, inserts nothing
    * and resolves `claimed: false` with who used it and when.
    */
-  async claimApproval(use: ApprovalUse): Promise<{ claimed: true } | { claimed: false; usedBy: string }> {
-    const inserted = await this.dataSource.query<unknown[]>(
-      `insert into ${this.nonces} (nonce, plan_hash, approver, redrive_id, executed_by)
-       values ($1, $2, $3, $4, $5) on conflict (nonce) do nothing returning nonce`,
-      [use.nonce, use.planHash, use.approver, use.redriveId, use.executedBy],
-    );
-    if (inserted.length === 1) return { claimed: true };
+  async claimApproval(
+    use: ApprovalUse,
+    started?: RedriveAuditEntry,
+  ): Promise<{ claimed: true } | { claimed: false; usedBy: string }> {
+    // One transaction: no nonce (and so no move) without its STARTED entry in the chain (issue 45, item 6).
+    const claimed = await this.dataSource.transaction(async (manager) => {
+      const inserted = await manager.query<unknown[]>(
+        `insert into ${this.nonces} (nonce, plan_hash, approver, redrive_id, executed_by)
+         values ($1, $2, $3, $4, $5) on conflict (nonce) do nothing returning nonce`,
+        [use.nonce, use.planHash, use.approver, use.redriveId, use.executedBy],
+      );
+      if (inserted.length === 1 && started) await this.insertEntry(manager, started);
+      return inserted.length === 1;
+    });
+    if (claimed) return { claimed: true };
     const [earlier] = await this.dataSource.query<Array<{ executed_by: string; used_at: Date | string }>>(
       `select executed_by, used_at from ${this.nonces} where nonce = $1`,
       [use.nonce],
@@ -162,6 +183,31 @@ export class PostgresRedriveLedger implements RedriveLedger {
       }
     } finally {
       await runner.release();
+    }
+  }
+
+  /** The fingerprint `messaging_redrive_keyring` pins, or undefined when none is pinned. */
+  async pinnedKeyring(): Promise<string | undefined> {
+    const [row] = await this.dataSource.query<Array<{ fingerprint: string }>>(
+      `select fingerprint from ${this.keyring} where id = 1`,
+    );
+    return row?.fingerprint;
+  }
+
+  /**
+   * Pins `fingerprint` (an `ApproverKeyring.fingerprint`) as the reviewed keyring, replacing the pin before:
+   * run as the tables' owner (`nest-messaging db pin-keyring`); the everyday logins may only read it.
+   */
+  static async pinKeyring(options: AdminDatabaseOptions, fingerprint: string): Promise<void> {
+    const dataSource = await openAdminDatabase(options);
+    try {
+      await dataSource.query(
+        `insert into ${tablesOf(dataSource).keyring} (id, fingerprint) values (1, $1)
+         on conflict (id) do update set fingerprint = excluded.fingerprint, pinned_at = now()`,
+        [fingerprint],
+      );
+    } finally {
+      await dataSource.destroy();
     }
   }
 
@@ -213,7 +259,9 @@ export class PostgresRedriveLedger implements RedriveLedger {
       messageIds: row.message_ids,
       outcome: row.outcome,
       detail: row.detail ?? undefined,
+      ...(row.evidence ? { evidence: parseEvidence(row.evidence) } : {}),
       hash: row.row_hash ?? undefined,
+      ...(row.db_user ? { dbUser: row.db_user } : {}),
     }));
   }
 
@@ -293,6 +341,7 @@ export class PostgresRedriveLedger implements RedriveLedger {
       [this.audit, CreateRedriveLedger1764892800000.name],
       [this.nonces, CreateRedriveLedger1764892800000.name],
       [this.head, ChainRedriveAudit1764979200000.name],
+      [this.keyring, PinRedriveKeyring1765238400000.name],
     ]) {
       const [{ found }] = await this.dataSource.query<Array<{ found: string | null }>>(
         'select to_regclass($1) as found',
@@ -312,6 +361,7 @@ function tablesOf(dataSource: DataSource) {
     audit: `${prefix}messaging_redrive_audit`,
     nonces: `${prefix}messaging_redrive_nonce`,
     head: `${prefix}messaging_redrive_audit_head`,
+    keyring: `${prefix}messaging_redrive_keyring`,
   };
 }
 
@@ -337,9 +387,37 @@ function chained(row: AuditRow): ChainedAuditRow {
     messageIds: row.message_id_texts ?? row.message_ids,
     outcome: row.outcome,
     detail: row.detail,
+    evidence: row.evidence ?? null,
+    dbUser: row.db_user ?? null,
     prevHash: row.prev_hash,
     rowHash: row.row_hash,
   };
+}
+
+/** The evidence as stored: JSON with its fields in one order, undefined ones left out (hashed as written). */
+function evidenceText(evidence: ApprovalEvidence): string {
+  const { nonce, signature, approvedAt, expiresAt, keyId, keyring } = evidence;
+  return JSON.stringify({ nonce, signature, approvedAt, expiresAt, keyId, keyring });
+}
+
+/** Stored evidence read back; text that is not a JSON object (inserted by hand) reads as none. */
+function parseEvidence(text: string): ApprovalEvidence | undefined {
+  try {
+    const value = JSON.parse(text) as unknown;
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+    const v = value as Record<string, unknown>;
+    const str = (x: unknown) => (typeof x === 'string' ? x : undefined);
+    return {
+      nonce: str(v.nonce) ?? '',
+      signature: str(v.signature) ?? '',
+      approvedAt: str(v.approvedAt) ?? '',
+      expiresAt: str(v.expiresAt) ?? '',
+      ...(str(v.keyId) ? { keyId: str(v.keyId) } : {}),
+      ...(str(v.keyring) ? { keyring: str(v.keyring) } : {}),
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 async function openAdminDatabase(options: AdminDatabaseOptions): Promise<DataSource> {
@@ -349,7 +427,9 @@ async function openAdminDatabase(options: AdminDatabaseOptions): Promise<DataSou
     schema: options.schema,
     migrations: MessagingAdminMigrations,
     logging: false,
-    extra: { max: 3 },
+    // A session that holds the audit chain's head (an open transaction after an insert) makes the next
+    // insert wait: at most 10 s, then it fails (and an execution moves nothing) instead of hanging.
+    extra: { max: 3, options: '-c lock_timeout=10000' },
   });
   await dataSource.initialize();
   return dataSource;

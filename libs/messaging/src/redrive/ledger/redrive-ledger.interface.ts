@@ -30,6 +30,30 @@ export interface RedriveAuditEntry {
   readonly outcome: string;
   /** More about the outcome: an error message, counts. Never secrets or payloads. */
   readonly detail?: string;
+  /**
+   * The approval's evidence (approve, execute): what proves later who signed, with which key, under which
+   * keyring; undefined for an entry without an approval.
+   */
+  readonly evidence?: ApprovalEvidence;
+}
+
+/**
+ * An approval as the audit log keeps it (issue 45): enough to verify its signature again later against the
+ * keyring it names, and to link an EXECUTE entry to its APPROVE entry by the nonce.
+ */
+export interface ApprovalEvidence {
+  /** The approval's nonce. */
+  readonly nonce: string;
+  /** Its Ed25519 signature, base64. */
+  readonly signature: string;
+  /** When it was signed (the approver's clock), ISO 8601. */
+  readonly approvedAt: string;
+  /** When its validity ends, ISO 8601. */
+  readonly expiresAt: string;
+  /** `sha256:` of the approver's public key (SPKI DER) that verified it; undefined when none did. */
+  readonly keyId?: string;
+  /** The fingerprint of the approver keyring it was checked with (`ApproverKeyring.fingerprint`). */
+  readonly keyring?: string;
 }
 
 /** An entry as stored. */
@@ -40,6 +64,8 @@ export interface RecordedRedriveAuditEntry extends RedriveAuditEntry {
   readonly at: Date;
   /** Its hash in the audit log's chain (`sha256:…`), when the ledger keeps one. */
   readonly hash?: string;
+  /** The database login that wrote it (stamped by the database, not the writer); undefined before issue 45. */
+  readonly dbUser?: string;
 }
 
 /** Which audit entries `RedriveLedger.history()` reads: the latest `limit` of those that match. */
@@ -85,10 +111,20 @@ export interface RedriveLedger {
   /** Appends an entry to the audit log. */
   record(entry: RedriveAuditEntry): Promise<void>;
   /**
-   * Records the approval's nonce as used; resolves false (recording nothing) when it was used before, with
+   * Records the approval's nonce as used, and `started` (the execution's STARTED entry) in the audit log in
+   * the same transaction: both or neither. Resolves false (recording nothing) when it was used before, with
    * who used it.
    */
-  claimApproval(use: ApprovalUse): Promise<{ claimed: true } | { claimed: false; usedBy: string }>;
+  claimApproval(
+    use: ApprovalUse,
+    started?: RedriveAuditEntry,
+  ): Promise<{ claimed: true } | { claimed: false; usedBy: string }>;
+  /**
+   * The fingerprint of the reviewed approver keyring the admin database pins
+   * (`nest-messaging db pin-keyring`), or undefined when none is pinned; approve and execute refuse any
+   * other keyring.
+   */
+  pinnedKeyring?(): Promise<string | undefined>;
   /**
    * Runs `work` holding `source` exclusively across processes; throws `RedriveInProgressError` at once when
    * another process holds it.
