@@ -155,7 +155,14 @@ export class DeliveryPipeline {
         if (!continues(settlement)) break;
       }
     }
-    const stop = Math.min(...[...settled].filter(([, s]) => !continues(s)).map(([i]) => i));
+    // The batch stops at its first delivery not settled, or settled PAUSE or LEAVE; everything after it is
+    // LEAVE, the ones settled early included (an unhandled type, a redrive for another group: settled as the
+    // batch was gathered, before a stop left the deliveries ahead of them).
+    const first = received.findIndex((_, i) => {
+      const settlement = settled.get(i);
+      return settlement === undefined || !continues(settlement);
+    });
+    const stop = first < 0 ? received.length : first;
     return received.map((_, i) => (i <= stop ? settled.get(i) : undefined) ?? LEAVE);
   }
 
