@@ -105,10 +105,10 @@ async function main(): Promise<void> {
     const send = receipts.send.bind(receipts);
     const receiptsSent: number[] = [];
     let failures = 0;
-    let downFor: number | undefined; // an order whose receipts the downstream system refuses every time
+    const downFor = 8; // a customer whose receipts the downstream system refuses, every time
     let firstHandledAt: number | undefined;
     receipts.send = async (customerId: number, orderId: number) => {
-      if (failures++ === 0 || orderId === downFor)
+      if (failures++ === 0 || customerId === downFor)
         throw Object.assign(new Error('connection reset'), { code: 'ECONNRESET' });
       await send(customerId, orderId);
       receiptsSent.push(orderId);
@@ -134,8 +134,7 @@ async function main(): Promise<void> {
     // The downstream system down for every attempt of a third order: the policy gives up, and the message
     // goes to the dead-letter queue (closing the application below waits for its copy to be settled).
     const failuresBefore = failures;
-    const third = await orders.place(8, '42.00');
-    downFor = third.id;
+    const third = await orders.place(downFor, '42.00');
     await until('the third order dead-lettered', () =>
       logger.lines.some((line) => line.includes('dead-lettered') && line.includes('orders.billing.dlq')),
     );
