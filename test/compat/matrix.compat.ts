@@ -136,7 +136,7 @@ afterAll(async () => {
 }, 120_000);
 
 describe('the packed library in fresh Nest apps (compatibility matrix)', () => {
-  // claim: C-1, C-2, C-5, C-6, C-7
+  // claim: C-1, C-2, C-5, C-6, C-7, C-105
   it.each(CELLS.map((cell) => [cell.name, cell] as const))(
     '%s: installs, builds with the stock tsconfig, and runs the five-minute example',
     async (_name, cell) => {
@@ -234,7 +234,9 @@ describe('the packed library in fresh Nest apps (compatibility matrix)', () => {
         const history = output.slice(output.lastIndexOf('0 left in orders.billing.dlq.'));
         expect(history).toMatch(/\bPLAN\s+\S+\s+orders\.billing\.dlq -> orders\.billing\s/);
         expect(history).toMatch(/\bAPPROVE\s+jane\s/);
-        expect(history).toMatch(/\bEXECUTE\s+\S+\s+orders\.billing\.dlq -> orders\.billing\s+jane\s+\S+\s+1\s/);
+        expect(history).toMatch(
+          /\bEXECUTE\s+\S+\s+orders\.billing\.dlq -> orders\.billing\s+jane\s+\S+\s+1\s/,
+        );
         // Back in its source queue or topic, the message is handled once the application runs again.
         const billed = await app.billRedriven(services.env, deadLetteredOrder);
         expect(billed).toMatchObject({ redrivenOrder: deadLetteredOrder, invoices: 1 });

@@ -85,10 +85,7 @@ async function billRedriven(orderId: number): Promise<void> {
   try {
     const billed = () => logger.lines.find((line) => line.includes(`Order ${orderId} billed`));
     await until(`order ${orderId} billed after its redrive`, () => billed() !== undefined, 120_000);
-    const invoices = await app
-      .get(DataSource)
-      .getRepository(Invoice)
-      .count({ where: { orderId } });
+    const invoices = await app.get(DataSource).getRepository(Invoice).count({ where: { orderId } });
     console.log(JSON.stringify({ redrivenOrder: orderId, billedLine: billed(), invoices }));
   } finally {
     await app.close();

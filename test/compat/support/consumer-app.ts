@@ -121,7 +121,9 @@ export class ConsumerApp {
    */
   async billRedriven(env: Record<string, string>, orderId: number): Promise<Record<string, unknown>> {
     const entry = await this.compiled('compat-check.js');
-    return lastJsonLine((await this.exec(this.node, [entry, 'redriven', String(orderId)], env, 180_000)).stdout);
+    return lastJsonLine(
+      (await this.exec(this.node, [entry, 'redriven', String(orderId)], env, 180_000)).stdout,
+    );
   }
 
   /** The environment a shell in the app has: the cell's Node first on the PATH (for `npx`), and `env`. */

@@ -47,7 +47,9 @@ export async function runLocalRedrive(
   try {
     const marker = '::head-done';
     bash.stdin.write(`${head}\necho ${marker}\n`);
-    const headDone = new Promise<void>((resolve) => listeners.push(() => output.includes(marker) && resolve()));
+    const headDone = new Promise<void>((resolve) =>
+      listeners.push(() => output.includes(marker) && resolve()),
+    );
     if ((await Promise.race([headDone.then(() => 'done'), exited])) !== 'done') {
       throw failed('stopped before keygen printed its entry');
     }

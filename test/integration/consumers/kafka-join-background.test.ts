@@ -87,6 +87,7 @@ describe('A Kafka consumer restarted after a SIGKILL', () => {
     });
   }
 
+  // claim: C-104
   it('starts at once, reports the group joining until it has joined, then consumes', async () => {
     const destination = uniqueName('join_bg');
     const group = uniqueName('g');
@@ -113,6 +114,7 @@ describe('A Kafka consumer restarted after a SIGKILL', () => {
   });
 
   // Issue 37, item 2's test: kill -9 under load, time to the first accepted POST.
+  // claim: C-104
   it('accepts its first POST soon after a SIGKILL under load, well before the session expires', async () => {
     const destination = uniqueName('join_bg');
     const group = uniqueName('g');
