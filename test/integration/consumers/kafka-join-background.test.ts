@@ -150,19 +150,23 @@ describe('A Kafka consumer restarted after a SIGKILL', () => {
     const restartedAt = Date.now();
     const restarting = suite.start(env); // resolves once it printed READY (after it listens)
     restarting.catch(() => undefined);
-    let firstAcceptedMs: number | undefined;
-    for (let seq = 1_000_000; firstAcceptedMs === undefined; seq++) {
-      if ((await post(port, seq)) === 202) firstAcceptedMs = Date.now() - restartedAt;
+    let firstAcceptedAt: number | undefined;
+    for (let seq = 1_000_000; firstAcceptedAt === undefined; seq++) {
+      if ((await post(port, seq)) === 202) firstAcceptedAt = Date.now();
       else if (Date.now() - restartedAt > 2 * DEFAULT_SESSION_TIMEOUT_MS) break;
       else await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const restarted = await restarting;
+    expect(firstAcceptedAt).toBeDefined();
+    // Measured from the process's main(): loading the fixture through ts-node (seconds on a busy machine) is
+    // the test's own cost, not the application's start; the whole figure is printed too.
+    const mainAt = Number(/^MAIN (\d+)$/m.exec(restarted.log)?.[1]);
+    const firstAcceptedMs = (firstAcceptedAt as number) - mainAt;
     console.log(
-      `${accepted} POSTs accepted before the SIGKILL; the restarted process (its own start included) ` +
-        `accepted its first POST after ${String(firstAcceptedMs)} ms (session timeout ` +
-        `${DEFAULT_SESSION_TIMEOUT_MS} ms)`,
+      `${accepted} POSTs accepted before the SIGKILL; the restarted application accepted its first POST ` +
+        `${firstAcceptedMs} ms after its main() began (${(firstAcceptedAt as number) - restartedAt} ms after ` +
+        `the process was spawned, ts-node included; session timeout ${DEFAULT_SESSION_TIMEOUT_MS} ms)`,
     );
-    expect(firstAcceptedMs).toBeDefined();
     expect(firstAcceptedMs).toBeLessThan(DEFAULT_SESSION_TIMEOUT_MS / 2);
     // And it consumes once its group has joined: every accepted order is handled (at least once).
     await eventually(

@@ -4,7 +4,7 @@
  * JSON), ALWAYS_FAIL (seqs, comma-separated), JITTER=max (every backoff draws its longest delay) and
  * SESSION_TIMEOUT_MS (Kafka's session timeout, default 8000). With HTTP_PORT it is also the producer: it
  * serves `POST /orders` there (an order and its event through the outbox, relayed by it). Prints
- * READY once consuming, and `ATTEMPT <message id> <attempt>` on each handler invocation.
+ * `MAIN <epoch ms>` once its modules are loaded, READY once consuming, and `ATTEMPT <message id> <attempt>` on each handler invocation.
  * Run with: node -r ts-node/register/transpile-only -r tsconfig-paths/register consumer-process.ts
  */
 import 'reflect-metadata';
@@ -17,6 +17,7 @@ import { orderPlaced, ordersWriter } from './orders.fixture';
 import { OrdersHttpController } from './orders-http.fixture';
 
 async function main(): Promise<void> {
+  process.stdout.write(`MAIN ${Date.now()}\n`); // its modules loaded (ts-node's part of the start)
   const env = (name: string): string => {
     const value = process.env[name];
     if (!value) throw new Error(`${name} is required`);
