@@ -2,12 +2,14 @@
  * A consumer application in a process of its own, for tests that SIGKILL it. Configured by environment:
  * SCHEMA, DESTINATION, GROUP, TRANSPORT (kafka|rabbitmq), DELAY_MS, and optionally POLICY (a retry policy as
  * JSON), ALWAYS_FAIL (seqs, comma-separated), JITTER=max (every backoff draws its longest delay) and
- * SESSION_TIMEOUT_MS (Kafka's session timeout, default 8000). With HTTP_PORT it is also the producer: it
+ * SESSION_TIMEOUT_MS (Kafka's session timeout, default 8000), START_WHEN (a file: once its modules are
+ * loaded it prints LOADED and starts when the file exists). With HTTP_PORT it is also the producer: it
  * serves `POST /orders` there (an order and its event through the outbox, relayed by it). Prints
- * `MAIN <epoch ms>` once its modules are loaded, READY once consuming, and `ATTEMPT <message id> <attempt>` on each handler invocation.
+ * READY once consuming, and `ATTEMPT <message id> <attempt>` on each handler invocation.
  * Run with: node -r ts-node/register/transpile-only -r tsconfig-paths/register consumer-process.ts
  */
 import 'reflect-metadata';
+import { existsSync } from 'node:fs';
 import { RetryPolicyOptions } from 'nest-reliable-messaging';
 import { systemClock } from 'nest-reliable-messaging/testing';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from './orders-consumer.fixture';
@@ -17,7 +19,11 @@ import { orderPlaced, ordersWriter } from './orders.fixture';
 import { OrdersHttpController } from './orders-http.fixture';
 
 async function main(): Promise<void> {
-  process.stdout.write(`MAIN ${Date.now()}\n`); // its modules loaded (ts-node's part of the start)
+  // START_WHEN=<file>: loaded, it waits for the file before it starts (a restart timed without ts-node).
+  if (process.env.START_WHEN) {
+    process.stdout.write('LOADED\n');
+    while (!existsSync(process.env.START_WHEN)) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   const env = (name: string): string => {
     const value = process.env[name];
     if (!value) throw new Error(`${name} is required`);
