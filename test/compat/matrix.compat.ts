@@ -2,7 +2,8 @@
  * Issue 13's compatibility matrix (`npm run test:compat`): the packed library installed into fresh apps made
  * by `nest new` (stock templates, `isolatedModules` on) outside the workspace, built with each app's own
  * toolchain and run on the cell's Node against the real PostgreSQL and broker, with the README's five-minute
- * example as their code.
+ * example as their code. Two cells (one per broker) then run guide 08's local redrive as written, in a shell,
+ * plan to execute, on an order the example dead-lettered (issue 37, item 3).
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, promises as fs } from 'node:fs';
@@ -21,6 +22,7 @@ import { startPrivateBroker } from '../harness/kafka';
 import { uniqueName } from '../harness/names';
 import { RabbitVhost } from '../integration/redrive/support/rabbit-vhost';
 import { CompatCell, ConsumerApp } from './support/consumer-app';
+import { runLocalRedrive } from './support/local-redrive';
 import { nestCli } from '../../tools/infra/tool-cache';
 
 const run = promisify(execFile);
@@ -28,11 +30,29 @@ const run = promisify(execFile);
 /** The five-minute example's topology, as its README applies it: OrderPlaced's destination and the billing group. */
 const TOPOLOGY_FILE = path.join(REPO_ROOT, 'examples', 'five-minute', 'topology.json');
 
-const CELLS: readonly CompatCell[] = [
+const ALL_CELLS: readonly CompatCell[] = [
   // The stack most applications run today: Nest 11 (CommonJS), TypeORM 0.3, on Node 20.
-  { name: 'nest11-cjs', node: 20, nest: 11, typeorm: '0.3', transport: 'kafka', extraPeers: ['prom-client'] },
+  {
+    name: 'nest11-cjs',
+    node: 20,
+    nest: 11,
+    typeorm: '0.3',
+    transport: 'kafka',
+    extraPeers: ['prom-client'],
+    localRedrive: true,
+  },
   // The current major: Nest 12 (ESM only), TypeORM 1, Node 24; no optional peer but the transport's client.
-  { name: 'nest12-esm', node: 24, nest: 12, typeorm: '1', transport: 'rabbitmq', extraPeers: [] },
+  // Also compiles guide 09's console module against the package (issue 37, item 5).
+  {
+    name: 'nest12-esm',
+    node: 24,
+    nest: 12,
+    typeorm: '1',
+    transport: 'rabbitmq',
+    extraPeers: [],
+    localRedrive: true,
+    opsConsole: true,
+  },
   // Node 22 with Nest 12 and TypeORM 0.3, every optional peer installed.
   {
     name: 'nest12-node22',
@@ -53,6 +73,11 @@ const CELLS: readonly CompatCell[] = [
   },
 ];
 
+/** `COMPAT_CELLS=nest12-esm,nest11-cjs` runs those cells only (all of them by default, as CI does). */
+const CELLS = ALL_CELLS.filter(
+  (cell) => !process.env.COMPAT_CELLS || process.env.COMPAT_CELLS.split(',').includes(cell.name),
+);
+
 interface Row {
   readonly cell: string;
   readonly versions: Record<string, string>;
@@ -67,6 +92,18 @@ let workDir = '';
  * of it waits on the registry and the disk), and each test waits for its own.
  */
 const prepared = new Map<string, Promise<ConsumerApp>>();
+/** How long each cell's `nest new`, install and build took (the newcomer path's first step). */
+const preparedInMs = new Map<string, number>();
+
+/** A local-redrive cell's app, services and dead-lettered order, kept from its first test for the second. */
+interface Kept {
+  readonly app: ConsumerApp;
+  readonly services: CellServices;
+  readonly deadLetteredOrder: number;
+  /** Minutes of the newcomer path so far: prepared, topology applied, the first message handled. */
+  readonly toFirstHandledMs: number;
+}
+const kept = new Map<string, Kept>();
 
 beforeAll(async () => {
   await buildLibrary();
@@ -84,25 +121,30 @@ beforeAll(async () => {
 }, 120_000);
 
 async function prepare(cell: CompatCell): Promise<ConsumerApp> {
+  const startedAt = Date.now();
   const app = await ConsumerApp.generate(cell, workDir);
   await app.install(tarball);
   await app.build();
+  preparedInMs.set(cell.name, Date.now() - startedAt);
   return app;
 }
 
 afterAll(async () => {
+  for (const { services } of kept.values()) await services.release().catch(() => undefined);
   process.stderr.write(`\n${matrixTable(rows)}\n`);
   if (workDir) await fs.rm(workDir, { recursive: true, force: true, maxRetries: 5 });
 }, 120_000);
 
 describe('the packed library in fresh Nest apps (compatibility matrix)', () => {
-  // claim: C-1, C-2, C-5, C-6, C-7
+  // claim: C-1, C-2, C-5, C-6, C-7, C-108
   it.each(CELLS.map((cell) => [cell.name, cell] as const))(
     '%s: installs, builds with the stock tsconfig, and runs the five-minute example',
     async (_name, cell) => {
       const app = await (prepared.get(cell.name) as Promise<ConsumerApp>);
       const services = await servicesFor(cell);
+      let keep = false;
       try {
+        const startedAt = Date.now();
         const withoutKafkajs =
           cell.transport !== 'kafka' && !cell.extraPeers.includes('@nestjs/microservices@12');
         // The README's local-development commands, as typed there: before the application starts (it only
@@ -119,6 +161,8 @@ describe('the packed library in fresh Nest apps (compatibility matrix)', () => {
           invoices: 2,
         });
         expect(result.duplicatesSuppressed).toBeGreaterThanOrEqual(1); // the republished message did nothing
+        // A third order's downstream system was down for every attempt: the policy gave up on it.
+        expect(result.deadLettered).toEqual({ order: (result.firstOrder as number) + 2, attempts: 3 });
         if (cell.extraPeers.includes('prom-client')) {
           expect(result.duplicateMetric).toMatch(/outcome="duplicate"\} [1-9]/);
         } else {
@@ -149,13 +193,75 @@ describe('the packed library in fresh Nest apps (compatibility matrix)', () => {
           versions: { ...versions, 'main.ts': instrumented ? 'observe' : 'plain' },
           result,
         });
+        if (cell.localRedrive) {
+          kept.set(cell.name, {
+            app,
+            services,
+            deadLetteredOrder: (result.deadLettered as { order: number }).order,
+            toFirstHandledMs:
+              (preparedInMs.get(cell.name) ?? 0) + ((result.firstHandledAt as number) - startedAt),
+          });
+          keep = true;
+        }
       } finally {
-        await services.release();
+        if (!keep) await services.release();
       }
     },
     20 * 60_000,
   );
+
+  // claim: C-106
+  it.each(CELLS.filter((cell) => cell.localRedrive).map((cell) => [cell.name, cell] as const))(
+    "%s: runs the guide's local redrive as written, plan to execute, and the app bills the order",
+    async (name) => {
+      const cell = kept.get(name);
+      if (!cell) throw new Error(`${name}: the cell's first test did not pass; nothing to redrive`);
+      kept.delete(name);
+      const { app, services, deadLetteredOrder } = cell;
+      // Where the DLQ's messages go back to: Kafka's destination topic; RabbitMQ's group queue.
+      const target = app.cell.transport === 'kafka' ? 'orders' : 'orders.billing';
+      const route = new RegExp(`orders\\.billing\\.dlq -> ${target.replace('.', '\\.')}\\s`);
+      const adminDatabase = uniqueName(`compat_admin_${name.replace(/\W/g, '_')}`).toLowerCase();
+      const startedAt = Date.now();
+      try {
+        const output = await runLocalRedrive(app.dir, app.shellEnv(services.localEnv), {
+          adminDatabase,
+          account: services.cliAccount,
+          keySecret: LOCAL_KEY_SECRET,
+        });
+        expect(output).toMatch(/1 of 1 waiting message\(s\) would be redriven/);
+        expect(output).toMatch(/Approved by jane until /);
+        expect(output).toMatch(new RegExp(`Redrive \\S+: ${route.source}`));
+        expect(output).toContain('1 message(s) redriven; 0 left in orders.billing.dlq.');
+        // `dlq history`, the block's last command: the plan, its approval and the redrive, in the audit log.
+        const history = output.slice(output.lastIndexOf('0 left in orders.billing.dlq.'));
+        expect(history).toMatch(new RegExp(`\\bPLAN\\s+\\S+\\s+${route.source}`));
+        expect(history).toMatch(new RegExp(`\\bAPPROVE\\s+jane\\s+${route.source}`));
+        expect(history).toMatch(
+          new RegExp(`\\bEXECUTE\\s+\\S+\\s+${route.source}\\s*jane\\s+\\S+\\s+1\\s+REDRIVEN`),
+        );
+        // Back in its source queue or topic, the message is handled once the application runs again.
+        const billed = await app.billRedriven(services.env, deadLetteredOrder);
+        expect(billed).toMatchObject({ redrivenOrder: deadLetteredOrder, invoices: 1 });
+        expect(billed.billedLine).toMatch(new RegExp(`Order ${deadLetteredOrder} billed .*attempt 1\\)`));
+        const toRedriveMs = cell.toFirstHandledMs + (Date.now() - startedAt);
+        process.stderr.write(
+          `${name}: newcomer path: first handled message after ${minutes(cell.toFirstHandledMs)} min ` +
+            `(nest new, install, build ${minutes(preparedInMs.get(name) ?? 0)} min); the local redrive ` +
+            `handled after ${minutes(toRedriveMs)} min\n${output}\n`,
+        );
+      } finally {
+        await services.release();
+        await dropDb(adminDatabase);
+      }
+    },
+    10 * 60_000,
+  );
 });
+
+function minutes(ms: number): string {
+  return (ms / 60_000).toFixed(1);
+}
 
 interface CellServices {
   readonly env: Record<string, string>;
@@ -165,6 +271,8 @@ interface CellServices {
    */
   readonly localEnv: Record<string, string>;
   readonly brokerVersion: string;
+  /** The account the admin CLI acts as with `localEnv` and `--local-plaintext` (the keyring's "me"). */
+  readonly cliAccount: string;
   release(): Promise<void>;
 }
 
@@ -184,6 +292,7 @@ async function servicesFor(cell: CompatCell): Promise<CellServices> {
       env: { ...env, KAFKA_BROKERS: brokers },
       localEnv: { KAFKA_BROKERS: brokers },
       brokerVersion: `Kafka ${await pinnedKafkaVersion()}`,
+      cliAccount: os.userInfo().username, // Kafka without SASL: the operating-system user
       release: async () => {
         await broker.destroy();
         await dropDatabase();
@@ -195,6 +304,7 @@ async function servicesFor(cell: CompatCell): Promise<CellServices> {
     env: { ...env, AMQP_URL: vhost.urlAs(vhost.service) },
     localEnv: { AMQP_URL: vhost.urlAs(vhost.admin) },
     brokerVersion: `RabbitMQ ${await rabbitVersion()}`,
+    cliAccount: decodeURIComponent(new URL(vhost.urlAs(vhost.admin)).username),
     release: async () => {
       await vhost.delete();
       await dropDatabase();

@@ -2,6 +2,11 @@
  * Copied into each generated consumer app of the compatibility matrix (`npm run test:compat`) beside the
  * README's five-minute example, compiled by the app's own toolchain and run with the cell's Node: it drives
  * the example against the real database and broker and prints one JSON line with what it saw.
+ *
+ * `compat-check.js`: a message retried, a duplicate suppressed, and one order dead-lettered (its downstream
+ * system down for every attempt), for the guide's local redrive (`local-redrive.sh`) to bring back.
+ * `compat-check.js redriven <orderId>`: the application started again, with the downstream system back, until
+ * it has billed that order.
  */
 import { LoggerService, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -73,7 +78,22 @@ async function startupErrorWithoutKafkajs(): Promise<string | undefined> {
   }
 }
 
+/** Starts the application and waits until it has billed `orderId` (redriven from the DLQ). */
+async function billRedriven(orderId: number): Promise<void> {
+  const logger = new RecordingLogger();
+  const app = await NestFactory.createApplicationContext(AppModule, { logger });
+  try {
+    const billed = () => logger.lines.find((line) => line.includes(`Order ${orderId} billed`));
+    await until(`order ${orderId} billed after its redrive`, () => billed() !== undefined, 120_000);
+    const invoices = await app.get(DataSource).getRepository(Invoice).count({ where: { orderId } });
+    console.log(JSON.stringify({ redrivenOrder: orderId, billedLine: billed(), invoices }));
+  } finally {
+    await app.close();
+  }
+}
+
 async function main(): Promise<void> {
+  if (process.argv[2] === 'redriven') return billRedriven(Number(process.argv[3]));
   const logger = new RecordingLogger();
   const app = await NestFactory.createApplicationContext(AppModule, { logger });
   try {
@@ -82,10 +102,14 @@ async function main(): Promise<void> {
     const send = receipts.send.bind(receipts);
     const receiptsSent: number[] = [];
     let failures = 0;
+    const downFor = 8; // a customer whose receipts the downstream system refuses, every time
+    let firstHandledAt: number | undefined;
     receipts.send = async (customerId: number, orderId: number) => {
-      if (failures++ === 0) throw Object.assign(new Error('connection reset'), { code: 'ECONNRESET' });
+      if (failures++ === 0 || customerId === downFor)
+        throw Object.assign(new Error('connection reset'), { code: 'ECONNRESET' });
       await send(customerId, orderId);
       receiptsSent.push(orderId);
+      firstHandledAt ??= Date.now();
     };
 
     const orders = app.get(OrdersService);
@@ -104,6 +128,14 @@ async function main(): Promise<void> {
     const duplicates = () => logger.lines.filter((line) => line.includes('duplicate, skipped')).length;
     await until('the duplicate suppressed', () => receiptsSent.includes(second.id) && duplicates() > 0);
 
+    // The downstream system down for every attempt of a third order: the policy gives up, and the message
+    // goes to the dead-letter queue (closing the application below waits for its copy to be settled).
+    const failuresBefore = failures;
+    const third = await orders.place(downFor, '42.00');
+    await until('the third order dead-lettered', () =>
+      logger.lines.some((line) => line.includes('dead-lettered') && line.includes('orders.billing.dlq')),
+    );
+
     let duplicateMetric: string | undefined;
     try {
       const text = await app.get(MessagingMetrics).metrics();
@@ -118,7 +150,9 @@ async function main(): Promise<void> {
       JSON.stringify({
         firstOrder: first.id,
         billedOnAttempt: Number(billedOnAttempt),
-        failedAttempts: failures - receiptsSent.length,
+        failedAttempts: failuresBefore - receiptsSent.length,
+        deadLettered: { order: third.id, attempts: failures - failuresBefore },
+        firstHandledAt,
         receiptsSent,
         invoices: await dataSource.getRepository(Invoice).count(),
         duplicatesSuppressed: duplicates(),

@@ -9,7 +9,8 @@ import { createMessagingApp, kafkaTransport } from './messaging-app';
 import { HandledOrder } from './orders-consumer.fixture';
 import { publishRaw } from './rabbit-wire';
 
-const SCRIPT = path.resolve(__dirname, 'consumer-process.ts');
+/** The consumer process's script (`consumer-process.ts`), for a test that starts one itself. */
+export const CONSUMER_PROCESS = path.resolve(__dirname, 'consumer-process.ts');
 
 /** A suite's consumers in processes of their own (see `consumer-process.ts`), and what they consume. */
 export interface ConsumerProcesses {
@@ -74,7 +75,7 @@ export function useConsumerProcesses(schemaPrefix: string): ConsumerProcesses {
       }
     },
     async start(env) {
-      const consumer = new FixtureProcess(SCRIPT, env);
+      const consumer = new FixtureProcess(CONSUMER_PROCESS, env);
       processes.push(consumer);
       return consumer.start();
     },

@@ -24,6 +24,8 @@ export interface MessagingAppOptions {
   transport: TransportOptions;
   entities?: Type[];
   providers?: Provider[];
+  /** HTTP controllers: served only with `listen`. */
+  controllers?: Type[];
   imports?: ModuleMetadata['imports'];
   messaging?: Partial<Omit<MessagingModuleOptions, 'transport'>>;
   /** Run the shipped migration (default true). */
@@ -32,6 +34,8 @@ export interface MessagingAppOptions {
   clock?: Clock;
   /** Called after compiling, before the application starts (to observe its first relay round, say). */
   beforeInit?: (moduleRef: TestingModule) => void;
+  /** Starts it as an HTTP application listening on 127.0.0.1:`listen` (started by `listen`, as `main.ts` does). */
+  listen?: number;
 }
 
 export async function createMessagingApp(options: MessagingAppOptions): Promise<TestingModule> {
@@ -57,12 +61,14 @@ export async function createMessagingApp(options: MessagingAppOptions): Promise<
       ...(options.imports ?? []),
     ],
     providers: options.providers ?? [],
+    controllers: options.controllers ?? [],
   });
   if (options.clock) builder.overrideProvider(getMessagingClockToken()).useValue(options.clock);
   const moduleRef = await builder.compile();
   options.beforeInit?.(moduleRef);
   try {
-    await moduleRef.init();
+    if (options.listen === undefined) await moduleRef.init();
+    else await moduleRef.createNestApplication({ logger: false }).listen(options.listen, '127.0.0.1');
   } catch (error) {
     await closeFailedApp(moduleRef); // an app that failed to start leaves nothing running
     throw error;
