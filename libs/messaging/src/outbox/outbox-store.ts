@@ -61,8 +61,19 @@ export abstract class OutboxStore implements OutboxFigures {
   /**
    * Inserts a scheduled message in the caller's transaction, into the table of scheduled messages (not the
    * outbox): due at `schedule.deliverAt`, or `schedule.delayMs` after the database's clock at the insert.
+   * False, and nothing written, when the outbox or the table of scheduled messages holds its message id
+   * already (neither refusal aborts the caller's transaction).
    */
-  abstract insertScheduled(queryRunner: QueryRunner, row: NewOutboxRow, schedule: Schedule): Promise<void>;
+  abstract insertScheduled(queryRunner: QueryRunner, row: NewOutboxRow, schedule: Schedule): Promise<boolean>;
+
+  /**
+   * Whether the outbox holds `messageId`, in the caller's transaction: `'pending'` (not yet confirmed by the
+   * broker), `'sent'` (confirmed, the row kept), undefined (no row).
+   */
+  abstract outboxStateOf(
+    queryRunner: QueryRunner,
+    messageId: string,
+  ): Promise<'pending' | 'sent' | undefined>;
 
   /**
    * Deletes a scheduled message not yet moved into the outbox, in the caller's transaction; false when there

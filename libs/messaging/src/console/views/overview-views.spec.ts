@@ -81,7 +81,9 @@ describe(overviewPage.name, () => {
         queues: [],
         services: [{ service: 's', lastUpAt: now, destinations: [], groups: [], scheduled }],
       });
-    expect(other({ waiting: 0 })).toMatch(/<td class="num">0<\/td>\s*<td data-testid="next-due">\s*<span class="muted">none waiting/);
+    expect(other({ waiting: 0 })).toMatch(
+      /<td class="num">0<\/td>\s*<td data-testid="next-due">\s*<span class="muted">none waiting/,
+    );
     expect(other({ waiting: 1, nextDueInSeconds: -120 })).toMatch(
       /07:58:00 UTC \(2 min ago\)<\/time>\s*<strong class="bad">overdue<\/strong>/,
     );

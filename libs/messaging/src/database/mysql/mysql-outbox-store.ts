@@ -11,6 +11,7 @@ import { mysqlServerProblem } from './mysql-server-version';
 import {
   affectedRows,
   idList,
+  isDuplicateKey,
   inReadCommitted,
   parseUtc,
   readCommitted,
@@ -82,16 +83,38 @@ export class MysqlOutboxStore extends OutboxStore {
     );
   }
 
-  async insertScheduled(queryRunner: QueryRunner, row: NewOutboxRow, schedule: Schedule): Promise<void> {
+  /**
+   * An id the outbox holds is not inserted: a plain read first (an `insert … select … where not exists` would
+   * lock the gap of the outbox's id index, the end where every new UUIDv7 goes, until the writer commits); one
+   * the scheduled messages hold is refused by their unique index.
+   */
+  async insertScheduled(queryRunner: QueryRunner, row: NewOutboxRow, schedule: Schedule): Promise<boolean> {
+    if ((await this.outboxStateOf(queryRunner, row.messageId)) !== undefined) return false;
     const deliverAt = 'deliverAt' in schedule ? utcDatetime(schedule.deliverAt) : null;
     const delayUs = 'delayMs' in schedule ? schedule.delayMs * 1000 : 0;
-    await queryRunner.query(
-      `insert into ${this.tables.scheduled}
-         (message_id, destination, type, \`key\`, headers, payload, occurred_at, created_at, deliver_at)
-       values (?, ?, ?, ?, ?, ?, ?, utc_timestamp(6),
-               coalesce(cast(? as datetime(6)), utc_timestamp(6) + interval ? microsecond))`,
-      [...rowParams(row), deliverAt, delayUs],
-    );
+    try {
+      await queryRunner.query(
+        `insert into ${this.tables.scheduled}
+           (message_id, destination, type, \`key\`, headers, payload, occurred_at, created_at, deliver_at)
+         values (?, ?, ?, ?, ?, ?, ?, utc_timestamp(6),
+                 coalesce(cast(? as datetime(6)), utc_timestamp(6) + interval ? microsecond))`,
+        [...rowParams(row), deliverAt, delayUs],
+      );
+      return true;
+    } catch (error) {
+      // MySQL and MariaDB roll back only the refused statement, not the caller's transaction.
+      if (isDuplicateKey(error)) return false;
+      throw error;
+    }
+  }
+
+  async outboxStateOf(queryRunner: QueryRunner, messageId: string): Promise<'pending' | 'sent' | undefined> {
+    const rows = (await queryRunner.query(
+      `select sent_at is not null as sent from ${this.tables.outbox} where message_id = ?`,
+      [messageId.toLowerCase()],
+    )) as Array<{ sent: number | string }>;
+    if (rows.length === 0) return undefined;
+    return Number(rows[0].sent) === 1 ? 'sent' : 'pending';
   }
 
   async cancelScheduled(queryRunner: QueryRunner, messageId: string): Promise<boolean> {

@@ -105,18 +105,32 @@ export class PostgresOutboxStore extends OutboxStore {
     );
   }
 
-  async insertScheduled(queryRunner: QueryRunner, row: NewOutboxRow, schedule: Schedule): Promise<void> {
-    await queryRunner.query(
+  /** One statement: an id the outbox or the scheduled messages hold already is not inserted (no error raised). */
+  async insertScheduled(queryRunner: QueryRunner, row: NewOutboxRow, schedule: Schedule): Promise<boolean> {
+    const inserted = (await queryRunner.query(
       `insert into ${this.tables.scheduled}
          (message_id, destination, type, key, headers, payload, occurred_at, deliver_at)
-       values ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7,
-               coalesce($8::timestamptz, now() + $9::bigint * interval '1 millisecond'))`,
+       select $1::uuid, $2, $3, $4, $5::jsonb, $6::jsonb, $7::timestamptz,
+              coalesce($8::timestamptz, now() + $9::bigint * interval '1 millisecond')
+       where not exists (select 1 from ${this.tables.outbox} where message_id = $1::uuid)
+       on conflict (message_id) do nothing
+       returning id`,
       [
         ...rowParams(row),
         'deliverAt' in schedule ? schedule.deliverAt : null,
         'delayMs' in schedule ? schedule.delayMs : null,
       ],
-    );
+    )) as unknown[];
+    return inserted.length > 0;
+  }
+
+  async outboxStateOf(queryRunner: QueryRunner, messageId: string): Promise<'pending' | 'sent' | undefined> {
+    const rows = (await queryRunner.query(
+      `select sent_at is not null as sent from ${this.tables.outbox} where message_id = $1`,
+      [messageId],
+    )) as Array<{ sent: boolean }>;
+    if (rows.length === 0) return undefined;
+    return rows[0].sent ? 'sent' : 'pending';
   }
 
   async cancelScheduled(queryRunner: QueryRunner, messageId: string): Promise<boolean> {
