@@ -102,7 +102,7 @@ describe.each(EACH_DATABASE)('Scheduled messages: figures, cancel reasons, ids (
   });
 
   // claim: C-103
-  it('keeps a scrape cheap with 100,000 scheduled messages waiting', async () => {
+  it('keeps a scrape cheap with 100,000 scheduled messages waiting: exact up to 10,000, estimated above', async () => {
     const metrics = app.get(MessagingMetrics);
     /** The median and the longest of ten scrapes, ms, after one to warm up; and the last scrape's text. */
     const scrapes = async () => {
@@ -143,7 +143,10 @@ describe.each(EACH_DATABASE)('Scheduled messages: figures, cancel reasons, ids (
         `${empty.max.toFixed(1)} ms; with ${rows} waiting: median ${full.median.toFixed(1)} ms, max ` +
         `${full.max.toFixed(1)} ms (10 scrapes each)`,
     );
-    expect(sample(full.text, 'messaging_outbox_scheduled')).toBe(rows);
+    // Above 10,000 the database's estimate (InnoDB's may be tens of percent off).
+    const reported = sample(full.text, 'messaging_outbox_scheduled') ?? NaN;
+    expect(reported).toBeGreaterThan(rows * 0.5);
+    expect(reported).toBeLessThan(rows * 1.5);
     expect(sample(full.text, 'messaging_outbox_next_scheduled_due_seconds')).toBeGreaterThan(86_400 - 10);
     expect(full.median).toBeLessThan(250);
     await db.query(`delete from messaging_outbox_scheduled where ${db.quote('key')} = 'bulk'`);

@@ -2,7 +2,7 @@ import { DataSource, QueryRunner } from 'typeorm';
 import { UnsupportedDatabaseError } from '../../errors/unsupported-database.error';
 import { CreateMysqlMessagingTables1764806400000 } from '../../migrations/create-mysql-messaging-tables.migration';
 import { CreateMysqlScheduledMessages1765152000000 } from '../../migrations/create-mysql-scheduled-messages.migration';
-import { Schedule } from '../../outbox/schedule';
+import { beyondExact, Schedule, SCHEDULED_EXACT_COUNT_LIMIT } from '../../outbox/schedule';
 import { FailedOutboxRow, NewOutboxRow } from '../../outbox/outbox-row';
 import { ClaimedRows, OutboxBacklog, OutboxStore, OutboxStoreSettings } from '../../outbox/outbox-store';
 import { MessagingTables } from '../../tables/messaging-tables';
@@ -175,16 +175,27 @@ export class MysqlOutboxStore extends OutboxStore {
     return Number(found) > 0;
   }
 
+  /**
+   * Counted up to `SCHEDULED_EXACT_COUNT_LIMIT` (a read of at most that many index entries), InnoDB's estimate
+   * (`table_rows`, which may be tens of percent off) above; the next due time from the due index's first entry.
+   */
   async scheduledFigures(): Promise<{ scheduled: number; nextDueInMs: number | undefined }> {
-    const [{ scheduled, next_due_us }] = await this.dataSource.query<
-      Array<{ scheduled: string | number; next_due_us: string | number | null }>
+    const s = this.tables.scheduled;
+    const [{ counted, estimate, next_due_us }] = await this.dataSource.query<
+      Array<{
+        counted: string | number;
+        estimate: string | number | null;
+        next_due_us: string | number | null;
+      }>
     >(
-      `select count(*) as scheduled,
-              timestampdiff(microsecond, utc_timestamp(6), min(deliver_at)) as next_due_us
-       from ${this.tables.scheduled}`,
+      `select (select count(*) from (select 1 from ${s} limit ?) c) as counted,
+              (select table_rows from information_schema.tables
+                where table_schema = database() and table_name = 'messaging_outbox_scheduled') as estimate,
+              (select timestampdiff(microsecond, utc_timestamp(6), min(deliver_at)) from ${s}) as next_due_us`,
+      [SCHEDULED_EXACT_COUNT_LIMIT + 1],
     );
     return {
-      scheduled: Number(scheduled),
+      scheduled: beyondExact(Number(counted), estimate === null ? undefined : Number(estimate)),
       nextDueInMs: next_due_us === null ? undefined : Number(next_due_us) / 1000,
     };
   }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { DataSource, QueryRunner } from 'typeorm';
 import { CreateMessagingTables1764547200000 } from '../../migrations/create-messaging-tables.migration';
 import { CreateScheduledMessages1765152000000 } from '../../migrations/create-scheduled-messages.migration';
-import { Schedule } from '../../outbox/schedule';
+import { beyondExact, Schedule, SCHEDULED_EXACT_COUNT_LIMIT } from '../../outbox/schedule';
 import { ClaimedOutboxRow, FailedOutboxRow, NewOutboxRow } from '../../outbox/outbox-row';
 import {
   claimedRows,
@@ -178,16 +178,22 @@ export class PostgresOutboxStore extends OutboxStore {
     return found !== null;
   }
 
+  /**
+   * Counted up to `SCHEDULED_EXACT_COUNT_LIMIT` (an index-only read of at most that many entries), the planner's
+   * estimate above; the next due time from the `(deliver_at, id)` index's first entry.
+   */
   async scheduledFigures(): Promise<{ scheduled: number; nextDueInMs: number | undefined }> {
-    const [{ scheduled, next_due_ms }] = await this.dataSource.query<
-      Array<{ scheduled: number; next_due_ms: number | null }>
+    const s = this.tables.scheduled;
+    const [{ counted, estimate, next_due_ms }] = await this.dataSource.query<
+      Array<{ counted: number; estimate: number | null; next_due_ms: number | null }>
     >(
-      `select count(*)::float8 as scheduled,
-              (extract(epoch from (min(deliver_at) - now())) * 1000)::float8 as next_due_ms
-       from ${this.tables.scheduled}`,
+      `select (select count(*) from (select 1 from ${s} limit $1) c)::float8 as counted,
+              (select reltuples from pg_class where oid = to_regclass($2))::float8 as estimate,
+              (select extract(epoch from (min(deliver_at) - now())) * 1000 from ${s})::float8 as next_due_ms`,
+      [SCHEDULED_EXACT_COUNT_LIMIT + 1, s],
     );
     return {
-      scheduled: Number(scheduled),
+      scheduled: beyondExact(Number(counted), estimate === null ? undefined : Number(estimate)),
       nextDueInMs: next_due_ms === null ? undefined : Number(next_due_ms),
     };
   }
