@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { TestingModule } from '@nestjs/testing';
 import * as amqp from 'amqplib';
 import {
@@ -257,6 +258,7 @@ describe.each(EACH_DATABASE)('Scheduled messages: figures, cancel reasons, ids (
 
   // claim: C-105
   it('publishes an id once when an unscheduled message takes the id of one that waits: the scheduled one is dropped when due', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn');
     const id = '0193b6a0-0000-7000-8000-0000000000b1';
     await inTransaction((outbox) =>
       outbox.add(event(), { orderId: 70, customer: 'c70', amount: 1 }, { delayMs: 800, messageId: id }),
@@ -274,5 +276,10 @@ describe.each(EACH_DATABASE)('Scheduled messages: figures, cancel reasons, ids (
     await sleep(300);
     await reader.settle();
     expect(orderIds().filter((o) => o === 70 || o === 71)).toEqual([71]);
+    // Not silently: the relay says so.
+    expect(warn.mock.calls.map(([line]) => String(line))).toContainEqual(
+      expect.stringMatching(/^1 due scheduled message\(s\) not published: the outbox held their message ids/),
+    );
+    warn.mockRestore();
   });
 });

@@ -86,8 +86,12 @@ export abstract class OutboxStore implements OutboxFigures {
    * Moves up to `limit` scheduled messages that are due by the database's clock into the outbox, in due order
    * (then insertion order), in one transaction; rows another relay is moving are skipped. Returns how many it
    * moved and, by the database's clock, the milliseconds until the first one not yet due (undefined: none).
+   * `dropped`: how many of those moved the outbox did not take, their message id being there already (an
+   * unscheduled `add()` took it while they waited); undefined or 0 when none.
    */
-  abstract moveDueScheduled(limit: number): Promise<{ moved: number; nextDueInMs: number | undefined }>;
+  abstract moveDueScheduled(
+    limit: number,
+  ): Promise<{ moved: number; nextDueInMs: number | undefined; dropped?: number }>;
 
   /** True when the table of scheduled messages exists (its migration ran). */
   abstract scheduledTableExists(): Promise<boolean>;

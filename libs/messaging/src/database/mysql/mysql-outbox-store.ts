@@ -131,19 +131,21 @@ export class MysqlOutboxStore extends OutboxStore {
    * another relay's move, a cancel in flight), insert them into the outbox in due order (an id the outbox holds
    * already is skipped), delete them; then the next due time again.
    */
-  async moveDueScheduled(limit: number): Promise<{ moved: number; nextDueInMs: number | undefined }> {
+  async moveDueScheduled(
+    limit: number,
+  ): Promise<{ moved: number; nextDueInMs: number | undefined; dropped: number }> {
     const first = await this.nextScheduledDueInMs();
-    if (first === undefined || first > 0) return { moved: 0, nextDueInMs: first };
+    if (first === undefined || first > 0) return { moved: 0, nextDueInMs: first, dropped: 0 };
     const s = this.tables.scheduled;
-    const moved = await inReadCommitted(this.dataSource, async (queryRunner) => {
+    const { moved, dropped } = await inReadCommitted(this.dataSource, async (queryRunner) => {
       const due = (await queryRunner.query(
         `select id from ${s} force index (messaging_outbox_scheduled_due_idx)
          where deliver_at <= utc_timestamp(6) order by deliver_at, id limit ? for update skip locked`,
         [limit],
       )) as Array<{ id: string | number }>;
-      if (due.length === 0) return 0;
+      if (due.length === 0) return { moved: 0, dropped: 0 };
       const ids = idList(due.map((r) => String(r.id)));
-      await queryRunner.query(
+      const inserted: unknown = await queryRunner.query(
         `insert ignore into ${this.tables.outbox}
            (message_id, destination, type, \`key\`, headers, payload, occurred_at, created_at, available_at)
          select message_id, destination, type, \`key\`, headers, payload, occurred_at, utc_timestamp(6),
@@ -151,11 +153,11 @@ export class MysqlOutboxStore extends OutboxStore {
          from ${s} where id in (${ids}) order by deliver_at, id`,
       );
       await queryRunner.query(`delete from ${s} where id in (${ids})`);
-      return due.length;
+      return { moved: due.length, dropped: due.length - affectedRows(inserted) };
     });
     const next = await this.nextScheduledDueInMs();
     // Due ones left (skipped: another relay moves them): the relay looks again at once.
-    return { moved, nextDueInMs: next === undefined ? undefined : Math.max(0, next) };
+    return { moved, nextDueInMs: next === undefined ? undefined : Math.max(0, next), dropped };
   }
 
   /** Milliseconds until the first scheduled message is due by the database's clock (0 or less: due). */

@@ -146,10 +146,12 @@ export class PostgresOutboxStore extends OutboxStore {
    * and inserted into the outbox in due order, so that each gets an outbox id behind every row already there.
    * An id the outbox holds already (the same message id added unscheduled) is not inserted twice.
    */
-  async moveDueScheduled(limit: number): Promise<{ moved: number; nextDueInMs: number | undefined }> {
+  async moveDueScheduled(
+    limit: number,
+  ): Promise<{ moved: number; nextDueInMs: number | undefined; dropped: number }> {
     const s = this.tables.scheduled;
-    const [{ moved, next_due_ms }] = await this.dataSource.query<
-      Array<{ moved: number; next_due_ms: number | null }>
+    const [{ moved, inserted, next_due_ms }] = await this.dataSource.query<
+      Array<{ moved: number; inserted: number; next_due_ms: number | null }>
     >(
       `with due as (
          delete from ${s} where id in (
@@ -163,11 +165,16 @@ export class PostgresOutboxStore extends OutboxStore {
          returning id
        )
        select (select count(*) from due)::int as moved,
+              (select count(*) from moved)::int as inserted,
               (select ceil(extract(epoch from (min(deliver_at) - now())) * 1000)::float8
                  from ${s} where deliver_at > now()) as next_due_ms`,
       [limit],
     );
-    return { moved: Number(moved), nextDueInMs: next_due_ms === null ? undefined : Number(next_due_ms) };
+    return {
+      moved: Number(moved),
+      nextDueInMs: next_due_ms === null ? undefined : Number(next_due_ms),
+      dropped: Number(moved) - Number(inserted),
+    };
   }
 
   async scheduledTableExists(): Promise<boolean> {
