@@ -58,6 +58,7 @@ export type { OutboxOptions } from './outbox/outbox.decorator';
 export { OutboxService } from './outbox/outbox.service';
 export type { AddMessageOptions } from './outbox/outbox.service';
 export { MAX_SCHEDULE_AHEAD_MS } from './outbox/schedule';
+export type { CancelRefusal, CancelResult } from './outbox/cancel-result';
 export { TransactionHost } from './transaction/transaction-host';
 export type { RunInTransactionOptions } from './transaction/transaction-host';
 
@@ -102,6 +103,7 @@ export { InvalidMessagingOptionsError } from './errors/invalid-messaging-options
 export type { OptionIssue } from './errors/invalid-messaging-options.error';
 export { InvalidRetryPolicyError } from './errors/invalid-retry-policy.error';
 export { InvalidScheduleError } from './errors/invalid-schedule.error';
+export { DuplicateMessageIdError } from './errors/duplicate-message-id.error';
 export { LogicalDecodingUnavailableError } from './errors/logical-decoding-unavailable.error';
 export { MessageHandlingError } from './errors/message-handling.error';
 export { RetryLaterError } from './errors/retry-later.error';

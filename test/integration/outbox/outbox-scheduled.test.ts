@@ -166,14 +166,16 @@ describe.each(CASES)('Scheduled messages (%s)', (_, dialect, broker) => {
     expect(due.at - before).toBeGreaterThanOrEqual(1_200);
   });
 
+  // claim: C-110
   it('cancel() keeps a scheduled message from ever being delivered, and says false for what it cannot cancel', async () => {
+    const notFound = { cancelled: false, reason: 'not-found' };
     const id = await inTransaction((outbox) =>
       outbox.add(event(), { orderId: 10, customer: 'c10', amount: 1 }, { delayMs: 1_000 }),
     );
-    expect(await inTransaction((outbox) => outbox.cancel(id))).toBe(true);
-    expect(await inTransaction((outbox) => outbox.cancel(id))).toBe(false); // cancelled already
-    expect(await inTransaction((outbox) => outbox.cancel('0193b6a0-0000-7000-8000-000000000000'))).toBe(
-      false,
+    expect(await inTransaction((outbox) => outbox.cancel(id))).toEqual({ cancelled: true });
+    expect(await inTransaction((outbox) => outbox.cancel(id))).toEqual(notFound); // cancelled already
+    expect(await inTransaction((outbox) => outbox.cancel('0193b6a0-0000-7000-8000-000000000000'))).toEqual(
+      notFound,
     );
     // A cancel in a transaction that rolls back cancels nothing.
     const kept = await inTransaction((outbox) =>
@@ -181,7 +183,7 @@ describe.each(CASES)('Scheduled messages (%s)', (_, dialect, broker) => {
     );
     await expect(
       inTransaction(async (outbox) => {
-        expect(await outbox.cancel(kept)).toBe(true);
+        expect(await outbox.cancel(kept)).toEqual({ cancelled: true });
         throw new Error('rolled back');
       }),
     ).rejects.toThrow('rolled back');
@@ -189,8 +191,11 @@ describe.each(CASES)('Scheduled messages (%s)', (_, dialect, broker) => {
     expect(sent).toBeDefined();
     await sleep(200);
     expect(arrived(10)).toBeUndefined();
-    // Published: nothing left to cancel.
-    expect(await inTransaction((outbox) => outbox.cancel(kept))).toBe(false);
+    // Published (its row kept a day by default): nothing left to cancel, and it says so.
+    expect(await inTransaction((outbox) => outbox.cancel(kept))).toEqual({
+      cancelled: false,
+      reason: 'sent',
+    });
     expect((await readOutboxRows(db)).some((r) => r.messageId === id)).toBe(false);
   });
 

@@ -41,6 +41,19 @@ describe(figuresOf.name, () => {
       ],
     });
   });
+
+  // claim: C-109
+  it('reads the scheduled messages waiting and when the next is due, when the service reports them', () => {
+    const scheduled = `messaging_outbox_scheduled 4\nmessaging_outbox_next_scheduled_due_seconds 61.5\n`;
+    expect(figuresOf('svc', parseMetrics(TEXT + scheduled)).scheduled).toEqual({
+      waiting: 4,
+      nextDueInSeconds: 61.5,
+    });
+    expect(figuresOf('svc', parseMetrics(TEXT + 'messaging_outbox_scheduled 0\n')).scheduled).toEqual({
+      waiting: 0,
+    });
+    expect(figuresOf('svc', parseMetrics(TEXT)).scheduled).toBeUndefined();
+  });
 });
 
 describe(ConsoleMetrics.name, () => {

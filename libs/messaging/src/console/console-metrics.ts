@@ -56,6 +56,17 @@ export interface GroupFigures {
   readonly handledPerMinute?: number;
 }
 
+/** A service's scheduled messages (`add(…, { delayMs | deliverAt })`), as its database holds them. */
+export interface ScheduledFigures {
+  /** Scheduled messages waiting to be due (`messaging_outbox_scheduled`). */
+  readonly waiting: number;
+  /**
+   * Seconds until the next is due, negative when overdue (`messaging_outbox_next_scheduled_due_seconds`);
+   * undefined when none waits.
+   */
+  readonly nextDueInSeconds?: number;
+}
+
 /** What the overview shows of one service, or why it could not be read. */
 export interface ServiceFigures {
   readonly service: string;
@@ -65,6 +76,8 @@ export interface ServiceFigures {
   readonly lastUpAt?: number;
   readonly destinations: readonly DestinationFigures[];
   readonly groups: readonly GroupFigures[];
+  /** Its scheduled messages; undefined when its metrics have none (a version before scheduled delivery). */
+  readonly scheduled?: ScheduledFigures;
 }
 
 const sum = (samples: readonly MetricSample[], name: string, match: Record<string, string>): number =>
@@ -88,8 +101,13 @@ export function figuresOf(service: string, samples: readonly MetricSample[]): Se
       );
     }
   }
+  const waiting = samples.find((s) => s.name === 'messaging_outbox_scheduled');
+  const nextDue = samples.find((s) => s.name === 'messaging_outbox_next_scheduled_due_seconds');
   return {
     service,
+    ...(waiting && {
+      scheduled: { waiting: waiting.value, ...(nextDue && { nextDueInSeconds: nextDue.value }) },
+    }),
     destinations: [...destinations].sort().map((destination) => ({
       service,
       destination,

@@ -245,5 +245,6 @@ const NO_OP = Object.freeze({
   set: () => undefined,
   observe: () => undefined,
   reset: () => undefined,
+  remove: () => undefined,
   startTimer: () => () => 0,
 });

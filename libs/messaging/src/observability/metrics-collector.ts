@@ -49,8 +49,9 @@ export class MetricsCollector implements OnModuleInit {
   private async refreshScheduled(): Promise<void> {
     const { scheduled, nextDueInMs } = await this.store.scheduledFigures();
     this.metrics.scheduled.set(scheduled);
-    this.metrics.nextScheduledDue.reset();
-    if (nextDueInMs !== undefined) this.metrics.nextScheduledDue.set(nextDueInMs / 1000);
+    // Absent when none waits: reset() would leave an unlabelled gauge at 0, which reads as "due now".
+    if (nextDueInMs === undefined) this.metrics.nextScheduledDue.remove();
+    else this.metrics.nextScheduledDue.set(nextDueInMs / 1000);
   }
 
   private async refreshTableRows(): Promise<void> {

@@ -34,6 +34,8 @@ class FakeStore {
   clock?: FakeClock;
   /** Scheduled messages not yet moved: their due time (this clock) and key. */
   readonly scheduled: Array<{ dueAt: number; key: string }> = [];
+  /** Answered by the next move as dropped (their ids taken in the outbox): one entry each. */
+  readonly dropOnMove: unknown[] = [];
   /** Moves of due scheduled messages asked for, and when (this clock). */
   readonly moves: number[] = [];
   /** Runs as the relay looks for held rows (then cleared): what changes meanwhile. */
@@ -97,7 +99,9 @@ class FakeStore {
     return 0;
   }
   /** Due ones become pending rows, in due order; answers the time until the next. */
-  async moveDueScheduled(limit: number): Promise<{ moved: number; nextDueInMs: number | undefined }> {
+  async moveDueScheduled(
+    limit: number,
+  ): Promise<{ moved: number; nextDueInMs: number | undefined; dropped?: number }> {
     const now = this.clock?.now() ?? 0;
     this.moves.push(now);
     this.scheduled.sort((a, b) => a.dueAt - b.dueAt);
@@ -107,7 +111,7 @@ class FakeStore {
       this.add(1, m.key);
     });
     const next = this.scheduled.length === 0 ? undefined : this.scheduled[0].dueAt - now;
-    return { moved: due.length, nextDueInMs: next };
+    return { moved: due.length, nextDueInMs: next, dropped: this.dropOnMove.splice(0).length };
   }
 
   async nextHeldRowFreeAt(): Promise<Date | undefined> {
@@ -479,6 +483,27 @@ describe(OutboxRelay.name, () => {
       await clock.advance(0);
       expect(store.sent).toEqual(['1']);
       expect(store.moves).toHaveLength(1);
+    });
+
+    // claim: C-111
+    it('warns when a move found due messages whose ids the outbox held already', async () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      try {
+        const { clock, store, wakeup } = startRelay();
+        await clock.advance(0); // the bootstrap round
+        store.scheduled.push({ dueAt: clock.now(), key: 'taken' });
+        store.dropOnMove.push(1);
+        wakeup.fire({ scheduled: true });
+        await clock.advance(0);
+        expect(store.moves).toHaveLength(2);
+        expect(warn.mock.calls.map(([line]) => String(line))).toContainEqual(
+          expect.stringMatching(
+            /^1 due scheduled message\(s\) not published: the outbox held their message ids/,
+          ),
+        );
+      } finally {
+        warn.mockRestore();
+      }
     });
 
     it('finds a message another instance scheduled at the safety poll, then wakes when it is due', async () => {

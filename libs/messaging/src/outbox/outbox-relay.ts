@@ -341,7 +341,13 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     if (!this.scheduledDue()) return;
     this.scheduledCheckAt = Number.POSITIVE_INFINITY;
     try {
-      const { moved, nextDueInMs } = await this.store.moveDueScheduled(SCHEDULED_MOVE_LIMIT);
+      const { moved, nextDueInMs, dropped } = await this.store.moveDueScheduled(SCHEDULED_MOVE_LIMIT);
+      if (dropped) {
+        this.logger.warn(
+          `${dropped} due scheduled message(s) not published: the outbox held their message ids already (an ` +
+            'unscheduled add() was given the id of a scheduled message that waited; that one was published).',
+        );
+      }
       // Claim what was moved: beside this drain's publish, or in one more round (a claim beside a publish is
       // made only when more rows may wait: issue 39).
       if (moved > 0) this.wakeRequested = true;

@@ -61,8 +61,19 @@ export abstract class OutboxStore implements OutboxFigures {
   /**
    * Inserts a scheduled message in the caller's transaction, into the table of scheduled messages (not the
    * outbox): due at `schedule.deliverAt`, or `schedule.delayMs` after the database's clock at the insert.
+   * False, and nothing written, when the outbox or the table of scheduled messages holds its message id
+   * already (neither refusal aborts the caller's transaction).
    */
-  abstract insertScheduled(queryRunner: QueryRunner, row: NewOutboxRow, schedule: Schedule): Promise<void>;
+  abstract insertScheduled(queryRunner: QueryRunner, row: NewOutboxRow, schedule: Schedule): Promise<boolean>;
+
+  /**
+   * Whether the outbox holds `messageId`, in the caller's transaction: `'pending'` (not yet confirmed by the
+   * broker), `'sent'` (confirmed, the row kept), undefined (no row).
+   */
+  abstract outboxStateOf(
+    queryRunner: QueryRunner,
+    messageId: string,
+  ): Promise<'pending' | 'sent' | undefined>;
 
   /**
    * Deletes a scheduled message not yet moved into the outbox, in the caller's transaction; false when there
@@ -75,8 +86,12 @@ export abstract class OutboxStore implements OutboxFigures {
    * Moves up to `limit` scheduled messages that are due by the database's clock into the outbox, in due order
    * (then insertion order), in one transaction; rows another relay is moving are skipped. Returns how many it
    * moved and, by the database's clock, the milliseconds until the first one not yet due (undefined: none).
+   * `dropped`: how many of those moved the outbox did not take, their message id being there already (an
+   * unscheduled `add()` took it while they waited); undefined or 0 when none.
    */
-  abstract moveDueScheduled(limit: number): Promise<{ moved: number; nextDueInMs: number | undefined }>;
+  abstract moveDueScheduled(
+    limit: number,
+  ): Promise<{ moved: number; nextDueInMs: number | undefined; dropped?: number }>;
 
   /** True when the table of scheduled messages exists (its migration ran). */
   abstract scheduledTableExists(): Promise<boolean>;

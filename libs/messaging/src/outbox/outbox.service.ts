@@ -3,6 +3,7 @@ import { Clock } from '../common/clock';
 import { EventDefinition, EventPayload } from '../envelope/event-definition';
 import { eventVersionHeader } from '../envelope/event-version';
 import { isMessageId, newMessageId } from '../envelope/message-id';
+import { DuplicateMessageIdError } from '../errors/duplicate-message-id.error';
 import { InvalidScheduleError } from '../errors/invalid-schedule.error';
 import { NoActiveTransactionError } from '../errors/no-active-transaction.error';
 import { OutboxPayloadInvalidError } from '../errors/outbox-payload-invalid.error';
@@ -11,6 +12,8 @@ import { currentTraceHeaders } from '../observability/trace-context';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { TransactionHost } from '../transaction/transaction-host';
 import { TransactionScope } from '../transaction/transaction-scope';
+import { CancelResult } from './cancel-result';
+import { isUniqueViolation } from './duplicate-key';
 import { unparkableContent } from './logical/logical-content-limits';
 import { LogicalMessageWriter } from './logical/logical-message-writer';
 import { NewOutboxRow } from './outbox-row';
@@ -21,9 +24,10 @@ import { resolveSchedule } from './schedule';
 /** Options of one `OutboxService.add()`. */
 export interface AddMessageOptions {
   /**
-   * Your own message id (any UUID), e.g. to make a retried request idempotent. Default: a new UUIDv7. The
-   * polling relay's outbox refuses an id it holds already (a unique index); with `relay.mode: 'logical'` there
-   * is no row to check against, so both messages go out and the consumers' inbox handles the id once.
+   * Your own message id (any UUID), e.g. to make a retried request idempotent. Default: a new UUIDv7. An id
+   * the outbox holds already (pending, or sent and kept) is refused with `DuplicateMessageIdError`, and so is a
+   * scheduled message's id that waits or that the outbox holds; with `relay.mode: 'logical'` an unscheduled
+   * message has no row to check against, so both messages go out and the consumers' inbox handles the id once.
    */
   messageId?: string;
   /** Extra headers. Names starting with `msg.` are reserved and refused. */
@@ -112,7 +116,9 @@ export class OutboxService {
         const problems = unparkableContent(row);
         if (problems.length > 0) throw new OutboxPayloadInvalidError(event.type, problems);
       }
-      await this.store.insertScheduled(scope.queryRunner, row, schedule);
+      if (!(await this.store.insertScheduled(scope.queryRunner, row, schedule))) {
+        throw new DuplicateMessageIdError(messageId, event.type);
+      }
       if (!this.scheduledIn.has(scope)) {
         this.scheduledIn.add(scope);
         scope.afterCommit.push(() => this.wakeup.fire({ scheduled: true }));
@@ -127,7 +133,12 @@ export class OutboxService {
       await this.logical.write(scope.queryRunner, row);
       return messageId;
     }
-    await this.store.insert(scope.queryRunner, [row]);
+    try {
+      await this.store.insert(scope.queryRunner, [row]);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new DuplicateMessageIdError(messageId, event.type, error);
+      throw error;
+    }
     // External mode: Debezium reads the row from the log; no relay of ours is woken for it.
     if (this.options.relay.mode === 'external') return messageId;
     if (!this.notified.has(scope)) {
@@ -139,15 +150,19 @@ export class OutboxService {
   }
 
   /**
-   * Cancels a scheduled message (`add(…, { deliverAt | delayMs })`) in the current transaction: true when it
-   * was waiting and will now never be published (once the transaction commits); false when no scheduled
-   * message of that id waits: it is unknown, cancelled already, or was due and handed to the relay (published,
-   * or about to be). A relay moving it at that moment is waited for, so true never races a publish.
+   * Cancels a scheduled message (`add(…, { deliverAt | delayMs })`) in the current transaction:
+   * `{ cancelled: true }` when it was waiting and will now never be published (once the transaction commits);
+   * otherwise `{ cancelled: false, reason }`: `'pending'` (in the outbox: it came due, or was never scheduled;
+   * it will be published), `'sent'` (published, its row kept), `'not-found'` (unknown, cancelled already, or
+   * published and its row deleted). A relay moving it at that moment is waited for, so `cancelled: true`
+   * never races a publish.
    */
-  async cancel(messageId: string): Promise<boolean> {
+  async cancel(messageId: string): Promise<CancelResult> {
     const scope = this.transactions.currentScope();
     if (!scope) throw new NoActiveTransactionError('OutboxService.cancel()');
     if (!isMessageId(messageId)) throw new TypeError(`messageId must be a UUID, got '${String(messageId)}'.`);
-    return this.store.cancelScheduled(scope.queryRunner, messageId);
+    if (await this.store.cancelScheduled(scope.queryRunner, messageId)) return { cancelled: true };
+    const state = await this.store.outboxStateOf(scope.queryRunner, messageId);
+    return { cancelled: false, reason: state ?? 'not-found' };
   }
 }

@@ -1,5 +1,5 @@
 import { InvalidScheduleError } from '../errors/invalid-schedule.error';
-import { MAX_SCHEDULE_AHEAD_MS, resolveSchedule } from './schedule';
+import { beyondExact, MAX_SCHEDULE_AHEAD_MS, resolveSchedule, SCHEDULED_EXACT_COUNT_LIMIT } from './schedule';
 
 const NOW = Date.parse('2026-12-06T12:00:00Z');
 
@@ -50,5 +50,21 @@ describe(resolveSchedule.name, () => {
     expect(resolveSchedule('Renewal', { delayMs: MAX_SCHEDULE_AHEAD_MS }, NOW)).toEqual({
       delayMs: MAX_SCHEDULE_AHEAD_MS,
     });
+  });
+});
+
+describe(beyondExact.name, () => {
+  const LIMIT = SCHEDULED_EXACT_COUNT_LIMIT;
+
+  it('gives the exact count up to the limit, whatever the estimate says', () => {
+    expect(beyondExact(0, 500)).toBe(0);
+    expect(beyondExact(LIMIT, 1_000_000)).toBe(LIMIT);
+  });
+
+  it('gives the estimate above the limit, never below what was counted', () => {
+    expect(beyondExact(LIMIT + 1, 98_765.4)).toBe(98_765);
+    expect(beyondExact(LIMIT + 1, 5_000)).toBe(LIMIT + 1); // statistics behind
+    expect(beyondExact(LIMIT + 1, undefined)).toBe(LIMIT + 1);
+    expect(beyondExact(LIMIT + 1, -1)).toBe(LIMIT + 1); // PostgreSQL: never analysed
   });
 });

@@ -7,6 +7,13 @@ import { InvalidScheduleError } from '../errors/invalid-schedule.error';
 export const MAX_SCHEDULE_AHEAD_MS = 3_653 * 24 * 60 * 60 * 1000;
 
 /**
+ * Up to how many waiting scheduled messages the metrics count exactly; above, they give the database's own
+ * estimate, so that a scrape's cost does not grow with the backlog (a `count(*)` of 100,000 rows took 60 to
+ * 95 ms).
+ */
+export const SCHEDULED_EXACT_COUNT_LIMIT = 10_000;
+
+/**
  * When a scheduled message is due: an absolute time (`deliverAt`, compared with the database's clock) or a
  * delay counted from the database's clock when the row is written (`delayMs`). Exactly one is set.
  */
@@ -45,6 +52,16 @@ export function resolveSchedule(
     return whole > 0 ? { delayMs: whole } : undefined;
   }
   return undefined;
+}
+
+/**
+ * The scheduled messages to report from an exact count of at most `SCHEDULED_EXACT_COUNT_LIMIT + 1` rows and
+ * the database's estimate: the count when it stayed within the limit, else the estimate (never below the
+ * count: an estimate the statistics have not caught up with yet, or none, says at least that many).
+ */
+export function beyondExact(counted: number, estimate: number | undefined): number {
+  if (counted <= SCHEDULED_EXACT_COUNT_LIMIT) return counted;
+  return Math.max(counted, Math.round(estimate ?? 0));
 }
 
 function tooFar(eventType: string, what: string): InvalidScheduleError {

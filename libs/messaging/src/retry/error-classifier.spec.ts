@@ -1,3 +1,4 @@
+import { DuplicateMessageIdError } from '../errors/duplicate-message-id.error';
 import { FailureCategory } from '../errors/failure-category';
 import { MessageHandlingError } from '../errors/message-handling.error';
 import { TransactionAbortedError } from '../errors/transaction-aborted.error';
@@ -96,6 +97,12 @@ describe(ErrorClassifier.name, () => {
       expect(classifier.classify(retriable)).toEqual({ category: TRANSIENT, code: 'KafkaJSConnectionError' });
       const notRetriable = Object.assign(new Error('x'), { retriable: false });
       expect(classifier.classify(notRetriable)).toEqual({ category: UNKNOWN, code: 'Error' });
+    });
+
+    // It stood for the outbox's unique violation (23505, ER_DUP_ENTRY): classified as that was.
+    it('classifies a DuplicateMessageIdError as VALIDATION, as the unique violation it replaces', () => {
+      const error = new DuplicateMessageIdError('0193b6a0-0000-7000-8000-000000000001', 'OrderPlaced');
+      expect(classifier.classify(error)).toEqual({ category: VALIDATION, code: 'DuplicateMessageIdError' });
     });
 
     it.each([

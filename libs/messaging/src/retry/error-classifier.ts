@@ -1,4 +1,5 @@
 import { FailureCategory } from '../errors/failure-category';
+import { DuplicateMessageIdError } from '../errors/duplicate-message-id.error';
 import { TransactionAbortedError } from '../errors/transaction-aborted.error';
 import { httpStatus, property } from './error-shape';
 
@@ -61,7 +62,8 @@ const CATEGORIES: readonly unknown[] = Object.values(FailureCategory);
 /**
  * Maps a thrown value to a `FailureCategory`, by type and by code, never by message text. User rules
  * first, then: a `TransactionAbortedError` as the database error it names (its code
- * `TransactionAbortedError/<that error's own code>`, e.g. `TransactionAbortedError/23505`), an error carrying
+ * `TransactionAbortedError/<that error's own code>`, e.g. `TransactionAbortedError/23505`), a
+ * `DuplicateMessageIdError` as VALIDATION (the unique violation it names), an error carrying
  * its own `category` (`MessageHandlingError`), `retriable: true` (kafkajs) → TRANSIENT, Node network codes,
  * PostgreSQL SQLSTATEs, MySQL/MariaDB error codes; anything else → UNKNOWN. The failure code names the
  * error's class and its machine code (see `Classification.code`), so that a dead letter says why without
@@ -83,6 +85,8 @@ export class ErrorClassifier {
       }
     }
     if (error instanceof TransactionAbortedError) return this.aborted(error);
+    // The outbox's unique index's refusal, named: VALIDATION as the database error it stands for.
+    if (error instanceof DuplicateMessageIdError) return result(FailureCategory.VALIDATION, described);
     const category = property(error, 'category');
     // The application classified it itself (MessageHandlingError): its code as it chose it.
     if (CATEGORIES.includes(category)) return result(category as FailureCategory, own);

@@ -15,6 +15,7 @@ describe(overviewPage.name, () => {
       {
         service: 'post-service',
         lastUpAt: now,
+        scheduled: { waiting: 3, nextDueInSeconds: 300 },
         destinations: [],
         groups: [],
       },
@@ -66,6 +67,29 @@ describe(overviewPage.name, () => {
       /data-testid="oldest"><time datetime="2026-12-03T07:56:00.000Z"[^>]*>2026-12-03 07:56:00 UTC \(4 min ago\)/,
     );
     expect(page).toContain('<td class="num">2.5</td>');
+  });
+
+  // claim: C-109
+  it('shows each service’s scheduled messages: how many wait, when the next is due, and an overdue one', () => {
+    expect(page).toMatch(
+      /data-scheduled="post-service">\s*<td>post-service<\/td>\s*<td class="num">3<\/td>\s*<td data-testid="next-due">\s*<time datetime="2026-12-03T08:05:00.000Z"[^>]*>2026-12-03 08:05:00 UTC \(in 5 min\)/,
+    );
+    expect(page).not.toContain('data-scheduled="subscribe-service"'); // no figures: left out
+    const other = (scheduled: { waiting: number; nextDueInSeconds?: number }) =>
+      overviewPage(context, {
+        now,
+        queues: [],
+        services: [{ service: 's', lastUpAt: now, destinations: [], groups: [], scheduled }],
+      });
+    expect(other({ waiting: 0 })).toMatch(
+      /<td class="num">0<\/td>\s*<td data-testid="next-due">\s*<span class="muted">none waiting/,
+    );
+    expect(other({ waiting: 1, nextDueInSeconds: -120 })).toMatch(
+      /07:58:00 UTC \(2 min ago\)<\/time>\s*<strong class="bad">overdue<\/strong>/,
+    );
+    expect(overviewPage(context, { now, queues: [], services: [] })).toContain(
+      'No scheduled-message figures yet.',
+    );
   });
 
   it('refreshes itself, with the console’s own script and no inline script', () => {

@@ -76,9 +76,41 @@ function queuesTable(context: PageContext, queues: readonly OverviewQueue[], now
 }
 
 /**
+ * Per service, its scheduled messages: how many wait, and when the next is due (overdue, in red: due ones are
+ * not being moved, no relay runs or it fails). Services whose metrics have no such figures are left out.
+ */
+function scheduledTable(services: readonly ServiceFigures[], now: number): Html {
+  const rows = services.filter((s) => s.scheduled !== undefined);
+  return html`<table aria-labelledby="scheduled">
+    ${headRow(['Service', '#Waiting', 'Next due'])}
+    <tbody>
+      ${
+        rows.length === 0
+          ? html`<tr>
+              <td colspan="3" class="muted">No scheduled-message figures yet.</td>
+            </tr>`
+          : ''
+      }
+      ${rows.map(({ service, scheduled }) => {
+        const next = scheduled?.nextDueInSeconds;
+        const at = next === undefined ? undefined : new Date(now + Math.round(next * 1000));
+        return html`<tr data-scheduled="${service}">
+          <td>${service}</td>
+          <td class="num">${scheduled?.waiting ?? 0}</td>
+          <td data-testid="next-due">
+            ${at === undefined ? html`<span class="muted">none waiting</span>` : timeOf(at, now)}
+            ${next !== undefined && next < 0 ? html` <strong class="bad">overdue</strong>` : ''}
+          </td>
+        </tr>`;
+      })}
+    </tbody>
+  </table>`;
+}
+
+/**
  * The overview an on-call engineer starts from: services up or down, DLQs with their oldest message's age
  * (each linked to its page), the outbox per destination and the consumer groups (rates per minute that
- * survive a service's restart). Refreshes itself.
+ * survive a service's restart), and the scheduled messages waiting with when the next is due. Refreshes itself.
  */
 export function overviewPage(context: PageContext, overview: Overview): string {
   const { services, queues, queueError, now } = overview;
@@ -117,6 +149,8 @@ export function overviewPage(context: PageContext, overview: Overview): string {
           )}
         </tbody>
       </table>
+      <h2 id="scheduled">Scheduled messages</h2>
+      ${scheduledTable(services, now)}
       <h2 id="groups">Consumer groups</h2>
       <table aria-labelledby="groups">
         ${headRow(['Service', 'Group', 'Destination', '#Handled', '#Handled / min', '#Duplicates', '#Retries', 'Failed attempts by category', '#Dead-lettered', '#DLQ depth'])}

@@ -2,7 +2,7 @@ import { DataSource, QueryRunner } from 'typeorm';
 import { UnsupportedDatabaseError } from '../../errors/unsupported-database.error';
 import { CreateMysqlMessagingTables1764806400000 } from '../../migrations/create-mysql-messaging-tables.migration';
 import { CreateMysqlScheduledMessages1765152000000 } from '../../migrations/create-mysql-scheduled-messages.migration';
-import { Schedule } from '../../outbox/schedule';
+import { beyondExact, Schedule, SCHEDULED_EXACT_COUNT_LIMIT } from '../../outbox/schedule';
 import { FailedOutboxRow, NewOutboxRow } from '../../outbox/outbox-row';
 import { ClaimedRows, OutboxBacklog, OutboxStore, OutboxStoreSettings } from '../../outbox/outbox-store';
 import { MessagingTables } from '../../tables/messaging-tables';
@@ -11,6 +11,7 @@ import { mysqlServerProblem } from './mysql-server-version';
 import {
   affectedRows,
   idList,
+  isDuplicateKey,
   inReadCommitted,
   parseUtc,
   readCommitted,
@@ -82,16 +83,38 @@ export class MysqlOutboxStore extends OutboxStore {
     );
   }
 
-  async insertScheduled(queryRunner: QueryRunner, row: NewOutboxRow, schedule: Schedule): Promise<void> {
+  /**
+   * An id the outbox holds is not inserted: a plain read first (an `insert … select … where not exists` would
+   * lock the gap of the outbox's id index, the end where every new UUIDv7 goes, until the writer commits); one
+   * the scheduled messages hold is refused by their unique index.
+   */
+  async insertScheduled(queryRunner: QueryRunner, row: NewOutboxRow, schedule: Schedule): Promise<boolean> {
+    if ((await this.outboxStateOf(queryRunner, row.messageId)) !== undefined) return false;
     const deliverAt = 'deliverAt' in schedule ? utcDatetime(schedule.deliverAt) : null;
     const delayUs = 'delayMs' in schedule ? schedule.delayMs * 1000 : 0;
-    await queryRunner.query(
-      `insert into ${this.tables.scheduled}
-         (message_id, destination, type, \`key\`, headers, payload, occurred_at, created_at, deliver_at)
-       values (?, ?, ?, ?, ?, ?, ?, utc_timestamp(6),
-               coalesce(cast(? as datetime(6)), utc_timestamp(6) + interval ? microsecond))`,
-      [...rowParams(row), deliverAt, delayUs],
-    );
+    try {
+      await queryRunner.query(
+        `insert into ${this.tables.scheduled}
+           (message_id, destination, type, \`key\`, headers, payload, occurred_at, created_at, deliver_at)
+         values (?, ?, ?, ?, ?, ?, ?, utc_timestamp(6),
+                 coalesce(cast(? as datetime(6)), utc_timestamp(6) + interval ? microsecond))`,
+        [...rowParams(row), deliverAt, delayUs],
+      );
+      return true;
+    } catch (error) {
+      // MySQL and MariaDB roll back only the refused statement, not the caller's transaction.
+      if (isDuplicateKey(error)) return false;
+      throw error;
+    }
+  }
+
+  async outboxStateOf(queryRunner: QueryRunner, messageId: string): Promise<'pending' | 'sent' | undefined> {
+    const rows = (await queryRunner.query(
+      `select sent_at is not null as sent from ${this.tables.outbox} where message_id = ?`,
+      [messageId.toLowerCase()],
+    )) as Array<{ sent: number | string }>;
+    if (rows.length === 0) return undefined;
+    return Number(rows[0].sent) === 1 ? 'sent' : 'pending';
   }
 
   async cancelScheduled(queryRunner: QueryRunner, messageId: string): Promise<boolean> {
@@ -108,19 +131,21 @@ export class MysqlOutboxStore extends OutboxStore {
    * another relay's move, a cancel in flight), insert them into the outbox in due order (an id the outbox holds
    * already is skipped), delete them; then the next due time again.
    */
-  async moveDueScheduled(limit: number): Promise<{ moved: number; nextDueInMs: number | undefined }> {
+  async moveDueScheduled(
+    limit: number,
+  ): Promise<{ moved: number; nextDueInMs: number | undefined; dropped: number }> {
     const first = await this.nextScheduledDueInMs();
-    if (first === undefined || first > 0) return { moved: 0, nextDueInMs: first };
+    if (first === undefined || first > 0) return { moved: 0, nextDueInMs: first, dropped: 0 };
     const s = this.tables.scheduled;
-    const moved = await inReadCommitted(this.dataSource, async (queryRunner) => {
+    const { moved, dropped } = await inReadCommitted(this.dataSource, async (queryRunner) => {
       const due = (await queryRunner.query(
         `select id from ${s} force index (messaging_outbox_scheduled_due_idx)
          where deliver_at <= utc_timestamp(6) order by deliver_at, id limit ? for update skip locked`,
         [limit],
       )) as Array<{ id: string | number }>;
-      if (due.length === 0) return 0;
+      if (due.length === 0) return { moved: 0, dropped: 0 };
       const ids = idList(due.map((r) => String(r.id)));
-      await queryRunner.query(
+      const inserted: unknown = await queryRunner.query(
         `insert ignore into ${this.tables.outbox}
            (message_id, destination, type, \`key\`, headers, payload, occurred_at, created_at, available_at)
          select message_id, destination, type, \`key\`, headers, payload, occurred_at, utc_timestamp(6),
@@ -128,11 +153,11 @@ export class MysqlOutboxStore extends OutboxStore {
          from ${s} where id in (${ids}) order by deliver_at, id`,
       );
       await queryRunner.query(`delete from ${s} where id in (${ids})`);
-      return due.length;
+      return { moved: due.length, dropped: due.length - affectedRows(inserted) };
     });
     const next = await this.nextScheduledDueInMs();
     // Due ones left (skipped: another relay moves them): the relay looks again at once.
-    return { moved, nextDueInMs: next === undefined ? undefined : Math.max(0, next) };
+    return { moved, nextDueInMs: next === undefined ? undefined : Math.max(0, next), dropped };
   }
 
   /** Milliseconds until the first scheduled message is due by the database's clock (0 or less: due). */
@@ -152,16 +177,27 @@ export class MysqlOutboxStore extends OutboxStore {
     return Number(found) > 0;
   }
 
+  /**
+   * Counted up to `SCHEDULED_EXACT_COUNT_LIMIT` (a read of at most that many index entries), InnoDB's estimate
+   * (`table_rows`, which may be tens of percent off) above; the next due time from the due index's first entry.
+   */
   async scheduledFigures(): Promise<{ scheduled: number; nextDueInMs: number | undefined }> {
-    const [{ scheduled, next_due_us }] = await this.dataSource.query<
-      Array<{ scheduled: string | number; next_due_us: string | number | null }>
+    const s = this.tables.scheduled;
+    const [{ counted, estimate, next_due_us }] = await this.dataSource.query<
+      Array<{
+        counted: string | number;
+        estimate: string | number | null;
+        next_due_us: string | number | null;
+      }>
     >(
-      `select count(*) as scheduled,
-              timestampdiff(microsecond, utc_timestamp(6), min(deliver_at)) as next_due_us
-       from ${this.tables.scheduled}`,
+      `select (select count(*) from (select 1 from ${s} limit ?) c) as counted,
+              (select table_rows from information_schema.tables
+                where table_schema = database() and table_name = 'messaging_outbox_scheduled') as estimate,
+              (select timestampdiff(microsecond, utc_timestamp(6), min(deliver_at)) from ${s}) as next_due_us`,
+      [SCHEDULED_EXACT_COUNT_LIMIT + 1],
     );
     return {
-      scheduled: Number(scheduled),
+      scheduled: beyondExact(Number(counted), estimate === null ? undefined : Number(estimate)),
       nextDueInMs: next_due_us === null ? undefined : Number(next_due_us) / 1000,
     };
   }

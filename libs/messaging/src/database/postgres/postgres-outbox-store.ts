@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { DataSource, QueryRunner } from 'typeorm';
 import { CreateMessagingTables1764547200000 } from '../../migrations/create-messaging-tables.migration';
 import { CreateScheduledMessages1765152000000 } from '../../migrations/create-scheduled-messages.migration';
-import { Schedule } from '../../outbox/schedule';
+import { beyondExact, Schedule, SCHEDULED_EXACT_COUNT_LIMIT } from '../../outbox/schedule';
 import { ClaimedOutboxRow, FailedOutboxRow, NewOutboxRow } from '../../outbox/outbox-row';
 import {
   claimedRows,
@@ -105,18 +105,32 @@ export class PostgresOutboxStore extends OutboxStore {
     );
   }
 
-  async insertScheduled(queryRunner: QueryRunner, row: NewOutboxRow, schedule: Schedule): Promise<void> {
-    await queryRunner.query(
+  /** One statement: an id the outbox or the scheduled messages hold already is not inserted (no error raised). */
+  async insertScheduled(queryRunner: QueryRunner, row: NewOutboxRow, schedule: Schedule): Promise<boolean> {
+    const inserted = (await queryRunner.query(
       `insert into ${this.tables.scheduled}
          (message_id, destination, type, key, headers, payload, occurred_at, deliver_at)
-       values ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7,
-               coalesce($8::timestamptz, now() + $9::bigint * interval '1 millisecond'))`,
+       select $1::uuid, $2, $3, $4, $5::jsonb, $6::jsonb, $7::timestamptz,
+              coalesce($8::timestamptz, now() + $9::bigint * interval '1 millisecond')
+       where not exists (select 1 from ${this.tables.outbox} where message_id = $1::uuid)
+       on conflict (message_id) do nothing
+       returning id`,
       [
         ...rowParams(row),
         'deliverAt' in schedule ? schedule.deliverAt : null,
         'delayMs' in schedule ? schedule.delayMs : null,
       ],
-    );
+    )) as unknown[];
+    return inserted.length > 0;
+  }
+
+  async outboxStateOf(queryRunner: QueryRunner, messageId: string): Promise<'pending' | 'sent' | undefined> {
+    const rows = (await queryRunner.query(
+      `select sent_at is not null as sent from ${this.tables.outbox} where message_id = $1`,
+      [messageId],
+    )) as Array<{ sent: boolean }>;
+    if (rows.length === 0) return undefined;
+    return rows[0].sent ? 'sent' : 'pending';
   }
 
   async cancelScheduled(queryRunner: QueryRunner, messageId: string): Promise<boolean> {
@@ -132,10 +146,12 @@ export class PostgresOutboxStore extends OutboxStore {
    * and inserted into the outbox in due order, so that each gets an outbox id behind every row already there.
    * An id the outbox holds already (the same message id added unscheduled) is not inserted twice.
    */
-  async moveDueScheduled(limit: number): Promise<{ moved: number; nextDueInMs: number | undefined }> {
+  async moveDueScheduled(
+    limit: number,
+  ): Promise<{ moved: number; nextDueInMs: number | undefined; dropped: number }> {
     const s = this.tables.scheduled;
-    const [{ moved, next_due_ms }] = await this.dataSource.query<
-      Array<{ moved: number; next_due_ms: number | null }>
+    const [{ moved, inserted, next_due_ms }] = await this.dataSource.query<
+      Array<{ moved: number; inserted: number; next_due_ms: number | null }>
     >(
       `with due as (
          delete from ${s} where id in (
@@ -149,11 +165,16 @@ export class PostgresOutboxStore extends OutboxStore {
          returning id
        )
        select (select count(*) from due)::int as moved,
+              (select count(*) from moved)::int as inserted,
               (select ceil(extract(epoch from (min(deliver_at) - now())) * 1000)::float8
                  from ${s} where deliver_at > now()) as next_due_ms`,
       [limit],
     );
-    return { moved: Number(moved), nextDueInMs: next_due_ms === null ? undefined : Number(next_due_ms) };
+    return {
+      moved: Number(moved),
+      nextDueInMs: next_due_ms === null ? undefined : Number(next_due_ms),
+      dropped: Number(moved) - Number(inserted),
+    };
   }
 
   async scheduledTableExists(): Promise<boolean> {
@@ -164,16 +185,22 @@ export class PostgresOutboxStore extends OutboxStore {
     return found !== null;
   }
 
+  /**
+   * Counted up to `SCHEDULED_EXACT_COUNT_LIMIT` (an index-only read of at most that many entries), the planner's
+   * estimate above; the next due time from the `(deliver_at, id)` index's first entry.
+   */
   async scheduledFigures(): Promise<{ scheduled: number; nextDueInMs: number | undefined }> {
-    const [{ scheduled, next_due_ms }] = await this.dataSource.query<
-      Array<{ scheduled: number; next_due_ms: number | null }>
+    const s = this.tables.scheduled;
+    const [{ counted, estimate, next_due_ms }] = await this.dataSource.query<
+      Array<{ counted: number; estimate: number | null; next_due_ms: number | null }>
     >(
-      `select count(*)::float8 as scheduled,
-              (extract(epoch from (min(deliver_at) - now())) * 1000)::float8 as next_due_ms
-       from ${this.tables.scheduled}`,
+      `select (select count(*) from (select 1 from ${s} limit $1) c)::float8 as counted,
+              (select reltuples from pg_class where oid = to_regclass($2))::float8 as estimate,
+              (select extract(epoch from (min(deliver_at) - now())) * 1000 from ${s})::float8 as next_due_ms`,
+      [SCHEDULED_EXACT_COUNT_LIMIT + 1, s],
     );
     return {
-      scheduled: Number(scheduled),
+      scheduled: beyondExact(Number(counted), estimate === null ? undefined : Number(estimate)),
       nextDueInMs: next_due_ms === null ? undefined : Number(next_due_ms),
     };
   }
