@@ -71,6 +71,17 @@ const ALL_CELLS: readonly CompatCell[] = [
     transport: 'kafka',
     extraPeers: ['prom-client'],
   },
+  // A Nest monorepo (`nest generate app billing` after `nest new`): the package installed at the root, the
+  // example in the second app, each app bundled by the CLI's builder (rspack in Nest 12).
+  {
+    name: 'nest12-monorepo',
+    node: 24,
+    nest: 12,
+    typeorm: '1',
+    transport: 'rabbitmq',
+    extraPeers: [],
+    monorepoApp: 'billing',
+  },
 ];
 
 /** `COMPAT_CELLS=nest12-esm,nest11-cjs` runs those cells only (all of them by default, as CI does). */
@@ -136,7 +147,7 @@ afterAll(async () => {
 }, 120_000);
 
 describe('the packed library in fresh Nest apps (compatibility matrix)', () => {
-  // claim: C-1, C-2, C-5, C-6, C-7, C-108
+  // claim: C-1, C-2, C-3, C-5, C-6, C-7, C-108
   it.each(CELLS.map((cell) => [cell.name, cell] as const))(
     '%s: installs, builds with the stock tsconfig, and runs the five-minute example',
     async (_name, cell) => {
@@ -177,7 +188,12 @@ describe('the packed library in fresh Nest apps (compatibility matrix)', () => {
         // The application as `nest new` made it: the template's own main.ts (today's passes @nestjs/observe's
         // instrument, which wraps every provider in a Proxy: a frozen provider crashed the start, issue 37).
         const instrumented = await app.instrumented();
-        if (cell.nest === 12 && atLeast(await schematicsVersion(cell.nest), [12, 0, 17])) {
+        // (A monorepo's second app comes from the sub-app schematic, whose main.ts passes no instrument.)
+        if (
+          cell.nest === 12 &&
+          !cell.monorepoApp &&
+          atLeast(await schematicsVersion(cell.nest), [12, 0, 17])
+        ) {
           expect(instrumented).toBe(true);
         }
         const started = await app.startAsGenerated(services.env);

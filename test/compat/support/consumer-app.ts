@@ -24,6 +24,12 @@ export interface CompatCell {
   readonly localRedrive?: boolean;
   /** Compiles guide 09's `examples/console/ops-console.module.ts` in the app (issue 37, item 5). */
   readonly opsConsole?: boolean;
+  /**
+   * A Nest monorepo: `nest generate app <name>` after `nest new` (which turns the project into one), the
+   * package installed at the root and the example put into that second app (guide 01: "install the package
+   * at the root and import it from any app"). Unset: the single-app project `nest new` makes.
+   */
+  readonly monorepoApp?: string;
 }
 
 /** Guide 09's "Mount it in an app": the console module, compiled in the cells that have `opsConsole`. */
@@ -46,7 +52,23 @@ export class ConsumerApp {
       env: withNode(node),
       maxBuffer: 16 * 1024 * 1024,
     });
-    return new ConsumerApp(cell, path.join(parent, cell.name), node);
+    const dir = path.join(parent, cell.name);
+    if (cell.monorepoApp) {
+      // As a user turns a project into a monorepo; the schematic installs the template's packages itself.
+      await run(node, [cli, 'generate', 'app', cell.monorepoApp], {
+        cwd: dir,
+        env: withNode(node),
+        maxBuffer: 16 * 1024 * 1024,
+        timeout: 600_000,
+      });
+    }
+    return new ConsumerApp(cell, dir, node);
+  }
+
+  /** Where the example goes: the app's `src/`, or the monorepo's second app's. */
+  private get sourceDir(): string {
+    const app = this.cell.monorepoApp;
+    return app ? path.join(this.dir, 'apps', app, 'src') : path.join(this.dir, 'src');
   }
 
   /** `"type": "module"` in the generated package.json (Nest 12's template), else CommonJS. */
@@ -79,7 +101,7 @@ export class ConsumerApp {
    * guide 09's console module as it is (`src/ops-console.module.ts`).
    */
   async build(): Promise<void> {
-    const src = path.join(this.dir, 'src');
+    const src = this.sourceDir;
     const renamed = (text: string) =>
       text
         .replace(/\bAppModule\b/g, 'FiveMinuteModule')
@@ -95,7 +117,7 @@ export class ConsumerApp {
       await fs.writeFile(path.join(src, name), renamed(await fs.readFile(from, 'utf8')));
     }
     if (this.cell.opsConsole) await fs.copyFile(OPS_CONSOLE_MODULE, path.join(src, 'ops-console.module.ts'));
-    const moduleFile = path.join(src, 'app.module.ts');
+    const moduleFile = path.join(src, `${this.cell.monorepoApp ?? 'app'}.module.ts`);
     const template = await fs.readFile(moduleFile, 'utf8');
     if (!/imports:\s*\[/.test(template))
       throw new Error(`${this.cell.name}: the template's AppModule has no imports`);
@@ -103,10 +125,27 @@ export class ConsumerApp {
       moduleFile,
       `import { FiveMinuteModule } from './five-minute.module.js';\n${template.replace(/imports:\s*\[/, (m) => `${m}FiveMinuteModule, `)}`,
     );
-    await this.exec(this.node, [
-      path.join(this.dir, 'node_modules', '@nestjs', 'cli', 'bin', 'nest.js'),
-      'build',
-    ]);
+    const nest = path.join(this.dir, 'node_modules', '@nestjs', 'cli', 'bin', 'nest.js');
+    const app = this.cell.monorepoApp;
+    if (!app) {
+      await this.exec(this.node, [nest, 'build']);
+      return;
+    }
+    // A monorepo's apps are bundled (Nest 12: rspack) from their entry only: the check is built as the app's
+    // entry through a copy of nest-cli.json, and kept aside (each build empties dist/apps/<app>/); then the
+    // app itself as generated.
+    const config = JSON.parse(await fs.readFile(path.join(this.dir, 'nest-cli.json'), 'utf8')) as {
+      projects: Record<string, { entryFile?: string }>;
+    };
+    config.projects[app].entryFile = 'compat-check';
+    await fs.writeFile(path.join(this.dir, 'nest-cli.check.json'), JSON.stringify(config, null, 2));
+    await this.exec(this.node, [nest, 'build', app, '-c', 'nest-cli.check.json']);
+    await fs.mkdir(path.join(this.dir, 'check'), { recursive: true });
+    await fs.rename(
+      path.join(this.dir, 'dist', 'apps', app, 'compat-check.js'),
+      path.join(this.dir, 'check', 'compat-check.js'),
+    );
+    await this.exec(this.node, [nest, 'build', app]);
   }
 
   /** Runs the compiled check against the services in `env`; resolves with the JSON line it printed. */
@@ -133,7 +172,7 @@ export class ConsumerApp {
 
   /** True when the generated `main.ts` passes an instrument to `NestFactory.create` (`@nestjs/observe`). */
   async instrumented(): Promise<boolean> {
-    return /\binstrument\s*:/.test(await fs.readFile(path.join(this.dir, 'src', 'main.ts'), 'utf8'));
+    return /\binstrument\s*:/.test(await fs.readFile(path.join(this.sourceDir, 'main.ts'), 'utf8'));
   }
 
   /**
@@ -192,7 +231,11 @@ export class ConsumerApp {
   }
 
   private async compiled(file: string): Promise<string> {
-    for (const candidate of [path.join('dist', file), path.join('dist', 'src', file)]) {
+    const app = this.cell.monorepoApp;
+    const candidates = app
+      ? [path.join('check', file), path.join('dist', 'apps', app, file)]
+      : [path.join('dist', file), path.join('dist', 'src', file)];
+    for (const candidate of candidates) {
       const full = path.join(this.dir, candidate);
       if (await fs.stat(full).catch(() => undefined)) return full;
     }

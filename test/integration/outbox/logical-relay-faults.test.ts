@@ -15,6 +15,8 @@ import { readOutboxRows, waitUntil } from '../support/outbox-rows';
 
 const GROUP = 'logical-faults';
 const CUSTOMERS = 5;
+/** Guide 13's "takes over within about a second", with room for a loaded machine. */
+const TAKEOVER_BOUND_MS = 5_000;
 
 /**
  * The logical relay when things fail, over Kafka, on a private PostgreSQL cluster (`wal_level = logical`)
@@ -94,7 +96,15 @@ describe('Logical relay under faults (PostgreSQL log → Kafka)', () => {
     const load = new OrderLoad(standby, CUSTOMERS, 20).start();
     await load.waitForMore(20);
     await active.close(); // the reader goes; its walsender ends, the slot is free
+    const stopped = performance.now();
     await waitUntil('the stand-by reads', async () => standby.get(LogicalRelay).status().state === 'reading');
+    const takeoverMs = performance.now() - stopped;
+    process.stderr.write(
+      `logical stand-by took over ${Math.round(takeoverMs)} ms after the reader stopped\n`,
+    );
+    // Guide 13: "within about a second" (a stand-by asks every second ± 20%); the bound is generous for a
+    // loaded two-core machine, and a stand-by that asked only at its reconnect backoff's ceiling would miss it.
+    expect(takeoverMs).toBeLessThan(TAKEOVER_BOUND_MS);
     await load.waitForMore(20);
     await load.stop();
     await expectExactlyOnceInOrder(db, group);

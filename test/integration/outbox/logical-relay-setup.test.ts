@@ -3,13 +3,14 @@ import {
   LogicalDecodingUnavailableError,
   ReplicationSlotMissingError,
 } from 'nest-reliable-messaging';
-import { CliIo, runMessagingCli } from 'nest-reliable-messaging/testing';
+import { CliIo, LogicalRelay, runMessagingCli } from 'nest-reliable-messaging/testing';
 import { uniqueName } from '../../harness/names';
 import { PostgresCluster } from '../../harness/postgres-cluster';
 import { createTestDatabase, TestDatabase } from '../../harness/test-database';
 import { createLogicalSchema, LogicalSchema, startLogicalCluster } from '../support/logical-cluster';
 import { createMessagingApp, kafkaTransport } from '../support/messaging-app';
 import { OrdersService, ordersWriter } from '../support/orders.fixture';
+import { waitUntil } from '../support/outbox-rows';
 
 /**
  * What `relay.mode: 'logical'` needs before a service writes a message, said at startup with how to fix it
@@ -126,6 +127,40 @@ describe('Logical relay: startup checks and `nest-messaging relay slot`', () => 
       [],
     );
     expect(await cluster.query('select 1 from pg_publication where pubname = $1', [slot])).toEqual([]);
+  });
+
+  // claim: C-97
+  it('refuses to drop the slot while a relay reads it, --force or not, and drops it once the relay stopped', async () => {
+    const db = await createLogicalSchema(cluster, 'logical_drop_read');
+    cleanups.push(() => db.drop());
+    const slot = db.names.slot;
+    const app = await writer(db);
+    cleanups.push(() => app.close());
+    await waitUntil(
+      'the relay reads the slot',
+      async () => app.get(LogicalRelay).status().state === 'reading',
+    );
+    const exists = async () =>
+      (await cluster.query('select 1 from pg_replication_slots where slot_name = $1', [slot])).length === 1;
+
+    for (const force of [[], ['--force']]) {
+      const refused = await cli(['relay', 'slot', 'drop', '--slot', slot, ...force]);
+      expect(refused.code).toBe(1);
+      expect(refused.err).toContain(`A relay reads the slot '${slot}'`);
+      expect(refused.err).toContain('stop the service first');
+      expect(await exists()).toBe(true);
+    }
+
+    await app.close();
+    await waitUntil('the walsender is gone', async () => {
+      const [row] = await cluster.query<{ active: boolean }>(
+        'select active from pg_replication_slots where slot_name = $1',
+        [slot],
+      );
+      return row?.active === false;
+    });
+    expect(await cli(['relay', 'slot', 'drop', '--slot', slot])).toMatchObject({ code: 0 });
+    expect(await exists()).toBe(false);
   });
 
   it('says what is missing when the command has no database', async () => {

@@ -11,12 +11,14 @@ export class FixtureProcess {
   constructor(
     private readonly script: string,
     private readonly env: Record<string, string>,
+    /** The Node.js binary that runs it: the tests' own by default. */
+    private readonly node: string = process.execPath,
   ) {}
 
   /** Starts the process and resolves when it prints READY. */
   async start(timeoutMs = 60_000): Promise<this> {
     const child = spawn(
-      process.execPath,
+      this.node,
       ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', this.script],
       {
         cwd: ROOT,

@@ -39,6 +39,7 @@ function server(versionNum: number): SqlRunner {
 }
 
 describe(checkLogicalRelayServer.name, () => {
+  // claim: C-12
   it('takes PostgreSQL 14 and later', async () => {
     await expect(checkLogicalRelayServer(server(140010), names, true)).resolves.toMatchObject({
       plugin: 'pgoutput',
@@ -46,6 +47,7 @@ describe(checkLogicalRelayServer.name, () => {
   });
 
   // Defect F12: on 13 nothing checked the version, and START_REPLICATION was retried for ever.
+  // claim: C-12
   it('refuses PostgreSQL 13 at startup, naming the version it needs', async () => {
     const check = checkLogicalRelayServer(server(130012), names, true);
     await expect(check).rejects.toBeInstanceOf(LogicalDecodingUnavailableError);

@@ -49,6 +49,7 @@ describe(StreamSession.name, () => {
 
     // Before: the pause counted only messages not done; done ones behind the stuck one, and transactions
     // without messages, piled up unseen.
+    // claim: C-91
     it('stops reading once what is held in memory reaches the limit, counting done messages and empty transactions', async () => {
       const model = new LogicalModel({ relay: { batchSize: 2 } }); // the limit: 20
       const stuck = model.row('k0');
