@@ -43,7 +43,7 @@ export interface BenchOutbox {
    * due `dueInSeconds` from now (negative: already due), one millisecond apart.
    */
   fillScheduled(options: ScheduledFill): Promise<void>;
-  /** Deletes the rows of `destination` from the outbox and the scheduled table. */
+  /** Deletes the outbox rows of `destination` (through its index; the scheduled table is left alone). */
   deleteDestination(destination: string): Promise<void>;
   pendingWireMessages(): Promise<WireMessage[]>;
   pendingCount(): Promise<number>;
@@ -86,12 +86,18 @@ async function postgresOutbox(schema: string, benchDbUrl: string): Promise<Bench
                 jsonb_build_object('run', 'scheduled', 'seq', i, 'key', 'key-' || (i % $3), 'pad', $4::text),
                 now(), now() + make_interval(secs => $5::double precision) + i * interval '1 millisecond'
          from generate_series(0::bigint, $6::bigint) as i`,
-        [options.destination, BENCH_EVENT_TYPE, options.keys, options.pad, options.dueInSeconds, options.rows - 1],
+        [
+          options.destination,
+          BENCH_EVENT_TYPE,
+          options.keys,
+          options.pad,
+          options.dueInSeconds,
+          options.rows - 1,
+        ],
       );
     },
     async deleteDestination(destination) {
       await db.query(`delete from ${table} where destination = $1`, [destination]);
-      await db.query(`delete from "${schema}".messaging_outbox_scheduled where destination = $1`, [destination]);
     },
     pendingWireMessages: () => pendingWireMessages(db, schema),
     pendingCount: () => pendingCount(db, schema),
@@ -172,7 +178,6 @@ async function mariadbOutbox(database: string): Promise<BenchOutbox> {
     },
     async deleteDestination(destination) {
       await query('delete from messaging_outbox where destination = ?', [destination]);
-      await query('delete from messaging_outbox_scheduled where destination = ?', [destination]);
     },
     async pendingWireMessages() {
       const rows = await query<Array<Record<string, unknown>>>(

@@ -3,7 +3,7 @@ import { blocks, checkClaims, GuaranteeDocument, parseLedger } from './claims';
 const LEDGER = [
   '# Ledger',
   '',
-  'Now (2 entries): PROVEN 1, PARTIAL 0, NOT TESTED HERE 0, UNPROVEN 1, CONTRADICTED 0.',
+  'Now (2 entries): PROVEN 1, PARTIAL 0, MEASURED 0, NOT TESTED HERE 0, UNPROVEN 1, CONTRADICTED 0.',
   '',
   '### C-1 · Nothing lost',
   '',
@@ -129,6 +129,34 @@ describe('the claims ledger check', () => {
         expect.stringContaining('the counts should read "Now (4 entries): PROVEN 2, PARTIAL 1'),
       ]),
     );
+  });
+
+  it('checks a MEASURED figure against the committed bench run it names', () => {
+    const measured = LEDGER.replace(
+      '- **Status**: UNPROVEN',
+      ['- **Status**: MEASURED', '- **Bench**: `bench/results/run.json` › p99 at 200/s'].join('\n'),
+    ).replace(
+      'PROVEN 1, PARTIAL 0, MEASURED 0, NOT TESTED HERE 0, UNPROVEN 1',
+      'PROVEN 1, PARTIAL 0, MEASURED 1, NOT TESTED HERE 0, UNPROVEN 0',
+    );
+    const run = (figures: string[], machine: unknown = { cores: 2 }) =>
+      JSON.stringify({ machine, figures: figures.map((name) => ({ name })) });
+    expect(check({ 'docs/claims.md': measured, 'bench/results/run.json': run(['p99 at 200/s']) })).toEqual(
+      [],
+    );
+    expect(check({ 'docs/claims.md': measured, 'bench/results/run.json': run(['p99 at 100/s']) })).toEqual([
+      expect.stringContaining('C-2 names a figure "p99 at 200/s" that bench/results/run.json does not have'),
+    ]);
+    expect(
+      check({ 'docs/claims.md': measured, 'bench/results/run.json': run(['p99 at 200/s'], null) }),
+    ).toEqual([expect.stringContaining('bench/results/run.json does not record its machine')]);
+    expect(check({ 'docs/claims.md': measured })).toEqual([
+      expect.stringContaining('C-2 names bench/results/run.json, which is not a committed bench run'),
+    ]);
+    const unnamed = measured.replace(/- \*\*Bench\*\*:.*\n/, '');
+    expect(check({ 'docs/claims.md': unnamed })).toEqual([
+      expect.stringContaining('C-2 is MEASURED but names no bench figure (Bench)'),
+    ]);
   });
 
   it('splits a document into paragraphs and list items, leaving out code, headings and tables', () => {

@@ -2,8 +2,10 @@
  * The claims ledger's rules (issue 41), as pure functions over the texts; `check-claims.ts` runs them in
  * `npm run lint`. The ledger is `docs/claims.md`: one `### C-n · title` section per promise, with its status
  * and the tests that prove it (`` - `file` › title ``). What is checked:
- * - each entry has a status of the five classes; PROVEN and PARTIAL entries name at least one test, and a
- *   PARTIAL or NOT TESTED HERE entry says where it holds or why not;
+ * - each entry has a status of the six classes; PROVEN and PARTIAL entries name at least one test, and a
+ *   PARTIAL or NOT TESTED HERE entry says where it holds or why not; a MEASURED entry (a figure) names the
+ *   committed bench run and the figure in it (`` - **Bench**: `bench/results/….json` › figure name ``), and
+ *   the run has the figure and records its machine;
  * - each test named exists (the file, and the title in it), and carries the entry's id in a `claim:` comment
  *   on its title's line or one of the four lines above it;
  * - each paragraph and list item of a guarantee document (docs/guide/02-guarantees.md) carries a
@@ -12,7 +14,14 @@
  * - the ledger's "Now" counts are the counts of its entries.
  */
 
-export const STATUSES = ['PROVEN', 'PARTIAL', 'NOT TESTED HERE', 'UNPROVEN', 'CONTRADICTED'] as const;
+export const STATUSES = [
+  'PROVEN',
+  'PARTIAL',
+  'MEASURED',
+  'NOT TESTED HERE',
+  'UNPROVEN',
+  'CONTRADICTED',
+] as const;
 export type Status = (typeof STATUSES)[number];
 
 export interface TestRef {
@@ -30,6 +39,8 @@ export interface LedgerEntry {
   readonly holdsUnder: string;
   readonly gap: string;
   readonly tests: readonly TestRef[];
+  /** The committed bench figures a MEASURED entry rests on. */
+  readonly bench: readonly TestRef[];
 }
 
 /** A document whose promises the ledger must cover. */
@@ -58,12 +69,14 @@ export function parseLedger(text: string): { entries: LedgerEntry[]; problems: s
   const lines = text.split('\n');
   let current: { -readonly [K in keyof LedgerEntry]: LedgerEntry[K] } | undefined;
   let tests: TestRef[] = [];
+  let bench: TestRef[] = [];
   let inTests = false;
   let lastField = '';
   const finish = () => {
-    if (current) entries.push({ ...current, tests });
+    if (current) entries.push({ ...current, tests, bench });
     current = undefined;
     tests = [];
+    bench = [];
     inTests = false;
   };
   lines.forEach((text, index) => {
@@ -71,7 +84,8 @@ export function parseLedger(text: string): { entries: LedgerEntry[]; problems: s
     if (text.startsWith('#')) {
       finish();
       const heading = HEADING.exec(text);
-      if (heading) current = { id: heading[1], line, madeIn: '', holdsUnder: '', gap: '', tests: [] };
+      if (heading)
+        current = { id: heading[1], line, madeIn: '', holdsUnder: '', gap: '', tests: [], bench: [] };
       else if (text.startsWith('### '))
         problems.push(`docs/claims.md:${line}: an entry heading is "### C-n · title"`);
       return;
@@ -91,6 +105,12 @@ export function parseLedger(text: string): { entries: LedgerEntry[]; problems: s
       } else if (field[1] === 'Made in') current.madeIn = value;
       else if (field[1] === 'Holds under') current.holdsUnder = value;
       else if (field[1] === 'Gap') current.gap = value;
+      else if (field[1] === 'Bench') {
+        const figure = /^`([^`]+)` › (.+)$/.exec(value);
+        if (figure) bench.push({ file: figure[1], title: unquote(figure[2].trim()), line });
+        else
+          problems.push(`docs/claims.md:${line}: a Bench field is "\`bench/results/….json\` › figure name"`);
+      }
       return;
     }
     const test = TEST.exec(text);
@@ -168,6 +188,31 @@ export function blocks(document: string): { text: string; line: number }[] {
   return found;
 }
 
+/** A committed bench run has the figure a MEASURED entry names, and records the machine it ran on. */
+function checkBenchFigure(
+  id: string,
+  figure: TestRef,
+  sources: Sources,
+  at: (line: number) => string,
+): string[] {
+  const text = sources.read(figure.file);
+  if (text === undefined || !figure.file.startsWith('bench/results/'))
+    return [`${at(figure.line)}: ${id} names ${figure.file}, which is not a committed bench run`];
+  let run: { machine?: unknown; figures?: Array<{ name?: unknown }> };
+  try {
+    run = JSON.parse(text) as typeof run;
+  } catch {
+    return [`${at(figure.line)}: ${id} names ${figure.file}, which is not JSON`];
+  }
+  const problems: string[] = [];
+  if (!run.machine) problems.push(`${at(figure.line)}: ${figure.file} does not record its machine`);
+  if (!(run.figures ?? []).some((f) => f.name === figure.title))
+    problems.push(
+      `${at(figure.line)}: ${id} names a figure "${figure.title}" that ${figure.file} does not have`,
+    );
+  return problems;
+}
+
 export function countByStatus(entries: readonly LedgerEntry[]): Record<Status, number> {
   const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<Status, number>;
   for (const entry of entries) if (entry.status) counts[entry.status]++;
@@ -199,6 +244,10 @@ export function checkClaims(
         `${at(entry.line)}: ${entry.id} is PARTIAL but does not say where it holds (Holds under)`,
       );
     }
+    if (entry.status === 'MEASURED' && entry.bench.length === 0) {
+      problems.push(`${at(entry.line)}: ${entry.id} is MEASURED but names no bench figure (Bench)`);
+    }
+    for (const figure of entry.bench) problems.push(...checkBenchFigure(entry.id, figure, sources, at));
     if (entry.status === 'NOT TESTED HERE' && !entry.gap) {
       problems.push(`${at(entry.line)}: ${entry.id} is NOT TESTED HERE but gives no reason (Gap)`);
     }
