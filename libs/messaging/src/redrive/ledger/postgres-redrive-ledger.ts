@@ -4,6 +4,7 @@ import { ChainRedriveAudit1764979200000 } from '../../migrations/chain-redrive-a
 import { CreateRedriveLedger1764892800000 } from '../../migrations/create-redrive-ledger.migration';
 import { pgTimestamp } from '../../common/pg-timestamp';
 import { quoteIdent } from '../../tables/postgres-tables';
+import { checkAdminDatabaseUrl } from '../admin-connection';
 import { RedriveInProgressError } from '../errors/redrive-in-progress.error';
 import { RedriveLedgerMissingError } from '../errors/redrive-ledger-missing.error';
 import {
@@ -28,6 +29,11 @@ export interface AdminDatabaseOptions {
   readonly url: string;
   /** Schema of the ledger's tables. Default: the search_path (`public`). */
   readonly schema?: string;
+  /**
+   * Accept a URL that reaches a host not on this machine without TLS (`sslmode=require`): the login's
+   * password and the audit log then travel in clear text. Default false: refused (`checkAdminDatabaseUrl`).
+   */
+  readonly allowInsecureTransport?: boolean;
 }
 
 interface AuditRow {
@@ -343,6 +349,7 @@ function chained(row: AuditRow): ChainedAuditRow {
 }
 
 async function openAdminDatabase(options: AdminDatabaseOptions): Promise<DataSource> {
+  checkAdminDatabaseUrl(options.url, options.allowInsecureTransport);
   const dataSource = new DataSource({
     type: 'postgres',
     url: options.url,
