@@ -202,7 +202,7 @@ export class ConsoleController {
     const context = this.gate.context(session);
     const shown = hiddenMatchesDropped(context, entries, filter.actor);
     const check = await this.options.ledger.verifyChain(whole ? {} : { last: AUDIT_CHAIN_CHECKED });
-    sendPage(res, 200, auditPage(context, shown, filter, chainNotice(context, check, whole), paging));
+    sendPage(res, 200, auditPage(context, shown, filter, chainNotice(context, check, whole), paging, whole));
   }
 
   private async step(req: ConsoleRequest, res: ConsoleResponse, verb: 'approve' | 'execute'): Promise<void> {
