@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Logger, Post, Req, Res } from '@nestjs/common';
 import { RedriveRefusedError } from '../redrive/errors/redrive-refused.error';
 import { brokerTrouble } from './broker-trouble';
-import { ConsoleGate } from './console-gate';
+import { ConsoleGate, REFRESH_HEADER } from './console-gate';
 import { ConsoleLetters } from './console-letters';
 import { ConsoleRequest, ConsoleResponse, field, sendPage } from './console-http';
 import { ConsoleMetrics } from './console-metrics';
@@ -42,6 +42,8 @@ export class ConsoleController {
   private readonly logger = new Logger('MessagingConsole');
   private readonly metrics: ConsoleMetrics;
   private readonly now: () => number;
+  /** The age of each DLQ's oldest message as last read: what the overview's own refresh shows (RabbitMQ). */
+  private readonly oldest = new Map<string, string | undefined>();
 
   constructor(
     private readonly gate: ConsoleGate,
@@ -84,7 +86,8 @@ export class ConsoleController {
     const session = await this.gate.forPage(req, res);
     if (!session) return;
     const [services, queues] = await Promise.all([this.metrics.read(), this.queues()]);
-    const aged = await withOldest(this.options.redrive, queues.queues, this.logger);
+    const refresh = req.headers[REFRESH_HEADER] === '1';
+    const aged = await withOldest(this.options.redrive, queues.queues, this.logger, refresh, this.oldest);
     const overview = { services, queues: aged, queueError: queues.error, now: this.now() };
     sendPage(res, 200, overviewPage(this.gate.context(session), overview));
   }
