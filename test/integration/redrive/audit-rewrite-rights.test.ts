@@ -80,6 +80,7 @@ describe('PostgresRedriveLedger.rewriteRights on the real admin database', () =>
     );
   });
 
+  // claim: C-67
   it('names a NOINHERIT member of the owner role as the owner (it may SET ROLE to it)', async () => {
     const member = await login('noinherit', (role) => [
       `alter role ${role} noinherit`,

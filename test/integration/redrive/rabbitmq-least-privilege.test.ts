@@ -103,6 +103,7 @@ describe('Redrive on RabbitMQ with a least-privilege service user', () => {
   });
 
   // Issue 45 finding 9: the archive of discarded messages is the record nobody may read or destroy but the admin.
+  // claim: C-74
   it('refuses the service user reading, consuming or purging a DLQ archive', async () => {
     const archive = `${dlq}.archive`;
     const admin = await asAdmin.createChannel();

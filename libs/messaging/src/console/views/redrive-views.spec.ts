@@ -33,6 +33,7 @@ const plan: RedrivePlan = {
 
 describe(redrivePlanPage.name, () => {
   // Issue 45 finding 13: what an approver reads on the plan page is what is there.
+  // claim: C-80
   it('shows bidi and zero-width characters from the DLQ as visible escapes', () => {
     const entry: ConsolePlan = { id: 'p1', plan, refusals: {} };
     const page = redrivePlanPage(context, entry, { kind: 'waiting' }, { approve: true, execute: false });
