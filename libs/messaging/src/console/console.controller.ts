@@ -1,4 +1,4 @@
-import { Controller, Get, Inject, Logger, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Logger, OnApplicationBootstrap, Post, Req, Res } from '@nestjs/common';
 import { RedriveRefusedError } from '../redrive/errors/redrive-refused.error';
 import { brokerTrouble } from './broker-trouble';
 import { ConsoleGate, REFRESH_HEADER } from './console-gate';
@@ -38,7 +38,7 @@ const PAYLOAD_PREVIEW_BYTES = 64 * 1024;
  * `ConsoleRedrive` plans, approves and executes through the application's `RedriveService`.
  */
 @Controller()
-export class ConsoleController {
+export class ConsoleController implements OnApplicationBootstrap {
   private readonly logger = new Logger('MessagingConsole');
   private readonly metrics: ConsoleMetrics;
   private readonly now: () => number;
@@ -68,6 +68,27 @@ export class ConsoleController {
   @Get('login')
   loginForm(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): void {
     this.gate.loginForm(req, res);
+  }
+
+  /**
+   * Warns once at start when the console's database login could rewrite the audit log despite its triggers
+   * (`PostgresRedriveLedger.rewriteRights()`: owner, owner member, superuser, UPDATE/DELETE/TRUNCATE/TRIGGER;
+   * issue 45, finding 15). A ledger without the check (not PostgreSQL) is not asked.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    const ledger = this.options.ledger as { rewriteRights?: () => Promise<string[]> };
+    if (typeof ledger.rewriteRights !== 'function') return;
+    try {
+      const rights = await ledger.rewriteRights();
+      if (rights.length > 0) {
+        this.logger.warn(
+          `The console's database login can rewrite the audit log (${rights.join(', ')}): give it a role with ` +
+            'SELECT and INSERT only (docs/guide/08-redrive.md, "Permissions, the admin database").',
+        );
+      }
+    } catch (error) {
+      this.logger.warn(`Could not check what the console's database login may do: ${String(error)}`);
+    }
   }
 
   @Post('login')
