@@ -171,6 +171,7 @@ export function consoleHarness(extra: Partial<MessagingConsoleOptions> = {}) {
     controller: new ConsoleController(gate, letters, plans, options),
     files: new ConsoleFilesController(gate, letters, options),
     incident: new ConsoleIncidentController(gate, letters, plans, options),
+    options,
     redrive,
     entries,
     historyCalls,

@@ -102,6 +102,28 @@ describe('Redrive on RabbitMQ with a least-privilege service user', () => {
     expect(await depthOf(asAdmin, dlq)).toBe(3);
   });
 
+  // Issue 45 finding 9: the archive of discarded messages is the record nobody may read or destroy but the admin.
+  // claim: C-74
+  it('refuses the service user reading, consuming or purging a DLQ archive', async () => {
+    const archive = `${dlq}.archive`;
+    const admin = await asAdmin.createChannel();
+    await admin.assertQueue(archive, { durable: true });
+    admin.sendToQueue(archive, Buffer.from('{"discarded":true}'), { persistent: true });
+    await eventually(async () => expect(await depthOf(asAdmin, archive)).toBe(1));
+    for (const attempt of [
+      (c: amqp.Channel) => c.get(archive, { noAck: false }),
+      (c: amqp.Channel) => c.purgeQueue(archive),
+      (c: amqp.Channel) => c.consume(archive, () => undefined),
+    ]) {
+      const channel = await asService.createChannel();
+      channel.on('error', () => undefined);
+      await expect(attempt(channel)).rejects.toMatchObject({ code: 403 });
+    }
+    expect(await depthOf(asAdmin, archive)).toBe(1);
+    await admin.deleteQueue(archive);
+    await admin.close();
+  });
+
   it('refuses a redrive without a credential, and with the service user’s', async () => {
     expect(() => redrive(undefined)).toThrow(MissingAdminCredentialError);
     await expect(redrive(vhost.service).plan({ source: dlq })).rejects.toThrow(AdminCredentialRefusedError);

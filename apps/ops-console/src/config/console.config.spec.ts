@@ -73,4 +73,32 @@ describe(loadOpsConsoleConfig.name, () => {
     ).resolves.toMatchObject({ carryHeaders: ['x-tenant', 'traceparent'] });
     await expect(loadOpsConsoleConfig({ ...base, ...rabbit })).resolves.toMatchObject({ carryHeaders: [] });
   });
+
+  it('refuses a broker or an admin database not on this machine in clear text, unless asked for (finding 12)', async () => {
+    const prod = { MESSAGING_ADMIN_LOCAL_PLAINTEXT: 'false', MESSAGING_ADMIN_PASSWORD: 'S3cr3t' };
+    const amqp = { ...prod, MESSAGING_ADMIN_AMQP_URL: 'amqp://ops_admin@rabbit.prod.example/orders' };
+    expect(await refusal(amqp)).toMatch(/RabbitMQ .*clear text/);
+    const kafka = {
+      ...prod,
+      MESSAGING_ADMIN_KAFKA_BROKERS: 'kafka.prod.example:9093',
+      MESSAGING_ADMIN_KAFKA_SASL: 'scram-sha-512',
+      MESSAGING_ADMIN_PRINCIPAL: 'ops_admin',
+    };
+    expect(await refusal(kafka)).toMatch(/Kafka .*without TLS/);
+    const db = {
+      ...prod,
+      MESSAGING_ADMIN_AMQP_URL: 'amqps://ops_admin@rabbit.prod.example/orders',
+      MESSAGING_ADMIN_DATABASE_URL: 'postgres://messaging_redrive:S3cr3t@db.prod.example/admin',
+    };
+    const text = await refusal(db);
+    expect(text).toMatch(/admin database .*clear text/);
+    expect(text).not.toContain('S3cr3t');
+    const accepted = { MESSAGING_ADMIN_INSECURE_TRANSPORT: 'true' };
+    await expect(loadOpsConsoleConfig({ ...base, ...amqp, ...accepted })).resolves.toMatchObject({
+      broker: { kind: 'rabbitmq', allowInsecureTransport: true },
+    });
+    await expect(loadOpsConsoleConfig({ ...base, ...db, ...accepted })).resolves.toMatchObject({
+      database: { allowInsecureTransport: true },
+    });
+  });
 });

@@ -6,6 +6,7 @@ import {
   ApproverKeyring,
   ApproverSigner,
   checkAdminConnection,
+  checkAdminDatabaseUrl,
   parseKeySecret,
   RedriveBroker,
   type KeySecret,
@@ -71,6 +72,9 @@ export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsC
     : ApproverKeyring.empty();
   const approverSigners = await readTrustedSigners(env, keyring, local);
   const databaseUrl = need('MESSAGING_ADMIN_DATABASE_URL');
+  // Clear text to a database that is not on this machine only when asked for (the audit log, the password).
+  const insecure = env.MESSAGING_ADMIN_INSECURE_TRANSPORT === 'true';
+  checkAdminDatabaseUrl(databaseUrl, insecure);
   const deadLetterQueues = list('CONSOLE_DEAD_LETTER_QUEUES');
   if (deadLetterQueues.length === 0)
     throw new Error('CONSOLE_DEAD_LETTER_QUEUES is required: the DLQs to show.');
@@ -111,7 +115,11 @@ export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsC
     topology: await readTopology(env.MESSAGING_ADMIN_TOPOLOGY),
     broker,
     credential,
-    database: { url: databaseUrl, schema: env.MESSAGING_ADMIN_DATABASE_SCHEMA || undefined },
+    database: {
+      url: databaseUrl,
+      schema: env.MESSAGING_ADMIN_DATABASE_SCHEMA || undefined,
+      ...(insecure ? { allowInsecureTransport: true } : {}),
+    },
     keySecret: env.MESSAGING_KEY_SECRET
       ? parseKeySecret(env.MESSAGING_KEY_SECRET, 'MESSAGING_KEY_SECRET')
       : undefined,
@@ -133,10 +141,17 @@ function brokerOf(env: Env): { broker: RedriveBroker; credential?: AdminCredenti
   // Local development (brokers on this machine): four eyes without an identity map, Kafka without SASL.
   const local =
     env.MESSAGING_ADMIN_LOCAL_PLAINTEXT === 'true' || env.MESSAGING_ADMIN_KAFKA_LOCAL_PLAINTEXT === 'true';
+  // A broker not on this machine without TLS (amqp://, Kafka without ssl): refused unless asked for.
+  const insecure = env.MESSAGING_ADMIN_INSECURE_TRANSPORT === 'true';
   if (amqpUrl) {
     const url = new URL(amqpUrl);
     return {
-      broker: { kind: 'rabbitmq', url: amqpUrl, allowPlaintextLocal: local },
+      broker: {
+        kind: 'rabbitmq',
+        url: amqpUrl,
+        allowPlaintextLocal: local,
+        allowInsecureTransport: insecure,
+      },
       credential: credentialOf(url),
     };
   }
@@ -158,6 +173,7 @@ function brokerOf(env: Env): { broker: RedriveBroker; credential?: AdminCredenti
       sasl,
       ssl: env.MESSAGING_ADMIN_KAFKA_SSL === 'true',
       allowPlaintextLocal: local,
+      allowInsecureTransport: insecure,
     },
     credential: noPassword
       ? { principal: principal() ?? 'local-console', secret: secret() ?? '' }

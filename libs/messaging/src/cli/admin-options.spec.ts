@@ -129,6 +129,18 @@ describe(resolveAdminOptions.name, () => {
   });
 });
 
+describe('--insecure-transport', () => {
+  it('passes the acceptance of clear text on to the broker, from the flag or the environment (finding 12)', () => {
+    const env = { MESSAGING_ADMIN_AMQP_URL: 'amqp://rabbit:5672/', MESSAGING_ADMIN_PASSWORD: 'p' };
+    expect(resolveAdminOptions({ insecureTransport: true, principal: 'o' }, env).broker).toMatchObject({
+      allowInsecureTransport: true,
+    });
+    const kafka = { MESSAGING_ADMIN_KAFKA_BROKERS: 'k:9092', MESSAGING_ADMIN_INSECURE_TRANSPORT: 'true' };
+    expect(resolveAdminOptions({}, kafka).broker).toMatchObject({ allowInsecureTransport: true });
+    expect(resolveAdminOptions({}, env).broker).not.toHaveProperty('allowInsecureTransport');
+  });
+});
+
 describe(resolveAdminDatabase.name, () => {
   it('requires the admin database, and never shows its URL', () => {
     expect(() => resolveAdminDatabase({})).toThrow(/MESSAGING_ADMIN_DATABASE_URL/);
@@ -136,9 +148,23 @@ describe(resolveAdminDatabase.name, () => {
     expect(text).not.toContain('S3cr3t');
     expect(
       resolveAdminDatabase({
-        MESSAGING_ADMIN_DATABASE_URL: 'postgres://ops@db/admin',
+        MESSAGING_ADMIN_DATABASE_URL: 'postgres://ops@db/admin?sslmode=require',
         MESSAGING_ADMIN_DATABASE_SCHEMA: 'ops',
       }),
-    ).toEqual({ url: 'postgres://ops@db/admin', schema: 'ops' });
+    ).toEqual({ url: 'postgres://ops@db/admin?sslmode=require', schema: 'ops' });
+  });
+
+  it('refuses a database not on this machine without TLS unless MESSAGING_ADMIN_INSECURE_TRANSPORT (finding 12)', () => {
+    const url = 'postgres://ops:S3cr3t@db/admin';
+    const text = message(() => resolveAdminDatabase({ MESSAGING_ADMIN_DATABASE_URL: url }));
+    expect(text).toMatch(/clear text/);
+    expect(text).not.toContain('S3cr3t');
+    expect(
+      resolveAdminDatabase({ MESSAGING_ADMIN_DATABASE_URL: url, MESSAGING_ADMIN_INSECURE_TRANSPORT: 'true' }),
+    ).toEqual({ url, schema: undefined, allowInsecureTransport: true });
+    expect(resolveAdminDatabase({ MESSAGING_ADMIN_DATABASE_URL: 'postgres://ops@127.0.0.1/admin' })).toEqual({
+      url: 'postgres://ops@127.0.0.1/admin',
+      schema: undefined,
+    });
   });
 });

@@ -1,5 +1,10 @@
 import { userInfo } from 'node:os';
-import { AdminCredential, KafkaRedriveBroker, RedriveBroker } from '../redrive/admin-connection';
+import {
+  AdminCredential,
+  checkAdminDatabaseUrl,
+  KafkaRedriveBroker,
+  RedriveBroker,
+} from '../redrive/admin-connection';
 import { AdminDatabaseOptions } from '../redrive/ledger/postgres-redrive-ledger';
 import { CliUsageError } from './cli-usage.error';
 
@@ -28,6 +33,11 @@ export const AdminEnv = {
   TOPOLOGY: 'MESSAGING_ADMIN_TOPOLOGY',
   /** `true`: local development, as `--local-plaintext`. */
   LOCAL_PLAINTEXT: 'MESSAGING_ADMIN_LOCAL_PLAINTEXT',
+  /**
+   * `true`, as `--insecure-transport`: accept a broker or admin database that is not on this machine without
+   * TLS (passwords and messages in clear text). Default: refused.
+   */
+  INSECURE_TRANSPORT: 'MESSAGING_ADMIN_INSECURE_TRANSPORT',
   /** Header names a redriven copy keeps besides the library's own: the services' `deadLetter.carryHeaders`, comma-separated. */
   CARRY_HEADERS: 'MESSAGING_ADMIN_CARRY_HEADERS',
   /** The services' key secret: restores real keys on redrive. */
@@ -48,6 +58,8 @@ export interface BrokerFlags {
    * without an identity map.
    */
   readonly localPlaintext?: boolean;
+  /** Accept brokers not on this machine without TLS (`--insecure-transport`). */
+  readonly insecureTransport?: boolean;
   readonly principal?: string;
 }
 
@@ -70,6 +82,7 @@ export function resolveAdminOptions(
     );
   }
   const local = flags.localPlaintext === true || env[AdminEnv.LOCAL_PLAINTEXT] === 'true';
+  const insecure = flags.insecureTransport === true || env[AdminEnv.INSECURE_TRANSPORT] === 'true';
   const { amqpUrl, kafkaBrokers } = local ? localBroker(flags, env) : givenBroker(flags, env);
   const transport =
     flags.transport ?? env[AdminEnv.TRANSPORT] ?? (amqpUrl ? 'rabbitmq' : kafkaBrokers ? 'kafka' : '');
@@ -81,7 +94,12 @@ export function resolveAdminOptions(
     if (!amqpUrl) throw new CliUsageError(`Give the RabbitMQ URL: --amqp-url or ${AdminEnv.AMQP_URL}.`);
     const localGuest = local && !principal ? { principal: 'guest', secret: 'guest' } : undefined;
     return {
-      broker: { kind: 'rabbitmq', url: amqpUrl, allowPlaintextLocal: local },
+      broker: {
+        kind: 'rabbitmq',
+        url: amqpUrl,
+        allowPlaintextLocal: local,
+        ...(insecure ? { allowInsecureTransport: true } : {}),
+      },
       credential: credential ?? localGuest,
     };
   }
@@ -93,7 +111,7 @@ export function resolveAdminOptions(
     if (brokers.length === 0) {
       throw new CliUsageError(`Give the Kafka brokers: --kafka-brokers or ${AdminEnv.KAFKA_BROKERS}.`);
     }
-    const broker = kafkaBroker(brokers, flags, env, local);
+    const broker = kafkaBroker(brokers, flags, env, local, insecure);
     const noPassword = local && !broker.sasl;
     const localUser = noPassword
       ? { principal: principal || userInfo().username, secret: secret ?? '' }
@@ -131,7 +149,10 @@ function localBroker(flags: BrokerFlags, env: Env): { amqpUrl?: string; kafkaBro
 const LOCAL_KAFKA_BROKERS = '127.0.0.1:9092';
 const LOCAL_AMQP_URL = 'amqp://127.0.0.1:5672';
 
-/** The admin database from the environment; refuses to go on without one (the audit log lives there). */
+/**
+ * The admin database from the environment; refuses to go on without one (the audit log lives there), or
+ * with one that is not on this machine and not reached over TLS, unless `MESSAGING_ADMIN_INSECURE_TRANSPORT`.
+ */
 export function resolveAdminDatabase(env: Env): AdminDatabaseOptions {
   const url = env[AdminEnv.DATABASE_URL];
   if (!url) {
@@ -143,10 +164,22 @@ export function resolveAdminDatabase(env: Env): AdminDatabaseOptions {
   if (!/^postgres(ql)?:\/\//.test(url)) {
     throw new CliUsageError(`${AdminEnv.DATABASE_URL} must be a postgres:// URL (its value is not shown).`);
   }
-  return { url, schema: env[AdminEnv.DATABASE_SCHEMA] || undefined };
+  const insecure = env[AdminEnv.INSECURE_TRANSPORT] === 'true';
+  checkAdminDatabaseUrl(url, insecure);
+  return {
+    url,
+    schema: env[AdminEnv.DATABASE_SCHEMA] || undefined,
+    ...(insecure ? { allowInsecureTransport: true } : {}),
+  };
 }
 
-function kafkaBroker(brokers: string[], flags: BrokerFlags, env: Env, local: boolean): KafkaRedriveBroker {
+function kafkaBroker(
+  brokers: string[],
+  flags: BrokerFlags,
+  env: Env,
+  local: boolean,
+  insecure: boolean,
+): KafkaRedriveBroker {
   const sasl = flags.kafkaSasl ?? env[AdminEnv.KAFKA_SASL];
   if (sasl !== undefined && !SASL.includes(sasl as (typeof SASL)[number])) {
     throw new CliUsageError(`Unknown SASL mechanism; use one of ${SASL.join(', ')}.`);
@@ -158,6 +191,7 @@ function kafkaBroker(brokers: string[], flags: BrokerFlags, env: Env, local: boo
     sasl: sasl as KafkaRedriveBroker['sasl'],
     ssl,
     allowPlaintextLocal: local,
+    ...(insecure ? { allowInsecureTransport: true } : {}),
   };
 }
 

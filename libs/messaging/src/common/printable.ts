@@ -25,3 +25,13 @@ export function printable(text: string): string {
 export function printableLines(text: string): string {
   return text.split('\n').map(printable).join('\n');
 }
+
+/**
+ * `printable()` that keeps a text's layout: tabs and line feeds stay (a payload in a `<pre>`), every other
+ * character `printable()` escapes is escaped. For HTML text, where those two cannot reorder or hide anything.
+ */
+export function printableKeepingLayout(text: string): string {
+  return text.replace(UNPRINTABLE, (c) =>
+    c === '\n' || c === '\t' ? c : `\\u{${c.codePointAt(0)!.toString(16)}}`,
+  );
+}

@@ -170,7 +170,7 @@ export class ConsoleGate implements OnModuleDestroy {
       const limitReached = this.guard.failed(name, address);
       await this.countAnonymous('SIGN_IN_FAILED');
       if (limitReached) {
-        // The typed name may be a password typed in the wrong field: only its first letters are kept.
+        // The typed name may be a password typed in the wrong field: only its length is kept.
         const detail = `the account ${masked(name)} must wait: ${this.guard.limits.accountFailures} failed sign-ins`;
         this.logger.warn(`Sign-in: ${detail}.`);
         await this.record('(sign-in)', 'SIGN_IN_LOCKED', detail);
@@ -277,8 +277,10 @@ export class ConsoleGate implements OnModuleDestroy {
   }
 }
 
-/** The first two characters of a typed name and its length: enough to tell accounts apart, not a password. */
+/**
+ * A typed name's length only: it may be a password typed in the wrong field, and its first characters would
+ * be shown to operators and approvers and logged (issue 45, finding 14).
+ */
 function masked(name: string): string {
-  const characters = [...name];
-  return `'${characters.slice(0, 2).join('')}…' (${characters.length} characters)`;
+  return `of a name of ${[...name].length} characters`;
 }

@@ -35,6 +35,27 @@ describe(ConsoleController.name, () => {
   beforeEach(() => jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined));
   afterEach(() => jest.restoreAllMocks());
 
+  describe('onApplicationBootstrap', () => {
+    // Issue 45 finding 15: its docstring promised the console warns; it never asked.
+    it('warns when the database login could rewrite the audit log, and not otherwise', async () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      try {
+        const ledgerOf = (rights: string[]) => ({ rewriteRights: async () => rights });
+        const owner = console();
+        Object.assign(owner.options.ledger, ledgerOf(['owner of messaging_redrive_audit']));
+        await owner.controller.onApplicationBootstrap();
+        expect(warn).toHaveBeenCalledWith(expect.stringContaining('(owner of messaging_redrive_audit)'));
+        warn.mockClear();
+        const recipe = console();
+        Object.assign(recipe.options.ledger, ledgerOf([]));
+        await recipe.controller.onApplicationBootstrap();
+        expect(warn).not.toHaveBeenCalled();
+      } finally {
+        warn.mockRestore();
+      }
+    });
+  });
+
   describe('deadLetter', () => {
     it('reads the one message at its position, and shows the start of its payload', async () => {
       const { controller, redrive, as } = console();

@@ -1,7 +1,7 @@
-import { Controller, Get, Inject, Logger, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Logger, OnApplicationBootstrap, Post, Req, Res } from '@nestjs/common';
 import { RedriveRefusedError } from '../redrive/errors/redrive-refused.error';
 import { brokerTrouble } from './broker-trouble';
-import { ConsoleGate } from './console-gate';
+import { ConsoleGate, REFRESH_HEADER } from './console-gate';
 import { ConsoleLetters } from './console-letters';
 import { ConsoleRequest, ConsoleResponse, field, sendPage } from './console-http';
 import { ConsoleMetrics } from './console-metrics';
@@ -38,10 +38,12 @@ const PAYLOAD_PREVIEW_BYTES = 64 * 1024;
  * `ConsoleRedrive` plans, approves and executes through the application's `RedriveService`.
  */
 @Controller()
-export class ConsoleController {
+export class ConsoleController implements OnApplicationBootstrap {
   private readonly logger = new Logger('MessagingConsole');
   private readonly metrics: ConsoleMetrics;
   private readonly now: () => number;
+  /** The age of each DLQ's oldest message as last read: what the overview's own refresh shows (RabbitMQ). */
+  private readonly oldest = new Map<string, string | undefined>();
 
   constructor(
     private readonly gate: ConsoleGate,
@@ -68,6 +70,27 @@ export class ConsoleController {
     this.gate.loginForm(req, res);
   }
 
+  /**
+   * Warns once at start when the console's database login could rewrite the audit log despite its triggers
+   * (`PostgresRedriveLedger.rewriteRights()`: owner, owner member, superuser, UPDATE/DELETE/TRUNCATE/TRIGGER;
+   * issue 45, finding 15). A ledger without the check (not PostgreSQL) is not asked.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    const ledger = this.options.ledger as { rewriteRights?: () => Promise<string[]> };
+    if (typeof ledger.rewriteRights !== 'function') return;
+    try {
+      const rights = await ledger.rewriteRights();
+      if (rights.length > 0) {
+        this.logger.warn(
+          `The console's database login can rewrite the audit log (${rights.join(', ')}): give it a role with ` +
+            'SELECT and INSERT only (docs/guide/08-redrive.md, "Permissions, the admin database").',
+        );
+      }
+    } catch (error) {
+      this.logger.warn(`Could not check what the console's database login may do: ${String(error)}`);
+    }
+  }
+
   @Post('login')
   login(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
     return this.gate.signIn(req, res);
@@ -84,7 +107,8 @@ export class ConsoleController {
     const session = await this.gate.forPage(req, res);
     if (!session) return;
     const [services, queues] = await Promise.all([this.metrics.read(), this.queues()]);
-    const aged = await withOldest(this.options.redrive, queues.queues, this.logger);
+    const refresh = req.headers[REFRESH_HEADER] === '1';
+    const aged = await withOldest(this.options.redrive, queues.queues, this.logger, refresh, this.oldest);
     const overview = { services, queues: aged, queueError: queues.error, now: this.now() };
     sendPage(res, 200, overviewPage(this.gate.context(session), overview));
   }
@@ -202,7 +226,7 @@ export class ConsoleController {
     const context = this.gate.context(session);
     const shown = hiddenMatchesDropped(context, entries, filter.actor);
     const check = await this.options.ledger.verifyChain(whole ? {} : { last: AUDIT_CHAIN_CHECKED });
-    sendPage(res, 200, auditPage(context, shown, filter, chainNotice(context, check, whole), paging));
+    sendPage(res, 200, auditPage(context, shown, filter, chainNotice(context, check, whole), paging, whole));
   }
 
   private async step(req: ConsoleRequest, res: ConsoleResponse, verb: 'approve' | 'execute'): Promise<void> {

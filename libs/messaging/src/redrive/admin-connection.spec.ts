@@ -1,4 +1,4 @@
-import { checkAdminConnection, KafkaRedriveBroker } from './admin-connection';
+import { checkAdminConnection, checkAdminDatabaseUrl, KafkaRedriveBroker } from './admin-connection';
 import { InsecureAdminConnectionError } from './errors/insecure-admin-connection.error';
 
 /**
@@ -74,11 +74,11 @@ describe(checkAdminConnection.name, () => {
     }
   });
 
-  it('keeps the production rules: SASL required, plain only with TLS, any host', () => {
+  it('keeps the production rules: SASL required, plain only with TLS, any host over TLS', () => {
     expect(() => checkAdminConnection(kafka({}))).toThrow(InsecureAdminConnectionError);
     expect(() => checkAdminConnection(kafka({ sasl: 'plain' }))).toThrow(InsecureAdminConnectionError);
     expect(() =>
-      checkAdminConnection(kafka({ sasl: 'scram-sha-512', brokers: ['kafka.prod:9093'] })),
+      checkAdminConnection(kafka({ sasl: 'scram-sha-512', ssl: true, brokers: ['kafka.prod:9093'] })),
     ).not.toThrow();
   });
 
@@ -98,5 +98,72 @@ describe(checkAdminConnection.name, () => {
     expect(() =>
       checkAdminConnection({ kind: 'rabbitmq', url: 'amqps://rabbit.prod.example/orders' }),
     ).not.toThrow();
+  });
+
+  it('refuses amqp:// to a host not on this machine unless insecure transport is accepted (finding 12)', () => {
+    const error = refusal(() =>
+      checkAdminConnection({ kind: 'rabbitmq', url: 'amqp://ops_admin:secret@rabbit.prod.example/orders' }),
+    );
+    expect(error.message).toMatch(/^Refused to connect to RabbitMQ as the admin: .*clear text/);
+    expect(error.message).toContain('amqps://');
+    expect(error.message).not.toContain('secret');
+    expect(() =>
+      checkAdminConnection({
+        kind: 'rabbitmq',
+        url: 'amqp://10.0.0.7:5672/orders',
+        allowInsecureTransport: true,
+      }),
+    ).not.toThrow();
+    expect(() =>
+      checkAdminConnection({ kind: 'rabbitmq', url: 'amqp://127.0.0.1:5672/orders' }),
+    ).not.toThrow();
+  });
+
+  it('refuses Kafka without TLS to a broker not on this machine unless insecure transport is accepted (finding 12)', () => {
+    for (const sasl of ['scram-sha-512', 'scram-sha-256'] as const) {
+      const error = refusal(() => checkAdminConnection(kafka({ sasl, brokers: ['kafka.prod:9092'] })));
+      expect(error.message).toMatch(/^Refused to connect to Kafka as the admin: without TLS/);
+      expect(error.message).toContain('kafka.prod:9092');
+      expect(() =>
+        checkAdminConnection(kafka({ sasl, brokers: ['kafka.prod:9092'], allowInsecureTransport: true })),
+      ).not.toThrow();
+      expect(() => checkAdminConnection(kafka({ sasl, brokers: ['127.0.0.1:9092'] }))).not.toThrow();
+    }
+  });
+});
+
+describe(checkAdminDatabaseUrl.name, () => {
+  it('refuses a database not on this machine without TLS, naming neither URL nor password (finding 12)', () => {
+    for (const url of [
+      'postgres://messaging_redrive:S3cr3t@db.prod.example/admin',
+      'postgresql://u:S3cr3t@10.0.0.5:5432/admin?sslmode=disable',
+      'postgres://u:S3cr3t@db.prod.example/admin?sslmode=prefer',
+      'postgres://u:S3cr3t@db.prod.example/admin?ssl=false',
+    ]) {
+      let message = '';
+      try {
+        checkAdminDatabaseUrl(url);
+      } catch (error) {
+        expect(error).toBeInstanceOf(InsecureAdminConnectionError);
+        message = (error as Error).message;
+      }
+      expect(message).toMatch(/^Refused to connect to the admin database as the admin: .*sslmode=require/);
+      expect(message).not.toContain('S3cr3t');
+      expect(() => checkAdminDatabaseUrl(url, true)).not.toThrow();
+    }
+  });
+
+  it('accepts TLS, loopback hosts and Unix sockets', () => {
+    for (const url of [
+      'postgres://u:p@db.prod.example/admin?sslmode=require',
+      'postgres://u:p@db.prod.example/admin?sslmode=verify-full',
+      'postgres://u:p@db.prod.example/admin?ssl=true',
+      'postgres://u:p@127.0.0.1:5432/admin',
+      'postgres://u:p@localhost/admin',
+      'postgres://u:p@[::1]/admin',
+      'postgres:///admin?host=/var/run/postgresql',
+    ]) {
+      expect(() => checkAdminDatabaseUrl(url)).not.toThrow();
+    }
   });
 });

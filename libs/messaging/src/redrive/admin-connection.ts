@@ -24,6 +24,11 @@ export interface RabbitMqRedriveBroker {
    * go without an identity map (names are compared as they are). Default false.
    */
   readonly allowPlaintextLocal?: boolean;
+  /**
+   * Accept `amqp://` (no TLS) to a host that is not on this machine: the admin password and the messages
+   * then cross the network in clear text (`--insecure-transport`). Default false: such a URL is refused.
+   */
+  readonly allowInsecureTransport?: boolean;
 }
 
 /** Where the Kafka cluster is and how the admin principal logs in. */
@@ -45,6 +50,11 @@ export interface KafkaRedriveBroker {
    * are compared as they are). Default false: an admin command without SASL is refused.
    */
   readonly allowPlaintextLocal?: boolean;
+  /**
+   * Accept a broker that is not on this machine without TLS: the SASL session and the dead letters then
+   * cross the network in clear text (`--insecure-transport`). Default false: refused.
+   */
+  readonly allowInsecureTransport?: boolean;
 }
 
 /** The broker a `RedriveService` works on. */
@@ -75,7 +85,8 @@ function isLoopbackBroker(address: string): boolean {
 
 /**
  * Refuses an admin connection that would expose or not use its credential: Kafka without SASL (unless
- * `allowPlaintextLocal`), or SASL `plain` without TLS; and local development (`allowPlaintextLocal`) on a
+ * `allowPlaintextLocal`), or SASL `plain` without TLS; a broker not on this machine without TLS (`amqp://`,
+ * Kafka without `ssl`) unless `allowInsecureTransport`; and local development (`allowPlaintextLocal`) on a
  * broker that is not on this machine (a loopback address: 127.0.0.0/8, ::1, localhost), whatever the SASL
  * setting: local mode turns off the identity map, so it never reaches a real cluster.
  */
@@ -86,6 +97,14 @@ export function checkAdminConnection(broker: RedriveBroker): void {
         '--local-plaintext allows a broker on this machine only (127.0.0.0/8, ::1, localhost), not the host ' +
           'of the AMQP URL',
         'rabbitmq',
+      );
+    }
+    if (!broker.allowInsecureTransport && !isTlsAmqpUrl(broker.url) && !isLoopbackHost(hostOf(broker.url))) {
+      throw new InsecureAdminConnectionError(
+        'an amqp:// URL to a host that is not on this machine sends the admin password and the messages in ' +
+          'clear text',
+        'rabbitmq',
+        TLS_ADVICE.rabbitmq,
       );
     }
     return;
@@ -99,12 +118,75 @@ export function checkAdminConnection(broker: RedriveBroker): void {
       );
     }
   }
+  const remote = broker.brokers.filter((b) => !isLoopbackBroker(b));
+  if (!broker.ssl && !broker.allowInsecureTransport && remote.length > 0) {
+    throw new InsecureAdminConnectionError(
+      `without TLS the admin session and the dead letters cross the network in clear text to ${remote.join(', ')}`,
+      'kafka',
+      TLS_ADVICE.kafka,
+    );
+  }
   if (broker.sasl === 'plain' && !broker.ssl) {
     throw new InsecureAdminConnectionError('SASL plain would send the password in clear text without TLS');
   }
   if (broker.sasl) return;
   if (!broker.allowPlaintextLocal) {
     throw new InsecureAdminConnectionError('no SASL mechanism is configured');
+  }
+}
+
+/** What to do about a connection without TLS, per transport. */
+const TLS_ADVICE = {
+  rabbitmq:
+    'Use an amqps:// URL; only where the network between this host and the broker is trusted, accept it ' +
+    'with --insecure-transport (MESSAGING_ADMIN_INSECURE_TRANSPORT=true).',
+  kafka:
+    'Set MESSAGING_ADMIN_KAFKA_SSL=true (--kafka-ssl); only where the network between this host and the ' +
+    'brokers is trusted, accept it with --insecure-transport (MESSAGING_ADMIN_INSECURE_TRANSPORT=true).',
+  postgres:
+    'Add sslmode=require (or verify-full) to MESSAGING_ADMIN_DATABASE_URL; only where the network between ' +
+    'this host and the database is trusted, accept it with MESSAGING_ADMIN_INSECURE_TRANSPORT=true.',
+} as const;
+
+/**
+ * Refuses an admin database URL that reaches a host not on this machine without TLS (`sslmode=require`,
+ * `verify-ca`, `verify-full`, `no-verify`, or `ssl=true`), unless `allowInsecureTransport`: the everyday
+ * login's password, the audit log and the plans would cross the network in clear text. A Unix socket
+ * (no host, or a `host=/path` parameter) is on this machine.
+ */
+export function checkAdminDatabaseUrl(url: string, allowInsecureTransport = false): void {
+  if (allowInsecureTransport) return;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return; // The driver refuses it; nothing to send in clear text.
+  }
+  const socket = parsed.searchParams.get('host');
+  const local =
+    parsed.hostname === '' || isLoopbackHost(parsed.hostname) || (socket !== null && socket.startsWith('/'));
+  if (local) return;
+  const sslmode = parsed.searchParams.get('sslmode')?.toLowerCase();
+  const ssl = parsed.searchParams.get('ssl')?.toLowerCase();
+  if (sslmode !== undefined) {
+    if (['require', 'verify-ca', 'verify-full', 'no-verify'].includes(sslmode)) return;
+  } else if (ssl === 'true' || ssl === '1') {
+    return;
+  }
+  throw new InsecureAdminConnectionError(
+    'the admin database URL reaches a host that is not on this machine without sslmode=require: its ' +
+      'password, the audit log and the plans would travel in clear text',
+    'postgres',
+    TLS_ADVICE.postgres,
+  );
+}
+
+/** True for `amqps:` URLs (TLS). */
+function isTlsAmqpUrl(url: string): boolean {
+  try {
+    return new URL(url).protocol === 'amqps:';
+  } catch {
+    return false;
   }
 }
 

@@ -7,6 +7,7 @@ import { ApprovalAlreadyUsedError } from './errors/approval-already-used.error';
 import { RedriveAuditEntry, RedriveLedger } from './ledger/redrive-ledger.interface';
 import { RedriveApproval } from './redrive-approval';
 import { redriveCopy } from './redrive-headers';
+import { checkDescriptions, checkUniquePositions } from './plan-descriptions';
 import { RedrivePlan } from './redrive-plan';
 import { MessageRedriveOutcome, RedriveResult } from './redrive-result';
 import { checkRecords, deriveRoute } from './redrive-route';
@@ -42,6 +43,7 @@ export interface Execution {
 export async function runExecution(context: ExecutionContext, execution: Execution): Promise<RedriveResult> {
   const { plan, approval, executedBy, redriveId, audit } = execution;
   const { ledger } = context;
+  checkUniquePositions(plan);
   const messages = await ledger.withExclusiveHold(plan.transport, plan.source, async () => {
     const started = audit && {
       ...audit,
@@ -86,7 +88,7 @@ async function moveMessages(
     return backend.move(
       plan,
       (record) => archiveCopy(record.wire, plan.target, redriveId),
-      () => undefined,
+      (records) => checkDescriptions(plan, records), // the archive gets what the approver read of
     );
   }
   await backend.checkTarget(plan.source, route.target);
@@ -94,6 +96,10 @@ async function moveMessages(
   return backend.move(
     plan,
     (record) => redriveCopy(record.wire, { ...to, key: restoreKey(record.wire, keySecret) }, redriveId),
-    (records) => checkRecords(plan.source, route, records), // what is read again, before anything moves
+    (records) => {
+      // What is read again, before anything moves: a dead letter of the route, as the plan described it.
+      checkRecords(plan.source, route, records);
+      checkDescriptions(plan, records);
+    },
   );
 }

@@ -158,7 +158,10 @@ describe(RedriveService.name, () => {
       );
       expect(() => build({ allowPlaintextLocal: true })).not.toThrow();
       expect(() => build({ sasl: 'plain', ssl: true, brokers: ['kafka.prod:9093'] })).not.toThrow();
-      expect(() => build({ sasl: 'scram-sha-512', brokers: ['kafka.prod:9092'] })).not.toThrow();
+      expect(() => build({ sasl: 'scram-sha-512', ssl: true, brokers: ['kafka.prod:9092'] })).not.toThrow();
+      expect(() => build({ sasl: 'scram-sha-512', brokers: ['kafka.prod:9092'] })).toThrow(
+        InsecureAdminConnectionError,
+      );
     });
   });
 

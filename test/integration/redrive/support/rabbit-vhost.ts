@@ -13,10 +13,14 @@ const run = promisify(execFile);
  * - write to the default exchange (dead-letter and retry copies go straight to their queues) and to the
  *   destination exchanges (here: the names without a dot; queue names always have one), never to a queue,
  *   so that no service can unbind a queue either;
- * - read every queue but dead-letter queues (`<destination>.<group>.dlq`): consume the work queue, never get,
- *   consume or purge a DLQ.
+ * - read every queue but dead-letter queues (`<destination>.<group>.dlq`) and their archives (`….dlq.archive`):
+ *   consume the work queue, never get, consume or purge a DLQ or the record of discarded messages.
  */
-export const SERVICE_PERMISSIONS = ['^$', '^(amq\\.default|[^.]+)$', '^(?!.*\\.dlq$).*'] as const;
+export const SERVICE_PERMISSIONS = [
+  '^$',
+  '^(amq\\.default|[^.]+)$',
+  '^(?!.*\\.dlq(\\.archive)?$).*',
+] as const;
 
 /** A RabbitMQ user of a test vhost. */
 export interface VhostUser {

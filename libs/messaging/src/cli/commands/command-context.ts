@@ -191,6 +191,11 @@ export function withBrokerOptions(command: Command): Command {
         'SASL or password; four eyes without an identity map',
     )
     .option(
+      '--insecure-transport',
+      `accept a broker not on this machine without TLS (${AdminEnv.INSECURE_TRANSPORT}=true, which also ` +
+        'accepts such an admin database): passwords and messages in clear text',
+    )
+    .option(
       '--principal <name>',
       `admin user or principal (${AdminEnv.PRINCIPAL}); password in ${AdminEnv.PASSWORD}`,
     );

@@ -12,6 +12,16 @@ const entry = {
 
 describe('access views', () => {
   describe(auditPage.name, () => {
+    // Issue 45 finding 7: a tab left on ?verify=all must not recompute the whole chain every 30 s.
+    it('refreshes itself after a check of the latest entries, never after a check of the whole log', () => {
+      const refreshing = { ...context, refreshSeconds: 30 };
+      const head = { id: '9', hash: 'sha256:h' };
+      const latest = chainNotice(refreshing, { intact: true, checked: 9, head }, false);
+      expect(auditPage(refreshing, [entry], {}, latest)).toContain('data-refresh="30"');
+      const whole = chainNotice(refreshing, { intact: true, checked: 9, head }, true);
+      expect(auditPage(refreshing, [entry], {}, whole, {}, true)).not.toContain('data-refresh');
+    });
+
     it('says where the hash chain is broken, above the entries', () => {
       const broken = chainNotice(
         context,

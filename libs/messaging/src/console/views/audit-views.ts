@@ -67,13 +67,18 @@ function auditLink(context: PageContext, filter: AuditPageFilter, cursor: Record
   return `${context.base}/audit?${query.toString()}`;
 }
 
-/** The audit log, newest first, filtered and paged, with what the check of its hash chain found. */
+/**
+ * The audit log, newest first, filtered and paged, with what the check of its hash chain found. A page that
+ * checked the whole chain (`whole`) does not refresh itself: an open tab would recompute every entry's hash
+ * each refresh (issue 45, finding 7).
+ */
 export function auditPage(
   context: PageContext,
   entries: readonly RecordedRedriveAuditEntry[],
   filter: AuditPageFilter,
   chain: Html,
   paging: AuditPaging = {},
+  whole = false,
 ): string {
   const input = (name: keyof AuditPageFilter, label: string, type = 'text') =>
     html`<label for="audit-${name}"
@@ -139,7 +144,7 @@ export function auditPage(
         ${paging.older ? html`<a href="${auditLink(context, filter, { before: paging.older })}" rel="next">Older entries</a>` : ''}
       </nav>`,
     '/audit',
-    { refresh: true },
+    { refresh: !whole },
   );
 }
 

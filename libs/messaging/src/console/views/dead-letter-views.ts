@@ -1,6 +1,7 @@
 import { MessagePosition } from '../../redrive/redrive-plan';
 import { DeadLetterPayload, InspectedDeadLetter } from '../../redrive/inspected-dead-letter';
 import { DeadLetterQueueInfo } from '../../redrive/redrive-result';
+import { RedriveLimits } from '../../redrive/redrive-limits';
 import { csrfField, headRow, page, PageContext } from './layout';
 import { html, Html } from './html';
 import { payloadSection } from './payload-views';
@@ -224,8 +225,12 @@ export function positionParam(position: MessagePosition): string {
 
 /** The position of a message link, or undefined when it is not one. */
 export function positionFromParam(param: string | undefined): MessagePosition | undefined {
-  const queue = /^q(\d{1,3})$/.exec(param ?? '');
-  if (queue) return { kind: 'queue', index: Number(queue[1]) };
+  // The "all" page lists up to MAX_SCAN (5,000) messages: each can be opened, none beyond.
+  const queue = /^q(\d{1,4})$/.exec(param ?? '');
+  if (queue) {
+    const index = Number(queue[1]);
+    return index < RedriveLimits.MAX_SCAN ? { kind: 'queue', index } : undefined;
+  }
   const partition = /^p(\d{1,6})-(\d{1,19})$/.exec(param ?? '');
   return partition ? { kind: 'partition', partition: Number(partition[1]), offset: partition[2] } : undefined;
 }

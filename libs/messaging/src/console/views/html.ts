@@ -1,3 +1,5 @@
+import { printableKeepingLayout } from '../../common/printable';
+
 /**
  * HTML text, already escaped: only `html` and `raw` make one. Unforgeable: the markup sits in a private
  * field, and `render` trusts an instance of this class only, never an object of the same shape (a value
@@ -46,17 +48,29 @@ export function raw(markup: string): Html {
 
 type Part = Html | string | number | null | undefined | false | readonly Part[];
 
-function render(part: Part): string {
+function render(part: Part, inTag: boolean): string {
   if (part === null || part === undefined || part === false) return '';
-  if (Array.isArray(part)) return part.map(render).join('');
+  if (Array.isArray(part)) return part.map((p: Part) => render(p, inTag)).join('');
   if (Html.is(part)) return part.__html;
   // Anything else, objects included, is text: escaped.
-  return escapeHtml(typeof part === 'object' ? JSON.stringify(part) : String(part));
+  const text = typeof part === 'object' ? JSON.stringify(part) : String(part);
+  // Between tags the reader sees it: bidi controls, zero-width and other invisible characters become
+  // visible `\u{…}` escapes, so `OrderPlaced\u{200b}` or a reversed id cannot pass for what it is not. Inside
+  // a tag (an attribute value, sent back by a form) the value stays as it is, escaped only.
+  return escapeHtml(inTag ? text : printableKeepingLayout(text));
 }
 
-/** A template tag that escapes every interpolated value (unless it is `Html` already). */
+/** True when `markup` ends inside a tag (an attribute value): its last `<` comes after its last `>`. */
+function endsInTag(markup: string): boolean {
+  return markup.lastIndexOf('<') > markup.lastIndexOf('>');
+}
+
+/**
+ * A template tag that escapes every interpolated value (unless it is `Html` already). Text between tags
+ * also has its invisible and reordering characters made visible (`printableKeepingLayout`).
+ */
 export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
   let out = strings[0];
-  values.forEach((value, i) => (out += render(value) + strings[i + 1]));
+  values.forEach((value, i) => (out += render(value, endsInTag(out)) + strings[i + 1]));
   return raw(out);
 }

@@ -5,6 +5,7 @@ import { PinRedriveKeyring1765238400000 } from '../../migrations/pin-redrive-key
 import { CreateRedriveLedger1764892800000 } from '../../migrations/create-redrive-ledger.migration';
 import { pgTimestamp } from '../../common/pg-timestamp';
 import { quoteIdent } from '../../tables/postgres-tables';
+import { checkAdminDatabaseUrl } from '../admin-connection';
 import { RedriveInProgressError } from '../errors/redrive-in-progress.error';
 import { RedriveLedgerMissingError } from '../errors/redrive-ledger-missing.error';
 import {
@@ -30,6 +31,11 @@ export interface AdminDatabaseOptions {
   readonly url: string;
   /** Schema of the ledger's tables. Default: the search_path (`public`). */
   readonly schema?: string;
+  /**
+   * Accept a URL that reaches a host not on this machine without TLS (`sslmode=require`): the login's
+   * password and the audit log then travel in clear text. Default false: refused (`checkAdminDatabaseUrl`).
+   */
+  readonly allowInsecureTransport?: boolean;
 }
 
 interface AuditRow {
@@ -308,25 +314,45 @@ export class PostgresRedriveLedger implements RedriveLedger {
 
   /**
    * What lets this login rewrite the audit log despite the triggers, e.g. `owner of …` or `superuser`:
-   * empty for a role with SELECT and INSERT only (the guide's recipe). The CLI and the console warn when
-   * it is not.
+   * empty for a role with SELECT and INSERT only (the guide's recipe). Membership of the owner role counts
+   * even without INHERIT (such a member may `SET ROLE` to it), and so do UPDATE, DELETE, TRUNCATE and TRIGGER
+   * on the audit table, its nonce table and its chain head (issue 45, finding 15). `dlq history --verify`
+   * warns when it is not empty.
    */
   async rewriteRights(): Promise<string[]> {
-    const [row] = await this.dataSource.query<
-      Array<{ superuser: boolean; owner: boolean; update: boolean; delete: boolean; truncate: boolean }>
+    const rows = await this.dataSource.query<
+      Array<{
+        name: string;
+        superuser: boolean;
+        owner: boolean;
+        update: boolean;
+        delete: boolean;
+        truncate: boolean;
+        trigger: boolean;
+      }>
     >(
-      `select r.rolsuper as superuser, pg_has_role(current_user, c.relowner, 'USAGE') as owner,
+      `select t.name, r.rolsuper as superuser, pg_has_role(current_user, c.relowner, 'MEMBER') as owner,
               has_table_privilege(c.oid, 'UPDATE') as update, has_table_privilege(c.oid, 'DELETE') as delete,
-              has_table_privilege(c.oid, 'TRUNCATE') as truncate
-       from pg_class c, pg_roles r where c.oid = to_regclass($1) and r.rolname = current_user`,
-      [this.audit],
+              has_table_privilege(c.oid, 'TRUNCATE') as truncate, has_table_privilege(c.oid, 'TRIGGER') as trigger
+       from unnest($1::text[]) with ordinality t(name, n)
+       join pg_class c on c.oid = to_regclass(t.name)
+       join pg_roles r on r.rolname = current_user
+       order by t.n`,
+      [[this.audit, this.nonces, this.head]],
     );
-    if (!row) return [];
+    if (rows.some((row) => row.superuser)) return ['superuser'];
     const rights: string[] = [];
-    if (row.superuser) rights.push('superuser');
-    else if (row.owner) rights.push(`owner of ${this.audit}`);
-    for (const privilege of ['update', 'delete', 'truncate'] as const) {
-      if (row[privilege] && !row.superuser && !row.owner) rights.push(privilege.toUpperCase());
+    for (const row of rows) {
+      if (row.owner) {
+        rights.push(`owner of ${row.name}`);
+        continue;
+      }
+      for (const privilege of ['update', 'delete', 'truncate', 'trigger'] as const) {
+        if (row[privilege])
+          rights.push(
+            row.name === this.audit ? privilege.toUpperCase() : `${privilege.toUpperCase()} on ${row.name}`,
+          );
+      }
     }
     return rights;
   }
@@ -421,6 +447,7 @@ function parseEvidence(text: string): ApprovalEvidence | undefined {
 }
 
 async function openAdminDatabase(options: AdminDatabaseOptions): Promise<DataSource> {
+  checkAdminDatabaseUrl(options.url, options.allowInsecureTransport);
   const dataSource = new DataSource({
     type: 'postgres',
     url: options.url,
