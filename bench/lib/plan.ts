@@ -171,7 +171,13 @@ const FULL: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
     warmUpWindow: true,
   },
   idle: { windowMs: 60_000 },
-  growth: { sentRows: [0, 100_000, 1_000_000], pending: 1_000, batchSize: 200, runs: 15, scheduledRows: 1_000_000 },
+  growth: {
+    sentRows: [0, 100_000, 1_000_000],
+    pending: 1_000,
+    batchSize: 200,
+    runs: 15,
+    scheduledRows: 1_000_000,
+  },
   consumer: { messages: 5_000, runs: 3 },
   peers: {
     rows: 2_000,
