@@ -76,6 +76,7 @@ export { MessagingHealthIndicator } from './observability/messaging-health.indic
 export type { MessagingHealthResult, RelayHealthLimits } from './observability/messaging-health.indicator';
 export { MessagingMetrics } from './observability/messaging-metrics';
 export { MessagingStatus } from './observability/messaging-status';
+export { ConsumersStillJoiningError } from './errors/consumers-still-joining.error';
 export type { MessagingStatusSnapshot } from './observability/messaging-status';
 
 // Topology: declared by an admin (`nest-messaging topology apply`), checked by the services

@@ -1,6 +1,5 @@
 import { TestingModule } from '@nestjs/testing';
-import { RetryPolicyOptions, TransportOptions } from 'nest-reliable-messaging';
-import { ConsumerOrchestrator } from 'nest-reliable-messaging/testing';
+import { MessagingStatus, RetryPolicyOptions, TransportOptions } from 'nest-reliable-messaging';
 import { createMessagingApp, MessagingAppOptions } from './messaging-app';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from './orders-consumer.fixture';
 import { orderPlaced } from './orders.fixture';
@@ -56,14 +55,5 @@ export async function startOrdersConsumer(
  * ALLOW_REORDER case failed in CI).
  */
 export async function consumersJoined(app: TestingModule, timeoutMs = 60_000): Promise<void> {
-  const consumers = app.get(ConsumerOrchestrator);
-  const deadline = Date.now() + timeoutMs;
-  while (consumers.joiningGroups().length > 0) {
-    if (Date.now() > deadline) {
-      throw new Error(
-        `Consumer groups still joining after ${timeoutMs} ms: ${consumers.joiningGroups().join(', ')}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await app.get(MessagingStatus).consumersJoined(timeoutMs);
 }

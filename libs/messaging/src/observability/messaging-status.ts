@@ -1,7 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { MESSAGING_TRANSPORT } from '../messaging.constants';
+import { Clock } from '../common/clock';
+import { ConsumersStillJoiningError } from '../errors/consumers-still-joining.error';
+import { MESSAGING_CLOCK, MESSAGING_TRANSPORT } from '../messaging.constants';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { RunningConsumers } from './observed-sources';
+
+/** How often `consumersJoined()` looks (a look costs no I/O). */
+const JOIN_POLL_MS = 20;
 
 /** What `MessagingStatus.snapshot()` reports. */
 export interface MessagingStatusSnapshot {
@@ -33,6 +38,7 @@ export class MessagingStatus {
   constructor(
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     private readonly consumers: RunningConsumers,
+    @Inject(MESSAGING_CLOCK) private readonly clock: Clock,
   ) {}
 
   /** The state right now. */
@@ -42,5 +48,21 @@ export class MessagingStatus {
       consumers: this.consumers.runningGroups(),
       joining: this.consumers.joiningGroups(),
     };
+  }
+
+  /**
+   * Resolves once every consumer group started receives deliveries (`joining` empty): the application starts
+   * without waiting for its groups to join, so a test or a script that publishes at once and expects the
+   * group to take part from the first message waits here first. Rejects with `ConsumersStillJoiningError`
+   * after `timeoutMs` (default 60 s).
+   */
+  async consumersJoined(timeoutMs = 60_000): Promise<void> {
+    const deadline = this.clock.now() + timeoutMs;
+    while (this.consumers.joiningGroups().length > 0) {
+      if (this.clock.now() >= deadline) {
+        throw new ConsumersStillJoiningError(this.consumers.joiningGroups(), timeoutMs);
+      }
+      await this.clock.sleep(Math.min(JOIN_POLL_MS, Math.max(1, deadline - this.clock.now())));
+    }
   }
 }
