@@ -32,6 +32,7 @@ describe(EnvironmentAuthenticator.name, () => {
     });
 
     // Issue 45 finding 10: an unknown name or an empty password must cost a scrypt hash like a wrong password.
+    // claim: C-112
     it('runs the scrypt check for an unknown name and an empty password too', async () => {
       const auth = new EnvironmentAuthenticator(users);
       const verify = jest.spyOn(passwordHash, 'verifyPassword');

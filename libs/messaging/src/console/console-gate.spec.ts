@@ -120,6 +120,7 @@ describe(ConsoleGate.name, () => {
 
     // Issue 45 finding 10: an empty password (or name) was refused without calling the authenticator, so it
     // answered at once where a real check costs a scrypt hash, and cost a guesser nothing.
+    // claim: C-112
     it('checks an empty password or name with the authenticator like any other, and never admits it', async () => {
       const seen: Array<[string, string]> = [];
       const authenticator = {
@@ -137,6 +138,7 @@ describe(ConsoleGate.name, () => {
       ]);
     });
 
+    // claim: C-112
     it('counts a failure as a made-up name only when the authenticator says nobody has it', async () => {
       const authenticator = new CountingAuthenticator();
       const knows = jest.fn((name: string) => name in USERS);

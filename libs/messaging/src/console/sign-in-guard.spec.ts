@@ -40,6 +40,7 @@ describe(SignInGuard.name, () => {
 
     // Issue 45 finding 10: made-up names filled the table real accounts are kept in; once it was full of
     // waiting entries, a real account not yet tracked was refused (sign-in denied to real users).
+    // claim: C-112
     it('guesses against made-up names neither crowd out a real account nor lift its lockout', () => {
       const { guard: g } = guard({ addressFailures: 1_000_000 });
       for (let i = 0; i < 5; i++) {
