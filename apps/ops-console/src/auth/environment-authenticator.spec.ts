@@ -1,4 +1,5 @@
 import { EnvironmentAuthenticator, parseConsoleUsers } from './environment-authenticator';
+import * as passwordHash from './password-hash';
 import { hashPassword, verifyPassword } from './password-hash';
 
 describe(EnvironmentAuthenticator.name, () => {
@@ -28,6 +29,38 @@ describe(EnvironmentAuthenticator.name, () => {
       await expect(auth.authenticate('alice', 'bob-secret')).resolves.toBeUndefined();
       await expect(auth.authenticate('mallory', 'alice-secret')).resolves.toBeUndefined();
       await expect(auth.authenticate('ALICE', 'alice-secret')).resolves.toBeUndefined();
+    });
+
+    // Issue 45 finding 10: an unknown name or an empty password must cost a scrypt hash like a wrong password.
+    // claim: C-112
+    it('runs the scrypt check for an unknown name and an empty password too', async () => {
+      const auth = new EnvironmentAuthenticator(users);
+      const verify = jest.spyOn(passwordHash, 'verifyPassword');
+      try {
+        await auth.authenticate('mallory', 'x');
+        await auth.authenticate('alice', '');
+        await auth.authenticate('', '');
+        expect(
+          verify.mock.calls.map(([password, hash]) => [password, hash === users[0].passwordHash]),
+        ).toEqual([
+          ['x', true],
+          ['', true],
+          ['', true],
+        ]);
+        await Promise.all(verify.mock.results.map((r) => r.value as Promise<boolean>));
+      } finally {
+        verify.mockRestore();
+      }
+    });
+
+    it('says which names it knows, in any case, for the console to count made-up ones apart', () => {
+      const auth = new EnvironmentAuthenticator(users);
+      expect([auth.knows('alice'), auth.knows('ALICE'), auth.knows('mallory'), auth.knows('')]).toEqual([
+        true,
+        true,
+        false,
+        false,
+      ]);
     });
   });
 });

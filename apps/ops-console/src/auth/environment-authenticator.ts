@@ -56,4 +56,9 @@ export class EnvironmentAuthenticator implements ConsoleAuthenticator {
     const ok = await verifyPassword(password, user?.passwordHash ?? (await this.decoy));
     return user && ok ? { name: user.name, roles: user.roles } : undefined;
   }
+
+  /** Whether a user of this name is configured (in any case: the console's throttle ignores case). */
+  knows(name: string): boolean {
+    return this.users.some((u) => u.name.toLowerCase() === name.toLowerCase());
+  }
 }

@@ -3,6 +3,7 @@ import { RedriveService } from '../redrive/redrive.service';
 import { ConsoleGate } from './console-gate';
 import { FakeResponse, fakeRequest } from '../../spec-support/console-fakes';
 import { ConsoleUser, MessagingConsoleOptions } from './console-options.interface';
+import { SignInGuard } from './sign-in-guard';
 
 const USERS: Record<string, ConsoleUser & { password: string }> = {
   alice: { name: 'alice', roles: ['operator'], password: 'alice-pw' },
@@ -115,6 +116,42 @@ describe(ConsoleGate.name, () => {
       expect(right.body).toContain('Too many failed sign-ins for this account: try again in 30 s.');
       now.ms += 30_000;
       expect((await attempt(g, 'alice', 'alice-pw')).statusCode).toBe(303);
+    });
+
+    // Issue 45 finding 10: an empty password (or name) was refused without calling the authenticator, so it
+    // answered at once where a real check costs a scrypt hash, and cost a guesser nothing.
+    // claim: C-112
+    it('checks an empty password or name with the authenticator like any other, and never admits it', async () => {
+      const seen: Array<[string, string]> = [];
+      const authenticator = {
+        authenticate: async (name: string, password: string) => {
+          seen.push([name, password]);
+          return { name: name || 'nobody', roles: ['operator'] as const }; // one that admits anything
+        },
+      };
+      const { gate: g } = gate({ ms: 0 }, { authenticator });
+      expect((await attempt(g, 'alice', '')).statusCode).toBe(401);
+      expect((await attempt(g, '', 'alice-pw')).statusCode).toBe(401);
+      expect(seen).toEqual([
+        ['alice', ''],
+        ['', 'alice-pw'],
+      ]);
+    });
+
+    // claim: C-112
+    it('counts a failure as a made-up name only when the authenticator says nobody has it', async () => {
+      const authenticator = new CountingAuthenticator();
+      const knows = jest.fn((name: string) => name in USERS);
+      const { gate: g } = gate({ ms: 0 }, { authenticator: Object.assign(authenticator, { knows }) });
+      const failed = jest.spyOn((g as unknown as { guard: SignInGuard }).guard, 'failed');
+      await attempt(g, 'alice', 'nope');
+      await attempt(g, 'mallory', 'nope', '10.0.0.2');
+      await attempt(g, 'alice', 'alice-pw');
+      expect(failed.mock.calls).toEqual([
+        ['alice', '10.0.0.1', true],
+        ['mallory', '10.0.0.2', false],
+      ]);
+      expect(knows.mock.calls).toEqual([['alice'], ['mallory']]);
     });
 
     it('makes an address wait that guesses across accounts', async () => {

@@ -151,11 +151,16 @@ export class ConsoleGate implements OnModuleDestroy {
       return this.loginForm(request, response, text, 429, seconds);
     }
     let checked: { value: ConsoleUser | undefined } | undefined;
+    let known = true;
     try {
-      checked =
-        name && password
-          ? await this.checking.run(() => this.options.authenticator.authenticate(name, password))
-          : { value: undefined };
+      // An empty name or password is checked too (and its answer ignored): it costs the authenticator's
+      // work like any other, so the time taken says nothing about the account (issue 45, finding 10).
+      checked = await this.checking.run(async () => {
+        const user = await this.options.authenticator.authenticate(name, password);
+        if (user && name && password) return user;
+        known = name !== '' && (await this.options.authenticator.knows?.(name)) !== false;
+        return undefined;
+      });
     } catch (error) {
       this.guard.released(name, address);
       throw error;
@@ -167,7 +172,7 @@ export class ConsoleGate implements OnModuleDestroy {
     }
     const user = checked.value;
     if (!user) {
-      const limitReached = this.guard.failed(name, address);
+      const limitReached = this.guard.failed(name, address, known);
       await this.countAnonymous('SIGN_IN_FAILED');
       if (limitReached) {
         // The typed name may be a password typed in the wrong field: only its length is kept.

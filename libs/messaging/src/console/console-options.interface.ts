@@ -29,6 +29,13 @@ export interface ConsoleAuthenticator {
    * same way whether the name or the password was wrong).
    */
   authenticate(name: string, password: string): Promise<ConsoleUser | undefined>;
+  /**
+   * Optional: whether a user of this name exists, asked only after `authenticate` said no. The console then
+   * counts failures of names nobody has apart from real accounts (with the same limit, so a guesser cannot
+   * tell them apart), and guesses against made-up names cannot fill the table a real account's lockout is
+   * kept in. Without it every name is tracked as an account. Never shown to the person signing in.
+   */
+  knows?(name: string): boolean | Promise<boolean>;
 }
 
 /** A service whose Prometheus metrics the overview reads (its `/metrics`, see docs/guide/10-operations.md). */

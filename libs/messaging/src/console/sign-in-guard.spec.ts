@@ -38,6 +38,32 @@ describe(SignInGuard.name, () => {
       expect(g.reserve('b', '10.9.9.9')).toMatchObject({ allowed: false, by: 'address' });
     });
 
+    // Issue 45 finding 10: made-up names filled the table real accounts are kept in; once it was full of
+    // waiting entries, a real account not yet tracked was refused (sign-in denied to real users).
+    // claim: C-112
+    it('guesses against made-up names neither crowd out a real account nor lift its lockout', () => {
+      const { guard: g } = guard({ addressFailures: 1_000_000 });
+      for (let i = 0; i < 5; i++) {
+        g.reserve('jane', '10.1.1.1');
+        g.failed('jane', '10.1.1.1', true);
+      }
+      g.reserve('ALICE', '10.1.1.1');
+      g.failed('ALICE', '10.1.1.1', false); // made up: 'alice' is the real name
+      g.reserve('alice', '10.1.1.1');
+      g.failed('alice', '10.1.1.1', true);
+      for (let i = 0; i < 10_050; i++) {
+        const [name, address] = [`ghost${i}`, `10.2.${(i >> 8) & 255}.${i & 255}`];
+        for (let j = 0; j < 5; j++) if (g.reserve(name, address).allowed) g.failed(name, address, false);
+        if (i < 3) expect(g.check(name, '10.9.9.9')).toMatchObject({ allowed: false, by: 'account' });
+      }
+      expect(g.reserve('victor', '10.3.3.3')).toEqual({ allowed: true }); // never tracked: not refused
+      expect(g.check('jane', '10.3.3.3')).toMatchObject({ allowed: false, by: 'account' });
+      for (let i = 0; i < 3; i++) g.failed('alice', '10.1.1.1', true);
+      expect(g.check('alice', '10.3.3.3')).toMatchObject({ allowed: false, by: 'account' });
+      for (let i = 0; i < 10_050; i++) g.failed(`spook${i}`, '10.4.4.4', false);
+      expect(g.check('alice', '10.3.3.3')).toMatchObject({ allowed: false, by: 'account' });
+    });
+
     it('keys an IPv6 address by its /64, an IPv4-mapped one as IPv4', () => {
       expect(addressKey('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
       expect(addressKey('2001:0db8:0001:0002:ffff:1:2:3')).toBe('2001:db8:1:2::/64');

@@ -32,7 +32,11 @@ export const DEFAULT_SIGN_IN_LIMITS: ResolvedSignInLimits = {
   maxWaiting: 20,
 };
 
-/** At most this many accounts and addresses are tracked each; the stalest goes first. */
+/**
+ * At most this many accounts and addresses are tracked each: the stalest that is neither waiting nor being
+ * checked goes first, and when there is none a new one is refused. Names no user has (see `failed`) are kept
+ * apart, as many again, and the stalest of them goes first even while it waits.
+ */
 const MAX_TRACKED = 10_000;
 
 interface Failures {
@@ -56,11 +60,15 @@ export type SignInVerdict =
  * Per-account and per-address backoff for sign-ins: after `accountFailures` failures of an account (or
  * `addressFailures` from an address), each attempt must wait, 30 s, then twice as long after each further
  * failure, up to 15 minutes; a success clears the account (never the address: one good account must not
- * unlock guessing others). While an account waits, even its right password is not checked. Pure logic on an
+ * unlock guessing others). While an account waits, even its right password is not checked. A name no user has
+ * is limited the same way (a guesser cannot tell it from a real one), but in a table of its own: filling that
+ * table can neither crowd out nor lift a real account's lockout (issue 45, finding 10). Pure logic on an
  * injected clock; bounded memory.
  */
 export class SignInGuard {
   private readonly accounts = new Map<string, Failures>();
+  /** Failures of names the authenticator says no user has: evictable, never in `accounts`' way. */
+  private readonly unknownAccounts = new Map<string, Failures>();
   private readonly addresses = new Map<string, Failures>();
   readonly limits: ResolvedSignInLimits;
 
@@ -76,6 +84,7 @@ export class SignInGuard {
     const now = this.now();
     for (const [by, failures] of [
       ['account', this.current(this.accounts, accountKey(account), now)],
+      ['account', this.current(this.unknownAccounts, accountKey(account), now)],
       ['address', this.current(this.addresses, addressKey(address), now)],
     ] as const) {
       if (failures && failures.until > now) return { allowed: false, retryAfterMs: failures.until - now, by };
@@ -95,7 +104,7 @@ export class SignInGuard {
     if (!verdict.allowed) return verdict;
     const now = this.now();
     const counters = [
-      ['account', this.accounts, accountKey(account), this.limits.accountFailures],
+      ['account', this.accountsOf(account), accountKey(account), this.limits.accountFailures],
       ['address', this.addresses, addressKey(address), this.limits.addressFailures],
     ] as const;
     for (const [by, map, key, limit] of counters) {
@@ -116,10 +125,38 @@ export class SignInGuard {
     return { allowed: true };
   }
 
-  /** Counts a failed sign-in; true when the account has just reached its limit (worth an audit entry). */
-  failed(account: string, address: string): boolean {
+  /**
+   * Counts a failed sign-in; true when the account has just reached its limit (worth an audit entry).
+   * `known: false` (the authenticator says no user has this name) counts it with the same limit in the table
+   * of unknown names, whose stalest entry goes first when it is full, so that guesses against made-up names
+   * cannot fill the table real accounts are tracked in.
+   */
+  failed(account: string, address: string, known = true): boolean {
     const now = this.now();
-    const reached = this.count(this.accounts, accountKey(account), this.limits.accountFailures, now);
+    const key = accountKey(account);
+    const real = this.current(this.accounts, key, now);
+    const madeUp = this.current(this.unknownAccounts, key, now);
+    let map = this.accounts;
+    if (known && madeUp) {
+      // A real account's failures are never kept where they can be pushed out (`Alice` may have been
+      // counted as made up before `alice` failed).
+      this.unknownAccounts.delete(key);
+      if (real) {
+        real.count += madeUp.count;
+        real.until = Math.max(real.until, madeUp.until);
+        real.pending += madeUp.pending;
+      } else this.accounts.set(key, madeUp);
+    } else if (!known && !(real && real.count > 0)) {
+      map = this.unknownAccounts;
+      if (real) {
+        // Reserved in `accounts` before the name was known to be made up: the attempt moves over.
+        real.pending = Math.max(0, real.pending - 1);
+        if (real.pending === 0) this.accounts.delete(key);
+        if (madeUp) madeUp.pending += 1;
+        else this.unknownAccounts.set(key, { count: 0, last: now, until: 0, pending: 1 });
+      }
+    }
+    const reached = this.count(map, key, this.limits.accountFailures, now);
     this.count(this.addresses, addressKey(address), this.limits.addressFailures, now);
     return reached;
   }
@@ -127,18 +164,27 @@ export class SignInGuard {
   /** A successful sign-in clears the account's failures (and ends its reserved attempt). */
   succeeded(account: string, address?: string): void {
     this.accounts.delete(accountKey(account));
+    this.unknownAccounts.delete(accountKey(account));
     if (address !== undefined) this.unreserve(this.addresses, addressKey(address));
   }
 
   /** Ends a reserved attempt whose password was never checked (the console was busy, or it failed). */
   released(account: string, address: string): void {
-    this.unreserve(this.accounts, accountKey(account));
+    const key = accountKey(account);
+    if (!this.unreserve(this.accounts, key)) this.unreserve(this.unknownAccounts, key);
     this.unreserve(this.addresses, addressKey(address));
   }
 
-  private unreserve(map: Map<string, Failures>, key: string): void {
+  /** The table `account` is tracked in: the unknown names' when it is there, else the accounts'. */
+  private accountsOf(account: string): Map<string, Failures> {
+    return this.unknownAccounts.has(accountKey(account)) ? this.unknownAccounts : this.accounts;
+  }
+
+  private unreserve(map: Map<string, Failures>, key: string): boolean {
     const failures = map.get(key);
-    if (failures && failures.pending > 0) failures.pending -= 1;
+    if (!failures || failures.pending === 0) return false;
+    failures.pending -= 1;
+    return true;
   }
 
   private count(map: Map<string, Failures>, key: string, limit: number, now: number): boolean {
@@ -153,7 +199,13 @@ export class SignInGuard {
     }
     map.delete(key); // re-inserted last: the map's order is staleness order
     map.set(key, failures);
-    if (map.size > MAX_TRACKED) this.makeRoom(map, now);
+    if (map === this.unknownAccounts) {
+      // A made-up name's lockout protects no one: the stalest goes, so the table stays bounded.
+      for (const [stalest, entry] of map) {
+        if (map.size <= MAX_TRACKED) break;
+        if (entry.pending === 0) map.delete(stalest);
+      }
+    } else if (map.size > MAX_TRACKED) this.makeRoom(map, now);
     return over === 0;
   }
 
