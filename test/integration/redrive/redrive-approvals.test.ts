@@ -110,7 +110,7 @@ describe('Redrive approvals signed by approvers’ own keys', () => {
       approver: 'jane',
       privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }),
     };
-    writeFileSync(path.join(fixture.folder, 'forged.key.json'), JSON.stringify(forged));
+    writeFileSync(path.join(fixture.folder, 'forged.key.json'), JSON.stringify(forged), { mode: 0o600 });
     expect((await cli(['dlq', 'approve', '--plan', 'self.json', '--key', 'forged.key.json'])).code).toBe(0);
     const run = await cli(['dlq', 'redrive', '--plan', 'self.json', '--approval', 'self.approval.json']);
     expect(run).toMatchObject({ code: 2 });

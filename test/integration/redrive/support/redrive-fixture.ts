@@ -46,6 +46,7 @@ export class RedriveFixture {
       writeFileSync(
         path.join(this.folder, `${name}.key.json`),
         JSON.stringify(this.keys[name].privateKeyFile),
+        { mode: 0o600 }, // dlq approve refuses a key file others can read
       );
     }
   }

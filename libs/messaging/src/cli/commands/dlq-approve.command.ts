@@ -3,6 +3,7 @@ import { readApproverSigner } from '../../redrive/approvals/approver-keys';
 import { issueApproval } from '../../redrive/issue-approval';
 import { parseRedrivePlan } from '../../redrive/redrive-plan.schema';
 import { AdminEnv } from '../admin-options';
+import { readApproverKeyFile } from '../approver-key-file';
 import { cliClock, readJson, writeJson } from '../cli-io';
 import { parseDuration } from '../duration';
 import { formatPlan } from '../format/plan-format';
@@ -33,11 +34,11 @@ export function approveCommand(context: CommandContext): Command {
     .option('--ttl <duration>', 'how long the approval is valid, e.g. 15m or 1h (at most 24h)', '15m')
     .option('--out <file>', 'where to write the approval (default: <plan file>.approval.json)')
     .action(async (flags: ApproveFlags) => {
-      const plan = parseRedrivePlan(await readJson(context.io, flags.plan));
       const signer = readApproverSigner(
-        await readJson(context.io, flags.key),
+        await readApproverKeyFile(context.io, flags.key),
         context.io.env[AdminEnv.APPROVER_KEY_PASSPHRASE],
       );
+      const plan = parseRedrivePlan(await readJson(context.io, flags.plan));
       const ttlMs = parseDuration(flags.ttl);
       const keyring = await context.keyring();
       const topology = await context.topology(flags);
