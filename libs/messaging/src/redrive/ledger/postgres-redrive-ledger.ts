@@ -126,9 +126,9 @@ export class PostgresRedriveLedger implements RedriveLedger {
         entry.planHash ?? null,
         entry.approver ?? null,
         entry.redriveId ?? null,
-        JSON.stringify(entry.messageIds ?? []),
+        JSON.stringify((entry.messageIds ?? []).map((id) => id && withoutNul(id))),
         entry.outcome,
-        entry.detail ?? null,
+        entry.detail ? withoutNul(entry.detail) : null,
         entry.evidence ? evidenceText(entry.evidence) : null,
       ],
     );
@@ -389,6 +389,15 @@ function tablesOf(dataSource: DataSource) {
     head: `${prefix}messaging_redrive_audit_head`,
     keyring: `${prefix}messaging_redrive_keyring`,
   };
+}
+
+/**
+ * `text` with each U+0000 written as `\u{0}` (as `printable()` writes it): PostgreSQL refuses NUL in `text`
+ * and `jsonb`, so a dead-letter message whose id holds one could not be recorded, and so never planned,
+ * redriven or discarded (issue 45, finding 14). The audit entry shows it escaped.
+ */
+function withoutNul(text: string): string {
+  return text.replaceAll('\u0000', '\\u{0}');
 }
 
 /** An entry id as a query parameter: digits only, else none (a page link typed by hand). */
