@@ -67,7 +67,7 @@ describe('Approval evidence, the pinned keyring and the STARTED entry (issue 45)
   let fixture: RedriveFixture;
   let folder: string;
 
-  async function cli(args: string[], env: Record<string, string> = {}) {
+  async function cli(args: string[], env: Record<string, string> = {}, now?: () => Date) {
     let out = '';
     let err = '';
     const io: CliIo = {
@@ -75,6 +75,7 @@ describe('Approval evidence, the pinned keyring and the STARTED entry (issue 45)
       out: (text) => void (out += text),
       err: (text) => void (err += text),
       cwd: folder,
+      ...(now ? { now } : {}),
     };
     return { code: await runMessagingCli(args, io), out, err };
   }
@@ -188,6 +189,29 @@ describe('Approval evidence, the pinned keyring and the STARTED entry (issue 45)
       expect(await depthOf(connection, dlq)).toBe(1);
       const refusals = (await fixture.history(dlq)).filter((e) => e.action === 'REFUSE');
       expect(refusals.map((e) => e.outcome)).toContain('KEYRING_NOT_PINNED');
+    });
+
+    // claim: C-113
+    it('refuses an approval dated later than its APPROVE entry (the database time), finding 14', async () => {
+      const { dlq, workQueue } = await parked('postdated');
+      expect((await cli(['dlq', 'plan', '--source', dlq, '--out', 'pd.json'])).code).toBe(0);
+      expect((await cli(['db', 'pin-keyring'])).code).toBe(0);
+      const month = () => new Date(Date.now() + 30 * 24 * 3_600_000);
+      const key = path.join(fixture.folder, 'jane.key.json');
+      const approve = ['dlq', 'approve', '--plan', 'pd.json', '--key', key, '--out', 'pd.approval.json'];
+      expect((await cli(approve, {}, month)).code).toBe(0);
+      const approval = readJson('pd.approval.json');
+      const recordedAt = await fixture.ledger.approvalRecordedAt(String(approval.nonce));
+      expect(Math.abs(recordedAt!.getTime() - Date.now())).toBeLessThan(60_000);
+      const run = await cli(
+        ['dlq', 'redrive', '--plan', 'pd.json', '--approval', 'pd.approval.json'],
+        {},
+        month,
+      );
+      expect(run.code).toBe(2);
+      expect(run.err).toContain('dated later than the audit log recorded it');
+      expect(await depthOf(connection, workQueue)).toBe(0);
+      expect(await depthOf(connection, dlq)).toBe(1);
     });
 
     // claim: C-103

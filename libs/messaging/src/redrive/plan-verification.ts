@@ -2,11 +2,13 @@ import { MessagingTopology } from '../topology/messaging-topology';
 import { ApproverKeyring } from './approvals/approver-keyring';
 import { checkFourEyes } from './approvals/four-eyes';
 import { checkPinnedKeyring } from './approvals/pinned-keyring';
+import { ApprovalMismatchError } from './errors/approval-mismatch.error';
 import { RedrivePlanStaleError } from './errors/redrive-plan-stale.error';
 import { RedriveLedger } from './ledger/redrive-ledger.interface';
 import { reviewPlan } from './plan-review';
 import { RedriveApproval, verifyApproval } from './redrive-approval';
 import { checkDistinctTarget, checkPlannedCount } from './redrive-guards';
+import { RedriveLimits } from './redrive-limits';
 import { RedrivePlan } from './redrive-plan';
 import { checkTarget } from './redrive-route';
 
@@ -49,9 +51,23 @@ export async function verifyApprovedPlan(
   const planner = await reviewPlan(plan, context.ledger, context.topology);
   await checkPinnedKeyring(context.ledger, context.approvers);
   verifyApproval(plan, approval, context.approvers, context.now);
+  await checkNotPostDated(approval, context.ledger);
   checkFourEyes(
     context.approvers,
     { planner, approver: approval.approver, executor: executedBy, credential: context.principal },
     context.requireIdentityMap,
   );
+}
+
+/**
+ * Refuses an approval dated later than the audit log's APPROVE entry for its nonce (the database's time),
+ * beyond the clock skew allowed (issue 45, finding 14): `approvedAt` is the approver's clock, and an approval
+ * dated next month would otherwise become valid then, outliving the approver's intent. An approval with no
+ * such entry (signed outside `dlq approve` / `issueApproval()`) is not bounded here.
+ */
+async function checkNotPostDated(approval: RedriveApproval, ledger: RedriveLedger): Promise<void> {
+  const recordedAt = await ledger.approvalRecordedAt?.(approval.nonce);
+  if (recordedAt && Date.parse(approval.approvedAt) > recordedAt.getTime() + RedriveLimits.CLOCK_SKEW_MS) {
+    throw new ApprovalMismatchError('POST_DATED');
+  }
 }

@@ -43,12 +43,17 @@ class FakeLedger implements RedriveLedger {
   readonly held = new Set<string>();
   /** The keyring fingerprint the admin database pins, if any. */
   pinned?: string;
+  /** The database time of each APPROVE entry, by the approval's nonce. */
+  readonly approvedEntries = new Map<string, Date>();
   constructor(private readonly planned: readonly RedrivePlan[] = knownPlans()) {}
   async pinnedKeyring() {
     return this.pinned;
   }
   async record(entry: RedriveAuditEntry) {
     this.entries.push(entry);
+  }
+  async approvalRecordedAt(nonce: string) {
+    return this.approvedEntries.get(nonce);
   }
   async plannerOf(hash: string) {
     return this.planned.find((p) => p.hash === hash)?.plannedBy;
@@ -225,6 +230,26 @@ describe(RedriveService.name, () => {
         service(undefined, ledger, 'carol', own).approve(plan(1), approvalOf(plan(1))),
       ).rejects.toThrow(KeyringNotPinnedError);
       expect(ledger.entries).toMatchObject([{ action: 'REFUSE', outcome: 'KEYRING_NOT_PINNED' }]);
+    });
+
+    // claim: C-113
+    it('refuses an approval dated later than its APPROVE entry in the audit log (issue 45, finding 14)', async () => {
+      const month = 30 * 24 * 3_600_000;
+      const at = (ms: number) => new Date(t0.getTime() + ms);
+      // Signed on a clock a month ahead, recorded (database time) at t0, presented a month later.
+      const postDated = signApproval(plan(1), janeSigner, {}, at(month));
+      const ledger = new FakeLedger();
+      ledger.approvedEntries.set(postDated.nonce, t0);
+      await expect(
+        service(() => at(month + 60_000), ledger).approve(plan(1), postDated),
+      ).rejects.toMatchObject({ mismatch: 'POST_DATED', guard: 'APPROVAL_MISMATCH' });
+      // A clock a little ahead (within the skew) is not refused, nor an approval without an APPROVE entry.
+      const skewed = signApproval(plan(1), janeSigner, {}, at(30_000));
+      ledger.approvedEntries.set(skewed.nonce, t0);
+      await expect(service(() => at(60_000), ledger).approve(plan(1), skewed)).resolves.toBeDefined();
+      await expect(
+        service(() => at(month + 60_000), new FakeLedger()).approve(plan(1), postDated),
+      ).resolves.toBeDefined();
     });
 
     it('refuses the approver as executor (four eyes)', async () => {

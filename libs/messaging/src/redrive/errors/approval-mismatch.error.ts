@@ -9,6 +9,7 @@ export type ApprovalMismatch =
   | 'BAD_SIGNATURE'
   | 'SELF_APPROVAL'
   | 'INVALID_VALIDITY'
+  | 'POST_DATED'
   | 'NO_IDENTITY_MAP'
   | 'UNMAPPED_ACCOUNT';
 
@@ -23,6 +24,9 @@ const EXPLANATIONS: Record<ApprovalMismatch, string> = {
   SELF_APPROVAL:
     'the approver made the plan or runs the redrive; four eyes: planner, approver and executor are three people',
   INVALID_VALIDITY: 'the approval’s validity period is invalid or longer than allowed',
+  POST_DATED:
+    'the approval is dated later than the audit log recorded it (its approvedAt is after the APPROVE ' +
+    'entry’s database time, beyond the allowed clock skew)',
   NO_IDENTITY_MAP:
     'no identity map is configured, so four eyes cannot tell people apart: give a keyring of version 2 ' +
     '(MESSAGING_ADMIN_APPROVERS) that lists each person with the accounts they act under; only local ' +
@@ -43,6 +47,7 @@ const FIXES: Record<ApprovalMismatch, string> = {
     'Approve again with the key whose public part the keyring holds, or correct the keyring’s entry for the approver',
   SELF_APPROVAL: 'Have another person approve (or execute)',
   INVALID_VALIDITY: 'Approve again, for at most 24 h',
+  POST_DATED: 'Set the approver’s clock right and approve again',
   NO_IDENTITY_MAP:
     'Give in MESSAGING_ADMIN_APPROVERS the path of a keyring file of version 2 (the identity map)',
   UNMAPPED_ACCOUNT:

@@ -107,6 +107,20 @@ export class PostgresRedriveLedger implements RedriveLedger {
     }
   }
 
+  /** The database time of the first APPROVE entry whose evidence names `nonce` (issue 45, finding 14). */
+  async approvalRecordedAt(nonce: string): Promise<Date | undefined> {
+    // The evidence is JSON text as evidenceText() writes it; a planted row that is not JSON fails no query.
+    const rows = await this.dataSource.query<{ at: Date | string; evidence: string }[]>(
+      `select at, evidence from ${this.audit}
+       where action = 'APPROVE' and evidence is not null and strpos(evidence, $1) > 0 order by id`,
+      [`"nonce":${JSON.stringify(nonce)}`],
+    );
+    for (const row of rows) {
+      if (parseEvidence(row.evidence)?.nonce === nonce) return pgTimestamp(row.at);
+    }
+    return undefined;
+  }
+
   /** Appends an entry to `messaging_redrive_audit` (its id, time and place in the chain are the database's). */
   async record(entry: RedriveAuditEntry): Promise<void> {
     await this.insertEntry(this.dataSource, entry);

@@ -126,6 +126,12 @@ export interface RedriveLedger {
    */
   pinnedKeyring?(): Promise<string | undefined>;
   /**
+   * The database time of the first APPROVE entry whose evidence names this approval nonce, or undefined
+   * when there is none. Execution refuses an approval dated later than that (`POST_DATED`): an approver's
+   * clock cannot make an approval valid from a later day.
+   */
+  approvalRecordedAt?(nonce: string): Promise<Date | undefined>;
+  /**
    * Runs `work` holding `source` exclusively across processes; throws `RedriveInProgressError` at once when
    * another process holds it.
    */
