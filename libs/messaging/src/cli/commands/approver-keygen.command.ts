@@ -23,6 +23,12 @@ export function approverKeygenCommand(context: CommandContext): Command {
       const entry = { name: flags.name, accounts: [], publicKey: publicKey.publicKey };
       context.print([
         `Private key written to ${privateFile} (mode 0600${passphrase ? ', encrypted' : ''}): keep it to yourself.`,
+        ...(passphrase
+          ? []
+          : [
+              `It is NOT encrypted: anyone who can read ${privateFile} can sign approvals as ${flags.name}. ` +
+                `Outside local development, make it again with a passphrase in ${AdminEnv.APPROVER_KEY_PASSPHRASE}.`,
+            ]),
         `Public key written to ${publicFile}. The executors add this entry to "people" in the approver keyring,`,
         `version 2, with every account ${flags.name} acts under (broker principals, console user names) in "accounts":`,
         '',
