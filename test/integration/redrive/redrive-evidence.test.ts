@@ -191,7 +191,7 @@ describe('Approval evidence, the pinned keyring and the STARTED entry (issue 45)
       expect(refusals.map((e) => e.outcome)).toContain('KEYRING_NOT_PINNED');
     });
 
-    // claim: C-113
+    // claim: C-114
     it('refuses an approval dated later than its APPROVE entry (the database time), finding 14', async () => {
       const { dlq, workQueue } = await parked('postdated');
       expect((await cli(['dlq', 'plan', '--source', dlq, '--out', 'pd.json'])).code).toBe(0);

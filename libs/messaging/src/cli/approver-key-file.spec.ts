@@ -28,7 +28,7 @@ describe('approver key file: owner and mode', () => {
   });
   afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
-  // claim: C-112
+  // claim: C-113
   (isPosix ? it : it.skip)(
     '`dlq approve` refuses a key file others can read, naming chmod 600, exit 1',
     async () => {
@@ -54,7 +54,7 @@ describe('approver key file: owner and mode', () => {
     }
   });
 
-  // claim: C-112
+  // claim: C-113
   (isPosix ? it : it.skip)('refuses a key file another user owns', async () => {
     const file = keyFile('other.approver-key.json', 0o600);
     const otherUid = (process.getuid?.() ?? 0) + 1;

@@ -232,7 +232,7 @@ describe(RedriveService.name, () => {
       expect(ledger.entries).toMatchObject([{ action: 'REFUSE', outcome: 'KEYRING_NOT_PINNED' }]);
     });
 
-    // claim: C-113
+    // claim: C-114
     it('refuses an approval dated later than its APPROVE entry in the audit log (issue 45, finding 14)', async () => {
       const month = 30 * 24 * 3_600_000;
       const at = (ms: number) => new Date(t0.getTime() + ms);
