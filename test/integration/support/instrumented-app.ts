@@ -135,7 +135,8 @@ async function main(): Promise<void> {
     },
     status: app.get(MessagingStatus).snapshot(),
   };
-  process.stdout.write(`RESULT ${JSON.stringify(result)}\nREADY\n`);
+  // The handler before READY: the test signals as soon as it reads it (a CI run's SIGTERM came between the
+  // two and ended the process by the default action).
   process.on('SIGTERM', () => {
     void app.close().then(
       () => {
@@ -148,6 +149,7 @@ async function main(): Promise<void> {
       },
     );
   });
+  process.stdout.write(`RESULT ${JSON.stringify(result)}\nREADY\n`);
 }
 
 main().catch((error: unknown) => {
