@@ -64,8 +64,9 @@ async function main(): Promise<void> {
       consumers: { concurrency: 3 },
     },
   });
-  process.stdout.write('READY\n');
+  // The handler before READY: a test may signal as soon as it reads it (see instrumented-app.ts).
   process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));
+  process.stdout.write('READY\n');
 }
 
 main().catch((error: unknown) => {
