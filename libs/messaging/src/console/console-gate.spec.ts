@@ -174,6 +174,25 @@ describe(ConsoleGate.name, () => {
       expect(authenticator.calls).toEqual([]);
     });
 
+    // Issue 45 finding 9: the sign-in form's token could be posted again and again for 15 minutes, so a
+    // guesser fetched one form and replayed its token and cookie with every guess.
+    it('takes a sign-in token once: a replayed one is refused (403) whatever the first outcome, unchecked', async () => {
+      const { gate: g, authenticator } = gate({ ms: 0 });
+      for (const first of ['wrong', 'alice-pw']) {
+        const form = loginForm(g);
+        const post = () =>
+          request(form.cookies, { _csrf: form.token, name: 'alice', password: 'alice-pw' });
+        const once = new FakeResponse();
+        await g.signIn(request(form.cookies, { _csrf: form.token, name: 'alice', password: first }), once);
+        expect(once.statusCode).toBe(first === 'wrong' ? 401 : 303);
+        const calls = authenticator.calls.length;
+        const replayed = new FakeResponse();
+        await g.signIn(post(), replayed);
+        expect(replayed.statusCode).toBe(403);
+        expect(authenticator.calls).toHaveLength(calls);
+      }
+    });
+
     it('expires the sign-in token with its form', async () => {
       const now = { ms: 0 };
       const { gate: g } = gate(now);

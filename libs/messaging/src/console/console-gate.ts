@@ -135,7 +135,8 @@ export class ConsoleGate implements OnModuleDestroy {
    */
   async signIn(request: ConsoleRequest, response: ConsoleResponse): Promise<void> {
     this.cookies.securityHeaders(response);
-    if (!this.loginTokens.accepts(field(request.body, '_csrf'), this.cookies.read(request, LOGIN_COOKIE))) {
+    // Taken once, whatever follows: a replayed form is refused before its password is looked at.
+    if (!this.loginTokens.consume(field(request.body, '_csrf'), this.cookies.read(request, LOGIN_COOKIE))) {
       await this.countAnonymous('CSRF_REFUSED');
       return this.loginForm(request, response, 'The sign-in form expired. Please sign in again.', 403);
     }
