@@ -246,10 +246,42 @@ describe(ConsoleGate.name, () => {
       expect((await attempt(g, 'user-24', 'pw', '10.1.0.24')).statusCode).toBe(401);
     });
 
+    // Issue 45 finding 9: one address (an IPv6 /64 is one) could hold up to 20 places of the 22 in the line,
+    // so a flood from one or two addresses answered every real user 503.
+    it('a flood from one address holds a few places in the line: others sent meanwhile are checked, not 503', async () => {
+      const { gate: g, authenticator } = gate({ ms: 0 });
+      let release: () => void = () => undefined;
+      authenticator.hold = new Promise<void>((resolve) => (release = resolve));
+      // Different names from addresses of one /64, all at once.
+      const flood = Array.from({ length: 30 }, (_, i) =>
+        attempt(g, `made-up-${i}`, 'x', `2001:db8:0:7::${(i + 1).toString(16)}`),
+      );
+      const others = Array.from({ length: 4 }, (_, i) => attempt(g, 'victor', 'victor-pw', `10.3.0.${i}`));
+      release();
+      expect((await Promise.all(others)).map((a) => a.statusCode)).toEqual(Array(4).fill(303));
+      const floodAnswers = await Promise.all(flood);
+      expect(floodAnswers.filter((a) => a.statusCode === 401).length).toBeLessThanOrEqual(4);
+      expect(floodAnswers.filter((a) => a.statusCode === 429).length).toBeGreaterThanOrEqual(26);
+    });
+
+    it('a flood of one name from many addresses holds a few places in the line, even under a high account limit', async () => {
+      const { gate: g, authenticator } = gate({ ms: 0 }, { signIn: { accountFailures: 50 } });
+      let release: () => void = () => undefined;
+      authenticator.hold = new Promise<void>((resolve) => (release = resolve));
+      const flood = Array.from({ length: 30 }, (_, i) => attempt(g, 'alice', `guess-${i}`, `10.4.0.${i}`));
+      const others = Array.from({ length: 4 }, (_, i) => attempt(g, 'victor', 'victor-pw', `10.5.0.${i}`));
+      release();
+      expect((await Promise.all(others)).map((a) => a.statusCode)).toEqual(Array(4).fill(303));
+      const floodAnswers = await Promise.all(flood);
+      expect(floodAnswers.filter((a) => a.statusCode === 401).length).toBeLessThanOrEqual(4);
+    });
+
     // Issue 45 item 4: the limit was checked before the password and failures counted after it, so a burst
     // sent together had every password checked, and the right one among them signed in.
     it('a burst of 21 wrong guesses sent together with the right password: at most 5 checked, no sign-in', async () => {
-      const { gate: g, authenticator } = gate({ ms: 0 }, { signIn: { maxWaiting: 100 } });
+      // As many in flight at once as the account has failures left: the burst itself must lock the account.
+      const signIn = { maxWaiting: 100, maxInFlightEach: 5 };
+      const { gate: g, authenticator } = gate({ ms: 0 }, { signIn });
       let release: () => void = () => undefined;
       authenticator.hold = new Promise<void>((resolve) => (release = resolve));
       const guesses = Array.from({ length: 21 }, (_, i) => attempt(g, 'alice', `guess-${i}`, `10.2.0.${i}`));
