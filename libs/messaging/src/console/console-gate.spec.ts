@@ -180,8 +180,7 @@ describe(ConsoleGate.name, () => {
       const { gate: g, authenticator } = gate({ ms: 0 });
       for (const first of ['wrong', 'alice-pw']) {
         const form = loginForm(g);
-        const post = () =>
-          request(form.cookies, { _csrf: form.token, name: 'alice', password: 'alice-pw' });
+        const post = () => request(form.cookies, { _csrf: form.token, name: 'alice', password: 'alice-pw' });
         const once = new FakeResponse();
         await g.signIn(request(form.cookies, { _csrf: form.token, name: 'alice', password: first }), once);
         expect(once.statusCode).toBe(first === 'wrong' ? 401 : 303);
