@@ -1,5 +1,4 @@
-/** A NUL, or a backslash that would start one of the escapes below. */
-const TO_ESCAPE = /\u0000|\\(?=u\{)/g;
+/** The escapes `toPostgresText` writes. */
 const ESCAPED = /\\u\{(0|5c)\}/g;
 
 /**
@@ -10,7 +9,8 @@ const ESCAPED = /\\u\{(0|5c)\}/g;
  * still match its hash), a backslash that starts `\u{` is written `\u{5c}`. Nothing else changes.
  */
 export function toPostgresText(text: string): string {
-  return text.replace(TO_ESCAPE, (c) => (c === '\u0000' ? '\\u{0}' : '\\u{5c}'));
+  // Backslashes first: the escapes written for NULs are not to be escaped again.
+  return text.replaceAll('\\u{', '\\u{5c}u{').replaceAll('\u0000', '\\u{0}');
 }
 
 /** The text `toPostgresText` was given. */
