@@ -261,6 +261,9 @@ describe(ConsoleGate.name, () => {
       const floodAnswers = await Promise.all(flood);
       expect(floodAnswers.filter((a) => a.statusCode === 401).length).toBeLessThanOrEqual(4);
       expect(floodAnswers.filter((a) => a.statusCode === 429).length).toBeGreaterThanOrEqual(26);
+      expect(floodAnswers.find((a) => a.statusCode === 429)?.body).toContain(
+        'Too many sign-ins at once from this address: try again in 1 s.',
+      );
     });
 
     it('a flood of one name from many addresses holds a few places in the line, even under a high account limit', async () => {

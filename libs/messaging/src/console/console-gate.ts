@@ -148,7 +148,8 @@ export class ConsoleGate implements OnModuleDestroy {
       await this.countAnonymous('SIGN_IN_THROTTLED');
       const seconds = Math.ceil(verdict.retryAfterMs / 1000);
       const whose = verdict.by === 'account' ? 'for this account' : 'from this address';
-      const text = `Too many failed sign-ins ${whose}: try again in ${seconds} s.`;
+      const what = verdict.inFlight ? 'sign-ins at once' : 'failed sign-ins';
+      const text = `Too many ${what} ${whose}: try again in ${seconds} s.`;
       return this.loginForm(request, response, text, 429, seconds);
     }
     let checked: { value: ConsoleUser | undefined } | undefined;

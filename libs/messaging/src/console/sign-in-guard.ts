@@ -58,10 +58,18 @@ interface Failures {
 /** How long a sign-in refused because others of its account or address are being checked is told to wait. */
 const IN_FLIGHT_RETRY_MS = 1_000;
 
-/** Whether a sign-in may be checked now. */
+/**
+ * Whether a sign-in may be checked now; `inFlight`: refused because others of its account or address are
+ * being checked or waiting, not because of failures.
+ */
 export type SignInVerdict =
   | { readonly allowed: true }
-  | { readonly allowed: false; readonly retryAfterMs: number; readonly by: 'account' | 'address' };
+  | {
+      readonly allowed: false;
+      readonly retryAfterMs: number;
+      readonly by: 'account' | 'address';
+      readonly inFlight?: true;
+    };
 
 /**
  * Per-account and per-address backoff for sign-ins: after `accountFailures` failures of an account (or
@@ -119,7 +127,9 @@ export class SignInGuard {
       const failures = this.current(map, key, now);
       const count = failures?.count ?? 0;
       const room = Math.min(count < limit ? limit - count : 1, this.limits.maxInFlightEach);
-      if ((failures?.pending ?? 0) >= room) return { allowed: false, retryAfterMs: IN_FLIGHT_RETRY_MS, by };
+      if ((failures?.pending ?? 0) >= room) {
+        return { allowed: false, retryAfterMs: IN_FLIGHT_RETRY_MS, by, inFlight: true };
+      }
       if (!failures && map.size >= MAX_TRACKED && !this.makeRoom(map, now)) {
         // Every tracked entry is waiting or being checked: a new one would push out a lockout.
         return { allowed: false, retryAfterMs: this.limits.baseDelayMs, by };
