@@ -89,7 +89,7 @@ export interface MessagingConsoleOptions {
   /**
    * Limits on sign-ins: failures per account and per address before a wait, the waits, sign-ins checked
    * at once. Default: 5 per account and 20 per address within 15 minutes, then 30 s doubling up to 15 minutes;
-   * 2 checked at once, 20 waiting (see `SignInLimits`).
+   * 2 checked at once, 20 waiting, at most 4 of them from one address or of one name (see `SignInLimits`).
    */
   readonly signIn?: SignInLimits;
   /**

@@ -62,9 +62,10 @@ export type RedriveBroker = RabbitMqRedriveBroker | KafkaRedriveBroker;
 
 /**
  * True for a host on this machine: `localhost`, an IPv4 address in 127.0.0.0/8 or the IPv6 loopback `::1`
- * (bracketed or not, in any spelling). Nothing else, not even a name that resolves to a loopback address.
+ * (bracketed or not, in any spelling). Nothing else, not even a name that resolves to a loopback address
+ * (and not `0.0.0.0` or `::`, which listen on every interface).
  */
-function isLoopbackHost(host: string): boolean {
+export function isLoopbackHost(host: string): boolean {
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
   if (bare.toLowerCase() === 'localhost') return true;
   if (isIPv4(bare)) return bare.split('.')[0] === '127';

@@ -60,7 +60,7 @@ describe('incident views', () => {
 
   describe(searchPage.name, () => {
     it('posts the key (never in a URL) and does not show it again', () => {
-      const page = searchPage(operator, 'q.g.dlq', { messageId: 'm1' }, [letter(1)], true);
+      const page = searchPage(operator, 'q.g.dlq', { messageId: 'm1' }, [letter(1)], true, true);
       expect(page).toContain('method="post" action="/console/dead-letters/q.g.dlq/search"');
       expect(page).toContain('type="password"');
       expect(page).toContain('1 message(s) found.');

@@ -4,6 +4,7 @@ import { ChainRedriveAudit1764979200000 } from '../../migrations/chain-redrive-a
 import { PinRedriveKeyring1765238400000 } from '../../migrations/pin-redrive-keyring.migration';
 import { CreateRedriveLedger1764892800000 } from '../../migrations/create-redrive-ledger.migration';
 import { pgTimestamp } from '../../common/pg-timestamp';
+import { toPostgresText } from '../../common/postgres-text';
 import { quoteIdent } from '../../tables/postgres-tables';
 import { checkAdminDatabaseUrl } from '../admin-connection';
 import { RedriveInProgressError } from '../errors/redrive-in-progress.error';
@@ -140,9 +141,9 @@ export class PostgresRedriveLedger implements RedriveLedger {
         entry.planHash ?? null,
         entry.approver ?? null,
         entry.redriveId ?? null,
-        JSON.stringify((entry.messageIds ?? []).map((id) => id && withoutNul(id))),
+        JSON.stringify((entry.messageIds ?? []).map((id) => id && toPostgresText(id))),
         entry.outcome,
-        entry.detail ? withoutNul(entry.detail) : null,
+        entry.detail ? toPostgresText(entry.detail) : null,
         entry.evidence ? evidenceText(entry.evidence) : null,
       ],
     );
@@ -403,15 +404,6 @@ function tablesOf(dataSource: DataSource) {
     head: `${prefix}messaging_redrive_audit_head`,
     keyring: `${prefix}messaging_redrive_keyring`,
   };
-}
-
-/**
- * `text` with each U+0000 written as `\u{0}` (as `printable()` writes it): PostgreSQL refuses NUL in `text`
- * and `jsonb`, so a dead-letter message whose id holds one could not be recorded, and so never planned,
- * redriven or discarded (issue 45, finding 14). The audit entry shows it escaped.
- */
-function withoutNul(text: string): string {
-  return text.replaceAll('\u0000', '\\u{0}');
 }
 
 /** An entry id as a query parameter: digits only, else none (a page link typed by hand). */
