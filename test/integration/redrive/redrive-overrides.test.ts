@@ -289,6 +289,7 @@ describe('Overrides in the audit log, rewritable logins, the pinned topology (is
       expect(mine.err).toContain('is not the reviewed one the admin database pins');
       const none = await cli(redrive, {}, pinned);
       expect(none.code).toBe(2);
+      expect(none.err).toContain('the topology in use (none)');
       expect(await depthOf(connection, dlq)).toBe(1);
       expect(await depthOf(connection, workQueue)).toBe(0);
       const refusals = (await pinned.history(dlq)).filter((e) => e.action === 'REFUSE');

@@ -56,9 +56,9 @@ export async function issueApproval(
   let approval: RedriveApproval;
   const keyring = options.keyring ?? ApproverKeyring.empty();
   try {
-    const planner = await reviewPlan(plan, options.ledger, options.topology);
     if (options.keyring) await checkPinnedKeyring(options.ledger, keyring);
     await checkPinnedTopology(options.ledger, options.topology);
+    const planner = await reviewPlan(plan, options.ledger, options.topology);
     checkFourEyes(keyring, { planner, approver: signer.approver }, false);
     approval = signApproval(plan, signer, options, new Date((options.clock ?? systemClock).now()));
   } catch (error) {

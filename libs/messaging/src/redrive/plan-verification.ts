@@ -48,9 +48,10 @@ export async function verifyApprovedPlan(
   executedBy: string,
   context: VerificationContext,
 ): Promise<void> {
-  const planner = await reviewPlan(plan, context.ledger, context.topology);
+  // The trust roots first: a route derived with a topology the database does not pin proves nothing.
   await checkPinnedKeyring(context.ledger, context.approvers);
   await checkPinnedTopology(context.ledger, context.topology);
+  const planner = await reviewPlan(plan, context.ledger, context.topology);
   verifyApproval(plan, approval, context.approvers, context.now);
   await checkNotPostDated(approval, context.ledger);
   checkFourEyes(
