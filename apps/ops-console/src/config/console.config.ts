@@ -49,6 +49,11 @@ export interface OpsConsoleConfig {
    * the headers besides the library's own that a redriven copy keeps.
    */
   readonly carryHeaders: readonly string[];
+  /**
+   * `MESSAGING_ADMIN_ALLOW_REWRITABLE_AUDIT=true`: start although the database login can rewrite the audit
+   * log (logged as an error, recorded in every entry). Default false: the console refuses to start.
+   */
+  readonly allowRewritableAudit: boolean;
 }
 
 /** Reads and checks the environment; throws one error naming every variable that is wrong. */
@@ -127,6 +132,7 @@ export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsC
       ? parseKeySecret(env.MESSAGING_KEY_SECRET, 'MESSAGING_KEY_SECRET')
       : undefined,
     carryHeaders: list('MESSAGING_ADMIN_CARRY_HEADERS'),
+    allowRewritableAudit: env.MESSAGING_ADMIN_ALLOW_REWRITABLE_AUDIT === 'true',
   };
 }
 
