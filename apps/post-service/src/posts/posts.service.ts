@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { newMessageId, Outbox, OutboxService } from 'nest-reliable-messaging';
@@ -8,6 +8,8 @@ import { Post } from './post.entity';
 
 @Injectable()
 export class PostsService {
+  private readonly logger = new Logger(PostsService.name);
+
   constructor(
     @InjectRepository(Post) private readonly posts: Repository<Post>,
     private readonly outbox: OutboxService,
@@ -16,22 +18,52 @@ export class PostsService {
   /**
    * Saves the post and records its `PostCreated` event in one transaction: both commit or neither does.
    * The relay publishes the event after the commit, also if the broker is down now (then once it is back).
+   * With `publishAt` the event is scheduled: published at that time, not before (at once when it is past).
    */
   @Outbox()
   async create(input: CreatePostDto): Promise<Post> {
-    const post = await this.posts.save(
-      this.posts.create({ authorId: input.authorId, title: input.title, content: input.content }),
-    );
     const eventId = newMessageId();
+    const publishAt = input.publishAt === undefined ? null : new Date(input.publishAt);
+    const post = await this.posts.save(
+      this.posts.create({
+        authorId: input.authorId,
+        title: input.title,
+        content: input.content,
+        publishAt,
+        eventId,
+      }),
+    );
     await this.outbox.add(
       PostCreated,
       { eventId, postId: post.id, authorId: post.authorId, title: post.title },
-      { messageId: eventId },
+      { messageId: eventId, ...(publishAt ? { deliverAt: publishAt } : {}) },
     );
     return post;
   }
 
   findOne(id: number): Promise<Post | null> {
     return this.posts.findOneBy({ id });
+  }
+
+  /**
+   * Deletes the post; `false` when there is none. A post whose `PostCreated` is still scheduled takes it
+   * along: the cancel commits with the delete, so its followers are never told. An event already due or
+   * published is not taken back (the notifications stay).
+   */
+  @Outbox()
+  async remove(id: number): Promise<boolean> {
+    const post = await this.posts.findOneBy({ id });
+    if (!post) return false;
+    const deleted = await this.posts.delete({ id });
+    if (!deleted.affected) return false; // deleted meanwhile by another request
+    if (post.publishAt && post.eventId) {
+      const result = await this.outbox.cancel(post.eventId);
+      this.logger.log(
+        result.cancelled
+          ? `Post ${id} deleted before ${post.publishAt.toISOString()}: its announcement is cancelled.`
+          : `Post ${id} deleted; its announcement was not cancelled (${result.reason}).`,
+      );
+    }
+    return true;
   }
 }
