@@ -7,6 +7,10 @@ export interface PostView {
   title: string;
   content: string;
   createdAt: string;
+  /** When its followers are told; `null`: when it was written. */
+  publishAt: string | null;
+  /** Its `PostCreated` event's id. */
+  eventId: string | null;
 }
 
 /** A subscription as subscribe-service returns it. */
@@ -54,6 +58,11 @@ export class BlogClient {
 
   getPost(id: number): Promise<HttpResult<PostView>> {
     return this.request('GET', `${this.postServiceUrl}/posts/${id}`);
+  }
+
+  /** 204, or 404 when there is no such post. */
+  deletePost(id: number): Promise<HttpResult<unknown>> {
+    return this.request('DELETE', `${this.postServiceUrl}/posts/${id}`);
   }
 
   subscribe(subscriberId: number, authorId: number): Promise<HttpResult<SubscriptionView>> {

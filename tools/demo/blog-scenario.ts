@@ -88,6 +88,44 @@ export async function sendPostsWithin(
   };
 }
 
+/** What `schedulePosts()` wrote: two posts to be announced at `publishAt`, the second deleted before then. */
+export interface ScheduledPosts {
+  readonly publishAt: Date;
+  /** Answers of the two `POST /posts` (201 each). */
+  readonly createStatuses: readonly number[];
+  /** Kept: its followers are told at `publishAt`. */
+  readonly announced?: PostView;
+  /** Deleted at once (204), which cancels its announcement. */
+  readonly deleted?: PostView;
+  readonly deleteStatus: number;
+}
+
+/**
+ * The scheduled step: `authorId` writes two posts to be announced `aheadMs` from now (`publishAt`), and
+ * deletes the second right away. Both announcements wait in post-service's outbox as scheduled messages;
+ * the delete cancels the second in its transaction. Due at the same time, the first one's notifications
+ * are the fence after which the second would have arrived.
+ */
+export async function schedulePosts(
+  client: BlogClient,
+  authorId: number,
+  aheadMs: number,
+  label: string,
+): Promise<ScheduledPosts> {
+  const publishAt = new Date(Date.now() + aheadMs);
+  const write = (n: number) =>
+    client.createPost({
+      authorId,
+      title: `${label} #${n}`,
+      content: `Announced at ${publishAt.toISOString()}${n === 2 ? ', unless deleted before' : ''}.`,
+      publishAt: publishAt.toISOString(),
+    });
+  const created = [await write(1), await write(2)];
+  const [announced, deleted] = created.map((r) => (r.status === 201 ? r.body : undefined));
+  const deleteStatus = deleted ? (await client.deletePost(deleted.id)).status : 0;
+  return { publishAt, createStatuses: created.map((r) => r.status), announced, deleted, deleteStatus };
+}
+
 /** `{ 201: 10 }` → `10 × 201`. */
 export function statusSummary(results: readonly PostResult[]): string {
   const counts = new Map<number, number>();

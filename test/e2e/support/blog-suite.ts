@@ -9,7 +9,10 @@ import {
   DeliveryCheck,
   percentile,
   PostBurst,
+  readNotifications,
+  schedulePosts,
   sendPostsWithin,
+  sleep,
   waitForDelivery,
 } from '../../../tools/demo/blog-scenario';
 import { httpRequest } from '../../../tools/demo/http-request';
@@ -24,12 +27,15 @@ const SUBSCRIBERS = 3;
 const DELIVERY_TIMEOUT_MS = 120_000;
 /** Subscribers of the popular author: more than one INSERT of all of them could bind (65,535 parameters). */
 const POPULAR = 20_000;
+/** How far ahead the scheduled test's posts are announced: long enough to look before, short for the suite. */
+const PUBLISH_AHEAD_MS = 4_000;
 
 /**
  * The blog post's tests against post-service and subscribe-service running as processes, driven over HTTP:
- * normal, broker outage, post-service killed right after answering, and a bad request. One set of processes
- * per transport; each test has an author and subscribers of its own. Correctness is asserted (statuses,
- * counts, exactly once); timings are printed, never asserted.
+ * normal, broker outage, post-service killed right after answering, a post announced at its `publishAt` (and
+ * one deleted before, never announced), and a bad request. One set of processes per transport; each test has
+ * an author and subscribers of its own. Correctness is asserted (statuses, counts, exactly once); timings are
+ * printed, never asserted.
  */
 export function blogScenarioSuite(transport: 'kafka' | 'rabbitmq'): void {
   const brokerName = transport === 'kafka' ? 'Kafka' : 'RabbitMQ';
@@ -220,6 +226,60 @@ export function blogScenarioSuite(transport: 'kafka' | 'rabbitmq'): void {
       });
       expect(delivery.exactlyOnce).toBe(true);
       expect(await deadLettered()).toBe(deadLetteredBefore);
+    });
+
+    it('scheduled: a post with publishAt is announced then, not before; one deleted before then never', async () => {
+      const audience = await createAudience(stack.client, SUBSCRIBERS);
+      const scheduled = await schedulePosts(stack.client, audience.authorId, PUBLISH_AHEAD_MS, 'scheduled');
+      expect({ created: scheduled.createStatuses, deleted: scheduled.deleteStatus }).toEqual({
+        created: [201, 201],
+        deleted: 204,
+      });
+      const announced = scheduled.announced!;
+      const deleted = scheduled.deleted!;
+      expect(announced.publishAt).toBe(scheduled.publishAt.toISOString());
+      expect((await stack.client.getPost(deleted.id)).status).toBe(404);
+      // The kept post's announcement waits as a scheduled message; the deleted one's was cancelled with it.
+      const waiting = await postDb.query<{ message_id: string }>(
+        'select message_id from messaging_outbox_scheduled where message_id = any($1)',
+        [[announced.eventId, deleted.eventId]],
+      );
+      expect(waiting.map((row) => row.message_id)).toEqual([announced.eventId]);
+
+      // Nobody is told before publishAt.
+      while (Date.now() < scheduled.publishAt.getTime() - 500) {
+        const early = await readNotifications(stack.client, audience.subscriberIds);
+        expect([...early.values()].flat()).toEqual([]);
+        await sleep(500);
+      }
+      const delivery = await waitForDelivery(stack.client, audience, [announced.id], {
+        timeoutMs: DELIVERY_TIMEOUT_MS,
+      });
+      expect(delivery.perSubscriber.map((d) => [d.received, d.twice])).toEqual(
+        audience.subscriberIds.map(() => [1, []]),
+      );
+      const notifications = [
+        ...(await readNotifications(stack.client, audience.subscriberIds)).values(),
+      ].flat();
+      const notifiedAt = notifications.map((n) => new Date(n.notifiedAt).getTime());
+      expect(Math.min(...notifiedAt)).toBeGreaterThanOrEqual(scheduled.publishAt.getTime());
+
+      // The deleted post was due at the same time: a while after the kept one arrived, it still has not.
+      await sleep(2_000);
+      const [row] = await subscribeDb.query<{ n: number }>(
+        'select count(*)::int as n from notifications where post_id = $1',
+        [deleted.id],
+      );
+      expect(row.n).toBe(0);
+      const published = await postDb.query<{ message_id: string }>(
+        'select message_id from messaging_outbox where message_id = any($1)',
+        [[announced.eventId, deleted.eventId]],
+      );
+      expect(published.map((r) => r.message_id)).toEqual([announced.eventId]);
+      timings.push(
+        `scheduled: first notification ${Math.min(...notifiedAt) - scheduled.publishAt.getTime()} ms after ` +
+          `publishAt, the last ${Math.max(...notifiedAt) - scheduled.publishAt.getTime()} ms`,
+      );
     });
 
     // claim: C-100

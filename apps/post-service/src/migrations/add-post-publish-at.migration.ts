@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { qualifiedTable } from '@app/service-kit';
 
-/** A post's `publish_at` (when its followers are told) and `event_id` (its `PostCreated` message, to cancel it). */
+/** A post's `publish_at` (when its followers are told) and `event_id` (its `PostCreated`, to cancel it). */
 export class AddPostPublishAt1765324800000 implements MigrationInterface {
   name = 'AddPostPublishAt1765324800000';
 

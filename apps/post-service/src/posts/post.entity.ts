@@ -22,11 +22,11 @@ export class Post {
   @CreateDateColumn({ name: 'created_at' })
   createdAt!: Date;
 
-  /** When the author's followers are told: `null` for at once (the post was announced when it was written). */
+  /** When the author's followers are told; `null`: at once (announced when it was written). */
   @Column({ name: 'publish_at', type: Date, nullable: true })
   publishAt!: Date | null;
 
-  /** The id of its `PostCreated` event (and message): what deleting the post cancels while it is scheduled. */
+  /** The id of its `PostCreated` event (and message), which deleting the post cancels while scheduled. */
   @Column({ name: 'event_id', type: 'uuid', nullable: true })
   eventId!: string | null;
 }
