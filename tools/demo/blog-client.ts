@@ -60,6 +60,11 @@ export class BlogClient {
     return this.request('GET', `${this.postServiceUrl}/posts/${id}`);
   }
 
+  /** 200 with the post as edited; 404 when there is none; 409 for a new `publishAt` once it was announced. */
+  updatePost(id: number, body: unknown): Promise<HttpResult<PostView>> {
+    return this.request('PATCH', `${this.postServiceUrl}/posts/${id}`, body);
+  }
+
   /** 204, or 404 when there is no such post. */
   deletePost(id: number): Promise<HttpResult<unknown>> {
     return this.request('DELETE', `${this.postServiceUrl}/posts/${id}`);

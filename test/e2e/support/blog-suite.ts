@@ -32,10 +32,10 @@ const PUBLISH_AHEAD_MS = 4_000;
 
 /**
  * The blog post's tests against post-service and subscribe-service running as processes, driven over HTTP:
- * normal, broker outage, post-service killed right after answering, a post announced at its `publishAt` (and
- * one deleted before, never announced), and a bad request. One set of processes per transport; each test has
- * an author and subscribers of its own. Correctness is asserted (statuses, counts, exactly once); timings are
- * printed, never asserted.
+ * normal, broker outage, post-service killed right after answering, posts announced at their `publishAt` (one
+ * deleted before, never announced; one edited before, announced as edited), and a bad request. One set of
+ * processes per transport; each test has an author and subscribers of its own. Correctness is asserted
+ * (statuses, counts, exactly once); timings are printed, never asserted.
  */
 export function blogScenarioSuite(transport: 'kafka' | 'rabbitmq'): void {
   const brokerName = transport === 'kafka' ? 'Kafka' : 'RabbitMQ';
@@ -228,57 +228,65 @@ export function blogScenarioSuite(transport: 'kafka' | 'rabbitmq'): void {
       expect(await deadLettered()).toBe(deadLetteredBefore);
     });
 
-    it('scheduled: a post with publishAt is announced then, not before; one deleted before then never', async () => {
+    it('scheduled: posts announced at publishAt, not before; one deleted before never, one edited before as edited', async () => {
       const audience = await createAudience(stack.client, SUBSCRIBERS);
       const scheduled = await schedulePosts(stack.client, audience.authorId, PUBLISH_AHEAD_MS, 'scheduled');
-      expect({ created: scheduled.createStatuses, deleted: scheduled.deleteStatus }).toEqual({
-        created: [201, 201],
-        deleted: 204,
-      });
-      const announced = scheduled.announced!;
-      const deleted = scheduled.deleted!;
-      expect(announced.publishAt).toBe(scheduled.publishAt.toISOString());
+      expect({
+        created: scheduled.createStatuses,
+        deleted: scheduled.deleteStatus,
+        edited: scheduled.editStatus,
+      }).toEqual({ created: [201, 201, 201], deleted: 204, edited: 200 });
+      const { announced, deleted, edited, editedFrom, publishAt } = scheduled as Required<typeof scheduled>;
+      expect(announced.publishAt).toBe(publishAt.toISOString());
+      expect(edited).toMatchObject({ title: 'scheduled #3, edited', publishAt: publishAt.toISOString() });
+      expect(edited.eventId).not.toBe(editedFrom);
       expect((await stack.client.getPost(deleted.id)).status).toBe(404);
-      // The kept post's announcement waits as a scheduled message; the deleted one's was cancelled with it.
+      const ids = [announced.eventId, deleted.eventId, editedFrom, edited.eventId];
+      // What waits as scheduled messages: the kept post's and the edit's; the delete and the edit cancelled theirs.
       const waiting = await postDb.query<{ message_id: string }>(
-        'select message_id from messaging_outbox_scheduled where message_id = any($1)',
-        [[announced.eventId, deleted.eventId]],
+        'select message_id from messaging_outbox_scheduled where message_id = any($1) order by message_id',
+        [ids],
       );
-      expect(waiting.map((row) => row.message_id)).toEqual([announced.eventId]);
+      expect(waiting.map((row) => row.message_id)).toEqual([announced.eventId, edited.eventId].sort());
 
       // Nobody is told before publishAt.
-      while (Date.now() < scheduled.publishAt.getTime() - 500) {
+      while (Date.now() < publishAt.getTime() - 500) {
         const early = await readNotifications(stack.client, audience.subscriberIds);
         expect([...early.values()].flat()).toEqual([]);
         await sleep(500);
       }
-      const delivery = await waitForDelivery(stack.client, audience, [announced.id], {
+      const delivery = await waitForDelivery(stack.client, audience, [announced.id, edited.id], {
         timeoutMs: DELIVERY_TIMEOUT_MS,
       });
       expect(delivery.perSubscriber.map((d) => [d.received, d.twice])).toEqual(
-        audience.subscriberIds.map(() => [1, []]),
+        audience.subscriberIds.map(() => [2, []]),
       );
+      // The deleted post was due at the same time: a while after the others arrived, it still has not.
+      await sleep(2_000);
       const notifications = [
         ...(await readNotifications(stack.client, audience.subscriberIds)).values(),
       ].flat();
+      expect(notifications.map((n) => [n.postId, n.title, n.eventId]).sort()).toEqual(
+        audience.subscriberIds
+          .flatMap(() => [
+            [announced.id, announced.title, announced.eventId],
+            [edited.id, 'scheduled #3, edited', edited.eventId],
+          ])
+          .sort(),
+      );
       const notifiedAt = notifications.map((n) => new Date(n.notifiedAt).getTime());
-      expect(Math.min(...notifiedAt)).toBeGreaterThanOrEqual(scheduled.publishAt.getTime());
-
-      // The deleted post was due at the same time: a while after the kept one arrived, it still has not.
-      await sleep(2_000);
-      const [row] = await subscribeDb.query<{ n: number }>(
-        'select count(*)::int as n from notifications where post_id = $1',
-        [deleted.id],
-      );
-      expect(row.n).toBe(0);
+      expect(Math.min(...notifiedAt)).toBeGreaterThanOrEqual(publishAt.getTime());
       const published = await postDb.query<{ message_id: string }>(
-        'select message_id from messaging_outbox where message_id = any($1)',
-        [[announced.eventId, deleted.eventId]],
+        'select message_id from messaging_outbox where message_id = any($1) order by message_id',
+        [ids],
       );
-      expect(published.map((r) => r.message_id)).toEqual([announced.eventId]);
+      expect(published.map((r) => r.message_id)).toEqual([announced.eventId, edited.eventId].sort());
+      // Announced now: its publishAt cannot move any more.
+      const late = await stack.client.updatePost(edited.id, { publishAt: new Date().toISOString() });
+      expect(late.status).toBe(409);
       timings.push(
-        `scheduled: first notification ${Math.min(...notifiedAt) - scheduled.publishAt.getTime()} ms after ` +
-          `publishAt, the last ${Math.max(...notifiedAt) - scheduled.publishAt.getTime()} ms`,
+        `scheduled: first notification ${Math.min(...notifiedAt) - publishAt.getTime()} ms after ` +
+          `publishAt, the last ${Math.max(...notifiedAt) - publishAt.getTime()} ms`,
       );
     });
 

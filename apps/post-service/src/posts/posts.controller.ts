@@ -6,10 +6,12 @@ import {
   HttpCode,
   NotFoundException,
   Param,
+  Patch,
   Post as HttpPost,
 } from '@nestjs/common';
 import { ParseIdPipe } from '@app/service-kit';
 import { CreatePostDto } from './dto/create-post.dto';
+import { UpdatePostDto } from './dto/update-post.dto';
 import { Post } from './post.entity';
 import { PostsService } from './posts.service';
 
@@ -29,6 +31,17 @@ export class PostsController {
   @Get(':id')
   async findOne(@Param('id', ParseIdPipe) id: number): Promise<Post> {
     const post = await this.posts.findOne(id);
+    if (!post) throw new NotFoundException(`Post ${id} does not exist.`);
+    return post;
+  }
+
+  /**
+   * 200 with the post; 404 when there is none; 409 for a new `publishAt` once it was announced. Edited before
+   * its `publishAt`, the post is announced once, as edited.
+   */
+  @Patch(':id')
+  async update(@Param('id', ParseIdPipe) id: number, @Body() body: UpdatePostDto): Promise<Post> {
+    const post = await this.posts.update(id, body);
     if (!post) throw new NotFoundException(`Post ${id} does not exist.`);
     return post;
   }

@@ -1,9 +1,10 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { ConflictException, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { newMessageId, Outbox, OutboxService } from 'nest-reliable-messaging';
 import { PostCreated } from '@app/contracts';
 import { CreatePostDto } from './dto/create-post.dto';
+import { UpdatePostDto } from './dto/update-post.dto';
 import { Post } from './post.entity';
 
 @Injectable()
@@ -43,6 +44,34 @@ export class PostsService {
 
   findOne(id: number): Promise<Post | null> {
     return this.posts.findOneBy({ id });
+  }
+
+  /**
+   * Edits the post; `null` when there is none. While its `PostCreated` is still scheduled, the edit replaces
+   * it in the same transaction: the scheduled one is cancelled and a new one (a new event id, the new title,
+   * the new `publishAt`) scheduled, so the followers are told once, of the post as it is then. An announcement
+   * already due or published stays as it was; a new `publishAt` for it is a conflict (409).
+   */
+  @Outbox()
+  async update(id: number, input: UpdatePostDto): Promise<Post | null> {
+    const post = await this.posts.findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
+    if (!post) return null;
+    post.title = input.title ?? post.title;
+    post.content = input.content ?? post.content;
+    const publishAt = input.publishAt === undefined ? post.publishAt : new Date(input.publishAt);
+    const rescheduled = post.publishAt && post.eventId && (await this.outbox.cancel(post.eventId)).cancelled;
+    if (rescheduled) {
+      post.eventId = newMessageId();
+      await this.outbox.add(
+        PostCreated,
+        { eventId: post.eventId, postId: post.id, authorId: post.authorId, title: post.title },
+        { messageId: post.eventId, ...(publishAt ? { deliverAt: publishAt } : {}) },
+      );
+    } else if (publishAt?.getTime() !== post.publishAt?.getTime()) {
+      throw new ConflictException(`Post ${id} was announced already: its publishAt cannot change.`);
+    }
+    post.publishAt = publishAt;
+    return this.posts.save(post);
   }
 
   /**

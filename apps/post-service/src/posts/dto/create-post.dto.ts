@@ -38,7 +38,7 @@ export class CreatePostDto {
 }
 
 /** The date string is at most `MAX_PUBLISH_AHEAD_MS` ahead of now. */
-function WithinAYear(): PropertyDecorator {
+export function WithinAYear(): PropertyDecorator {
   return ValidateBy({
     name: 'withinAYear',
     validator: {
