@@ -171,7 +171,7 @@ async function runDemo(options: DemoOptions, out: Progress, register: RegisterCl
       ? c.green(
           c.bold(
             `PASS: every subscriber got all ${allPosts.length} notifications exactly once, through a ${transportName} outage; ` +
-              'the scheduled post at its time, the deleted one never.',
+              'the scheduled posts at their time (the edited one as edited), the deleted one never.',
           ),
         )
       : c.red(
