@@ -1,6 +1,6 @@
 #!/bin/sh
 # Trims production node_modules (after `npm prune --omit=dev`) to what Node.js loads at run time, for
-# docker/apps.Dockerfile: 154 MB to 56 MB for the demo's dependencies, 2026-12-07.
+# docker/apps.Dockerfile: the demo's image layer of node_modules went from 121 MB to 39 MB, 2026-12-07.
 #   prune-node-modules.sh <node_modules folder>
 set -eu
 cd "$1"
