@@ -115,7 +115,8 @@ if [ "$what" = all ] || [ "$what" = compose ]; then
   # The demo's images stay small and unprivileged (issue 44): at most 200 MB each (173 MB on 2026-12-07, most
   # of it the node binary; 345 MB when they ran on the Node.js image), a user that is not root.
   for image in post-service subscribe-service ops-console messaging-admin; do
-    read -r size user < <(podman image inspect --format '{{.Size}} {{.Config.User}}' "nest-reliable-messaging/$image")
+    read -r size user < <(podman image inspect --format '{{.Size}} {{.Config.User}}' \
+      "nest-reliable-messaging/$image")
     log "$image: $size bytes, user $user"
     [ "$size" -le 200000000 ] || { log "$image is over its budget of 200 MB"; exit 1; }
     case $user in '' | 0 | 0:* | root | root:*) log "$image runs as root"; exit 1 ;; esac

@@ -28,7 +28,8 @@ RUN npm run -s build:lib \
 # The images run the compiled JavaScript only: no TypeScript, type declarations or source maps.
 COPY docker/prune-node-modules.sh /usr/local/bin/
 RUN prune-node-modules.sh node_modules \
- && find dist libs/messaging/dist -type f \( -name '*.d.ts' -o -name '*.map' -o -name '*.tsbuildinfo' \) -delete
+ && find dist libs/messaging/dist -type f \
+      \( -name '*.d.ts' -o -name '*.map' -o -name '*.tsbuildinfo' \) -delete
 
 # The root the apps run on, from NODE_IMAGE: its node binary and the libraries that binary links, CA
 # certificates, passwd entries (docker/runtime-root.sh). Rebuilt only when NODE_IMAGE changes.
@@ -37,7 +38,7 @@ COPY docker/runtime-root.sh /usr/local/bin/
 RUN runtime-root.sh /runtime-root
 
 # What every app image has, in layers the four images share: that root, the production dependencies and the
-# library's build, owned by root, run as uid 1000 (`node`; numeric, so that a runAsNonRoot policy can check it).
+# library's build, owned by root, run as uid 1000 (`node`; numeric, which a runAsNonRoot policy can check).
 FROM scratch AS runtime
 COPY --from=runtime-root /runtime-root /
 ENV PATH=/usr/local/bin NODE_ENV=production
