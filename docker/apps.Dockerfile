@@ -31,11 +31,13 @@ RUN prune-node-modules.sh node_modules \
  && find dist libs/messaging/dist -type f \
       \( -name '*.d.ts' -o -name '*.map' -o -name '*.tsbuildinfo' \) -delete
 
-# The root the apps run on, from NODE_IMAGE: its node binary and the libraries that binary links, CA
-# certificates, passwd entries (docker/runtime-root.sh). Rebuilt only when NODE_IMAGE changes.
+# The root the apps run on, from NODE_IMAGE: its node binary and the libraries it and the dependencies'
+# native addons link, CA certificates, passwd entries (docker/runtime-root.sh). Its layer changes only when
+# NODE_IMAGE or those addons do.
 FROM ${NODE_IMAGE} AS runtime-root
 COPY docker/runtime-root.sh /usr/local/bin/
-RUN runtime-root.sh /runtime-root
+COPY --from=build /app/node_modules /app/node_modules
+RUN runtime-root.sh /runtime-root /app/node_modules
 
 # What every app image has, in layers the four images share: that root, the production dependencies and the
 # library's build, owned by root, run as uid 1000 (`node`; numeric, which a runAsNonRoot policy can check).
