@@ -3,13 +3,13 @@
 #   docker build -f docker/apps.Dockerfile --target post-service -t post-service .
 # (docker/compose.yml does). NODE_IMAGE: any Node.js 20.19+ image with npm and ldd (tried: Debian's); the
 # default is the active LTS. The build runs on it; the images run on a root of their own FROM scratch with
-# only its node binary and the libraries that binary needs (no shell, npm or package manager), plus the
-# production dependencies trimmed to what Node.js loads (docker/prune-node-modules.sh). On our stand-in for
-# node:24-bookworm-slim each image is 173 MB, 172 MB of it layers the four share (the root 133 MB, of which
-# the node binary 127; node_modules 39), against 345 MB when they ran on that image with every production
-# dependency (2026-12-07). Each image runs as the unprivileged `node` user (uid 1000),
-# answers its health check on /health, and stops gracefully on SIGTERM (Nest's shutdown hooks: the relay,
-# consumers and connections settle before the process ends; node is PID 1 and handles the signal itself).
+# only its node binary and the libraries it and the native addons need (no shell, npm or package manager),
+# plus the production dependencies trimmed to what Node.js loads (docker/prune-node-modules.sh). On our
+# stand-in for node:24-bookworm-slim each image is 173 MB, 172 MB of it layers the four share (the root
+# 133 MB, of which the node binary 127; node_modules 39), against 345 MB when they ran on that image with all
+# production dependencies (2026-12-07). Each image runs as the unprivileged `node` user (uid 1000), answers its
+# health check on /health, and stops gracefully on SIGTERM (Nest's shutdown hooks: the relay, consumers and
+# connections settle before the process ends; node is PID 1 and handles the signal itself).
 ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
