@@ -110,7 +110,8 @@ if [ "$what" = all ] || [ "$what" = compose ]; then
   stack_up=true
   timed "docker compose build" docker compose -f docker/compose.yml build --quiet
   # The images' trimmed node_modules and native libraries: every dependency still loads (the four share them).
-  podman run --rm --no-healthcheck -v "$root/docker/check-dependencies-load.cjs:/app/check-dependencies-load.cjs:ro" \
+  docker run --rm --no-healthcheck \
+    -v "$root/docker/check-dependencies-load.cjs:/app/check-dependencies-load.cjs:ro" \
     nest-reliable-messaging/post-service node /app/check-dependencies-load.cjs
   timed "docker compose up" docker compose -f docker/compose.yml up -d --quiet-pull
   timed "the blog scenarios against the stack" npx tsx tools/demo/compose-demo.ts
