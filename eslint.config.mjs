@@ -21,8 +21,8 @@ export default tseslint.config(
     },
   },
   {
-    // The package's bin: plain CommonJS, outside the TypeScript project.
-    files: ['libs/messaging/bin/*.js'],
+    // The package's bin and the images' dependency check: plain CommonJS, outside the TypeScript project.
+    files: ['libs/messaging/bin/*.js', 'docker/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       ...tseslint.configs.disableTypeChecked.languageOptions,
