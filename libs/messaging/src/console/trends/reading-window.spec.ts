@@ -10,7 +10,25 @@ const series = (...values: number[]): TrendSample[] =>
 
 describe(ReadingWindow.name, () => {
   describe('record', () => {
-    it('keeps one reading per step: refreshes in between add nothing', () => {
+    it('ends with the latest reading: one between steps stands in until the next step', () => {
+      const clock = manualClock(start);
+      const window = new ReadingWindow(clock, { stepMs: 30_000 });
+      window.record([['dlq', 0]]);
+      clock.advance(5_000);
+      window.record([['dlq', 1]]);
+      expect(window.samples('dlq')).toEqual([
+        { at: start, value: 0 },
+        { at: start + 5_000, value: 1 },
+      ]);
+      clock.advance(5_000);
+      window.record([['dlq', 2]]);
+      expect(window.samples('dlq')).toEqual([
+        { at: start, value: 0 },
+        { at: start + 10_000, value: 2 },
+      ]);
+    });
+
+    it('keeps one reading per step: the next step replaces a reading in between', () => {
       const clock = manualClock(start);
       const window = new ReadingWindow(clock, { stepMs: 30_000 });
       window.record([['pending', 1]]);

@@ -17,14 +17,21 @@ export interface ReadingWindowOptions {
   readonly maxSeries?: number;
 }
 
+/** A series' readings a step apart, and the latest one when it came less than a step after them. */
+interface Series {
+  readonly kept: TrendSample[];
+  latest?: TrendSample;
+}
+
 /**
  * The last `windowMs` of readings of many series (backlog, ages, rates, DLQ depths), in memory and bounded:
- * at most one reading per `stepMs` per series, so at most `windowMs / stepMs + 1` each, and `maxSeries`
- * series; a series with no reading left in the window is dropped. Readings come in when the overview is read
+ * readings kept a `stepMs` apart at least, so at most `windowMs / stepMs + 1` each, and the latest reading
+ * when it came sooner (a chart ends with what the table beside it says); at most `maxSeries` series; a
+ * series with no reading left in the window is dropped. Readings come in when the overview is read
  * (its own refresh included), so a window nobody looked at has gaps; time is the injected clock's.
  */
 export class ReadingWindow {
-  private readonly series = new Map<string, TrendSample[]>();
+  private readonly series = new Map<string, Series>();
   private readonly windowMs: number;
   private readonly stepMs: number;
   private readonly maxSeries: number;
@@ -44,11 +51,14 @@ export class ReadingWindow {
     this.prune(now);
     for (const [key, value] of readings) {
       if (value === undefined || !Number.isFinite(value)) continue;
-      const samples = this.series.get(key);
-      if (!samples) {
-        if (this.series.size < this.maxSeries) this.series.set(key, [{ at: now, value }]);
-      } else if (now - samples[samples.length - 1].at >= this.stepMs) {
-        samples.push({ at: now, value });
+      const series = this.series.get(key);
+      if (!series) {
+        if (this.series.size < this.maxSeries) this.series.set(key, { kept: [{ at: now, value }] });
+      } else if (now - series.kept[series.kept.length - 1].at >= this.stepMs) {
+        series.kept.push({ at: now, value });
+        series.latest = undefined;
+      } else {
+        series.latest = { at: now, value };
       }
     }
   }
@@ -56,7 +66,10 @@ export class ReadingWindow {
   /** A series' readings in the window, oldest first (empty if none). */
   samples(key: string): readonly TrendSample[] {
     const from = this.clock.now() - this.windowMs;
-    return (this.series.get(key) ?? []).filter((s) => s.at >= from);
+    const series = this.series.get(key);
+    if (!series) return [];
+    const all = series.latest ? [...series.kept, series.latest] : series.kept;
+    return all.filter((s) => s.at >= from);
   }
 
   /** Where the window starts now, ms since the epoch (a chart's left edge). */
@@ -71,10 +84,14 @@ export class ReadingWindow {
 
   private prune(now: number): void {
     const from = now - this.windowMs;
-    for (const [key, samples] of this.series) {
-      const first = samples.findIndex((s) => s.at >= from);
-      if (first === -1) this.series.delete(key);
-      else if (first > 0) samples.splice(0, first);
+    for (const [key, series] of this.series) {
+      const first = series.kept.findIndex((s) => s.at >= from);
+      series.kept.splice(0, first === -1 ? series.kept.length : first);
+      if (series.kept.length > 0) continue;
+      // Only the latest reading may be left: it becomes the first kept one (or the series goes).
+      if (series.latest && series.latest.at >= from) series.kept.push(series.latest);
+      else this.series.delete(key);
+      series.latest = undefined;
     }
   }
 }

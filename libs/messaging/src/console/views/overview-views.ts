@@ -212,9 +212,9 @@ export function overviewPage(context: PageContext, overview: Overview): string {
         Totals are since each service started; rates per minute are over the last readings (up to five
         minutes), a restart's reset included, and need readings a minute apart. Mean lag is from the event's
         commit to its handler starting, over the messages handled since the last reading. The small charts are
-        the last hour as this console read it (a reading every 30 s at most, while the overview is open: a gap
-        where nobody looked); "growing since" marks a backlog, age, lag or DLQ that rose at each of its last
-        four readings.
+        the last hour as this console read it (readings 30 s apart and the latest, while the overview is open:
+        a gap where nobody looked); "growing since" marks a backlog, age, lag or DLQ that rose at each of its
+        last four readings.
       </p>`,
     '',
     { refresh: true },
