@@ -15,8 +15,8 @@ function clockTime(at: number): string {
 }
 
 /**
- * A series as a small inline SVG line over its window (time left to right, from 0 or its lowest value up to
- * its highest), named by `label` for screen readers and in its tooltip. Every value goes through `html`
+ * A series as a small inline SVG line over its window (time left to right, the whole window wide, over a
+ * faint axis; from 0 or its lowest value up to its highest), named by `label` for screen readers and in its tooltip. Every value goes through `html`
  * (escaped); only numbers the function computed make the points.
  */
 export function sparkline(trend: Trend, label: string): Html {
@@ -41,6 +41,7 @@ export function sparkline(trend: Trend, label: string): Html {
     data-samples="${samples.length}"
   >
     <title>${summary}</title>
+    <line class="axis" x1="${PAD}" y1="${HEIGHT - PAD}" x2="${WIDTH - PAD}" y2="${HEIGHT - PAD}" />
     ${samples.length > 1 ? html`<polyline fill="none" stroke="currentColor" stroke-width="1.5" points="${points}" />` : ''}
     <circle cx="${fixed(x(last.at))}" cy="${fixed(y(last.value))}" r="2" fill="currentColor" />
   </svg>`;
