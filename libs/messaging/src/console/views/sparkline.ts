@@ -16,8 +16,8 @@ function clockTime(at: number): string {
 
 /**
  * A series as a small inline SVG line over its window (time left to right, the whole window wide, over a
- * faint axis; from 0 or its lowest value up to its highest), named by `label` for screen readers and in its tooltip. Every value goes through `html`
- * (escaped); only numbers the function computed make the points.
+ * faint axis; from 0 or its lowest value up to its highest), named by `label` for screen readers and in its
+ * tooltip. Every value goes through `html` (escaped); only numbers the function computed make the points.
  */
 export function sparkline(trend: Trend, label: string): Html {
   const { samples, from, to } = trend;
