@@ -25,9 +25,10 @@ const SHOTS = path.join(REPO_ROOT, '.demo', 'e2e', 'console-screenshots');
 /**
  * Issue 29, items 5 and 6, in headless Chromium against the services and the ops console as processes
  * (RabbitMQ, a vhost and schemas of the suite's own): the overview at a glance (services up or down, the
- * oldest dead letter's age, rows linked to the DLQ, times in the viewer's zone, a page that refreshes
- * itself), plans that survive a console restart and say when they are stale, a refusal shown to its
- * person only, a payload pretty-printed with copy and download, the audit log filtered.
+ * oldest dead letter's age and its last hour as a small chart (issue 40), rows linked to the DLQ, times in
+ * the viewer's zone, a page that refreshes itself), plans that survive a console restart and say when they
+ * are stale, a refusal shown to its person only, a payload pretty-printed with copy and download, the audit
+ * log filtered.
  */
 describe('The operations console at a glance, and plans that behave (issue 29)', () => {
   let vhost: RabbitVhost | undefined;
@@ -151,6 +152,13 @@ describe('The operations console at a glance, and plans that behave (issue 29)',
     expect(text).toContain(` ${tokyo}:`);
     expect(text).toMatch(/GMT\+9 \((just now|\d+ (s|min) ago)\)$/);
     await shot(victor, 'overview');
+
+    // Its last hour beside it, a small chart drawn by the console (a reading so far, or a few: a dot, a line).
+    const chart = victor.locator(`tr[data-queue="${DLQ}"] svg[data-testid="trend"]`);
+    await expect(chart.getAttribute('aria-label')).resolves.toMatch(/: waiting, last 60 min: .*, now 1$/);
+    const box = await chart.boundingBox();
+    expect(box && [box.width, box.height]).toEqual([96, 20]);
+    await expect(chart.locator('circle').count()).resolves.toBe(1);
 
     // The overview refreshes itself (the script's fetch, not a navigation) while nobody touches it.
     const main = victor.locator('main');

@@ -112,6 +112,23 @@ describe(ConsoleMetrics.name, () => {
   });
 });
 
+describe(`${ConsoleMetrics.name} (consumer lag)`, () => {
+  it('gives a group’s mean lag over the messages handled since the last reading', async () => {
+    let [sum, count] = [2, 10];
+    const metrics = new ConsoleMetrics(
+      [{ name: 'a', url: 'http://a/metrics' }],
+      () => 0,
+      async () =>
+        `messaging_consumer_lag_seconds_sum{group="g",destination="d"} ${sum}\n` +
+        `messaging_consumer_lag_seconds_count{group="g",destination="d"} ${count}\n`,
+    );
+    const [first] = await metrics.read();
+    expect(first.groups[0]).toMatchObject({ lag: { sumSeconds: 2, count: 10 }, meanLagSeconds: undefined });
+    [sum, count] = [32, 20];
+    expect((await metrics.read())[0].groups[0].meanLagSeconds).toBe(3);
+  });
+});
+
 describe(fetchMetricsText.name, () => {
   let server: Server;
   let base = '';

@@ -1,6 +1,7 @@
 import { Clock, systemClock } from '../common/clock';
 import { ConsoleMetricsSource } from './console-options.interface';
 import { CounterHistory } from './counter-rate';
+import { MeanLag } from './trends/mean-lag';
 
 /** One sample of a Prometheus text exposition. */
 export interface MetricSample {
@@ -54,6 +55,10 @@ export interface GroupFigures {
   readonly deadLettered: number;
   /** Handled per minute over the last readings, resets included; undefined until readings span a minute. */
   readonly handledPerMinute?: number;
+  /** `messaging_consumer_lag_seconds`' sum and count (since the service started), when it reports them. */
+  readonly lag?: { readonly sumSeconds: number; readonly count: number };
+  /** Mean lag, seconds, of the messages handled since the last reading (`MeanLag`); undefined if none. */
+  readonly meanLagSeconds?: number;
 }
 
 /** A service's scheduled messages (`add(…, { delayMs | deliverAt })`), as its database holds them. */
@@ -128,10 +133,19 @@ export function figuresOf(service: string, samples: readonly MetricSample[]): Se
             (failedByCategory[s.labels.category ?? '?'] ?? 0) + s.value;
         }
       }
+      const lagCount = samples.find(
+        (s) =>
+          s.name === 'messaging_consumer_lag_seconds_count' &&
+          s.labels.group === group &&
+          s.labels.destination === destination,
+      );
       return {
         service,
         group,
         destination,
+        ...(lagCount && {
+          lag: { sumSeconds: sum(samples, 'messaging_consumer_lag_seconds_sum', of), count: lagCount.value },
+        }),
         handled: sum(samples, 'messaging_consumer_messages_total', { ...of, outcome: 'handled' }),
         duplicates: sum(samples, 'messaging_consumer_messages_total', { ...of, outcome: 'duplicate' }),
         retries: sum(samples, 'messaging_consumer_retries_total', of),
@@ -149,6 +163,7 @@ export function figuresOf(service: string, samples: readonly MetricSample[]): Se
  */
 export class ConsoleMetrics {
   private readonly counters = new CounterHistory();
+  private readonly lags = new MeanLag();
   private readonly lastUp = new Map<string, number>();
 
   constructor(
@@ -176,14 +191,14 @@ export class ConsoleMetrics {
                 now,
               ),
             })),
-            groups: figures.groups.map((g) => ({
-              ...g,
-              handledPerMinute: this.counters.read(
-                `handled\u0000${g.service}\u0000${g.group}\u0000${g.destination}`,
-                g.handled,
-                now,
-              ),
-            })),
+            groups: figures.groups.map((g) => {
+              const key = `${g.service}\u0000${g.group}\u0000${g.destination}`;
+              return {
+                ...g,
+                handledPerMinute: this.counters.read(`handled\u0000${key}`, g.handled, now),
+                meanLagSeconds: g.lag && this.lags.read(key, g.lag.sumSeconds, g.lag.count),
+              };
+            }),
           };
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);

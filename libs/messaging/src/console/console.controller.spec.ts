@@ -144,6 +144,26 @@ describe(ConsoleController.name, () => {
     });
   });
 
+  describe('overview', () => {
+    it('draws each DLQ’s readings of the last hour, taken on each view of the overview', async () => {
+      let now = NOW.getTime();
+      const { controller, as } = console({ clock: { now: () => now } });
+      const victor = await as('victor');
+      const view = async () => {
+        const res = new FakeResponse();
+        await controller.overview(victor(), res);
+        return res.body;
+      };
+      expect(await view()).toContain('data-samples="1"');
+      now += 30_000;
+      const body = await view();
+      expect(body).toMatch(
+        /<svg\s+class="spark"[^>]*aria-label="[^"]*\.dlq: waiting, last 60 min: 1 to 1, now 1"/,
+      );
+      expect(body).toContain('data-samples="2"');
+    });
+  });
+
   describe('audit', () => {
     it('hides what was typed as a name in sign-in entries from viewers', async () => {
       const { controller, entries, as } = console();

@@ -13,6 +13,7 @@ import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition
 import { CONSOLE_CSS } from './views/console-css';
 import { overviewPage } from './views/overview-views';
 import { withOldest } from './console-overview';
+import { ConsoleTrends } from './trends/overview-trends';
 import { auditPage, chainNotice } from './views/audit-views';
 import { auditCursorOf, auditFilterOf, auditPageOf, hiddenMatchesDropped } from './views/audit-filter';
 import {
@@ -44,6 +45,8 @@ export class ConsoleController implements OnApplicationBootstrap {
   private readonly now: () => number;
   /** The age of each DLQ's oldest message as last read: what the overview's own refresh shows (RabbitMQ). */
   private readonly oldest = new Map<string, string | undefined>();
+  /** The overview's figures over the last hour, for its small charts. */
+  private readonly trends: ConsoleTrends;
 
   constructor(
     private readonly gate: ConsoleGate,
@@ -54,6 +57,7 @@ export class ConsoleController implements OnApplicationBootstrap {
     const clock = options.clock ?? systemClock;
     this.now = () => clock.now();
     this.metrics = new ConsoleMetrics(options.metricsSources ?? [], this.now);
+    this.trends = new ConsoleTrends(clock);
   }
 
   @Get('assets/console.css')
@@ -106,7 +110,8 @@ export class ConsoleController implements OnApplicationBootstrap {
     const [services, queues] = await Promise.all([this.metrics.read(), this.queues()]);
     const refresh = req.headers[REFRESH_HEADER] === '1';
     const aged = await withOldest(this.options.redrive, queues.queues, this.logger, refresh, this.oldest);
-    const overview = { services, queues: aged, queueError: queues.error, now: this.now() };
+    const trends = this.trends.observe(services, aged);
+    const overview = { services, queues: aged, queueError: queues.error, now: this.now(), trends };
     sendPage(res, 200, overviewPage(this.gate.context(session), overview));
   }
 

@@ -30,6 +30,8 @@ button.secondary { background: #fff; color: var(--accent); }
 .notice.error { color: var(--bad); background: #ffebe9; border-color: #ff8182; }
 .notice.ok { color: var(--ok); background: #dafbe1; border-color: #4ac26b; }
 .muted { color: var(--muted); }
+.trend { display: flex; flex-wrap: wrap; align-items: center; gap: 0 6px; font-size: 12px; color: var(--muted); }
+.trend small { min-width: 9em; } .spark { color: var(--accent); } .spark .axis { stroke: var(--line); } .growing { flex-basis: 100%; white-space: nowrap; }
 .bad { color: var(--bad); } .good { color: var(--ok); }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; }
 dl.facts dt { color: var(--muted); }

@@ -1,3 +1,4 @@
+import { ConsoleTrends } from '../trends/overview-trends';
 import { overviewPage } from './overview-views';
 
 const context = {
@@ -90,6 +91,43 @@ describe(overviewPage.name, () => {
     expect(overviewPage(context, { now, queues: [], services: [] })).toContain(
       'No scheduled-message figures yet.',
     );
+  });
+
+  it('draws each DLQ, destination and group over the last hour, and says since when a DLQ grows', () => {
+    let at = now - 3 * 60_000;
+    const trends = new ConsoleTrends({ now: () => at }, { rises: 3 });
+    const destination = { service: 'post-service', destination: 'post-create', oldestPendingAgeSeconds: 2 };
+    const services = (pending: number) => [
+      {
+        service: 'post-service',
+        lastUpAt: at,
+        destinations: [{ ...destination, pending, publishedTotal: 1, publishedPerMinute: 4 }],
+        groups: [],
+      },
+    ];
+    let seen = trends.observe([], []);
+    for (const depth of [1, 2, 4, 7]) {
+      seen = trends.observe(services(depth * 10), [{ name: 'orders.g.dlq', exists: true, depth }]);
+      at += 60_000;
+    }
+    at -= 60_000;
+    const charted = overviewPage(context, {
+      now: at,
+      services: services(70),
+      queues: [{ name: 'orders.g.dlq', exists: true, depth: 7 }],
+      trends: seen,
+    });
+    expect(charted).toMatch(/<th scope="col">Last hour<\/th>/);
+    const dlqRow = /<tr data-queue="orders.g.dlq">[\s\S]*?<\/tr>/.exec(charted)?.[0] ?? '';
+    expect(dlqRow).toMatch(
+      /<svg\s+class="spark"[^>]*aria-label="orders.g.dlq: waiting, last 60 min: 1 to 7, now 7"/,
+    );
+    expect(dlqRow).toContain('growing since <time datetime="2026-12-03T07:57:00.000Z"');
+    expect(dlqRow).toContain('>07:57 UTC</time>');
+    const outboxRow = /<tr data-destination="post-create">[\s\S]*?<\/tr>/.exec(charted)?.[0] ?? '';
+    expect(outboxRow.match(/<svg/g)).toHaveLength(3);
+    expect(outboxRow.match(/growing since/g)).toHaveLength(1); // pending; not the flat age, never the rate
+    expect(page).not.toContain('<svg'); // no trends given: no charts
   });
 
   it('refreshes itself, with the console’s own script and no inline script', () => {

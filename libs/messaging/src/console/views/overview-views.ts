@@ -1,7 +1,9 @@
 import { DeadLetterQueueInfo } from '../../redrive/redrive-result';
 import { ServiceFigures } from '../console-metrics';
+import type { OverviewTrends } from '../trends/overview-trends';
 import { html, Html } from './html';
 import { headRow, notice, page, PageContext } from './layout';
+import { trendCell } from './sparkline';
 import { timeOf } from './time';
 
 const num = (n: number | undefined, digits = 0) => (n === undefined ? '–' : n.toFixed(digits));
@@ -19,6 +21,8 @@ export interface Overview {
   readonly queueError?: string;
   /** When it was read, ms since the epoch: ages are told from it. */
   readonly now: number;
+  /** The figures over the last hour, drawn beside them (`ConsoleTrends`); none: no charts. */
+  readonly trends?: OverviewTrends;
 }
 
 /** A link to a dead-letter queue's page. */
@@ -59,9 +63,14 @@ function servicesTable(context: PageContext, services: readonly ServiceFigures[]
 }
 
 /** Each DLQ: depth and its oldest message's age, linked to its page. */
-function queuesTable(context: PageContext, queues: readonly OverviewQueue[], now: number): Html {
+function queuesTable(
+  context: PageContext,
+  queues: readonly OverviewQueue[],
+  now: number,
+  trends?: OverviewTrends,
+): Html {
   return html`<table aria-labelledby="dlqs">
-    ${headRow(['Dead-letter queue', '#Waiting', 'Oldest waiting since'])}
+    ${headRow(['Dead-letter queue', '#Waiting', 'Oldest waiting since', 'Last hour'])}
     <tbody>
       ${queues.map(
         (q) =>
@@ -69,6 +78,7 @@ function queuesTable(context: PageContext, queues: readonly OverviewQueue[], now
             <td>${queueLink(context, q.name)}</td>
             <td class="num">${q.exists ? q.depth : 'missing'}</td>
             <td data-testid="oldest">${q.depth > 0 ? timeOf(q.oldestParkedAt, now) : ''}</td>
+            ${trendCell(q.name, [{ caption: 'waiting', trend: trends?.of('dlqDepth', q.name) }])}
           </tr>`,
       )}
     </tbody>
@@ -113,7 +123,7 @@ function scheduledTable(services: readonly ServiceFigures[], now: number): Html 
  * survive a service's restart), and the scheduled messages waiting with when the next is due. Refreshes itself.
  */
 export function overviewPage(context: PageContext, overview: Overview): string {
-  const { services, queues, queueError, now } = overview;
+  const { services, queues, queueError, now, trends } = overview;
   const destinations = services.flatMap((s) => s.destinations);
   const groups = services.flatMap((s) => s.groups);
   const queueOf = (group: string, destination: string) =>
@@ -124,52 +134,61 @@ export function overviewPage(context: PageContext, overview: Overview): string {
     html`<h2 id="services">Services</h2>
       ${servicesTable(context, services, now)}
       <h2 id="dlqs">Dead-letter queues</h2>
-      ${queueError ? notice('error', queueError) : ''} ${queuesTable(context, queues, now)}
+      ${queueError ? notice('error', queueError) : ''} ${queuesTable(context, queues, now, trends)}
       <h2 id="outbox">Outbox, per destination</h2>
       <table aria-labelledby="outbox">
-        ${headRow(['Service', 'Destination', '#Pending', '#Oldest pending (s)', '#Published / min', '#Published (total)'])}
+        ${headRow(['Service', 'Destination', '#Pending', '#Oldest pending (s)', '#Published / min', '#Published (total)', 'Last hour'])}
         <tbody>
           ${
             destinations.length === 0
               ? html`<tr>
-                  <td colspan="6" class="muted">No outbox figures yet.</td>
+                  <td colspan="7" class="muted">No outbox figures yet.</td>
                 </tr>`
               : ''
           }
-          ${destinations.map(
-            (d) =>
-              html`<tr>
-                <td>${d.service}</td>
-                <td>${d.destination}</td>
-                <td class="num">${d.pending}</td>
-                <td class="num">${num(d.oldestPendingAgeSeconds, 1)}</td>
-                <td class="num">${num(d.publishedPerMinute, 1)}</td>
-                <td class="num">${d.publishedTotal}</td>
-              </tr>`,
-          )}
+          ${destinations.map((d) => {
+            const of = (name: 'pending' | 'oldestPending' | 'publishedPerMinute') =>
+              trends?.of(name, d.service, d.destination);
+            return html`<tr data-destination="${d.destination}">
+              <td>${d.service}</td>
+              <td>${d.destination}</td>
+              <td class="num">${d.pending}</td>
+              <td class="num">${num(d.oldestPendingAgeSeconds, 1)}</td>
+              <td class="num">${num(d.publishedPerMinute, 1)}</td>
+              <td class="num">${d.publishedTotal}</td>
+              ${trendCell(`${d.service} ${d.destination}`, [
+                { caption: 'pending', trend: of('pending') },
+                { caption: 'oldest pending (s)', trend: of('oldestPending') },
+                { caption: 'published / min', trend: of('publishedPerMinute'), growthIsTrouble: false },
+              ])}
+            </tr>`;
+          })}
         </tbody>
       </table>
       <h2 id="scheduled">Scheduled messages</h2>
       ${scheduledTable(services, now)}
       <h2 id="groups">Consumer groups</h2>
       <table aria-labelledby="groups">
-        ${headRow(['Service', 'Group', 'Destination', '#Handled', '#Handled / min', '#Duplicates', '#Retries', 'Failed attempts by category', '#Dead-lettered', '#DLQ depth'])}
+        ${headRow(['Service', 'Group', 'Destination', '#Handled', '#Handled / min', '#Mean lag (s)', '#Duplicates', '#Retries', 'Failed attempts by category', '#Dead-lettered', '#DLQ depth', 'Last hour'])}
         <tbody>
           ${
             groups.length === 0
               ? html`<tr>
-                  <td colspan="10" class="muted">No consumer figures yet.</td>
+                  <td colspan="12" class="muted">No consumer figures yet.</td>
                 </tr>`
               : ''
           }
           ${groups.map((g) => {
             const dlq = queueOf(g.group, g.destination);
-            return html`<tr>
+            const of = (name: 'handledPerMinute' | 'meanLag') =>
+              trends?.of(name, g.service, g.group, g.destination);
+            return html`<tr data-group="${g.group}">
               <td>${g.service}</td>
               <td>${g.group}</td>
               <td>${g.destination}</td>
               <td class="num">${g.handled}</td>
               <td class="num">${num(g.handledPerMinute, 1)}</td>
+              <td class="num">${num(g.meanLagSeconds, 2)}</td>
               <td class="num">${g.duplicates}</td>
               <td class="num">${g.retries}</td>
               <td>
@@ -181,13 +200,21 @@ export function overviewPage(context: PageContext, overview: Overview): string {
               </td>
               <td class="num">${g.deadLettered}</td>
               <td class="num">${dlq ? queueLink(context, dlq.name, dlq.depth) : '–'}</td>
+              ${trendCell(`${g.service} ${g.group} ${g.destination}`, [
+                { caption: 'handled / min', trend: of('handledPerMinute'), growthIsTrouble: false },
+                { caption: 'mean lag (s)', trend: of('meanLag') },
+              ])}
             </tr>`;
           })}
         </tbody>
       </table>
       <p class="muted">
         Totals are since each service started; rates per minute are over the last readings (up to five
-        minutes), a restart's reset included, and need readings a minute apart.
+        minutes), a restart's reset included, and need readings a minute apart. Mean lag is from the event's
+        commit to its handler starting, over the messages handled since the last reading. The small charts are
+        the last hour as this console read it (readings 30 s apart and the latest, while the overview is open:
+        a gap where nobody looked); "growing since" marks a backlog, age, lag or DLQ that rose at each of its
+        last four readings.
       </p>`,
     '',
     { refresh: true },
