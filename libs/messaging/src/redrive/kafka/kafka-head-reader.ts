@@ -1,0 +1,79 @@
+import { KafkaMessage } from 'kafkajs';
+import { DeadLetterRecord } from '../dead-letter-record';
+import { headerValueBytes, ReadBudget } from '../read-budget';
+import { mergeByTime } from './first-by-time';
+import { RangeRead, RecordBudget } from './kafka-range-reader';
+import { kafkaRecord } from './kafka-records';
+import { PartitionRange } from './partition-ranges';
+
+/** Records read per partition beyond its share of the limit, so that a slightly uneven topic needs one round. */
+export const HEAD_SLACK = 10;
+
+/** Reads ranges of the dead-letter topic within a budget (`readRangesWithin` with its cluster and timeout). */
+export type HeadRangeReader = (
+  ranges: readonly PartitionRange[],
+  budget: RecordBudget,
+) => Promise<Map<number, RangeRead>>;
+
+/**
+ * The first `limit` pending records of a dead-letter topic by time (`mergeByTime` over its partitions),
+ * holding at most what `budget` admits. Each partition is read in chunks of `ceil(limit / partitions) +
+ * HEAD_SLACK` records, not `limit`: a partition is read further only when the merge ran out of it, so a
+ * read holds about `limit + partitions × chunk` records, not `partitions × limit`. Because a partition
+ * read only in part stops the merge, the records returned are exactly the first ones of the merge of the
+ * whole pending ranges (or, when the budget stops the read, a prefix of them).
+ */
+export async function readHead(
+  source: string,
+  ranges: readonly PartitionRange[],
+  limit: number,
+  budget: ReadBudget,
+  read: HeadRangeReader,
+): Promise<DeadLetterRecord[]> {
+  const chunk = BigInt(Math.ceil(limit / Math.max(1, ranges.length)) + HEAD_SLACK);
+  const parts = ranges.map((r) => ({ ...r, next: r.from, items: [] as TimedRecord[] }));
+  const recordBudget: RecordBudget = {
+    admit: (message) => budget.admit(kafkaMessageBytes(message)),
+    get remainingBytes() {
+      return budget.remainingBytes;
+    },
+  };
+  let toRead = parts.map((_, i) => i);
+  for (;;) {
+    const wanted = toRead.map((i) => parts[i]).filter((p) => p.next < p.to);
+    if (wanted.length > 0 && !budget.exhausted) {
+      const chunks = wanted.map((p) => ({
+        partition: p.partition,
+        from: p.next,
+        to: min(p.to, p.next + chunk),
+      }));
+      const got = await read(chunks, recordBudget);
+      wanted.forEach((part, i) => {
+        const { messages, cut } = got.get(part.partition) ?? { messages: [], cut: false };
+        part.items.push(...messages.map((m) => timed(source, part.partition, m)));
+        const last = messages.at(-1);
+        part.next = !cut ? chunks[i].to : last ? BigInt(last.offset) + 1n : part.next;
+      });
+    }
+    const lists = parts.map((p) => ({ items: p.items, complete: p.next >= p.to }));
+    const { taken, blocked } = mergeByTime(lists, limit, (item) => item.at);
+    if (taken.length >= limit || blocked.length === 0 || budget.exhausted) return taken.map((t) => t.record);
+    toRead = blocked;
+  }
+}
+
+/** A record's size as a read budget counts it: value, key and headers. */
+export function kafkaMessageBytes(message: KafkaMessage): number {
+  return (message.value?.length ?? 0) + (message.key?.length ?? 0) + headerValueBytes(message.headers ?? {});
+}
+
+interface TimedRecord {
+  readonly record: DeadLetterRecord;
+  readonly at: number;
+}
+
+function timed(source: string, partition: number, message: KafkaMessage): TimedRecord {
+  return { record: kafkaRecord(source, partition, message), at: Number(message.timestamp) };
+}
+
+const min = (a: bigint, b: bigint): bigint => (a < b ? a : b);
