@@ -9,10 +9,10 @@ import { PartitionRange } from './partition-ranges';
 /** Records read per partition beyond its share of the limit, so that a slightly uneven topic needs one round. */
 export const HEAD_SLACK = 10;
 
-/** Reads ranges of the dead-letter topic within a budget (`readRangesWithin` with its cluster and timeout). */
+/** Reads ranges of the dead-letter topic, each within its budget (`readRangesWithin` with its cluster and timeout). */
 export type HeadRangeReader = (
   ranges: readonly PartitionRange[],
-  budget: RecordBudget,
+  budgetOf: (partition: number) => RecordBudget,
 ) => Promise<Map<number, RangeRead>>;
 
 /**
@@ -22,6 +22,9 @@ export type HeadRangeReader = (
  * read holds about `limit + partitions × chunk` records, not `partitions × limit`. Because a partition
  * read only in part stops the merge, the records returned are exactly the first ones of the merge of the
  * whole pending ranges (or, when the budget stops the read, a prefix of them).
+ *
+ * Each round shares what is left of the budget among the partitions it reads (at least one record each),
+ * so that one partition of large records cannot spend it all on records the merge cannot take yet.
  */
 export async function readHead(
   source: string,
@@ -32,22 +35,17 @@ export async function readHead(
 ): Promise<DeadLetterRecord[]> {
   const chunk = BigInt(Math.ceil(limit / Math.max(1, ranges.length)) + HEAD_SLACK);
   const parts = ranges.map((r) => ({ ...r, next: r.from, items: [] as TimedRecord[] }));
-  const recordBudget: RecordBudget = {
-    admit: (message) => budget.admit(kafkaMessageBytes(message)),
-    get remainingBytes() {
-      return budget.remainingBytes;
-    },
-  };
   let toRead = parts.map((_, i) => i);
   for (;;) {
     const wanted = toRead.map((i) => parts[i]).filter((p) => p.next < p.to);
     if (wanted.length > 0 && !budget.exhausted) {
+      const share = Math.max(1, Math.floor(budget.remainingBytes / wanted.length));
       const chunks = wanted.map((p) => ({
         partition: p.partition,
         from: p.next,
         to: min(p.to, p.next + chunk),
       }));
-      const got = await read(chunks, recordBudget);
+      const got = await read(chunks, () => shareOf(budget, share));
       wanted.forEach((part, i) => {
         const { messages, cut } = got.get(part.partition) ?? { messages: [], cut: false };
         part.items.push(...messages.map((m) => timed(source, part.partition, m)));
@@ -60,6 +58,26 @@ export async function readHead(
     if (taken.length >= limit || blocked.length === 0 || budget.exhausted) return taken.map((t) => t.record);
     toRead = blocked;
   }
+}
+
+/**
+ * One partition's part of a round: refuses a record that would take it past `share` (unless it is its
+ * first), and counts every record it keeps against the whole `budget`.
+ */
+function shareOf(budget: ReadBudget, share: number): RecordBudget {
+  let used = 0;
+  return {
+    admit(message) {
+      const bytes = kafkaMessageBytes(message);
+      if (used > 0 && used + bytes > share) return false;
+      if (!budget.admit(bytes)) return false;
+      used += bytes;
+      return true;
+    },
+    get remainingBytes() {
+      return Math.min(budget.remainingBytes, Math.max(0, share - used));
+    },
+  };
 }
 
 /** A record's size as a read budget counts it: value, key and headers. */

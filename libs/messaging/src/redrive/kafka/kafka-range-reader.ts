@@ -33,16 +33,15 @@ export async function readRanges(
 }
 
 /**
- * `readRanges`, keeping only the records `budget` admits (its partitions read at once share it): a
- * partition stops at the first record refused, the others at their next one, and no fetch asks for more
- * than the budget has left.
+ * `readRanges`, keeping only the records each partition's budget (`budgetOf`) admits: a partition stops at
+ * the first record refused, and no fetch asks for more than its budget has left.
  */
 export async function readRangesWithin(
   cluster: RedriveCluster,
   topic: string,
   ranges: readonly PartitionRange[],
   timeoutMs: number,
-  budget: RecordBudget | undefined,
+  budgetOf: ((partition: number) => RecordBudget) | undefined,
   clock: Pick<Clock, 'setTimeout'> = systemClock,
 ): Promise<Map<number, RangeRead>> {
   const wanted = ranges.filter((r) => r.to > r.from);
@@ -57,7 +56,10 @@ export async function readRangesWithin(
   try {
     await cluster.addTargetTopic(topic);
     const read = Promise.all(
-      wanted.map(async (range) => [range.partition, await readRange(cluster, topic, range, budget)] as const),
+      wanted.map(
+        async (range) =>
+          [range.partition, await readRange(cluster, topic, range, budgetOf?.(range.partition))] as const,
+      ),
     );
     return new Map(await Promise.race([read, timeout]));
   } finally {
