@@ -46,3 +46,24 @@ describe(mergeByTime.name, () => {
     });
   });
 });
+
+describe('mergeByTime with the time of a record not kept', () => {
+  const at = (item: { at: number }) => item.at;
+
+  it('goes on past a partition whose next record is known to be younger, and stops at it', () => {
+    const p0 = { items: [{ at: 1 }], complete: false, nextAt: 5 };
+    const p1 = { items: [{ at: 2 }, { at: 3 }, { at: 6 }], complete: true };
+    expect(mergeByTime([p0, p1], 10, at)).toEqual({
+      taken: [p0.items[0], p1.items[0], p1.items[1]],
+      blocked: [0],
+    });
+  });
+
+  it('gives a tie to the earlier partition, read or not', () => {
+    const later = { items: [{ at: 4 }], complete: true };
+    expect(mergeByTime([{ items: [], complete: false, nextAt: 4 }, later], 10, at).taken).toEqual([]);
+    expect(mergeByTime([later, { items: [], complete: false, nextAt: 4 }], 10, at).taken).toEqual([
+      later.items[0],
+    ]);
+  });
+});

@@ -26,16 +26,18 @@ function topic(logs: KafkaMessage[][]) {
       const budget = budgetOf(range.partition);
       const messages: KafkaMessage[] = [];
       let cut = false;
+      let nextAt: number | undefined;
       for (const m of logs[range.partition]) {
         const offset = BigInt(m.offset);
         if (offset < range.from || offset >= range.to) continue;
         if (!budget.admit(m)) {
           cut = true;
+          nextAt = Number(m.timestamp);
           break;
         }
         messages.push(m);
       }
-      got.set(range.partition, { messages, cut });
+      got.set(range.partition, { messages, cut, ...(cut ? { nextAt } : {}) });
     }
     return got;
   };
@@ -111,5 +113,14 @@ describe(readHead.name, () => {
     expect(records.length).toBeGreaterThan(10);
     expect(records.length).toBeLessThanOrEqual(20);
     expect(ids(records)).toEqual(t.wholeMerge(records.length));
+  });
+
+  it('takes what is older than a record the budget refused in another partition (budget below one record each)', async () => {
+    const logs = Array.from({ length: 3 }, (_, p) =>
+      Array.from({ length: 8 }, (_, o) => message(o, o * 3 + p, 800)),
+    );
+    const t = topic(logs);
+    const records = await readHead('dlq', t.ranges, 100, new ReadBudget(2_000), t.read);
+    expect(ids(records)).toEqual(t.wholeMerge(2));
   });
 });

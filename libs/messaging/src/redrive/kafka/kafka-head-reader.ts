@@ -24,7 +24,8 @@ export type HeadRangeReader = (
  * whole pending ranges (or, when the budget stops the read, a prefix of them).
  *
  * Each round shares what is left of the budget among the partitions it reads (at least one record each),
- * so that one partition of large records cannot spend it all on records the merge cannot take yet.
+ * so that one partition of large records cannot spend it all on records the merge cannot take yet. A record
+ * the budget refused still tells its time, so the merge goes on past its partition while others are older.
  */
 export async function readHead(
   source: string,
@@ -34,7 +35,12 @@ export async function readHead(
   read: HeadRangeReader,
 ): Promise<DeadLetterRecord[]> {
   const chunk = BigInt(Math.ceil(limit / Math.max(1, ranges.length)) + HEAD_SLACK);
-  const parts = ranges.map((r) => ({ ...r, next: r.from, items: [] as TimedRecord[] }));
+  const parts = ranges.map((r) => ({
+    ...r,
+    next: r.from,
+    nextAt: undefined as number | undefined,
+    items: [] as TimedRecord[],
+  }));
   let toRead = parts.map((_, i) => i);
   for (;;) {
     const wanted = toRead.map((i) => parts[i]).filter((p) => p.next < p.to);
@@ -47,13 +53,14 @@ export async function readHead(
       }));
       const got = await read(chunks, () => shareOf(budget, share));
       wanted.forEach((part, i) => {
-        const { messages, cut } = got.get(part.partition) ?? { messages: [], cut: false };
+        const { messages, cut, nextAt } = got.get(part.partition) ?? { messages: [], cut: false };
         part.items.push(...messages.map((m) => timed(source, part.partition, m)));
         const last = messages.at(-1);
         part.next = !cut ? chunks[i].to : last ? BigInt(last.offset) + 1n : part.next;
+        part.nextAt = cut ? nextAt : undefined;
       });
     }
-    const lists = parts.map((p) => ({ items: p.items, complete: p.next >= p.to }));
+    const lists = parts.map((p) => ({ items: p.items, complete: p.next >= p.to, nextAt: p.nextAt }));
     const { taken, blocked } = mergeByTime(lists, limit, (item) => item.at);
     if (taken.length >= limit || blocked.length === 0 || budget.exhausted) return taken.map((t) => t.record);
     toRead = blocked;

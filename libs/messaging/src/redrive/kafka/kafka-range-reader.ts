@@ -13,6 +13,8 @@ export interface RangeRead {
   readonly messages: KafkaMessage[];
   /** True when the budget refused a record of the range: the records after it were not read. */
   readonly cut: boolean;
+  /** The refused record's timestamp (ms), when `cut`: the time of the range's first record not kept. */
+  readonly nextAt?: number;
 }
 
 /**
@@ -91,7 +93,8 @@ async function readRange(
     const batch = fetchedBatch(topic, position, fetched);
     for (const message of batch.messages) {
       if (BigInt(message.offset) >= range.to) continue;
-      if (budget && !budget.admit(message)) return { messages: found, cut: true };
+      if (budget && !budget.admit(message))
+        return { messages: found, cut: true, nextAt: Number(message.timestamp) };
       found.push(message);
     }
     // Nothing at or after the position: the partition ends here for now (high watermark, compacted tail).
