@@ -8,6 +8,7 @@ import {
   checkAdminConnection,
   checkAdminDatabaseUrl,
   parseKeySecret,
+  parseReadBudgetMib,
   RedriveBroker,
   type KeySecret,
 } from 'nest-reliable-messaging/redrive';
@@ -48,6 +49,11 @@ export interface OpsConsoleConfig {
    * the headers besides the library's own that a redriven copy keeps.
    */
   readonly carryHeaders: readonly string[];
+  /**
+   * `MESSAGING_ADMIN_READ_BUDGET_MIB` (as for the CLI): MiB one read of dead letters holds at most, a page or
+   * a plan; the page says how many more it did not show. Default: 16 MiB.
+   */
+  readonly readBudgetBytes?: number;
 }
 
 /** Reads and checks the environment; throws one error naming every variable that is wrong. */
@@ -124,6 +130,10 @@ export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsC
       ? parseKeySecret(env.MESSAGING_KEY_SECRET, 'MESSAGING_KEY_SECRET')
       : undefined,
     carryHeaders: list('MESSAGING_ADMIN_CARRY_HEADERS'),
+    readBudgetBytes: parseReadBudgetMib(
+      env.MESSAGING_ADMIN_READ_BUDGET_MIB,
+      'MESSAGING_ADMIN_READ_BUDGET_MIB',
+    ),
   };
 }
 

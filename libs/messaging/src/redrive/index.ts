@@ -32,7 +32,7 @@ export type { PlanAction, PlanSelection } from './plan-selection';
 export { groupDeadLetters, type DeadLetterGroup } from './dead-letter-groups';
 export type { DeadLetterQuery } from './dead-letter-search';
 export type { DeadLetterBrowse } from './dead-letter-reader';
-export type { ReadCutOff } from './read-budget';
+export { parseReadBudgetMib, type ReadCutOff } from './read-budget';
 export { archiveOf, ARCHIVE_ID_HEADER } from './dead-letter-archive';
 export { parseRedriveApproval, parseRedrivePlan } from './redrive-plan.schema';
 export * from './redrive-result';

@@ -80,3 +80,18 @@ export function headerValueBytes(value: unknown, depth = 0): number {
     0,
   );
 }
+
+/**
+ * A read budget given in MiB as text (an environment variable `name`, e.g. `MESSAGING_ADMIN_READ_BUDGET_MIB`),
+ * in bytes; undefined when empty (the default, `RedriveLimits.READ_BUDGET_BYTES`). Throws a `RangeError`
+ * naming the variable unless it is a whole number from 1 to 1024.
+ */
+export function parseReadBudgetMib(text: string | undefined, name: string): number | undefined {
+  const trimmed = text?.trim();
+  if (!trimmed) return undefined;
+  const mib = /^\d{1,4}$/.test(trimmed) ? Number(trimmed) : Number.NaN;
+  if (!(mib >= 1 && mib <= 1024)) {
+    throw new RangeError(`${name} is a whole number of MiB from 1 to 1024 (default 16), not '${trimmed}'.`);
+  }
+  return mib * 1024 * 1024;
+}
