@@ -6,15 +6,14 @@ import { RangeRead } from './kafka-range-reader';
 import { PartitionRange } from './partition-ranges';
 
 /** A record at `offset` written at `at`, with a body of `bytes`. */
-const message = (offset: number, at: number, bytes = 10): KafkaMessage =>
-  ({
-    offset: String(offset),
-    timestamp: String(at),
-    key: null,
-    value: Buffer.alloc(bytes),
-    headers: { 'msg.id': `m-${at}-${offset}` },
-    attributes: 0,
-  }) as KafkaMessage;
+const message = (offset: number, at: number, bytes = 10): KafkaMessage => ({
+  offset: String(offset),
+  timestamp: String(at),
+  key: null,
+  value: Buffer.alloc(bytes),
+  headers: { 'msg.id': `m-${at}-${offset}` },
+  attributes: 0,
+});
 
 /** A topic whose partitions hold `logs` (by offset from 0), read through a fake `readRangesWithin`. */
 function topic(logs: KafkaMessage[][]) {
