@@ -17,6 +17,7 @@ import { brokerPauses, describePauses } from '../lib/broker-pauses';
 import { benchEvent, BenchEvent, benchWireMessages, padding } from '../lib/bench-event';
 import { benchName, openClient } from '../lib/databases';
 import { HandlerProbe } from '../lib/handler-probe';
+import { latencyWindow } from '../lib/latency-window';
 import { offerAtRate } from '../lib/offered-load';
 import { PgTransactionalOutboxPeer } from '../lib/peer-pgto';
 import { TransportKind } from '../lib/plan';
@@ -442,43 +443,24 @@ async function measure(
   peer = false,
 ): Promise<{ latencies: number[]; achieved: number }> {
   const { windowMs, maxMessages, peerStallMs } = context.plan.logical;
-  const count = Math.min(maxMessages, Math.max(20, Math.round((rate * windowMs) / 1000)));
-  const commits = new Map<number, number>();
-  await offerAtRate(count, rate, async (seq) => {
-    await place(run, seq);
-    commits.set(seq, now());
-  });
-  try {
-    await probe.waitFor(run, count, peer ? peerStallMs : 60_000, (done) =>
-      context.progress.update(done, count, 'handled'),
-    );
-  } catch (error) {
+  const result = await latencyWindow(place, probe, run, rate, {
+    windowMs,
+    maxMessages,
+    stallMs: peer ? peerStallMs : 60_000,
     // The peer's behaviour, not the bench's (as in figure 6): noted, and the latencies of what arrived.
     // One of ours missing fails the scenario.
-    if (!peer) throw error;
+    tolerateMissing: peer,
+    onProgress: (done, count) => context.progress.update(done, count, 'handled'),
+  });
+  if (result.missing > 0) {
     context.results.notes.push(
-      `${SCENARIO}: ${PEER} at ${rate}/s (run ${run}): ${count - probe.count(run)} of ${count} messages had not ` +
-        `reached the consumer ${peerStallMs / 1000} s after the last one that did; their latency is left out.`,
+      `${SCENARIO}: ${PEER} at ${rate}/s (run ${run}): ${result.missing} of ${result.missing + result.latencies.length} ` +
+        `messages had not reached the consumer ${peerStallMs / 1000} s after the last one that did; their latency is left out.`,
     );
   }
-  const starts = probe.startsOf(run);
-  const times = [...commits.values()];
-  probe.forget(run);
-  await sleep(200);
-  return {
-    latencies: [...commits].flatMap(([seq, at]) => {
-      const started = starts.get(seq);
-      return started === undefined ? [] : [started - at];
-    }),
-    achieved: ((count - 1) * 1000) / (Math.max(...times) - Math.min(...times)),
-  };
+  return result;
 }
 
-/**
- * Relay throughput: `throughputMessages` committed into the slot while no relay runs (one message per
- * transaction, written 20 at a time), then a relay starts and publishes them; against the raw producer
- * publishing the same number of messages of the same size in batches of the relay's size.
- */
 async function throughput(context: ScenarioContext, url: string, kind: TransportKind): Promise<void> {
   const { plan, progress, brokers } = context;
   const { throughputMessages: messages, throughputRuns: runs } = plan.logical;

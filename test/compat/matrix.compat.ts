@@ -172,6 +172,10 @@ describe('the packed library in fresh Nest apps (compatibility matrix)', () => {
           invoices: 2,
         });
         expect(result.duplicatesSuppressed).toBeGreaterThanOrEqual(1); // the republished message did nothing
+        // The first order's payment reminder ({ delayMs }) was handled when due, not before.
+        const reminder = result.reminder as { order: number; remindInMs: number; afterMs: number };
+        expect(reminder.order).toBe(result.firstOrder);
+        expect(reminder.afterMs).toBeGreaterThanOrEqual(reminder.remindInMs);
         // A third order's downstream system was down for every attempt: the policy gave up on it.
         expect(result.deadLettered).toEqual({ order: (result.firstOrder as number) + 2, attempts: 3 });
         if (cell.extraPeers.includes('prom-client')) {

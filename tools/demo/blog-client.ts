@@ -7,6 +7,10 @@ export interface PostView {
   title: string;
   content: string;
   createdAt: string;
+  /** When its followers are told; `null`: when it was written. */
+  publishAt: string | null;
+  /** Its `PostCreated` event's id. */
+  eventId: string | null;
 }
 
 /** A subscription as subscribe-service returns it. */
@@ -54,6 +58,16 @@ export class BlogClient {
 
   getPost(id: number): Promise<HttpResult<PostView>> {
     return this.request('GET', `${this.postServiceUrl}/posts/${id}`);
+  }
+
+  /** 200 with the post as edited; 404 when there is none; 409 for a new `publishAt` once it was announced. */
+  updatePost(id: number, body: unknown): Promise<HttpResult<PostView>> {
+    return this.request('PATCH', `${this.postServiceUrl}/posts/${id}`, body);
+  }
+
+  /** 204, or 404 when there is no such post. */
+  deletePost(id: number): Promise<HttpResult<unknown>> {
+    return this.request('DELETE', `${this.postServiceUrl}/posts/${id}`);
   }
 
   subscribe(subscriberId: number, authorId: number): Promise<HttpResult<SubscriptionView>> {

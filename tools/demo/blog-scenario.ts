@@ -88,6 +88,69 @@ export async function sendPostsWithin(
   };
 }
 
+/** What `schedulePosts()` did: three posts to be announced at `publishAt`; one deleted, one edited before. */
+export interface ScheduledPosts {
+  readonly publishAt: Date;
+  /** Answers of the three `POST /posts` (201 each). */
+  readonly createStatuses: readonly number[];
+  /** Kept as written: its followers are told at `publishAt`. */
+  readonly announced?: PostView;
+  /** Deleted at once (204), which cancels its announcement. */
+  readonly deleted?: PostView;
+  readonly deleteStatus: number;
+  /** Written for a minute later, then edited (200): a new title and `publishAt`; as it is after the edit. */
+  readonly edited?: PostView;
+  /** The event id the edited post had before the edit (cancelled by it). */
+  readonly editedFrom?: string;
+  readonly editStatus: number;
+}
+
+/**
+ * The scheduled step: `authorId` writes three posts to be announced `aheadMs` from now (`publishAt`), the
+ * third a minute later; then deletes the second, and edits the third (a new title, and `publishAt` like the
+ * others). Each announcement waits in post-service's outbox as a scheduled message; the delete cancels the
+ * second's in its transaction, the edit replaces the third's with one of the new title and time. Due at the
+ * same time, the first one's notifications are the fence after which the second would have arrived.
+ */
+export async function schedulePosts(
+  client: BlogClient,
+  authorId: number,
+  aheadMs: number,
+  label: string,
+): Promise<ScheduledPosts> {
+  const publishAt = new Date(Date.now() + aheadMs);
+  const write = (n: number, at: Date) =>
+    client.createPost({
+      authorId,
+      title: `${label} #${n}`,
+      content: `Announced at ${at.toISOString()}${n > 1 ? ', unless deleted or edited before' : ''}.`,
+      publishAt: at.toISOString(),
+    });
+  const created = [
+    await write(1, publishAt),
+    await write(2, publishAt),
+    await write(3, new Date(publishAt.getTime() + 60_000)),
+  ];
+  const [announced, deleted, toEdit] = created.map((r) => (r.status === 201 ? r.body : undefined));
+  const deleteStatus = deleted ? (await client.deletePost(deleted.id)).status : 0;
+  const edit = toEdit
+    ? await client.updatePost(toEdit.id, {
+        title: `${label} #3, edited`,
+        publishAt: publishAt.toISOString(),
+      })
+    : undefined;
+  return {
+    publishAt,
+    createStatuses: created.map((r) => r.status),
+    announced,
+    deleted,
+    deleteStatus,
+    edited: edit?.status === 200 ? edit.body : undefined,
+    editedFrom: toEdit?.eventId ?? undefined,
+    editStatus: edit?.status ?? 0,
+  };
+}
+
 /** `{ 201: 10 }` → `10 × 201`. */
 export function statusSummary(results: readonly PostResult[]): string {
   const counts = new Map<number, number>();

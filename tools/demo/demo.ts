@@ -1,4 +1,4 @@
-/* npm run demo -- [--transport kafka|rabbitmq] [--cluster]: the blog post's two tests, against the real services. */
+/* npm run demo -- [--transport kafka|rabbitmq] [--cluster]: the blog post's two tests and a scheduled post, against the real services. */
 import * as path from 'node:path';
 import { BlogStack } from './blog-stack';
 import { checkDelivery, createAudience, readNotifications } from './blog-scenario';
@@ -14,6 +14,7 @@ import { infraEnv } from '../infra/env';
 import { createRelaySlot, logicalDatabaseServer } from './logical-database';
 import { consoleBanner, DEMO_DLQ, localAdminDatabase, startOpsConsole } from './ops-console';
 import { normalScenario, outageScenario, warmUp } from './demo-scenarios';
+import { scheduledScenario } from './scheduled-scenario';
 import { failureReasons, printSummary } from './demo-summary';
 import { seconds } from './format';
 import { colours, createProgress, Progress } from './progress';
@@ -150,6 +151,8 @@ async function runDemo(options: DemoOptions, out: Progress, register: RegisterCl
   out.line('');
   const outage = await outageScenario(stack, audience, options, infra.outage, out, register);
   out.line('');
+  const scheduled = await scheduledScenario(stack, audience, out);
+  out.line('');
 
   // The whole run once more, both scenarios together: nothing missing, nothing twice.
   const allPosts = [...normal.burst.postIds, ...outage.burst.postIds];
@@ -162,15 +165,20 @@ async function runDemo(options: DemoOptions, out: Progress, register: RegisterCl
   out.line(`Service logs: ${logDir}`);
 
   const requestsOk = [normal, outage].every((s) => s.burst.results.every((r) => r.status === 201));
-  const passed = final.exactlyOnce && requestsOk && allPosts.length === 2 * options.posts;
+  const passed = final.exactlyOnce && requestsOk && allPosts.length === 2 * options.posts && scheduled.passed;
   out.line(
     passed
       ? c.green(
           c.bold(
-            `PASS: every subscriber got all ${allPosts.length} notifications exactly once, through a ${transportName} outage.`,
+            `PASS: every subscriber got all ${allPosts.length} notifications exactly once, through a ${transportName} outage; ` +
+              'the scheduled posts at their time (the edited one as edited), the deleted one never.',
           ),
         )
-      : c.red(c.bold(`FAIL: ${failureReasons(final, requestsOk).join('; ')}.`)),
+      : c.red(
+          c.bold(
+            `FAIL: ${[...failureReasons(final, requestsOk), ...(scheduled.passed ? [] : ['the scheduled step failed'])].join('; ')}.`,
+          ),
+        ),
   );
   return passed ? 0 : 1;
 }

@@ -89,6 +89,9 @@ export async function opsConsoleEnv(setup: OpsConsoleSetup): Promise<Record<stri
     CONSOLE_APPROVER_PASSPHRASES: JSON.stringify(passphrases),
     CONSOLE_DEAD_LETTER_QUEUES: setup.deadLetterQueues.join(','),
     CONSOLE_METRICS: setup.metrics.map((m) => `${m.name}=${m.url}`).join(','),
+    // The local admin database's login is its superuser, which could rewrite the audit log: accepted for
+    // local development (logged, and recorded in every entry); production gives the recipe's login.
+    MESSAGING_ADMIN_ALLOW_REWRITABLE_AUDIT: 'true',
     ...setup.env,
   };
 }

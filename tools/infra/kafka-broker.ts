@@ -1,11 +1,11 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync, promises as fs } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Kafka, logLevel, SASLOptions } from 'kafkajs';
 import { cacheRoot, ensureKafkaJars, explainToolFailure, pinnedKafkaVersion } from './kafka-jars';
-import { isAlive } from './process-alive';
+import { launchJava, logTail, recordedPid, sleep, stopProcess } from './java-process';
 import { portOpen } from './ports';
 
 const run = promisify(execFile);
@@ -160,12 +160,7 @@ export class KafkaBroker {
   async stop(graceMs = 30_000): Promise<boolean> {
     const pid = await this.recordedPid();
     if (pid === undefined) return false;
-    process.kill(pid, 'SIGTERM');
-    const deadline = Date.now() + graceMs;
-    while (isAlive(pid) && Date.now() < deadline) await sleep(200);
-    if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-    while (isAlive(pid)) await sleep(100);
-    await fs.rm(this.pidFile, { force: true });
+    await stopProcess(pid, this.pidFile, graceMs);
     return true;
   }
 
@@ -177,10 +172,7 @@ export class KafkaBroker {
   /** SIGKILL only, no SIGTERM first: the JVM gets no controlled shutdown (a cluster node's crash). */
   async crash(): Promise<void> {
     const pid = await this.recordedPid();
-    if (pid === undefined) return;
-    process.kill(pid, 'SIGKILL');
-    while (isAlive(pid)) await sleep(100);
-    await fs.rm(this.pidFile, { force: true });
+    if (pid !== undefined) await stopProcess(pid, this.pidFile, 0);
   }
 
   /** Removes the broker's data, config and log. The broker must be stopped. */
@@ -336,35 +328,22 @@ export class KafkaBroker {
 
   private async launch(libs: string): Promise<void> {
     await fs.mkdir(this.stateDir, { recursive: true });
-    const out = openSync(this.logFile, 'a');
-    try {
-      const child = spawn(
-        'java',
-        [
-          ...jvmOptions(this.heap, this.stateDir),
-          '-Djava.awt.headless=true',
-          `-Dlog4j2.configurationFile=${LOG4J_CONFIG}`,
-          '-cp',
-          `${libs}/*`,
-          'kafka.Kafka',
-          path.join(this.stateDir, 'server.properties'),
-        ],
-        { detached: true, stdio: ['ignore', out, out] },
-      );
-      const spawned = await new Promise<number>((resolve, reject) => {
-        child.once('spawn', () => resolve(child.pid as number));
-        child.once('error', (error) =>
-          reject(explainToolFailure('java', error, 'Java 17+ runs the Kafka broker')),
-        );
-      });
-      child.unref();
-      await fs.writeFile(this.pidFile, `${spawned}\n`);
-      this.log(
-        `Kafka ${await pinnedKafkaVersion()} starting on 127.0.0.1:${this.port} (pid ${spawned}, log ${this.logFile})`,
-      );
-    } finally {
-      closeSync(out);
-    }
+    const spawned = await launchJava(
+      { logFile: this.logFile, pidFile: this.pidFile },
+      [
+        ...jvmOptions(this.heap, this.stateDir),
+        '-Djava.awt.headless=true',
+        `-Dlog4j2.configurationFile=${LOG4J_CONFIG}`,
+        '-cp',
+        `${libs}/*`,
+        'kafka.Kafka',
+        path.join(this.stateDir, 'server.properties'),
+      ],
+      'Java 17+ runs the Kafka broker',
+    );
+    this.log(
+      `Kafka ${await pinnedKafkaVersion()} starting on 127.0.0.1:${this.port} (pid ${spawned}, log ${this.logFile})`,
+    );
   }
 
   private async waitUntilReady(deadline: number): Promise<void> {
@@ -413,18 +392,16 @@ export class KafkaBroker {
   }
 
   private async recordedPid(): Promise<number | undefined> {
-    const text = await fs.readFile(this.pidFile, 'utf8').catch(() => undefined);
-    const pid = text ? Number.parseInt(text, 10) : Number.NaN;
-    if (!Number.isInteger(pid) || !isAlive(pid) || !(await isOurBroker(pid, this.stateDir))) {
-      if (text !== undefined) await fs.rm(this.pidFile, { force: true });
+    const pid = await recordedPid(this.pidFile);
+    if (pid === undefined || !(await isOurBroker(pid, this.stateDir))) {
+      await fs.rm(this.pidFile, { force: true });
       return undefined;
     }
     return pid;
   }
 
-  private async logTail(lines = 30): Promise<string> {
-    const text = await fs.readFile(this.logFile, 'utf8').catch(() => '');
-    return `Last lines of ${this.logFile}:\n${text.split('\n').slice(-lines).join('\n')}`;
+  private logTail(): Promise<string> {
+    return logTail(this.logFile, 30);
   }
 }
 
@@ -485,10 +462,6 @@ async function isOurBroker(pid: number, stateDir: string): Promise<boolean> {
   const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => undefined);
   if (cmdline === undefined) return true; // no procfs: trust the pid file
   return cmdline.includes('kafka.Kafka') && cmdline.includes(stateDir);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /**

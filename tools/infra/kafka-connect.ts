@@ -1,11 +1,9 @@
-import { spawn } from 'node:child_process';
-import { closeSync, openSync, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ensureDebeziumJars } from './debezium-jars';
 import { readProperties, writeProperties } from './java-properties';
-import { explainToolFailure } from './kafka-jars';
-import { isAlive } from './process-alive';
+import { launchJava, logTail, recordedPid, sleep, stopProcess } from './java-process';
 import { freePort } from './ports';
 
 const LOG4J_CONFIG = path.resolve(__dirname, 'debezium', 'log4j2.properties');
@@ -100,22 +98,13 @@ export class KafkaConnectWorker {
   /** Stops the worker (SIGTERM: tasks stop and commit their offsets; SIGKILL after `graceMs`). */
   async stop(graceMs = 30_000): Promise<void> {
     const pid = await this.pid();
-    if (pid === undefined) return;
-    process.kill(pid, 'SIGTERM');
-    const deadline = Date.now() + graceMs;
-    while (isAlive(pid) && Date.now() < deadline) await sleep(200);
-    if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-    while (isAlive(pid)) await sleep(100);
-    await fs.rm(this.pidFile, { force: true });
+    if (pid !== undefined) await stopProcess(pid, this.pidFile, graceMs);
   }
 
   /** SIGKILL: no offsets committed since the last flush (a crash). */
   async kill(): Promise<void> {
     const pid = await this.pid();
-    if (pid === undefined) return;
-    process.kill(pid, 'SIGKILL');
-    while (isAlive(pid)) await sleep(100);
-    await fs.rm(this.pidFile, { force: true });
+    if (pid !== undefined) await stopProcess(pid, this.pidFile, 0);
   }
 
   /** Stops the worker and removes its folder. */
@@ -137,16 +126,13 @@ export class KafkaConnectWorker {
   }
 
   /** The JVM's pid while it runs. */
-  async pid(): Promise<number | undefined> {
-    const text = await fs.readFile(this.pidFile, 'utf8').catch(() => undefined);
-    const pid = text ? Number.parseInt(text, 10) : Number.NaN;
-    return Number.isInteger(pid) && isAlive(pid) ? pid : undefined;
+  pid(): Promise<number | undefined> {
+    return recordedPid(this.pidFile);
   }
 
   /** The last lines of the worker's log (for errors). */
-  async logTail(lines = 40): Promise<string> {
-    const text = await fs.readFile(this.logFile, 'utf8').catch(() => '');
-    return `Last lines of ${this.logFile}:\n${text.split('\n').slice(-lines).join('\n')}`;
+  logTail(lines = 40): Promise<string> {
+    return logTail(this.logFile, lines);
   }
 
   private workerProperties(pluginPath: readonly string[]): Record<string, string> {
@@ -165,34 +151,21 @@ export class KafkaConnectWorker {
   }
 
   private async launch(classpath: string, files: string[]): Promise<void> {
-    const out = openSync(this.logFile, 'a');
-    try {
-      const child = spawn(
-        'java',
-        [
-          `-Xms${this.options.heap ?? '512m'}`,
-          `-Xmx${this.options.heap ?? '512m'}`,
-          '-XX:+UseG1GC',
-          '-Djava.awt.headless=true',
-          `-Dlog4j2.configurationFile=${LOG4J_CONFIG}`,
-          '-cp',
-          classpath,
-          'org.apache.kafka.connect.cli.ConnectStandalone',
-          ...files,
-        ],
-        { detached: true, stdio: ['ignore', out, out] },
-      );
-      const pid = await new Promise<number>((resolve, reject) => {
-        child.once('spawn', () => resolve(child.pid as number));
-        child.once('error', (error) =>
-          reject(explainToolFailure('java', error, 'Java 17+ runs Kafka Connect')),
-        );
-      });
-      child.unref();
-      await fs.writeFile(this.pidFile, `${pid}\n`);
-    } finally {
-      closeSync(out);
-    }
+    await launchJava(
+      { logFile: this.logFile, pidFile: this.pidFile },
+      [
+        `-Xms${this.options.heap ?? '512m'}`,
+        `-Xmx${this.options.heap ?? '512m'}`,
+        '-XX:+UseG1GC',
+        '-Djava.awt.headless=true',
+        `-Dlog4j2.configurationFile=${LOG4J_CONFIG}`,
+        '-cp',
+        classpath,
+        'org.apache.kafka.connect.cli.ConnectStandalone',
+        ...files,
+      ],
+      'Java 17+ runs Kafka Connect',
+    );
   }
 
   private async waitUntilRunning(name: string, deadline: number): Promise<void> {
@@ -221,8 +194,4 @@ export class KafkaConnectWorker {
       await sleep(300);
     }
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

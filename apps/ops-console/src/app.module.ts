@@ -47,6 +47,7 @@ export class AppModule {
             sessionTtlMs: c.sessionTtlMs,
             pageRefreshSeconds: c.pageRefreshSeconds,
             secureCookies: c.secureCookies,
+            allowRewritableAudit: c.allowRewritableAudit,
           }),
         }),
       ],

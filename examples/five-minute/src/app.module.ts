@@ -7,6 +7,7 @@ import { Order } from './shop/order.entity.js';
 import { OrdersController } from './shop/orders.controller.js';
 import { OrdersService } from './shop/orders.service.js';
 import { ReceiptSender } from './shop/receipt-sender.js';
+import { ReminderHandler } from './shop/reminder.handler.js';
 
 @Module({
   imports: [
@@ -15,7 +16,7 @@ import { ReceiptSender } from './shop/receipt-sender.js';
       url: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/shop',
       autoLoadEntities: true,
       synchronize: true, // your own tables, for the example; use migrations in production
-      migrations: [...MessagingMigrations], // the library's tables: messaging_outbox, messaging_inbox
+      migrations: [...MessagingMigrations], // the library's tables: messaging_outbox, messaging_inbox, ...
       migrationsRun: true,
     }),
     TypeOrmModule.forFeature([Order, Invoice]),
@@ -30,6 +31,6 @@ import { ReceiptSender } from './shop/receipt-sender.js';
     }),
   ],
   controllers: [OrdersController],
-  providers: [OrdersService, BillingHandler, ReceiptSender],
+  providers: [OrdersService, BillingHandler, ReminderHandler, ReceiptSender],
 })
 export class AppModule {}

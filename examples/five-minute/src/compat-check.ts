@@ -3,8 +3,9 @@
  * README's five-minute example, compiled by the app's own toolchain and run with the cell's Node: it drives
  * the example against the real database and broker and prints one JSON line with what it saw.
  *
- * `compat-check.js`: a message retried, a duplicate suppressed, and one order dead-lettered (its downstream
- * system down for every attempt), for the guide's local redrive (`local-redrive.sh`) to bring back.
+ * `compat-check.js`: a message retried, a duplicate suppressed, a scheduled reminder handled when due (not
+ * before), and one order dead-lettered (its downstream system down for every attempt), for the guide's local
+ * redrive (`local-redrive.sh`) to bring back.
  * `compat-check.js redriven <orderId>`: the application started again, with the downstream system back, until
  * it has billed that order.
  */
@@ -21,6 +22,8 @@ import { ReceiptSender } from './shop/receipt-sender.js';
 /** Keeps every log line (debug included) so the check can see retries and suppressed duplicates. */
 class RecordingLogger implements LoggerService {
   readonly lines: string[] = [];
+  /** When each line was logged (`Date.now()`), by index. */
+  readonly times: number[] = [];
   log(message: unknown): void {
     this.record('log', message);
   }
@@ -39,6 +42,7 @@ class RecordingLogger implements LoggerService {
   private record(level: string, message: unknown): void {
     const line = `${level} ${String(message)}`;
     this.lines.push(line);
+    this.times.push(Date.now());
     if (process.env.COMPAT_VERBOSE) process.stderr.write(`${line}\n`);
   }
 }
@@ -113,8 +117,16 @@ async function main(): Promise<void> {
     };
 
     const orders = app.get(OrdersService);
-    const first = await orders.place(7, '19.90');
+    // The first order's payment reminder is due 1.5 s after its insert (the example's default: 30 minutes).
+    const remindInMs = 1_500;
+    const placedAt = Date.now();
+    const first = await orders.place(7, '19.90', remindInMs);
+    const reminderLine = () =>
+      logger.lines.findIndex((line) => line.includes(`Order ${first.id}: payment reminder for customer 7`));
     await until('the first order billed', () => receiptsSent.includes(first.id));
+    await until("the first order's payment reminder", () => reminderLine() >= 0);
+    // From before the insert to the handler's log line: at least remindInMs (one clock, the database's host).
+    const reminder = { order: first.id, remindInMs, afterMs: logger.times[reminderLine()] - placedAt };
     const billedOnAttempt = logger.lines
       .find((line) => line.includes(`Order ${first.id} billed`))
       ?.match(/attempt (\d+)/)?.[1];
@@ -132,8 +144,11 @@ async function main(): Promise<void> {
     // goes to the dead-letter queue (closing the application below waits for its copy to be settled).
     const failuresBefore = failures;
     const third = await orders.place(downFor, '42.00');
+    // (The failure's own line: the startup summary says "dead-lettered" too, of a handler without a policy.)
     await until('the third order dead-lettered', () =>
-      logger.lines.some((line) => line.includes('dead-lettered') && line.includes('orders.billing.dlq')),
+      logger.lines.some((line) =>
+        /^warn Message .* failed: .*; dead-lettered \(.*orders\.billing\.dlq/.test(line),
+      ),
     );
 
     let duplicateMetric: string | undefined;
@@ -149,6 +164,7 @@ async function main(): Promise<void> {
     console.log(
       JSON.stringify({
         firstOrder: first.id,
+        reminder,
         billedOnAttempt: Number(billedOnAttempt),
         failedAttempts: failuresBefore - receiptsSent.length,
         deadLettered: { order: third.id, attempts: failures - failuresBefore },

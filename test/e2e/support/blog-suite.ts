@@ -9,7 +9,10 @@ import {
   DeliveryCheck,
   percentile,
   PostBurst,
+  readNotifications,
+  schedulePosts,
   sendPostsWithin,
+  sleep,
   waitForDelivery,
 } from '../../../tools/demo/blog-scenario';
 import { httpRequest } from '../../../tools/demo/http-request';
@@ -24,12 +27,15 @@ const SUBSCRIBERS = 3;
 const DELIVERY_TIMEOUT_MS = 120_000;
 /** Subscribers of the popular author: more than one INSERT of all of them could bind (65,535 parameters). */
 const POPULAR = 20_000;
+/** How far ahead the scheduled test's posts are announced: long enough to look before, short for the suite. */
+const PUBLISH_AHEAD_MS = 4_000;
 
 /**
  * The blog post's tests against post-service and subscribe-service running as processes, driven over HTTP:
- * normal, broker outage, post-service killed right after answering, and a bad request. One set of processes
- * per transport; each test has an author and subscribers of its own. Correctness is asserted (statuses,
- * counts, exactly once); timings are printed, never asserted.
+ * normal, broker outage, post-service killed right after answering, posts announced at their `publishAt` (one
+ * deleted before, never announced; one edited before, announced as edited), and a bad request. One set of
+ * processes per transport; each test has an author and subscribers of its own. Correctness is asserted
+ * (statuses, counts, exactly once); timings are printed, never asserted.
  */
 export function blogScenarioSuite(transport: 'kafka' | 'rabbitmq'): void {
   const brokerName = transport === 'kafka' ? 'Kafka' : 'RabbitMQ';
@@ -220,6 +226,68 @@ export function blogScenarioSuite(transport: 'kafka' | 'rabbitmq'): void {
       });
       expect(delivery.exactlyOnce).toBe(true);
       expect(await deadLettered()).toBe(deadLetteredBefore);
+    });
+
+    it('scheduled: posts announced at publishAt, not before; one deleted before never, one edited before as edited', async () => {
+      const audience = await createAudience(stack.client, SUBSCRIBERS);
+      const scheduled = await schedulePosts(stack.client, audience.authorId, PUBLISH_AHEAD_MS, 'scheduled');
+      expect({
+        created: scheduled.createStatuses,
+        deleted: scheduled.deleteStatus,
+        edited: scheduled.editStatus,
+      }).toEqual({ created: [201, 201, 201], deleted: 204, edited: 200 });
+      const { announced, deleted, edited, editedFrom, publishAt } = scheduled as Required<typeof scheduled>;
+      expect(announced.publishAt).toBe(publishAt.toISOString());
+      expect(edited).toMatchObject({ title: 'scheduled #3, edited', publishAt: publishAt.toISOString() });
+      expect(edited.eventId).not.toBe(editedFrom);
+      expect((await stack.client.getPost(deleted.id)).status).toBe(404);
+      const ids = [announced.eventId, deleted.eventId, editedFrom, edited.eventId];
+      // What waits as scheduled messages: the kept post's and the edit's; the delete and the edit cancelled theirs.
+      const waiting = await postDb.query<{ message_id: string }>(
+        'select message_id from messaging_outbox_scheduled where message_id = any($1) order by message_id',
+        [ids],
+      );
+      expect(waiting.map((row) => row.message_id)).toEqual([announced.eventId, edited.eventId].sort());
+
+      // Nobody is told before publishAt.
+      while (Date.now() < publishAt.getTime() - 500) {
+        const early = await readNotifications(stack.client, audience.subscriberIds);
+        expect([...early.values()].flat()).toEqual([]);
+        await sleep(500);
+      }
+      const delivery = await waitForDelivery(stack.client, audience, [announced.id, edited.id], {
+        timeoutMs: DELIVERY_TIMEOUT_MS,
+      });
+      expect(delivery.perSubscriber.map((d) => [d.received, d.twice])).toEqual(
+        audience.subscriberIds.map(() => [2, []]),
+      );
+      // The deleted post was due at the same time: a while after the others arrived, it still has not.
+      await sleep(2_000);
+      const notifications = [
+        ...(await readNotifications(stack.client, audience.subscriberIds)).values(),
+      ].flat();
+      expect(notifications.map((n) => [n.postId, n.title, n.eventId]).sort()).toEqual(
+        audience.subscriberIds
+          .flatMap(() => [
+            [announced.id, announced.title, announced.eventId],
+            [edited.id, 'scheduled #3, edited', edited.eventId],
+          ])
+          .sort(),
+      );
+      const notifiedAt = notifications.map((n) => new Date(n.notifiedAt).getTime());
+      expect(Math.min(...notifiedAt)).toBeGreaterThanOrEqual(publishAt.getTime());
+      const published = await postDb.query<{ message_id: string }>(
+        'select message_id from messaging_outbox where message_id = any($1) order by message_id',
+        [ids],
+      );
+      expect(published.map((r) => r.message_id)).toEqual([announced.eventId, edited.eventId].sort());
+      // Announced now: its publishAt cannot move any more.
+      const late = await stack.client.updatePost(edited.id, { publishAt: new Date().toISOString() });
+      expect(late.status).toBe(409);
+      timings.push(
+        `scheduled: first notification ${Math.min(...notifiedAt) - publishAt.getTime()} ms after ` +
+          `publishAt, the last ${Math.max(...notifiedAt) - publishAt.getTime()} ms`,
+      );
     });
 
     // claim: C-100

@@ -6,11 +6,11 @@ import { createTestSchema, TestSchema } from '../../harness/postgres';
 /** What the changelog gives to drop the admin tables an earlier `MessagingMigrations` made in a service's database. */
 const DROP_ADMIN_TABLES = [
   'drop table if exists messaging_console_plan, messaging_redrive_audit_head, messaging_redrive_nonce, ' +
-    'messaging_redrive_keyring, messaging_redrive_audit cascade',
+    'messaging_redrive_keyring, messaging_redrive_topology, messaging_redrive_audit cascade',
   'drop function if exists messaging_console_plan_write_once(), messaging_redrive_append_only(), ' +
     'messaging_redrive_audit_chain(), messaging_redrive_audit_append_only(), messaging_redrive_audit_field(text)',
   "delete from migrations where name in ('CreateRedriveLedger1764892800000', 'ChainRedriveAudit1764979200000', " +
-    "'CreateConsolePlans1765065600000', 'PinRedriveKeyring1765238400000')",
+    "'CreateConsolePlans1765065600000', 'PinRedriveKeyring1765238400000', 'PinRedriveTopology1765324800000')",
 ];
 
 /**
@@ -80,6 +80,7 @@ describe('The migrations, split between a service and the admin database', () =>
       'messaging_redrive_audit_head',
       'messaging_redrive_keyring',
       'messaging_redrive_nonce',
+      'messaging_redrive_topology',
       'migrations',
     ]);
   });

@@ -12,7 +12,7 @@ import { AdminDatabaseRoles } from './support/admin-database-roles';
 const DLQ = 'orders.billing.dlq';
 
 // A real plan, sealed: the store shows only plans that match their hash (issue 45 item 1).
-const plan = (fingerprint: string): RedrivePlan =>
+const plan = (fingerprint: string, messageId = '0190a1b2-0000-7000-8000-000000000001'): RedrivePlan =>
   sealPlan({
     version: 2,
     transport: 'rabbitmq',
@@ -25,7 +25,7 @@ const plan = (fingerprint: string): RedrivePlan =>
     messages: [
       {
         position: { kind: 'queue', index: 0 },
-        messageId: '0190a1b2-0000-7000-8000-000000000001',
+        messageId,
         type: 'OrderPlaced',
         failureCategory: 'PERMANENT',
         failureCode: 'QueryFailedError/P0001',
@@ -166,6 +166,48 @@ describe('The console’s plans in the admin database (issue 29)', () => {
       asOwner.query(`update ${t} set approval = $2::jsonb where id = $1`, [entry.id, other]),
     ).rejects.toThrow(/written once/);
     expect((await store.get(entry.id))?.approval?.approver).toBe('bob');
+  });
+
+  // Issue 45 finding 14: PostgreSQL refuses U+0000 in jsonb and text, so a plan of a DLQ message whose id
+  // holds one could not be stored (a 500 for every plan of the queue's head), and neither could its result.
+  it('keeps a plan of a message whose id holds a NUL: planned, refused, approved, executed, read back exactly', async () => {
+    const store = await open();
+    const ledger = await PostgresRedriveLedger.connect({ url: roles.redrive.url, schema: roles.schema });
+    try {
+      const id = 'order-7\u0000\\u{0}-end'; // a NUL, and a backslash-u{0} written as such
+      const p = plan('dd', id);
+      const entry = await store.add(p);
+      await ledger.record({
+        action: 'PLAN',
+        actor: 'alice',
+        transport: 'rabbitmq',
+        source: DLQ,
+        planHash: p.hash,
+        messageIds: [id],
+        outcome: 'PLANNED',
+      });
+      await store.refused(entry.id, 'alice', `Refused: message ${id} is yours`);
+      expect((await store.get(entry.id))?.refusals.alice?.message).toBe(`Refused: message ${id} is yours`);
+      const given = approval(p);
+      expect(await store.approved(entry.id, given, 'bob')).toBe(true);
+      expect(await store.executed(entry.id, result(p), 'alice')).toBe(true);
+      const kept = await store.get(entry.id);
+      expect(kept?.plan).toEqual(p);
+      expect(kept?.plan.messages[0].messageId).toBe(id);
+      expect(kept?.approval).toEqual(given);
+      expect(kept?.result).toEqual(result(p));
+      expect(kept?.refusals).toEqual({});
+      expect((await store.list({ source: DLQ, limit: 50 })).map((e) => e.id)).toContain(entry.id);
+      // Stored as the audit log stores it: the NUL as \u{0}.
+      const t = `${roles.schema}.messaging_console_plan`;
+      const { rows } = await asRedrive.query<{ ids: string }>(
+        `select plan->'messages'->0->>'messageId' as ids from ${t} where id = $1`,
+        [entry.id],
+      );
+      expect(rows[0].ids).toBe('order-7\\u{0}\\u{5c}u{0}-end');
+    } finally {
+      await ledger.close();
+    }
   });
 
   it('says which migration is missing when the table is not there', async () => {

@@ -92,7 +92,7 @@ describe('Redrive on RabbitMQ with a least-privilege service user', () => {
     const messages = [1, 2, 3].map((seq) => orderMessage(destination, { customer: `c${seq}`, seq }));
     await publishRaw(asService, messages);
 
-    // The app, as the service user, published the copies to the DLQ (write on the default exchange).
+    // The app, as the service user, published the copies to the DLQ through its group's failure exchange.
     await eventually(async () => expect(await depthOf(asAdmin, dlq)).toBe(3));
     expect(await handled()).toHaveLength(0);
 

@@ -129,6 +129,44 @@ describe('Redrive: one-shot approvals, one redrive of a DLQ at a time, an audit 
     expect(log.filter((action) => action === 'REFUSE')).toHaveLength(1);
   });
 
+  // claim: C-66
+  it('lets only one of two simultaneous redrives of a RabbitMQ DLQ publish', async () => {
+    const destination = uniqueName('together_rmq');
+    const workQueue = `${destination}.billing`;
+    const dlq = `${workQueue}.dlq`;
+    await declareGroupQueues(connection, workQueue);
+    const count = 40;
+    await sendToQueues(
+      connection,
+      Array.from({ length: count }, (_, i) => parkedOrder(destination, 'billing', i)),
+    );
+    const [a, b] = [rabbitAdmin(), rabbitAdmin()];
+    const planA = await a.plan({ source: dlq });
+    const planB = await b.plan({ source: dlq });
+    expect(planA.messages).toHaveLength(count);
+    expect(planB.messages).toHaveLength(count);
+    const [approvedA, approvedB] = await Promise.all([
+      fixture.approve(a, planA),
+      fixture.approve(b, planB, 'bob'),
+    ]);
+    const outcomes = await Promise.allSettled([a.execute(approvedA), b.execute(approvedB)]);
+
+    const done = outcomes.filter((o): o is PromiseFulfilledResult<RedriveResult> => o.status === 'fulfilled');
+    const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+    expect(done).toHaveLength(1);
+    expect(done[0].value).toMatchObject({ redriven: count, leftInSource: 0 });
+    expect(refused).toHaveLength(1);
+    expect([RedriveInProgressError, RedrivePlanStaleError].some((e) => refused[0].reason instanceof e)).toBe(
+      true,
+    );
+    // Each parked message reached its group's queue once, and none is left in the DLQ.
+    expect(await depthOf(connection, workQueue)).toBe(count);
+    expect(await depthOf(connection, dlq)).toBe(0);
+    const log = (await fixture.history(dlq)).map((e) => (e.outcome === 'STARTED' ? 'STARTED' : e.action));
+    expect(log.filter((action) => action === 'EXECUTE')).toHaveLength(1);
+    expect(log.filter((action) => action === 'STARTED')).toHaveLength(1);
+  });
+
   it('records who planned, approved and ran, with the message ids and the redrive id', async () => {
     const destination = uniqueName('audited');
     const dlq = await topics.create(`${destination}.billing.dlq`, 1);

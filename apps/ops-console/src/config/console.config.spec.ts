@@ -117,4 +117,35 @@ describe(loadOpsConsoleConfig.name, () => {
       database: { allowInsecureTransport: true },
     });
   });
+
+  // Issue 45 finding 14: on a network address without secureCookies the cookies are not `__Host-`, so a
+  // sibling subdomain could toss a cookie and swap sessions; nothing refused it.
+  describe('HOST', () => {
+    const kafka = { MESSAGING_ADMIN_KAFKA_BROKERS: '127.0.0.1:9092' };
+
+    it('refuses a HOST that is not a loopback address without CONSOLE_SECURE_COOKIES=true, naming it', async () => {
+      for (const host of ['0.0.0.0', '::', '10.0.0.5', 'console.example']) {
+        const env = { ...base, ...kafka, HOST: host, CONSOLE_TRUST_PROXY: '1' };
+        const error = await loadOpsConsoleConfig(env).then(
+          () => undefined,
+          (e: unknown) => e as Error,
+        );
+        expect(error?.message).toContain(`HOST=${host}`);
+        expect(error?.message).toContain('CONSOLE_SECURE_COOKIES=true');
+        expect(error?.message).toContain('secureCookies');
+      }
+    });
+
+    it('starts on a loopback HOST (or none) without it, and on any HOST with it', async () => {
+      for (const host of [undefined, '127.0.0.1', '::1', 'localhost']) {
+        const env = { ...base, ...kafka, ...(host ? { HOST: host } : {}) };
+        await expect(loadOpsConsoleConfig(env)).resolves.toMatchObject({ secureCookies: false });
+      }
+      const secure = { ...base, ...kafka, HOST: '0.0.0.0', CONSOLE_SECURE_COOKIES: 'true' };
+      await expect(loadOpsConsoleConfig(secure)).resolves.toMatchObject({
+        host: '0.0.0.0',
+        secureCookies: true,
+      });
+    });
+  });
 });

@@ -7,6 +7,7 @@ import {
   ApproverSigner,
   checkAdminConnection,
   checkAdminDatabaseUrl,
+  isLoopbackHost,
   parseKeySecret,
   parseReadBudgetMib,
   RedriveBroker,
@@ -54,6 +55,11 @@ export interface OpsConsoleConfig {
    * a plan; the page says how many more it did not show. Default: 16 MiB.
    */
   readonly readBudgetBytes?: number;
+  /**
+   * `MESSAGING_ADMIN_ALLOW_REWRITABLE_AUDIT=true`: start although the database login can rewrite the audit
+   * log (logged as an error, recorded in every entry). Default false: the console refuses to start.
+   */
+  readonly allowRewritableAudit: boolean;
 }
 
 /** Reads and checks the environment; throws one error naming every variable that is wrong. */
@@ -97,6 +103,8 @@ export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsC
   if (!Number.isInteger(refreshSeconds) || refreshSeconds < 0 || refreshSeconds > 3600) {
     throw new Error('CONSOLE_REFRESH_SECONDS is a whole number of seconds from 0 (never) to 3600.');
   }
+  const secureCookies = env.CONSOLE_SECURE_COOKIES === 'true';
+  checkListenHost(env.HOST || undefined, secureCookies);
   return {
     port: Number(env.PORT ?? '3002'),
     host: env.HOST || undefined,
@@ -116,7 +124,7 @@ export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsC
     sessionIdleMs: idleMinutes * 60_000,
     sessionTtlMs: ttlMinutes * 60_000,
     pageRefreshSeconds: refreshSeconds,
-    secureCookies: env.CONSOLE_SECURE_COOKIES === 'true',
+    secureCookies,
     trustProxy: trustProxyOf(env.CONSOLE_TRUST_PROXY),
     topology: await readTopology(env.MESSAGING_ADMIN_TOPOLOGY),
     broker,
@@ -134,7 +142,23 @@ export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsC
       env.MESSAGING_ADMIN_READ_BUDGET_MIB,
       'MESSAGING_ADMIN_READ_BUDGET_MIB',
     ),
+    allowRewritableAudit: env.MESSAGING_ADMIN_ALLOW_REWRITABLE_AUDIT === 'true',
   };
+}
+
+/**
+ * A console reachable from other machines is served over HTTPS with `secureCookies` (`__Host-` cookies,
+ * `Secure`, HSTS): without, its cookies can be tossed from a sibling subdomain and sessions swapped, and the
+ * passwords may cross the network in clear text (issue 45, finding 14). Behind a TLS proxy that holds too:
+ * `CONSOLE_TRUST_PROXY` alone gives `Secure` cookies, not `__Host-` ones. On loopback (the default) no check.
+ */
+function checkListenHost(host: string | undefined, secureCookies: boolean): void {
+  if (host === undefined || isLoopbackHost(host) || secureCookies) return;
+  throw new Error(
+    `HOST=${host} is not a loopback address: set CONSOLE_SECURE_COOKIES=true (the console's secureCookies: ` +
+      '__Host- cookies, Secure, HSTS) and serve the console over HTTPS, directly or behind a TLS proxy ' +
+      '(then also CONSOLE_TRUST_PROXY), or listen on 127.0.0.1 (see docs/guide/09-console.md).',
+  );
 }
 
 /** The broker and the admin credential, from the same variables as the `nest-messaging` CLI. */

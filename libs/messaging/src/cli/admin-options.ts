@@ -38,6 +38,11 @@ export const AdminEnv = {
    * TLS (passwords and messages in clear text). Default: refused.
    */
   INSECURE_TRANSPORT: 'MESSAGING_ADMIN_INSECURE_TRANSPORT',
+  /**
+   * `true`, as `--allow-rewritable-audit`: plan, approve and redrive although the admin database login can
+   * rewrite the audit log (recorded in every entry as `rewrite-rights`). Default: refused.
+   */
+  ALLOW_REWRITABLE_AUDIT: 'MESSAGING_ADMIN_ALLOW_REWRITABLE_AUDIT',
   /** Header names a redriven copy keeps besides the library's own: the services' `deadLetter.carryHeaders`, comma-separated. */
   CARRY_HEADERS: 'MESSAGING_ADMIN_CARRY_HEADERS',
   /**

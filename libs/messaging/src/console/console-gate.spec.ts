@@ -174,6 +174,24 @@ describe(ConsoleGate.name, () => {
       expect(authenticator.calls).toEqual([]);
     });
 
+    // Issue 45 finding 9: the sign-in form's token could be posted again and again for 15 minutes, so a
+    // guesser fetched one form and replayed its token and cookie with every guess.
+    it('takes a sign-in token once: a replayed one is refused (403) whatever the first outcome, unchecked', async () => {
+      const { gate: g, authenticator } = gate({ ms: 0 });
+      for (const first of ['wrong', 'alice-pw']) {
+        const form = loginForm(g);
+        const post = () => request(form.cookies, { _csrf: form.token, name: 'alice', password: 'alice-pw' });
+        const once = new FakeResponse();
+        await g.signIn(request(form.cookies, { _csrf: form.token, name: 'alice', password: first }), once);
+        expect(once.statusCode).toBe(first === 'wrong' ? 401 : 303);
+        const calls = authenticator.calls.length;
+        const replayed = new FakeResponse();
+        await g.signIn(post(), replayed);
+        expect(replayed.statusCode).toBe(403);
+        expect(authenticator.calls).toHaveLength(calls);
+      }
+    });
+
     it('expires the sign-in token with its form', async () => {
       const now = { ms: 0 };
       const { gate: g } = gate(now);
@@ -227,10 +245,45 @@ describe(ConsoleGate.name, () => {
       expect((await attempt(g, 'user-24', 'pw', '10.1.0.24')).statusCode).toBe(401);
     });
 
+    // Issue 45 finding 9: one address (an IPv6 /64 is one) could hold up to 20 places of the 22 in the line,
+    // so a flood from one or two addresses answered every real user 503.
+    it('a flood from one address holds a few places in the line: others sent meanwhile are checked, not 503', async () => {
+      const { gate: g, authenticator } = gate({ ms: 0 });
+      let release: () => void = () => undefined;
+      authenticator.hold = new Promise<void>((resolve) => (release = resolve));
+      // Different names from addresses of one /64, all at once.
+      const flood = Array.from({ length: 30 }, (_, i) =>
+        attempt(g, `made-up-${i}`, 'x', `2001:db8:0:7::${(i + 1).toString(16)}`),
+      );
+      const others = Array.from({ length: 4 }, (_, i) => attempt(g, 'victor', 'victor-pw', `10.3.0.${i}`));
+      release();
+      expect((await Promise.all(others)).map((a) => a.statusCode)).toEqual(Array(4).fill(303));
+      const floodAnswers = await Promise.all(flood);
+      expect(floodAnswers.filter((a) => a.statusCode === 401).length).toBeLessThanOrEqual(4);
+      expect(floodAnswers.filter((a) => a.statusCode === 429).length).toBeGreaterThanOrEqual(26);
+      expect(floodAnswers.find((a) => a.statusCode === 429)?.body).toContain(
+        'Too many sign-ins at once from this address: try again in 1 s.',
+      );
+    });
+
+    it('a flood of one name from many addresses holds a few places in the line, even under a high account limit', async () => {
+      const { gate: g, authenticator } = gate({ ms: 0 }, { signIn: { accountFailures: 50 } });
+      let release: () => void = () => undefined;
+      authenticator.hold = new Promise<void>((resolve) => (release = resolve));
+      const flood = Array.from({ length: 30 }, (_, i) => attempt(g, 'alice', `guess-${i}`, `10.4.0.${i}`));
+      const others = Array.from({ length: 4 }, (_, i) => attempt(g, 'victor', 'victor-pw', `10.5.0.${i}`));
+      release();
+      expect((await Promise.all(others)).map((a) => a.statusCode)).toEqual(Array(4).fill(303));
+      const floodAnswers = await Promise.all(flood);
+      expect(floodAnswers.filter((a) => a.statusCode === 401).length).toBeLessThanOrEqual(4);
+    });
+
     // Issue 45 item 4: the limit was checked before the password and failures counted after it, so a burst
     // sent together had every password checked, and the right one among them signed in.
     it('a burst of 21 wrong guesses sent together with the right password: at most 5 checked, no sign-in', async () => {
-      const { gate: g, authenticator } = gate({ ms: 0 }, { signIn: { maxWaiting: 100 } });
+      // As many in flight at once as the account has failures left: the burst itself must lock the account.
+      const signIn = { maxWaiting: 100, maxInFlightEach: 5 };
+      const { gate: g, authenticator } = gate({ ms: 0 }, { signIn });
       let release: () => void = () => undefined;
       authenticator.hold = new Promise<void>((resolve) => (release = resolve));
       const guesses = Array.from({ length: 21 }, (_, i) => attempt(g, 'alice', `guess-${i}`, `10.2.0.${i}`));

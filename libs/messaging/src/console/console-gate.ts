@@ -135,7 +135,8 @@ export class ConsoleGate implements OnModuleDestroy {
    */
   async signIn(request: ConsoleRequest, response: ConsoleResponse): Promise<void> {
     this.cookies.securityHeaders(response);
-    if (!this.loginTokens.accepts(field(request.body, '_csrf'), this.cookies.read(request, LOGIN_COOKIE))) {
+    // Taken once, whatever follows: a replayed form is refused before its password is looked at.
+    if (!this.loginTokens.consume(field(request.body, '_csrf'), this.cookies.read(request, LOGIN_COOKIE))) {
       await this.countAnonymous('CSRF_REFUSED');
       return this.loginForm(request, response, 'The sign-in form expired. Please sign in again.', 403);
     }
@@ -147,7 +148,8 @@ export class ConsoleGate implements OnModuleDestroy {
       await this.countAnonymous('SIGN_IN_THROTTLED');
       const seconds = Math.ceil(verdict.retryAfterMs / 1000);
       const whose = verdict.by === 'account' ? 'for this account' : 'from this address';
-      const text = `Too many failed sign-ins ${whose}: try again in ${seconds} s.`;
+      const what = verdict.inFlight ? 'sign-ins at once' : 'failed sign-ins';
+      const text = `Too many ${what} ${whose}: try again in ${seconds} s.`;
       return this.loginForm(request, response, text, 429, seconds);
     }
     let checked: { value: ConsoleUser | undefined } | undefined;

@@ -12,6 +12,8 @@ import { readSelectionForm } from './console-selection-form';
 import { ConsoleSession } from './console-sessions';
 import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition';
 import { keySearchDetail } from './key-search-audit';
+import { KEY_SEARCHES_PER_WINDOW, KeySearchLimit } from './key-search-limit';
+import { systemClock } from '../common/clock';
 import {
   allLettersPage,
   archivePage,
@@ -27,12 +29,17 @@ import {
  */
 @Controller()
 export class ConsoleIncidentController {
+  private readonly keySearches: KeySearchLimit;
+
   constructor(
     private readonly gate: ConsoleGate,
     private readonly letters: ConsoleLetters,
     private readonly redrive: ConsoleRedrive,
     @Inject(MESSAGING_CONSOLE_OPTIONS) private readonly options: MessagingConsoleOptions,
-  ) {}
+  ) {
+    const clock = options.clock ?? systemClock;
+    this.keySearches = new KeySearchLimit(() => clock.now());
+  }
 
   @Get('dead-letters/:queue/groups')
   async groups(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
@@ -78,16 +85,30 @@ export class ConsoleIncidentController {
 
   /**
    * A search by key is a form post: the real key never goes into a URL (history, proxy and access logs). It
-   * is recorded in the audit log (`KEY_SEARCHED`, with what it found; never the key).
+   * is recorded in the audit log (`KEY_SEARCHED`, with what it found; never the key). Only the roles that may
+   * read payloads (`payloadRoles`) may search by key, at most `KEY_SEARCHES_PER_WINDOW` times per session in
+   * 10 minutes (429 beyond, recorded once as `KEY_SEARCH_LIMITED`): it tells whether a guessed key is there
+   * (issue 45, finding 14). A search by message id only is open to every role.
    */
   @Post('dead-letters/:queue/search')
   async searchByKey(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
-    const session = await this.gate.forForm(req, res, 'view');
+    const key = field(req.body, 'key') || undefined;
+    const session = await this.gate.forForm(req, res, key === undefined ? 'view' : 'read-payload');
     if (!session) return;
-    await this.find(req, res, session, {
-      messageId: field(req.body, 'messageId'),
-      key: field(req.body, 'key'),
-    });
+    if (key !== undefined) {
+      const verdict = this.keySearches.take(session.id);
+      if (!verdict.allowed) {
+        const seconds = Math.ceil(verdict.retryAfterMs / 1000);
+        if (verdict.first) {
+          const detail = `more than ${KEY_SEARCHES_PER_WINDOW} searches by key in 10 minutes`;
+          await this.gate.record(session.user.name, 'KEY_SEARCH_LIMITED', detail);
+        }
+        res.setHeader('Retry-After', String(seconds));
+        const text = `At most ${KEY_SEARCHES_PER_WINDOW} searches by key in 10 minutes: try again in ${seconds} s.`;
+        return this.gate.fail(res, session, 429, text);
+      }
+    }
+    await this.find(req, res, session, { messageId: field(req.body, 'messageId'), key });
   }
 
   @Get('dead-letters/:queue/archive')
@@ -145,6 +166,7 @@ export class ConsoleIncidentController {
       { messageId: query.messageId },
       found,
       this.gate.may(session, 'plan'),
+      this.gate.may(session, 'read-payload'),
       cutOff,
     );
     sendPage(res, 200, page);

@@ -55,6 +55,13 @@ export interface MessagingConsoleOptions {
   readonly redrive: RedriveService;
   /** The ledger `redrive` records in: the console reads the audit log from it and records accesses. */
   readonly ledger: RedriveLedger;
+  /**
+   * Start although the ledger's database login can rewrite the audit log (its owner, a member of the owner
+   * role, a superuser, UPDATE/DELETE/TRUNCATE/TRIGGER: `PostgresRedriveLedger.rewriteRights()`): logged as
+   * an error at start, and every entry the ledger writes from then on records the override `rewrite-rights`.
+   * Default false: the console refuses to start (`AuditLogRewritableError`).
+   */
+  readonly allowRewritableAudit?: boolean;
   /** Who may sign in, with which roles. */
   readonly authenticator: ConsoleAuthenticator;
   /**
@@ -89,7 +96,7 @@ export interface MessagingConsoleOptions {
   /**
    * Limits on sign-ins: failures per account and per address before a wait, the waits, sign-ins checked
    * at once. Default: 5 per account and 20 per address within 15 minutes, then 30 s doubling up to 15 minutes;
-   * 2 checked at once, 20 waiting (see `SignInLimits`).
+   * 2 checked at once, 20 waiting, at most 4 of them from one address or of one name (see `SignInLimits`).
    */
   readonly signIn?: SignInLimits;
   /**

@@ -77,6 +77,7 @@ export class ConsoleRedrive {
         ledger: this.options.ledger,
         keyring: redrive.approvers,
         topology: redrive.topology,
+        overrides: redrive.overrides,
         ttlMs,
         clock: this.clock,
       });

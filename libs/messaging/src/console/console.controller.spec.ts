@@ -3,6 +3,7 @@ import { FakeResponse } from '../../spec-support/console-fakes';
 import { bob, consoleHarness as console, csrfOf, DLQ, planOf } from '../../spec-support/console-harness';
 import { generateApproverKeys, readApproverSigner } from '../redrive/approvals/approver-keys';
 import { ApprovalExpiredError } from '../redrive/errors/approval-expired.error';
+import { AuditLogRewritableError } from '../redrive/errors/audit-log-rewritable.error';
 import { RedrivePlanStaleError } from '../redrive/errors/redrive-plan-stale.error';
 import { ConsoleController } from './console.controller';
 import { MemoryConsolePlanStore } from './plans/memory-console-plan-store';
@@ -36,23 +37,39 @@ describe(ConsoleController.name, () => {
   afterEach(() => jest.restoreAllMocks());
 
   describe('onApplicationBootstrap', () => {
-    // Issue 45 finding 15: its docstring promised the console warns; it never asked.
-    it('warns when the database login could rewrite the audit log, and not otherwise', async () => {
-      const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-      try {
-        const ledgerOf = (rights: string[]) => ({ rewriteRights: async () => rights });
-        const owner = console();
-        Object.assign(owner.options.ledger, ledgerOf(['owner of messaging_redrive_audit']));
-        await owner.controller.onApplicationBootstrap();
-        expect(warn).toHaveBeenCalledWith(expect.stringContaining('(owner of messaging_redrive_audit)'));
-        warn.mockClear();
-        const recipe = console();
-        Object.assign(recipe.options.ledger, ledgerOf([]));
-        await recipe.controller.onApplicationBootstrap();
-        expect(warn).not.toHaveBeenCalled();
-      } finally {
-        warn.mockRestore();
-      }
+    // Issue 45 finding 13: a login that can rewrite the audit log stops the console, unless overridden.
+    const ledgerWith = (rights: string[]) => {
+      const asked: boolean[] = [];
+      const requireAppendOnly = async (allow: boolean) => {
+        asked.push(allow);
+        if (rights.length > 0 && !allow) throw new AuditLogRewritableError(rights);
+        return rights;
+      };
+      return { asked, ledger: { requireAppendOnly } };
+    };
+
+    it('refuses to start when the database login could rewrite the audit log', async () => {
+      const owner = console();
+      const { asked, ledger } = ledgerWith(['owner of messaging_redrive_audit']);
+      Object.assign(owner.options.ledger, ledger);
+      await expect(owner.controller.onApplicationBootstrap()).rejects.toThrow(AuditLogRewritableError);
+      expect(asked).toEqual([false]);
+    });
+
+    it('starts with allowRewritableAudit, logging the override as an error; quietly on the recipe', async () => {
+      const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      const owner = console({ allowRewritableAudit: true });
+      const rights = ledgerWith(['owner of messaging_redrive_audit']);
+      Object.assign(owner.options.ledger, rights.ledger);
+      await owner.controller.onApplicationBootstrap();
+      expect(rights.asked).toEqual([true]);
+      expect(error).toHaveBeenCalledWith(expect.stringContaining('OVERRIDE'));
+      expect(error).toHaveBeenCalledWith(expect.stringContaining('(owner of messaging_redrive_audit)'));
+      error.mockClear();
+      const recipe = console();
+      Object.assign(recipe.options.ledger, ledgerWith([]).ledger);
+      await recipe.controller.onApplicationBootstrap();
+      expect(error).not.toHaveBeenCalled();
     });
   });
 

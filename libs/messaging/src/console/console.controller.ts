@@ -71,23 +71,20 @@ export class ConsoleController implements OnApplicationBootstrap {
   }
 
   /**
-   * Warns once at start when the console's database login could rewrite the audit log despite its triggers
-   * (`PostgresRedriveLedger.rewriteRights()`: owner, owner member, superuser, UPDATE/DELETE/TRUNCATE/TRIGGER;
-   * issue 45, finding 15). A ledger without the check (not PostgreSQL) is not asked.
+   * Refuses to start (`AuditLogRewritableError`) when the console's database login could rewrite the audit
+   * log despite its triggers (`RedriveLedger.requireAppendOnly()`: owner, owner member, superuser,
+   * UPDATE/DELETE/TRUNCATE/TRIGGER; issue 45, finding 13), unless `allowRewritableAudit`, which is logged as
+   * an error and recorded in every entry. A ledger without the check (not PostgreSQL) is not asked.
    */
   async onApplicationBootstrap(): Promise<void> {
-    const ledger = this.options.ledger as { rewriteRights?: () => Promise<string[]> };
-    if (typeof ledger.rewriteRights !== 'function') return;
-    try {
-      const rights = await ledger.rewriteRights();
-      if (rights.length > 0) {
-        this.logger.warn(
-          `The console's database login can rewrite the audit log (${rights.join(', ')}): give it a role with ` +
-            'SELECT and INSERT only (docs/guide/08-redrive.md, "Permissions, the admin database").',
-        );
-      }
-    } catch (error) {
-      this.logger.warn(`Could not check what the console's database login may do: ${String(error)}`);
+    const allow = this.options.allowRewritableAudit === true;
+    const rights = (await this.options.ledger.requireAppendOnly?.(allow)) ?? [];
+    if (rights.length > 0) {
+      this.logger.error(
+        `OVERRIDE: the console's database login can rewrite the audit log (${rights.join(', ')}); started ` +
+          'only because allowRewritableAudit is set, and every audit entry records it (rewrite-rights). Give ' +
+          'it a role with SELECT and INSERT only (docs/guide/08-redrive.md, "Permissions, the admin database").',
+      );
     }
   }
 

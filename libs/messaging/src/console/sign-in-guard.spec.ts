@@ -12,7 +12,7 @@ describe(SignInGuard.name, () => {
   // Issue 45 item 4: attempts are reserved before their passwords are checked.
   describe('reserve', () => {
     it('reserves at most the failures an account has left, then one at a time once its wait is over', () => {
-      const { guard: g, clock } = guard();
+      const { guard: g, clock } = guard({ maxInFlightEach: 5 });
       for (let i = 0; i < 5; i++) expect(g.reserve('alice', `10.0.0.${i}`)).toEqual({ allowed: true });
       expect(g.reserve('alice', '10.0.0.9')).toMatchObject({ allowed: false, by: 'account' });
       for (let i = 0; i < 5; i++) g.failed('alice', `10.0.0.${i}`);
@@ -24,6 +24,19 @@ describe(SignInGuard.name, () => {
       expect(g.reserve('alice', '10.0.0.8')).toEqual({ allowed: true });
       g.succeeded('alice', '10.0.0.8');
       expect(g.reserve('alice', '10.0.0.8')).toEqual({ allowed: true });
+    });
+
+    // Issue 45 finding 9: one address could hold 20 places of the 22 in the sign-in line.
+    it('reserves at most maxInFlightEach at once per address (an IPv6 /64 is one) and per name', () => {
+      const { guard: g } = guard();
+      for (let i = 1; i <= 4; i++) expect(g.reserve(`n${i}`, `2001:db8::${i}`)).toEqual({ allowed: true });
+      expect(g.reserve('n5', '2001:db8::5')).toMatchObject({ allowed: false, by: 'address' });
+      expect(g.reserve('n5', '2001:db8:0:1::5')).toEqual({ allowed: true });
+      g.released('n1', '2001:db8::1');
+      expect(g.reserve('n5', '2001:db8::5')).toEqual({ allowed: true });
+      const { guard: h } = guard({ accountFailures: 50 });
+      for (let i = 1; i <= 4; i++) expect(h.reserve('alice', `10.0.0.${i}`)).toEqual({ allowed: true });
+      expect(h.reserve('alice', '10.0.0.5')).toMatchObject({ allowed: false, by: 'account' });
     });
 
     it('filling the table with other addresses does not lift an address lockout', () => {

@@ -16,6 +16,12 @@ export interface SignInLimits {
   readonly maxConcurrent?: number;
   /** Sign-ins waiting for a turn; one more is refused at once (503). Default 20. */
   readonly maxWaiting?: number;
+  /**
+   * Sign-ins of one address (an IPv6 /64 is one), and of one account name, being checked or waiting at once;
+   * one more is refused at once (429), so that a flood from one address or of one name cannot fill the line
+   * others wait in. Default 4.
+   */
+  readonly maxInFlightEach?: number;
 }
 
 /** The limits with their defaults filled in. */
@@ -30,6 +36,7 @@ export const DEFAULT_SIGN_IN_LIMITS: ResolvedSignInLimits = {
   forgetAfterMs: 15 * 60_000,
   maxConcurrent: 2,
   maxWaiting: 20,
+  maxInFlightEach: 4,
 };
 
 /**
@@ -51,10 +58,18 @@ interface Failures {
 /** How long a sign-in refused because others of its account or address are being checked is told to wait. */
 const IN_FLIGHT_RETRY_MS = 1_000;
 
-/** Whether a sign-in may be checked now. */
+/**
+ * Whether a sign-in may be checked now; `inFlight`: refused because others of its account or address are
+ * being checked or waiting, not because of failures.
+ */
 export type SignInVerdict =
   | { readonly allowed: true }
-  | { readonly allowed: false; readonly retryAfterMs: number; readonly by: 'account' | 'address' };
+  | {
+      readonly allowed: false;
+      readonly retryAfterMs: number;
+      readonly by: 'account' | 'address';
+      readonly inFlight?: true;
+    };
 
 /**
  * Per-account and per-address backoff for sign-ins: after `accountFailures` failures of an account (or
@@ -97,7 +112,8 @@ export class SignInGuard {
    * checked: a burst of sign-ins sent together gets no more passwords checked than the limits leave (issue 45,
    * item 4: the check came before the password and the count after it). While an account (or address) is
    * under its limit, at most the failures it has left are checked at once; once past it and its wait is over,
-   * one at a time. Each reserved attempt ends with `failed`, `succeeded` or `released`.
+   * one at a time; and never more than `maxInFlightEach` at once (issue 45, finding 9: one address could hold
+   * 20 of the line's 22 places). Each reserved attempt ends with `failed`, `succeeded` or `released`.
    */
   reserve(account: string, address: string): SignInVerdict {
     const verdict = this.check(account, address);
@@ -110,8 +126,10 @@ export class SignInGuard {
     for (const [by, map, key, limit] of counters) {
       const failures = this.current(map, key, now);
       const count = failures?.count ?? 0;
-      const room = count < limit ? limit - count : 1;
-      if ((failures?.pending ?? 0) >= room) return { allowed: false, retryAfterMs: IN_FLIGHT_RETRY_MS, by };
+      const room = Math.min(count < limit ? limit - count : 1, this.limits.maxInFlightEach);
+      if ((failures?.pending ?? 0) >= room) {
+        return { allowed: false, retryAfterMs: IN_FLIGHT_RETRY_MS, by, inFlight: true };
+      }
       if (!failures && map.size >= MAX_TRACKED && !this.makeRoom(map, now)) {
         // Every tracked entry is waiting or being checked: a new one would push out a lockout.
         return { allowed: false, retryAfterMs: this.limits.baseDelayMs, by };

@@ -10,6 +10,7 @@ import { CreateMysqlScheduledMessages1765152000000 } from './create-mysql-schedu
 import { CreateScheduledMessages1765152000000 } from './create-scheduled-messages.migration';
 import { OutboxFillfactor1764633600000 } from './outbox-fillfactor.migration';
 import { PinRedriveKeyring1765238400000 } from './pin-redrive-keyring.migration';
+import { PinRedriveTopology1765324800000 } from './pin-redrive-topology.migration';
 
 /**
  * The library's migrations for a service's PostgreSQL database, in order: add them to your DataSource's
@@ -36,6 +37,7 @@ export const MessagingAdminMigrations: Array<new () => MigrationInterface> = [
   ChainRedriveAudit1764979200000,
   CreateConsolePlans1765065600000,
   PinRedriveKeyring1765238400000,
+  PinRedriveTopology1765324800000,
 ];
 
 /**

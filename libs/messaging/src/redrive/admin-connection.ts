@@ -62,9 +62,10 @@ export type RedriveBroker = RabbitMqRedriveBroker | KafkaRedriveBroker;
 
 /**
  * True for a host on this machine: `localhost`, an IPv4 address in 127.0.0.0/8 or the IPv6 loopback `::1`
- * (bracketed or not, in any spelling). Nothing else, not even a name that resolves to a loopback address.
+ * (bracketed or not, in any spelling). Nothing else, not even a name that resolves to a loopback address
+ * (and not `0.0.0.0` or `::`, which listen on every interface).
  */
-function isLoopbackHost(host: string): boolean {
+export function isLoopbackHost(host: string): boolean {
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
   if (bare.toLowerCase() === 'localhost') return true;
   if (isIPv4(bare)) return bare.split('.')[0] === '127';
@@ -88,9 +89,10 @@ function isLoopbackBroker(address: string): boolean {
  * `allowPlaintextLocal`), or SASL `plain` without TLS; a broker not on this machine without TLS (`amqp://`,
  * Kafka without `ssl`) unless `allowInsecureTransport`; and local development (`allowPlaintextLocal`) on a
  * broker that is not on this machine (a loopback address: 127.0.0.0/8, ::1, localhost), whatever the SASL
- * setting: local mode turns off the identity map, so it never reaches a real cluster.
+ * setting: local mode turns off the identity map, so it never reaches a real cluster. Returns true when the
+ * connection was accepted only because of `allowInsecureTransport` (the audit log records that override).
  */
-export function checkAdminConnection(broker: RedriveBroker): void {
+export function checkAdminConnection(broker: RedriveBroker): boolean {
   if (broker.kind !== 'kafka') {
     if (broker.allowPlaintextLocal && !isLoopbackHost(hostOf(broker.url))) {
       throw new InsecureAdminConnectionError(
@@ -99,7 +101,8 @@ export function checkAdminConnection(broker: RedriveBroker): void {
         'rabbitmq',
       );
     }
-    if (!broker.allowInsecureTransport && !isTlsAmqpUrl(broker.url) && !isLoopbackHost(hostOf(broker.url))) {
+    const cleartext = !isTlsAmqpUrl(broker.url) && !isLoopbackHost(hostOf(broker.url));
+    if (cleartext && !broker.allowInsecureTransport) {
       throw new InsecureAdminConnectionError(
         'an amqp:// URL to a host that is not on this machine sends the admin password and the messages in ' +
           'clear text',
@@ -107,7 +110,7 @@ export function checkAdminConnection(broker: RedriveBroker): void {
         TLS_ADVICE.rabbitmq,
       );
     }
-    return;
+    return cleartext;
   }
   if (broker.allowPlaintextLocal) {
     const remote = broker.brokers.filter((b) => !isLoopbackBroker(b));
@@ -119,7 +122,8 @@ export function checkAdminConnection(broker: RedriveBroker): void {
     }
   }
   const remote = broker.brokers.filter((b) => !isLoopbackBroker(b));
-  if (!broker.ssl && !broker.allowInsecureTransport && remote.length > 0) {
+  const cleartext = !broker.ssl && remote.length > 0;
+  if (cleartext && !broker.allowInsecureTransport) {
     throw new InsecureAdminConnectionError(
       `without TLS the admin session and the dead letters cross the network in clear text to ${remote.join(', ')}`,
       'kafka',
@@ -129,10 +133,10 @@ export function checkAdminConnection(broker: RedriveBroker): void {
   if (broker.sasl === 'plain' && !broker.ssl) {
     throw new InsecureAdminConnectionError('SASL plain would send the password in clear text without TLS');
   }
-  if (broker.sasl) return;
-  if (!broker.allowPlaintextLocal) {
+  if (!broker.sasl && !broker.allowPlaintextLocal) {
     throw new InsecureAdminConnectionError('no SASL mechanism is configured');
   }
+  return cleartext;
 }
 
 /** What to do about a connection without TLS, per transport. */
@@ -152,33 +156,36 @@ const TLS_ADVICE = {
  * Refuses an admin database URL that reaches a host not on this machine without TLS (`sslmode=require`,
  * `verify-ca`, `verify-full`, `no-verify`, or `ssl=true`), unless `allowInsecureTransport`: the everyday
  * login's password, the audit log and the plans would cross the network in clear text. A Unix socket
- * (no host, or a `host=/path` parameter) is on this machine.
+ * (no host, or a `host=/path` parameter) is on this machine. Returns true when the URL was accepted only
+ * because of `allowInsecureTransport` (the audit log records that override, issue 45 finding 11).
  */
-export function checkAdminDatabaseUrl(url: string, allowInsecureTransport = false): void {
-  if (allowInsecureTransport) return;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return; // The driver refuses it; nothing to send in clear text.
-  }
-  const socket = parsed.searchParams.get('host');
-  const local =
-    parsed.hostname === '' || isLoopbackHost(parsed.hostname) || (socket !== null && socket.startsWith('/'));
-  if (local) return;
-  const sslmode = parsed.searchParams.get('sslmode')?.toLowerCase();
-  const ssl = parsed.searchParams.get('ssl')?.toLowerCase();
-  if (sslmode !== undefined) {
-    if (['require', 'verify-ca', 'verify-full', 'no-verify'].includes(sslmode)) return;
-  } else if (ssl === 'true' || ssl === '1') {
-    return;
-  }
+export function checkAdminDatabaseUrl(url: string, allowInsecureTransport = false): boolean {
+  if (!isCleartextDatabaseUrl(url)) return false;
+  if (allowInsecureTransport) return true;
   throw new InsecureAdminConnectionError(
     'the admin database URL reaches a host that is not on this machine without sslmode=require: its ' +
       'password, the audit log and the plans would travel in clear text',
     'postgres',
     TLS_ADVICE.postgres,
   );
+}
+
+/** A URL to a host not on this machine without TLS. */
+function isCleartextDatabaseUrl(url: string): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false; // The driver refuses it; nothing to send in clear text.
+  }
+  const socket = parsed.searchParams.get('host');
+  const local =
+    parsed.hostname === '' || isLoopbackHost(parsed.hostname) || (socket !== null && socket.startsWith('/'));
+  if (local) return false;
+  const sslmode = parsed.searchParams.get('sslmode')?.toLowerCase();
+  const ssl = parsed.searchParams.get('ssl')?.toLowerCase();
+  if (sslmode !== undefined) return !['require', 'verify-ca', 'verify-full', 'no-verify'].includes(sslmode);
+  return ssl !== 'true' && ssl !== '1';
 }
 
 /** True for `amqps:` URLs (TLS). */

@@ -15,6 +15,7 @@ export type {
   InspectedDeadLetterWithPayload,
 } from './inspected-dead-letter';
 export * from './issue-approval';
+export { topologyFingerprint } from './pinned-fingerprints';
 export * from './ledger';
 export type { ApprovalGrant, RedriveApproval } from './redrive-approval';
 export { RedriveHeaders } from './redrive-headers';

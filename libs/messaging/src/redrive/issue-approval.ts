@@ -3,10 +3,10 @@ import { MessagingTopology } from '../topology/messaging-topology';
 import { ApproverKeyring, publicKeyId } from './approvals/approver-keyring';
 import { ApproverSigner } from './approvals/approver-keys';
 import { checkFourEyes } from './approvals/four-eyes';
-import { checkPinnedKeyring } from './approvals/pinned-keyring';
 import { RedriveRefusedError } from './errors/redrive-refused.error';
-import { RedriveLedger } from './ledger/redrive-ledger.interface';
+import { AuditOverride, RedriveLedger } from './ledger/redrive-ledger.interface';
 import { reviewPlan } from './plan-review';
+import { checkPinnedKeyring, checkPinnedTopology } from './pinned-fingerprints';
 import { ApprovalGrant, approvalEvidence, RedriveApproval, signApproval } from './redrive-approval';
 import { RedrivePlan } from './redrive-plan';
 
@@ -21,6 +21,11 @@ export interface IssueApprovalOptions extends ApprovalGrant {
   readonly keyring?: ApproverKeyring;
   /** The topology the plan's route is derived with (needed for a DLQ name that reads two ways). */
   readonly topology?: MessagingTopology;
+  /**
+   * The safety checks the approving run skipped (e.g. the console's `RedriveService.overrides`), recorded in
+   * its APPROVE or REFUSE entry. Default: none (the ledger still adds its own).
+   */
+  readonly overrides?: readonly AuditOverride[];
   /** The clock the approval is dated by (the library's `Clock`; only `now` is read). Default: the system clock. */
   readonly clock?: Pick<Clock, 'now'>;
 }
@@ -28,9 +33,10 @@ export interface IssueApprovalOptions extends ApprovalGrant {
 /**
  * An approver signs `plan` with their own key (no broker credential is involved), and the approval goes to
  * the audit log. Before signing, the plan is checked as the executor will check it: its route is the one
- * its source derives, the audit log holds its PLAN entry, the keyring is the one the admin database pins,
- * and the approver is not the planner that entry names. The APPROVE entry keeps the approval's evidence
- * (nonce, signature, times, key id). A refusal (an edited plan, the approver made the plan) is recorded too.
+ * its source derives, the audit log holds its PLAN entry, the keyring and the topology are the ones the
+ * admin database pins, and the approver is not the planner that entry names. The APPROVE entry keeps the
+ * approval's evidence (nonce, signature, times, key id). A refusal (an edited plan, the approver made the
+ * plan) is recorded too.
  */
 export async function issueApproval(
   plan: RedrivePlan,
@@ -45,12 +51,14 @@ export async function issueApproval(
     target: plan.target || undefined,
     planHash: plan.hash,
     messageIds: plan.messages.map((m) => m.messageId),
+    ...(options.overrides?.length ? { overrides: options.overrides } : {}),
   };
   let approval: RedriveApproval;
   const keyring = options.keyring ?? ApproverKeyring.empty();
   try {
-    const planner = await reviewPlan(plan, options.ledger, options.topology);
     if (options.keyring) await checkPinnedKeyring(options.ledger, keyring);
+    await checkPinnedTopology(options.ledger, options.topology);
+    const planner = await reviewPlan(plan, options.ledger, options.topology);
     checkFourEyes(keyring, { planner, approver: signer.approver }, false);
     approval = signApproval(plan, signer, options, new Date((options.clock ?? systemClock).now()));
   } catch (error) {

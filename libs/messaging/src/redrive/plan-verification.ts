@@ -1,11 +1,11 @@
 import { MessagingTopology } from '../topology/messaging-topology';
 import { ApproverKeyring } from './approvals/approver-keyring';
 import { checkFourEyes } from './approvals/four-eyes';
-import { checkPinnedKeyring } from './approvals/pinned-keyring';
 import { ApprovalMismatchError } from './errors/approval-mismatch.error';
 import { RedrivePlanStaleError } from './errors/redrive-plan-stale.error';
 import { RedriveLedger } from './ledger/redrive-ledger.interface';
 import { reviewPlan } from './plan-review';
+import { checkPinnedKeyring, checkPinnedTopology } from './pinned-fingerprints';
 import { RedriveApproval, verifyApproval } from './redrive-approval';
 import { checkDistinctTarget, checkPlannedCount } from './redrive-guards';
 import { RedriveLimits } from './redrive-limits';
@@ -38,8 +38,8 @@ export function checkPlanShape(plan: RedrivePlan, transport: 'kafka' | 'rabbitmq
 }
 
 /**
- * The plan is the one `plan()` made (route, audit log), the keyring is the one the admin database pins (if
- * any), the approval is valid for it, and four eyes holds
+ * The plan is the one `plan()` made (route, audit log), the keyring and the topology are the ones the admin
+ * database pins (if any), the approval is valid for it, and four eyes holds
  * between the planner the audit log names, the approver, the executor and the credential's owner.
  */
 export async function verifyApprovedPlan(
@@ -48,8 +48,10 @@ export async function verifyApprovedPlan(
   executedBy: string,
   context: VerificationContext,
 ): Promise<void> {
-  const planner = await reviewPlan(plan, context.ledger, context.topology);
+  // The trust roots first: a route derived with a topology the database does not pin proves nothing.
   await checkPinnedKeyring(context.ledger, context.approvers);
+  await checkPinnedTopology(context.ledger, context.topology);
+  const planner = await reviewPlan(plan, context.ledger, context.topology);
   verifyApproval(plan, approval, context.approvers, context.now);
   await checkNotPostDated(approval, context.ledger);
   checkFourEyes(

@@ -1,4 +1,4 @@
-import { RedriveAuditEntry, RedriveLedger } from './ledger/redrive-ledger.interface';
+import { AuditOverride, RedriveAuditEntry, RedriveLedger } from './ledger/redrive-ledger.interface';
 import { RedriveRefusedError } from './errors/redrive-refused.error';
 import { planDetail } from './plan-contents';
 import { RedriveApproval } from './redrive-approval';
@@ -33,6 +33,8 @@ export class RedriveAudit {
     private readonly transport: 'kafka' | 'rabbitmq',
     /** The admin credential's principal: the actor when an operation names none. */
     private readonly principal: string,
+    /** The safety checks this service's broker connection skipped: every entry it writes carries them. */
+    private readonly overrides: readonly AuditOverride[] = [],
   ) {}
 
   /** The audit fields of an operation on `plan`. */
@@ -42,7 +44,7 @@ export class RedriveAudit {
     approval?: RedriveApproval,
     actor: string = this.principal,
   ): Omit<RedriveAuditEntry, 'outcome'> {
-    return { action, actor, transport: this.transport, ...planFields(plan, approval) };
+    return { action, actor, transport: this.transport, ...planFields(plan, approval), ...this.overridden() };
   }
 
   /** Runs `work`; a refusal is recorded in the audit log before it is rethrown. */
@@ -55,6 +57,7 @@ export class RedriveAudit {
           actor: this.principal,
           transport: this.transport,
           ...base,
+          ...this.overridden(),
           action: 'REFUSE',
           outcome: error.guard,
           detail: `${base.action}: ${error.message}`,
@@ -62,6 +65,11 @@ export class RedriveAudit {
       }
       throw error;
     }
+  }
+
+  /** `{ overrides }` when this service skipped a safety check, else nothing (the entry hashes as before). */
+  private overridden(): Pick<RedriveAuditEntry, 'overrides'> {
+    return this.overrides.length > 0 ? { overrides: this.overrides } : {};
   }
 
   /** The PLAN entry of a dry run `actor` made. */

@@ -10,6 +10,7 @@ import { DeadLetterBrowse, DeadLetterReader } from './dead-letter-reader';
 import { DeadLetterQuery } from './dead-letter-search';
 import { ApprovalRequiredError } from './errors/approval-required.error';
 import { InspectedDeadLetter, InspectedDeadLetterWithPayload } from './inspected-dead-letter';
+import { AuditOverride } from './ledger/redrive-ledger.interface';
 import { checkPlanShape, verifyApprovedPlan } from './plan-verification';
 import { approvalEvidence, RedriveApproval } from './redrive-approval';
 import { RedriveAudit } from './redrive-audit';
@@ -18,6 +19,7 @@ import { isLocalDevelopment, requireCredential } from './redrive-guards';
 import { ReadBudget } from './read-budget';
 import { RedriveLimits } from './redrive-limits';
 import { MessagePosition, RedrivePlan } from './redrive-plan';
+import { checkPinnedTopology } from './pinned-fingerprints';
 import { buildPlan } from './redrive-planner';
 import { DeadLetterQueueInfo, RedriveResult } from './redrive-result';
 import { RedrivePlanRequest, RedriveServiceOptions } from './redrive-service-options';
@@ -36,6 +38,7 @@ export class RedriveService {
   private readonly credential: AdminCredential;
   private readonly clock: Pick<Clock, 'now'>;
   private readonly audit: RedriveAudit;
+  private readonly skipped: readonly AuditOverride[];
   /** The approved plans this service issued, with the person who may execute each. */
   private readonly approved = new WeakMap<ApprovedRedrivePlan, string>();
   private backendInstance?: DeadLetterBackend;
@@ -44,10 +47,19 @@ export class RedriveService {
     const { broker } = options;
     const noPassword = broker.kind === 'kafka' && !broker.sasl && isLocalDevelopment(broker);
     this.credential = requireCredential(options.credential, noPassword);
-    checkAdminConnection(broker);
+    // A cleartext connection let through by `allowInsecureTransport` is recorded (issue 45, finding 11).
+    this.skipped = checkAdminConnection(broker) ? ['insecure-transport'] : [];
     this.clock = options.clock ?? systemClock;
     if (options.readBudgetBytes !== undefined) new ReadBudget(options.readBudgetBytes); // a RangeError now, not at the first read
-    this.audit = new RedriveAudit(options.ledger, broker.kind, this.credential.principal);
+    this.audit = new RedriveAudit(options.ledger, broker.kind, this.credential.principal, this.skipped);
+  }
+
+  /**
+   * The safety checks this service's broker connection skipped (`insecure-transport`: in clear text to a
+   * host not on this machine), which every audit entry it writes carries; empty for none.
+   */
+  get overrides(): readonly AuditOverride[] {
+    return this.skipped;
   }
 
   /** The broker this service works on. */
@@ -128,12 +140,16 @@ export class RedriveService {
     return this.reader().inspectMessage(source, position, messageId, maxBytes);
   }
 
-  /** A dry run: reads up to `limit` messages from the head of the source, settles nothing, publishes nothing. */
+  /**
+   * A dry run: reads up to `limit` messages from the head of the source, settles nothing, publishes nothing.
+   * Refused when the admin database pins another topology than this service's (`TOPOLOGY_NOT_PINNED`).
+   */
   async plan(request: RedrivePlanRequest): Promise<RedrivePlan> {
     const actor = request.plannedBy ?? this.credential.principal;
     const about = { action: 'PLAN' as const, actor, source: request.source, target: request.target };
     return this.audit.refusalsOf(about, async () => {
       const { topology, keySecret } = this.options;
+      await checkPinnedTopology(this.options.ledger, topology);
       const maxBytes = this.options.readBudgetBytes;
       const context = {
         backend: this.backend(),

@@ -36,6 +36,14 @@ describe('destination-names', () => {
       });
     });
 
+    describe('failureExchange', () => {
+      it('is <destination>.<group>.failures', () => {
+        expect(destinationNames.failureExchange('post-create', 'subscribe-service')).toBe(
+          'post-create.subscribe-service.failures',
+        );
+      });
+    });
+
     it('gives one group distinct work, dead-letter and retry names', () => {
       const names = [
         destinationNames.workQueue('d', 'g'),

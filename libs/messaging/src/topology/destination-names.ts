@@ -5,6 +5,11 @@
 export const destinationNames = {
   /** RabbitMQ: the group's work queue. */
   workQueue: (destination: string, group: string) => `${destination}.${group}`,
+  /**
+   * RabbitMQ: the group's direct exchange for its retry and dead-letter copies, bound to its retry queues and
+   * its DLQ (each by its own name): a service may write it without being able to reach any other queue.
+   */
+  failureExchange: (destination: string, group: string) => `${destination}.${group}.failures`,
   /** The group's dead-letter destination. */
   deadLetter: (destination: string, group: string) => `${destination}.${group}.dlq`,
   /** The group's retry destination for one delay tier. */

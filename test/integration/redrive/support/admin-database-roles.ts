@@ -82,8 +82,10 @@ export class AdminDatabaseRoles {
         `grant select, insert on ${s}.messaging_redrive_audit, ${s}.messaging_redrive_nonce to ${r}`,
       );
       await owner.query(`grant select on ${s}.messaging_redrive_audit_head to ${r}`);
-      // The pinned keyring (issue 45): read it, never write it.
-      await owner.query(`grant select on ${s}.messaging_redrive_keyring to ${r}`);
+      // The pinned keyring and topology (issue 45): read them, never write them.
+      await owner.query(
+        `grant select on ${s}.messaging_redrive_keyring, ${s}.messaging_redrive_topology to ${r}`,
+      );
       // The console's plans: read, add, and change what a step changes, nothing else.
       await owner.query(`grant select, insert on ${s}.messaging_console_plan to ${r}`);
       await owner.query(

@@ -20,6 +20,15 @@ export interface CommandContext {
   print(lines: readonly string[]): void;
   /** Runs `work` with the admin database's ledger, then closes it. */
   withLedger<T>(work: (ledger: PostgresRedriveLedger) => Promise<T>): Promise<T>;
+  /**
+   * As `withLedger`, for a command that writes the audit log: refused (`AuditLogRewritableError`) when the
+   * login can rewrite the log, unless `--allow-rewritable-audit`, which is warned about on standard error and
+   * recorded in every entry (issue 45, finding 13).
+   */
+  withAppendOnlyLedger<T>(
+    flags: AppendOnlyFlag,
+    work: (ledger: PostgresRedriveLedger) => Promise<T>,
+  ): Promise<T>;
   /** The reviewed keyring (`MESSAGING_ADMIN_APPROVERS`); empty when none is given. */
   keyring(): Promise<ApproverKeyring>;
   /** The topology of `--topology` or `MESSAGING_ADMIN_TOPOLOGY`, if either is given. */
@@ -27,9 +36,10 @@ export interface CommandContext {
   /**
    * Runs `work` with a `RedriveService` built from the flags and environment (broker, admin credential,
    * reviewed keyring, topology, key secret, ledger), then closes it. A refusal to build one is recorded too.
+   * The ledger is `withAppendOnlyLedger`'s.
    */
   withService<T>(
-    flags: BrokerFlags & TopologyFlag,
+    flags: BrokerFlags & TopologyFlag & AppendOnlyFlag,
     work: (service: RedriveService) => Promise<T>,
     about?: { readonly source?: string },
   ): Promise<T>;
@@ -43,6 +53,11 @@ export interface CommandContext {
 /** The flag that names a topology file. */
 export interface TopologyFlag {
   readonly topology?: string;
+}
+
+/** The flag that accepts a database login that can rewrite the audit log (`--allow-rewritable-audit`). */
+export interface AppendOnlyFlag {
+  readonly allowRewritableAudit?: boolean;
 }
 
 /** A context over `io`. */
@@ -59,14 +74,74 @@ export function commandContext(io: CliIo): CommandContext {
       await ledger.close();
     }
   };
+  const withAppendOnlyLedger = <T>(
+    flags: AppendOnlyFlag,
+    work: (ledger: PostgresRedriveLedger) => Promise<T>,
+  ): Promise<T> =>
+    withLedger(async (ledger) => {
+      const allow = flags.allowRewritableAudit === true || io.env[AdminEnv.ALLOW_REWRITABLE_AUDIT] === 'true';
+      const rights = await ledger.requireAppendOnly(allow);
+      if (rights.length > 0) {
+        io.err(
+          `WARNING: this admin database login can rewrite the audit log (${rights.join(', ')}). Going on ` +
+            'only because of --allow-rewritable-audit; every audit entry of this run records it (rewrite-rights).\n',
+        );
+      }
+      return work(ledger);
+    });
+  /** A `RedriveService` on `ledger` built from the flags and environment; a refusal to build one is recorded. */
+  const onLedger =
+    <T>(
+      flags: BrokerFlags & TopologyFlag,
+      work: (service: RedriveService) => Promise<T>,
+      about?: { readonly source?: string },
+    ) =>
+    async (ledger: PostgresRedriveLedger): Promise<T> => {
+      const { broker, credential } = resolveAdminOptions(flags, io.env);
+      let service: RedriveService;
+      try {
+        service = new RedriveService({
+          broker,
+          credential,
+          ledger,
+          approvers: await keyringOf(io),
+          topology: await topology(flags),
+          keySecret: keySecretOf(io),
+          carryHeaders: carryHeadersOf(io),
+          readBudgetBytes: readBudgetOf(io),
+          clock: cliClock(io),
+        });
+      } catch (error) {
+        if (error instanceof RedriveRefusedError) {
+          const actor = credential?.principal ?? '(no credential)';
+          const detail = error.message;
+          await ledger.record({
+            action: 'REFUSE',
+            actor,
+            transport: broker.kind,
+            source: about?.source,
+            outcome: error.guard,
+            detail,
+          });
+        }
+        throw error;
+      }
+      try {
+        return await work(service);
+      } finally {
+        await service.close();
+      }
+    };
   const context: CommandContext = {
     io,
     print: (lines) => io.out(lines.map((line) => `${line}\n`).join('')),
     withLedger,
+    withAppendOnlyLedger,
     keyring: () => keyringOf(io),
     topology,
     withReader: async (flags, work) => {
-      if (io.env[AdminEnv.DATABASE_URL]) return context.withService(flags, work);
+      // Read-only: it writes no audit entry, so a login that could rewrite the log is not refused here.
+      if (io.env[AdminEnv.DATABASE_URL]) return withLedger(onLedger(flags, work));
       const { broker, credential } = resolveAdminOptions(flags, io.env);
       const service = new RedriveService({
         broker,
@@ -85,43 +160,7 @@ export function commandContext(io: CliIo): CommandContext {
         await service.close();
       }
     },
-    withService: (flags, work, about) =>
-      withLedger(async (ledger) => {
-        const { broker, credential } = resolveAdminOptions(flags, io.env);
-        let service: RedriveService;
-        try {
-          service = new RedriveService({
-            broker,
-            credential,
-            ledger,
-            approvers: await keyringOf(io),
-            topology: await topology(flags),
-            keySecret: keySecretOf(io),
-            carryHeaders: carryHeadersOf(io),
-            readBudgetBytes: readBudgetOf(io),
-            clock: cliClock(io),
-          });
-        } catch (error) {
-          if (error instanceof RedriveRefusedError) {
-            const actor = credential?.principal ?? '(no credential)';
-            const detail = error.message;
-            await ledger.record({
-              action: 'REFUSE',
-              actor,
-              transport: broker.kind,
-              source: about?.source,
-              outcome: error.guard,
-              detail,
-            });
-          }
-          throw error;
-        }
-        try {
-          return await work(service);
-        } finally {
-          await service.close();
-        }
-      }),
+    withService: (flags, work, about) => withAppendOnlyLedger(flags, onLedger(flags, work, about)),
   };
   return context;
 }
@@ -169,6 +208,15 @@ function readBudgetOf(io: CliIo): number | undefined {
 function keySecretOf(io: CliIo) {
   const text = io.env[AdminEnv.KEY_SECRET];
   return text ? parseKeySecret(text, AdminEnv.KEY_SECRET) : undefined;
+}
+
+/** Adds `--allow-rewritable-audit`, for the commands that write the audit log (plan, approve, redrive). */
+export function withAppendOnlyOption(command: Command): Command {
+  return command.option(
+    '--allow-rewritable-audit',
+    `go on although the admin database login can rewrite the audit log (${AdminEnv.ALLOW_REWRITABLE_AUDIT}` +
+      '=true): warned about, and recorded in every audit entry',
+  );
 }
 
 /** Adds `--topology`, for the commands that derive a redrive's route. */

@@ -1,12 +1,14 @@
 import { Command } from 'commander';
 import { PostgresRedriveLedger } from '../../redrive/ledger/postgres-redrive-ledger';
+import { topologyFingerprint } from '../../redrive/pinned-fingerprints';
 import { AdminEnv, resolveAdminDatabase } from '../admin-options';
 import { CliUsageError } from '../cli-usage.error';
-import { CommandContext } from './command-context';
+import { CommandContext, TopologyFlag, withTopologyOption } from './command-context';
 
 /**
  * `nest-messaging db migrate`: `MessagingAdminMigrations` on the admin database (the redrive ledger, the
- * console's plans); `db pin-keyring`: the reviewed approver keyring's fingerprint pinned there (issue 45).
+ * console's plans); `db pin-keyring` and `db pin-topology`: the reviewed approver keyring's and topology's
+ * fingerprints pinned there (issue 45).
  */
 export function dbCommand(context: CommandContext): Command {
   const migrate = new Command('migrate')
@@ -33,5 +35,23 @@ export function dbCommand(context: CommandContext): Command {
       await PostgresRedriveLedger.pinKeyring(resolveAdminDatabase(context.io.env), keyring.fingerprint);
       context.print([`Pinned the approver keyring ${keyring.fingerprint}.`]);
     });
-  return new Command('db').description('the admin database').addCommand(migrate).addCommand(pin);
+  const pinTopology = withTopologyOption(new Command('pin-topology'))
+    .description(
+      "pin the reviewed topology (--topology or MESSAGING_ADMIN_TOPOLOGY) in the admin database, as the tables' " +
+        'owner: approve and execute then refuse any other topology file, or none',
+    )
+    .action(async (flags: TopologyFlag) => {
+      const topology = await context.topology(flags);
+      if (!topology) {
+        throw new CliUsageError(`Name the reviewed topology file: --topology or ${AdminEnv.TOPOLOGY}.`);
+      }
+      const fingerprint = topologyFingerprint(topology);
+      await PostgresRedriveLedger.pinTopology(resolveAdminDatabase(context.io.env), fingerprint);
+      context.print([`Pinned the topology ${fingerprint}.`]);
+    });
+  return new Command('db')
+    .description('the admin database')
+    .addCommand(migrate)
+    .addCommand(pin)
+    .addCommand(pinTopology);
 }

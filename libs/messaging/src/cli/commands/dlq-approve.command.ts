@@ -7,10 +7,10 @@ import { readApproverKeyFile } from '../approver-key-file';
 import { cliClock, readJson, writeJson } from '../cli-io';
 import { parseDuration } from '../duration';
 import { formatPlan } from '../format/plan-format';
-import { CommandContext, withTopologyOption } from './command-context';
+import { AppendOnlyFlag, CommandContext, withAppendOnlyOption, withTopologyOption } from './command-context';
 import { nextCommand, withLocalPlaintextOption } from './next-command';
 
-interface ApproveFlags {
+interface ApproveFlags extends AppendOnlyFlag {
   readonly plan: string;
   readonly key: string;
   readonly ttl: string;
@@ -24,7 +24,7 @@ interface ApproveFlags {
  * [--topology file] [--local-plaintext]`.
  */
 export function approveCommand(context: CommandContext): Command {
-  return withLocalPlaintextOption(withTopologyOption(new Command('approve')))
+  return withAppendOnlyOption(withLocalPlaintextOption(withTopologyOption(new Command('approve'))))
     .description('approve a plan for a limited time, signed with your own approver key (no broker access)')
     .requiredOption('--plan <file>', 'the plan written by "dlq plan --out"')
     .requiredOption(
@@ -42,7 +42,7 @@ export function approveCommand(context: CommandContext): Command {
       const ttlMs = parseDuration(flags.ttl);
       const keyring = await context.keyring();
       const topology = await context.topology(flags);
-      const approval = await context.withLedger((ledger) =>
+      const approval = await context.withAppendOnlyLedger(flags, (ledger) =>
         issueApproval(plan, signer, { ledger, ttlMs, keyring, topology, clock: cliClock(context.io) }),
       );
       const out = flags.out ?? `${flags.plan.replace(/\.json$/, '')}.approval.json`;

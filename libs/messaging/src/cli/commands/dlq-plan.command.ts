@@ -3,10 +3,16 @@ import { BrokerFlags } from '../admin-options';
 import { writeJson } from '../cli-io';
 import { formatPlan } from '../format/plan-format';
 import { selectionOf } from './plan-selection-flags';
-import { CommandContext, withBrokerOptions, withTopologyOption } from './command-context';
+import {
+  AppendOnlyFlag,
+  CommandContext,
+  withAppendOnlyOption,
+  withBrokerOptions,
+  withTopologyOption,
+} from './command-context';
 import { nextCommand } from './next-command';
 
-interface PlanFlags extends BrokerFlags {
+interface PlanFlags extends BrokerFlags, AppendOnlyFlag {
   readonly source: string;
   readonly target?: string;
   readonly limit?: string;
@@ -25,7 +31,7 @@ interface PlanFlags extends BrokerFlags {
  * --older-than 30m] [--discard] [--out plan.json]`: a dry run.
  */
 export function planCommand(context: CommandContext): Command {
-  return withTopologyOption(withBrokerOptions(new Command('plan')))
+  return withAppendOnlyOption(withTopologyOption(withBrokerOptions(new Command('plan'))))
     .description('dry run: show what a redrive would move; changes nothing')
     .requiredOption('--source <dlq>', 'the dead-letter destination, <destination>.<group>.dlq')
     .option(

@@ -4,9 +4,15 @@ import { BrokerFlags } from '../admin-options';
 import { readJson } from '../cli-io';
 import { formatResult } from '../format/result-format';
 import { RedriveIncompleteError } from '../redrive-incomplete.error';
-import { CommandContext, withBrokerOptions, withTopologyOption } from './command-context';
+import {
+  AppendOnlyFlag,
+  CommandContext,
+  withAppendOnlyOption,
+  withBrokerOptions,
+  withTopologyOption,
+} from './command-context';
 
-interface RedriveFlags extends BrokerFlags {
+interface RedriveFlags extends BrokerFlags, AppendOnlyFlag {
   readonly plan: string;
   readonly approval: string;
   readonly topology?: string;
@@ -14,7 +20,7 @@ interface RedriveFlags extends BrokerFlags {
 
 /** `nest-messaging dlq redrive --plan plan.json --approval approval.json`: moves the approved plan's messages. */
 export function redriveCommand(context: CommandContext): Command {
-  return withTopologyOption(withBrokerOptions(new Command('redrive')))
+  return withAppendOnlyOption(withTopologyOption(withBrokerOptions(new Command('redrive'))))
     .description('move the messages of an approved plan: publish, wait for confirms, then settle')
     .requiredOption('--plan <file>', 'the plan written by "dlq plan --out"')
     .requiredOption('--approval <file>', 'the approval written by "dlq approve"')

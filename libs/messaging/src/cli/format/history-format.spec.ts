@@ -1,5 +1,5 @@
 import { RecordedRedriveAuditEntry } from '../../redrive/ledger/redrive-ledger.interface';
-import { formatHistoryDetail, formatUnfinished } from './history-format';
+import { formatHistory, formatHistoryDetail, formatUnfinished } from './history-format';
 
 const entry = (id: string, fields: Partial<RecordedRedriveAuditEntry>): RecordedRedriveAuditEntry => ({
   id,
@@ -13,6 +13,20 @@ const entry = (id: string, fields: Partial<RecordedRedriveAuditEntry>): Recorded
 });
 
 describe('history format', () => {
+  describe(formatHistory.name, () => {
+    it('shows the overrides a run used in a column of their own, only when one did (issue 45, finding 11)', () => {
+      const plain = formatHistory([entry('1', {})]);
+      expect(plain.join('\n')).not.toContain('OVERRIDES');
+      const lines = formatHistory([
+        entry('1', {}),
+        entry('2', { overrides: ['insecure-transport', 'rewrite-rights'] }),
+      ]);
+      expect(lines[0]).toMatch(/OUTCOME\s+OVERRIDES$/);
+      expect(lines.at(-2)).toMatch(/STARTED\s+-$/);
+      expect(lines.at(-1)).toMatch(/STARTED\s+insecure-transport, rewrite-rights$/);
+    });
+  });
+
   describe(formatUnfinished.name, () => {
     it('names an execution that STARTED with no outcome or refusal after it (issue 45)', () => {
       const lines = formatUnfinished([

@@ -5,6 +5,8 @@ import { table } from './table';
 /** The audit log, oldest first: who did what, when, from where to where, with which outcome. */
 export function formatHistory(entries: readonly RecordedRedriveAuditEntry[]): string[] {
   if (entries.length === 0) return ['No redrive activity recorded.'];
+  // A run that skipped a safety check (issue 45): a column of its own, shown only when one did.
+  const overridden = entries.some((e) => e.overrides?.length);
   const rows = entries.map((e) => [
     e.at.toISOString(),
     e.action,
@@ -14,8 +16,10 @@ export function formatHistory(entries: readonly RecordedRedriveAuditEntry[]): st
     e.redriveId ?? '-',
     String(e.messageIds?.length ?? 0),
     e.outcome,
+    ...(overridden ? [e.overrides?.length ? e.overrides.join(', ') : '-'] : []),
   ]);
-  return table(['AT', 'ACTION', 'WHO', 'ROUTE', 'APPROVER', 'REDRIVE ID', 'MESSAGES', 'OUTCOME'], rows);
+  const headers = ['AT', 'ACTION', 'WHO', 'ROUTE', 'APPROVER', 'REDRIVE ID', 'MESSAGES', 'OUTCOME'];
+  return table(overridden ? [...headers, 'OVERRIDES'] : headers, rows);
 }
 
 /** One entry in full, message ids and detail included (`dlq history --verbose`). */
@@ -24,6 +28,7 @@ export function formatHistoryDetail(entries: readonly RecordedRedriveAuditEntry[
     ...table(['#', 'DETAIL'], [[e.id, e.detail ?? '']]),
     ...table(['', 'MESSAGE IDS'], [['', (e.messageIds ?? []).map((id) => id ?? '(none)').join(', ')]]),
     ...(e.dbUser ? table(['', 'DATABASE LOGIN'], [['', e.dbUser]]) : []),
+    ...(e.overrides?.length ? table(['', 'OVERRIDES'], [['', e.overrides.join(', ')]]) : []),
     ...(e.evidence
       ? table(
           ['', 'APPROVAL'],

@@ -3,6 +3,12 @@ import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { z } from 'zod';
 import { pgTimestamp } from '../../common/pg-timestamp';
+import {
+  fromPostgresJson,
+  fromPostgresText,
+  toPostgresJson,
+  toPostgresText,
+} from '../../common/postgres-text';
 import { quoteIdent } from '../../tables/postgres-tables';
 import { RedriveLedgerMissingError } from '../../redrive/errors/redrive-ledger-missing.error';
 import { AdminDatabaseOptions } from '../../redrive/ledger/postgres-redrive-ledger';
@@ -32,6 +38,8 @@ interface PlanRow {
  * The console's plans in the admin database (`messaging_console_plan`, migration
  * `CreateConsolePlans1765065600000`): plans survive a console restart and are shared by console
  * processes. Each step is one conditional UPDATE: of two approvals or executions stored at once, one wins.
+ * Every string goes in through `toPostgresText` and comes out through `fromPostgresText` (PostgreSQL
+ * refuses NUL; the audit log keeps it the same way), so a plan reads back exactly and still matches its hash.
  */
 export class PostgresConsolePlanStore implements ConsolePlanStore {
   private readonly table: string;
@@ -70,7 +78,7 @@ export class PostgresConsolePlanStore implements ConsolePlanStore {
     const id = randomUUID();
     await this.dataSource.query(
       `insert into ${this.table} (id, source, planned_by, plan_hash, plan) values ($1, $2, $3, $4, $5::jsonb)`,
-      [id, plan.source, plan.plannedBy, plan.hash, JSON.stringify(plan)],
+      [id, toPostgresText(plan.source), toPostgresText(plan.plannedBy), plan.hash, toPostgresJson(plan)],
     );
     return { id, plan, refusals: {} };
   }
@@ -87,7 +95,7 @@ export class PostgresConsolePlanStore implements ConsolePlanStore {
     const rows = await this.dataSource.query<PlanRow[]>(
       `select * from ${this.table} where $1::text is null or source = $1
        order by created_at desc, id limit $2`,
-      [filter.source ?? null, filter.limit],
+      [filter.source === undefined ? null : toPostgresText(filter.source), filter.limit],
     );
     return rows.flatMap((row) => {
       const entry = checkedEntry(row);
@@ -100,7 +108,7 @@ export class PostgresConsolePlanStore implements ConsolePlanStore {
     const updated = await this.dataSource.query<[unknown[], number]>(
       `update ${this.table} set approval = $2::jsonb, refusals = refusals - $3::text
        where id = $1 and approval is null and result is null`,
-      [id, JSON.stringify(approval), by],
+      [id, toPostgresJson(approval), toPostgresText(by)],
     );
     return updated[1] === 1;
   }
@@ -110,7 +118,7 @@ export class PostgresConsolePlanStore implements ConsolePlanStore {
     const updated = await this.dataSource.query<[unknown[], number]>(
       `update ${this.table} set result = $2::jsonb, executed_at = now(), refusals = refusals - $3::text
        where id = $1 and result is null`,
-      [id, JSON.stringify(result), by],
+      [id, toPostgresJson(result), toPostgresText(by)],
     );
     return updated[1] === 1;
   }
@@ -130,7 +138,7 @@ export class PostgresConsolePlanStore implements ConsolePlanStore {
        set refusals = refusals || jsonb_build_object($2::text, jsonb_build_object('message', $3::text,
          'at', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
        where id = $1`,
-      [id, by, message],
+      [id, toPostgresText(by), toPostgresText(message)],
     );
   }
 
@@ -175,7 +183,8 @@ const refusalsSchema = z.record(z.string(), z.object({ message: z.string(), at: 
  * a result or refusals that do not parse (or an approval of another plan, a result of another source) are
  * ignored, as if absent: what counts is checked again by the redrive (signatures, the audit log, nonces).
  */
-export function checkedEntry(row: PlanRow): ConsolePlan | undefined {
+export function checkedEntry(stored: PlanRow): ConsolePlan | undefined {
+  const row = fromPostgres(stored);
   let plan: RedrivePlan;
   try {
     plan = parseRedrivePlan(row.plan);
@@ -209,6 +218,19 @@ export function checkedEntry(row: PlanRow): ConsolePlan | undefined {
   const refusals = refusalsSchema.safeParse(row.refusals);
   if (!refusals.success) ignored('refusals');
   return entryOf({ ...row, plan }, approval, result, refusals.success ? refusals.data : {});
+}
+
+/** The row's strings as they were before `toPostgresText` (the columns a step writes and the plan's own). */
+function fromPostgres(row: PlanRow): PlanRow {
+  return {
+    ...row,
+    source: fromPostgresText(row.source),
+    planned_by: fromPostgresText(row.planned_by),
+    plan: fromPostgresJson(row.plan),
+    approval: fromPostgresJson(row.approval),
+    result: fromPostgresJson(row.result),
+    refusals: fromPostgresJson(row.refusals),
+  };
 }
 
 function safely<T>(parse: () => T): T | undefined {

@@ -22,6 +22,15 @@ describe('access views', () => {
       expect(auditPage(refreshing, [entry], {}, whole, {}, true)).not.toContain('data-refresh');
     });
 
+    it('shows the overrides an entry records beside its outcome (issue 45, findings 11 and 13)', () => {
+      const overridden = { ...entry, overrides: ['insecure-transport', 'rewrite-rights'] as const };
+      const intact = chainNotice(context, { intact: true, checked: 1 }, false);
+      expect(auditPage(context, [overridden], {}, intact)).toContain(
+        '<strong>(override: insecure-transport, rewrite-rights)</strong>',
+      );
+      expect(auditPage(context, [entry], {}, intact)).not.toContain('override:');
+    });
+
     it('says where the hash chain is broken, above the entries', () => {
       const broken = chainNotice(
         context,

@@ -130,7 +130,9 @@ export function auditPage(
               <td>${timeOf(e.at)}</td>
               <td>${e.action}</td>
               <td>${hidden ? '(hidden from viewers)' : e.actor}</td>
-              <td>${e.outcome}</td>
+              <td>
+                ${e.outcome}${e.overrides?.length ? html` <strong>(override: ${e.overrides.join(', ')})</strong>` : ''}
+              </td>
               <td>${e.source ?? ''}${e.target ? ` → ${e.target}` : ''}</td>
               <td>${e.approver ?? ''}</td>
               <td class="mono">${e.redriveId ?? ''}</td>

@@ -61,7 +61,7 @@ describe('incident views', () => {
 
   describe(searchPage.name, () => {
     it('posts the key (never in a URL) and does not show it again', () => {
-      const page = searchPage(operator, 'q.g.dlq', { messageId: 'm1' }, [letter(1)], true);
+      const page = searchPage(operator, 'q.g.dlq', { messageId: 'm1' }, [letter(1)], true, true);
       expect(page).toContain('method="post" action="/console/dead-letters/q.g.dlq/search"');
       expect(page).toContain('type="password"');
       expect(page).toContain('1 message(s) found.');
@@ -78,7 +78,7 @@ describe('incident views', () => {
       const pages = (c?: typeof cutOff) => [
         groupsPage(operator, 'q.g.dlq', [group], 43, 1, true, c),
         allLettersPage(operator, 'q.g.dlq', letters, 43, 1, true, c),
-        searchPage(operator, 'q.g.dlq', { messageId: 'm0' }, letters, true, c),
+        searchPage(operator, 'q.g.dlq', { messageId: 'm0' }, letters, true, true, c),
         archivePage(viewer, 'q.g.dlq', letters, 43, c),
         deadLetterQueuePage(operator, 'q.g.dlq', letters, {}, true, 0, c),
       ];

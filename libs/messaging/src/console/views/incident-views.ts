@@ -115,6 +115,7 @@ export function searchPage(
   query: { messageId?: string; key?: string },
   found: readonly InspectedDeadLetter[] | undefined,
   mayPlan: boolean,
+  mayFindByKey: boolean,
   cutOff?: ReadCutOff,
 ): string {
   const path = queuePath(context, queue);
@@ -127,13 +128,17 @@ export function searchPage(
         <label for="messageId"
           >Message id<input id="messageId" name="messageId" value="${query.messageId ?? ''}"
         /></label>
-        <label for="key"
-          >Key (the real one; compared through its pseudonym, never shown)<input
-            id="key"
-            name="key"
-            type="password"
-            autocomplete="off"
-        /></label>
+        ${
+          mayFindByKey
+            ? html`<label for="key"
+                >Key (the real one; compared through its pseudonym, never shown)<input
+                  id="key"
+                  name="key"
+                  type="password"
+                  autocomplete="off"
+              /></label>`
+            : ''
+        }
         <button type="submit">Find</button>
       </form>
       ${

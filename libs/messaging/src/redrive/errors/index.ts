@@ -1,5 +1,6 @@
 export * from './admin-credential-refused.error';
 export * from './ambiguous-redrive-route.error';
+export * from './audit-log-rewritable.error';
 export * from './approval-already-used.error';
 export * from './approval-expired.error';
 export * from './approval-mismatch.error';
@@ -19,3 +20,4 @@ export * from './redrive-refused.error';
 export * from './redrive-target-not-found.error';
 export * from './redrive-target-refused.error';
 export * from './same-source-and-target.error';
+export * from './topology-not-pinned.error';

@@ -16,7 +16,9 @@ export type RedriveGuard =
   | 'IN_PROGRESS'
   | 'STALE_PLAN'
   | 'PLAN_ALTERED'
-  | 'KEYRING_NOT_PINNED';
+  | 'KEYRING_NOT_PINNED'
+  | 'TOPOLOGY_NOT_PINNED'
+  | 'AUDIT_REWRITABLE';
 
 /**
  * Base class of the errors by which a redrive guard refuses an operation. Catch this one to tell a refusal

@@ -97,4 +97,16 @@ describe(checkAuditChain.name, () => {
       expect(auditRowHash(AUDIT_CHAIN_GENESIS, changed)).not.toBe(hash);
     }
   });
+
+  it('hashes the overrides a run used when set; an entry without keeps its hash (issue 45, findings 11, 13)', () => {
+    const [row] = chain(1);
+    const stamped = { ...row, evidence: null, dbUser: 'messaging_jane' };
+    const plain = auditRowHash(AUDIT_CHAIN_GENESIS, stamped);
+    expect(auditRowHash(AUDIT_CHAIN_GENESIS, { ...stamped, overrides: null })).toBe(plain);
+    const overridden = auditRowHash(AUDIT_CHAIN_GENESIS, { ...stamped, overrides: 'insecure-transport' });
+    expect(overridden).not.toBe(plain);
+    expect(
+      auditRowHash(AUDIT_CHAIN_GENESIS, { ...stamped, overrides: 'insecure-transport,rewrite-rights' }),
+    ).not.toBe(overridden);
+  });
 });

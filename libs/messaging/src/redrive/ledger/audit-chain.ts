@@ -22,6 +22,8 @@ export interface AuditChainRow {
   readonly evidence?: string | null;
   /** The database login that wrote the entry (stamped by the trigger); null or absent before issue 45. */
   readonly dbUser?: string | null;
+  /** The safety overrides the writing run used, as stored (comma-separated); null or absent for none. */
+  readonly overrides?: string | null;
 }
 
 /** `<bytes>:<text>`, or `-` for null: no character in one field can shift the next. */
@@ -55,6 +57,8 @@ export function auditRowHash(previous: string, row: AuditChainRow): string {
     field(row.detail),
     // Evidence and login (issue 45) are hashed when either is set: entries from before keep their hash.
     row.evidence == null && row.dbUser == null ? '' : field(row.evidence ?? null) + field(row.dbUser ?? null),
+    // Overrides (issue 45, findings 11 and 13) are hashed when set: entries without any keep their hash.
+    row.overrides == null ? '' : field(row.overrides),
   ].join('');
   return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
 }

@@ -22,7 +22,7 @@ describe('PostgresRedriveLedger.record: NUL in message ids', () => {
       actor: 'ops',
       transport: 'rabbitmq',
       source: 'orders.billing.dlq',
-      messageIds: ['a\u0000b', null, 'tab\there', '\u0000'],
+      messageIds: ['a\u0000b', null, 'tab\there', '\u0000', 'x\\u{0}'],
       outcome: 'PLANNED',
       detail: 'id a\u0000b',
     });
@@ -32,7 +32,14 @@ describe('PostgresRedriveLedger.record: NUL in message ids', () => {
     for (const text of stored) expect(text).not.toContain('\u0000');
     // What PostgreSQL refuses in jsonb is the JSON escape of U+0000.
     for (const text of stored) expect(text).not.toContain('\\u0000');
-    expect(JSON.parse(params[8] as string)).toEqual(['a\\u{0}b', null, 'tab\there', '\\u{0}']);
+    // A backslash that starts \u{ is written \u{5c}, so the text reads back exactly (common/postgres-text).
+    expect(JSON.parse(params[8] as string)).toEqual([
+      'a\\u{0}b',
+      null,
+      'tab\there',
+      '\\u{0}',
+      'x\\u{5c}u{0}',
+    ]);
     expect(params[10]).toBe('id a\\u{0}b');
   });
 });

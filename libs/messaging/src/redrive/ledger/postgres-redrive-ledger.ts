@@ -2,10 +2,13 @@ import { DataSource } from 'typeorm';
 import { MessagingAdminMigrations } from '../../migrations';
 import { ChainRedriveAudit1764979200000 } from '../../migrations/chain-redrive-audit.migration';
 import { PinRedriveKeyring1765238400000 } from '../../migrations/pin-redrive-keyring.migration';
+import { PinRedriveTopology1765324800000 } from '../../migrations/pin-redrive-topology.migration';
 import { CreateRedriveLedger1764892800000 } from '../../migrations/create-redrive-ledger.migration';
 import { pgTimestamp } from '../../common/pg-timestamp';
+import { toPostgresText } from '../../common/postgres-text';
 import { quoteIdent } from '../../tables/postgres-tables';
 import { checkAdminDatabaseUrl } from '../admin-connection';
+import { AuditLogRewritableError } from '../errors/audit-log-rewritable.error';
 import { RedriveInProgressError } from '../errors/redrive-in-progress.error';
 import { RedriveLedgerMissingError } from '../errors/redrive-ledger-missing.error';
 import {
@@ -19,6 +22,7 @@ import {
 import {
   ApprovalEvidence,
   ApprovalUse,
+  AuditOverride,
   RecordedRedriveAuditEntry,
   RedriveAuditEntry,
   RedriveAuditFilter,
@@ -61,6 +65,8 @@ interface AuditRow {
   evidence?: string | null;
   /** The login that wrote the entry, stamped by the trigger (issue 45). */
   db_user?: string | null;
+  /** The overrides the writing run used, comma-separated (issue 45). */
+  overrides?: string | null;
 }
 
 /** How many entries `verifyChain()` reads at a time. */
@@ -75,6 +81,9 @@ export class PostgresRedriveLedger implements RedriveLedger {
   private readonly nonces: string;
   private readonly head: string;
   private readonly keyring: string;
+  private readonly topology: string;
+  /** The overrides every entry this ledger writes carries (its connection's, its login's). */
+  private readonly overrides = new Set<AuditOverride>();
 
   private constructor(private readonly dataSource: DataSource) {
     const tables = tablesOf(dataSource);
@@ -82,12 +91,19 @@ export class PostgresRedriveLedger implements RedriveLedger {
     this.nonces = tables.nonces;
     this.head = tables.head;
     this.keyring = tables.keyring;
+    this.topology = tables.topology;
   }
 
-  /** Connects to the admin database; throws `RedriveLedgerMissingError` when its tables are missing. */
+  /**
+   * Connects to the admin database; throws `RedriveLedgerMissingError` when its tables are missing. A URL
+   * accepted only with `allowInsecureTransport` makes every entry carry the override `insecure-transport`.
+   */
   static async connect(options: AdminDatabaseOptions): Promise<PostgresRedriveLedger> {
     const dataSource = await openAdminDatabase(options);
     const ledger = new PostgresRedriveLedger(dataSource);
+    if (checkAdminDatabaseUrl(options.url, options.allowInsecureTransport)) {
+      ledger.overrides.add('insecure-transport');
+    }
     try {
       await ledger.checkTables();
     } catch (error) {
@@ -127,10 +143,11 @@ export class PostgresRedriveLedger implements RedriveLedger {
   }
 
   private async insertEntry(db: Pick<DataSource, 'query'>, entry: RedriveAuditEntry): Promise<void> {
+    const overrides = [...new Set([...(entry.overrides ?? []), ...this.overrides])].sort();
     await db.query(
       `insert into ${this.audit} (action, actor, transport, source, target, plan_hash, approver, redrive_id,
-         message_ids, outcome, detail, evidence)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12)`,
+         message_ids, outcome, detail, evidence, overrides)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $13)`,
       [
         entry.action,
         entry.actor,
@@ -140,10 +157,11 @@ export class PostgresRedriveLedger implements RedriveLedger {
         entry.planHash ?? null,
         entry.approver ?? null,
         entry.redriveId ?? null,
-        JSON.stringify((entry.messageIds ?? []).map((id) => id && withoutNul(id))),
+        JSON.stringify((entry.messageIds ?? []).map((id) => id && toPostgresText(id))),
         entry.outcome,
-        entry.detail ? withoutNul(entry.detail) : null,
+        entry.detail ? toPostgresText(entry.detail) : null,
         entry.evidence ? evidenceText(entry.evidence) : null,
+        overrides.length > 0 ? overrides.join(',') : null,
       ],
     );
   }
@@ -207,28 +225,66 @@ export class PostgresRedriveLedger implements RedriveLedger {
   }
 
   /** The fingerprint `messaging_redrive_keyring` pins, or undefined when none is pinned. */
-  async pinnedKeyring(): Promise<string | undefined> {
-    const [row] = await this.dataSource.query<Array<{ fingerprint: string }>>(
-      `select fingerprint from ${this.keyring} where id = 1`,
-    );
-    return row?.fingerprint;
+  pinnedKeyring(): Promise<string | undefined> {
+    return this.pinnedIn(this.keyring);
+  }
+
+  /** The fingerprint `messaging_redrive_topology` pins, or undefined when none is pinned. */
+  pinnedTopology(): Promise<string | undefined> {
+    return this.pinnedIn(this.topology);
   }
 
   /**
    * Pins `fingerprint` (an `ApproverKeyring.fingerprint`) as the reviewed keyring, replacing the pin before:
    * run as the tables' owner (`nest-messaging db pin-keyring`); the everyday logins may only read it.
    */
-  static async pinKeyring(options: AdminDatabaseOptions, fingerprint: string): Promise<void> {
+  static pinKeyring(options: AdminDatabaseOptions, fingerprint: string): Promise<void> {
+    return PostgresRedriveLedger.pin(options, 'keyring', fingerprint);
+  }
+
+  /**
+   * Pins `fingerprint` (`topologyFingerprint()` of the reviewed topology) as the topology routes come from,
+   * replacing the pin before: run as the tables' owner (`nest-messaging db pin-topology`).
+   */
+  static pinTopology(options: AdminDatabaseOptions, fingerprint: string): Promise<void> {
+    return PostgresRedriveLedger.pin(options, 'topology', fingerprint);
+  }
+
+  private async pinnedIn(table: string): Promise<string | undefined> {
+    const [row] = await this.dataSource.query<Array<{ fingerprint: string }>>(
+      `select fingerprint from ${table} where id = 1`,
+    );
+    return row?.fingerprint;
+  }
+
+  private static async pin(
+    options: AdminDatabaseOptions,
+    what: 'keyring' | 'topology',
+    fingerprint: string,
+  ): Promise<void> {
     const dataSource = await openAdminDatabase(options);
     try {
       await dataSource.query(
-        `insert into ${tablesOf(dataSource).keyring} (id, fingerprint) values (1, $1)
+        `insert into ${tablesOf(dataSource)[what]} (id, fingerprint) values (1, $1)
          on conflict (id) do update set fingerprint = excluded.fingerprint, pinned_at = now()`,
         [fingerprint],
       );
     } finally {
       await dataSource.destroy();
     }
+  }
+
+  /**
+   * Refuses (`AuditLogRewritableError`) when this login can rewrite the audit log (`rewriteRights()` is not
+   * empty), unless `allow`: then every entry written from now on carries the override `rewrite-rights`.
+   * Resolves with the rights found (empty for the guide's recipe), for the caller's loud warning.
+   */
+  async requireAppendOnly(allow: boolean): Promise<string[]> {
+    const rights = await this.rewriteRights();
+    if (rights.length === 0) return rights;
+    if (!allow) throw new AuditLogRewritableError(rights);
+    this.overrides.add('rewrite-rights');
+    return rights;
   }
 
   /** The actor of the first PLAN entry with outcome PLANNED for `planHash`, if any. */
@@ -282,6 +338,7 @@ export class PostgresRedriveLedger implements RedriveLedger {
       ...(row.evidence ? { evidence: parseEvidence(row.evidence) } : {}),
       hash: row.row_hash ?? undefined,
       ...(row.db_user ? { dbUser: row.db_user } : {}),
+      ...(row.overrides ? { overrides: overridesOf(row.overrides) } : {}),
     }));
   }
 
@@ -330,8 +387,8 @@ export class PostgresRedriveLedger implements RedriveLedger {
    * What lets this login rewrite the audit log despite the triggers, e.g. `owner of …` or `superuser`:
    * empty for a role with SELECT and INSERT only (the guide's recipe). Membership of the owner role counts
    * even without INHERIT (such a member may `SET ROLE` to it), and so do UPDATE, DELETE, TRUNCATE and TRIGGER
-   * on the audit table, its nonce table and its chain head (issue 45, finding 15). `dlq history --verify`
-   * warns when it is not empty.
+   * on the audit table, its nonce table and its chain head (issue 45, finding 15). `requireAppendOnly()`
+   * refuses such a login (the console at start, the CLI's redrive commands); `dlq history --verify` warns.
    */
   async rewriteRights(): Promise<string[]> {
     const rows = await this.dataSource.query<
@@ -382,6 +439,7 @@ export class PostgresRedriveLedger implements RedriveLedger {
       [this.nonces, CreateRedriveLedger1764892800000.name],
       [this.head, ChainRedriveAudit1764979200000.name],
       [this.keyring, PinRedriveKeyring1765238400000.name],
+      [this.topology, PinRedriveTopology1765324800000.name],
     ]) {
       const [{ found }] = await this.dataSource.query<Array<{ found: string | null }>>(
         'select to_regclass($1) as found',
@@ -402,16 +460,8 @@ function tablesOf(dataSource: DataSource) {
     nonces: `${prefix}messaging_redrive_nonce`,
     head: `${prefix}messaging_redrive_audit_head`,
     keyring: `${prefix}messaging_redrive_keyring`,
+    topology: `${prefix}messaging_redrive_topology`,
   };
-}
-
-/**
- * `text` with each U+0000 written as `\u{0}` (as `printable()` writes it): PostgreSQL refuses NUL in `text`
- * and `jsonb`, so a dead-letter message whose id holds one could not be recorded, and so never planned,
- * redriven or discarded (issue 45, finding 14). The audit entry shows it escaped.
- */
-function withoutNul(text: string): string {
-  return text.replaceAll('\u0000', '\\u{0}');
 }
 
 /** An entry id as a query parameter: digits only, else none (a page link typed by hand). */
@@ -438,9 +488,15 @@ function chained(row: AuditRow): ChainedAuditRow {
     detail: row.detail,
     evidence: row.evidence ?? null,
     dbUser: row.db_user ?? null,
+    overrides: row.overrides ?? null,
     prevHash: row.prev_hash,
     rowHash: row.row_hash,
   };
+}
+
+/** Stored overrides read back: the known ones, in their order (text typed by hand keeps its words). */
+function overridesOf(text: string): AuditOverride[] {
+  return text.split(',').filter(Boolean) as AuditOverride[];
 }
 
 /** The evidence as stored: JSON with its fields in one order, undefined ones left out (hashed as written). */

@@ -6,6 +6,14 @@ import type { AuditChainCheck } from './audit-chain';
  */
 export type RedriveAuditAction = 'PLAN' | 'APPROVE' | 'EXECUTE' | 'REFUSE' | 'ACCESS';
 
+/**
+ * A safety check a run was told to skip, recorded in every audit entry it writes (issue 45):
+ * `insecure-transport`, a connection in clear text to a broker or admin database not on this machine
+ * (`--insecure-transport`); `rewrite-rights`, a database login that can rewrite the audit log
+ * (`--allow-rewritable-audit`).
+ */
+export type AuditOverride = 'insecure-transport' | 'rewrite-rights';
+
 /** One entry of the redrive audit log: who did what, when, from where to where, with which messages. */
 export interface RedriveAuditEntry {
   /** What was done: planned, approved, executed, or refused. */
@@ -35,6 +43,11 @@ export interface RedriveAuditEntry {
    * keyring; undefined for an entry without an approval.
    */
   readonly evidence?: ApprovalEvidence;
+  /**
+   * The safety checks the writing run skipped (see `AuditOverride`), in the chain's hash; undefined or
+   * empty when it skipped none. The ledger adds its own (its database connection, its login).
+   */
+  readonly overrides?: readonly AuditOverride[];
 }
 
 /**
@@ -125,6 +138,17 @@ export interface RedriveLedger {
    * other keyring.
    */
   pinnedKeyring?(): Promise<string | undefined>;
+  /**
+   * The fingerprint of the reviewed topology the admin database pins (`nest-messaging db pin-topology`), or
+   * undefined when none is pinned; approve and execute then refuse any other topology, or none.
+   */
+  pinnedTopology?(): Promise<string | undefined>;
+  /**
+   * Refuses (`AuditLogRewritableError`) when this ledger's login can rewrite the audit log despite its
+   * triggers, unless `allow`; allowed, every entry written from then on carries the override
+   * `rewrite-rights`. Resolves with what lets the login rewrite the log (empty: nothing), for a loud warning.
+   */
+  requireAppendOnly?(allow: boolean): Promise<string[]>;
   /**
    * The database time of the first APPROVE entry whose evidence names this approval nonce, or undefined
    * when there is none. Execution refuses an approval dated later than that (`POST_DATED`): an approver's

@@ -6,19 +6,24 @@ import { RabbitPublisher } from './rabbit-publisher';
 
 /** A confirm channel that records each publish; the test plays the broker's answers. */
 class FakeConfirmChannel extends EventEmitter {
-  readonly sent: Array<{ options: amqp.Options.Publish; confirm: (error: unknown) => void }> = [];
+  readonly sent: Array<{
+    exchange: string;
+    routingKey: string;
+    options: amqp.Options.Publish;
+    confirm: (error: unknown) => void;
+  }> = [];
   /** After this many publishes the channel is closed: amqplib then throws from `publish`. */
   closedAfter = Number.POSITIVE_INFINITY;
 
   publish(
-    _exchange: string,
-    _routingKey: string,
+    exchange: string,
+    routingKey: string,
     _content: Buffer,
     options: amqp.Options.Publish,
     confirm: (error: unknown) => void,
   ): boolean {
     if (this.sent.length >= this.closedAfter) throw new Error('Channel closed');
-    this.sent.push({ options, confirm });
+    this.sent.push({ exchange, routingKey, options, confirm });
     return true;
   }
 
@@ -48,12 +53,15 @@ function copyTo(queue: string): WireMessage {
 
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** Copies through the default exchange, as an admin's redrive sends them. */
+const viaDefault = () => '';
+
 describe(RabbitPublisher.name, () => {
   describe('publish', () => {
     it('matches a return to its own publish, not to another message with the same (empty) id', async () => {
       const channel = new FakeConfirmChannel();
       const publisher = publisherOver(channel);
-      const outcomes = publisher.publish([copyTo('orders.billing.dlq'), copyTo('no-such-queue')], true);
+      const outcomes = publisher.publish([copyTo('orders.billing.dlq'), copyTo('no-such-queue')], viaDefault);
       await flush();
       expect(channel.sent).toHaveLength(2);
 
@@ -72,7 +80,7 @@ describe(RabbitPublisher.name, () => {
           { ...copyTo('no-such-queue'), headers: id },
           { ...copyTo('orders.billing.dlq'), headers: id },
         ],
-        true,
+        viaDefault,
       );
       await flush();
       channel.returnMessage(0);
@@ -84,7 +92,10 @@ describe(RabbitPublisher.name, () => {
       const channel = new FakeConfirmChannel();
       const publisher = publisherOver(channel);
       channel.closedAfter = 1; // the connection dropped after the first message went out
-      const outcomes = publisher.publish([copyTo('orders.billing.dlq'), copyTo('orders.billing.dlq')], true);
+      const outcomes = publisher.publish(
+        [copyTo('orders.billing.dlq'), copyTo('orders.billing.dlq')],
+        viaDefault,
+      );
       await flush();
       channel.emit('close');
       channel.sent[0].confirm(new Error('channel closed')); // amqplib fails what was not confirmed
@@ -93,12 +104,29 @@ describe(RabbitPublisher.name, () => {
       expect(answered[1].status !== 'CONFIRMED' && answered[1].error.message).toMatch(/channel closed/i);
     });
 
+    it('sends each copy through the exchange chosen for its queue, the queue as routing key', async () => {
+      const channel = new FakeConfirmChannel();
+      const publisher = publisherOver(channel);
+      const routes: Record<string, string> = { 'orders.billing.dlq': 'orders.billing.failures' };
+      const outcomes = publisher.publish(
+        [copyTo('orders.billing.dlq'), copyTo('orders.billing')],
+        (queue) => routes[queue] ?? '',
+      );
+      await flush();
+      channel.sent.forEach(({ confirm }) => confirm(null));
+      await outcomes;
+      expect(channel.sent.map(({ exchange, routingKey }) => [exchange, routingKey])).toEqual([
+        ['orders.billing.failures', 'orders.billing.dlq'],
+        ['', 'orders.billing'],
+      ]);
+    });
+
     it('sends nothing of a publish whose caller stopped waiting', async () => {
       const channel = new FakeConfirmChannel();
       const publisher = publisherOver(channel);
       const abandoned = new AbortController();
       abandoned.abort();
-      const outcomes = await publisher.publish([copyTo('orders.billing.dlq')], true, abandoned.signal);
+      const outcomes = await publisher.publish([copyTo('orders.billing.dlq')], viaDefault, abandoned.signal);
       expect(outcomes.map((o) => o.status)).toEqual(['AMBIGUOUS']);
       expect(channel.sent).toHaveLength(0);
     });

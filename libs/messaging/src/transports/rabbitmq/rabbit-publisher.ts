@@ -29,27 +29,28 @@ export class RabbitPublisher {
 
   /**
    * Publishes to each message's destination exchange with the event type as routing key, or, with
-   * `toQueues`, straight to the queue its destination names (default exchange). Never rejects: a channel that
-   * closed before or during the publish makes its messages AMBIGUOUS (those sent before may have arrived), and
-   * a publish not started when `signal` aborts is not sent.
+   * `copiesVia`, to the queue its destination names: through the exchange `copiesVia` gives for that queue
+   * (a group's failure exchange, or the default exchange `''`), the queue's name as routing key. Never
+   * rejects: a channel that closed before or during the publish makes its messages AMBIGUOUS (those sent
+   * before may have arrived), and a publish not started when `signal` aborts is not sent.
    */
   async publish(
     messages: readonly WireMessage[],
-    toQueues = false,
+    copiesVia?: (queue: string) => string,
     signal?: AbortSignal,
     timeoutMs = 15_000,
   ): Promise<PublishOutcome[]> {
     let state: ChannelState;
     try {
       state = await this.getChannel();
-      if (!toQueues) await state.topology.exchanges([...new Set(messages.map((m) => m.destination))]);
+      if (!copiesVia) await state.topology.exchanges([...new Set(messages.map((m) => m.destination))]);
     } catch (error) {
       this.channel = undefined;
       return messages.map(() => ({ status: 'REJECTED', error: asError(error) }));
     }
     return outcomesWithin(
       async () => {
-        const confirmations = messages.map((message) => this.confirm(state, message, toQueues, signal));
+        const confirmations = messages.map((message) => this.confirm(state, message, copiesVia, signal));
         // The deadline covers waiting for the channel to drain as well.
         await state.drained;
         return Promise.all(confirmations);
@@ -65,7 +66,7 @@ export class RabbitPublisher {
   private async confirm(
     state: ChannelState,
     message: WireMessage,
-    toQueues: boolean,
+    copiesVia: ((queue: string) => string) | undefined,
     signal?: AbortSignal,
   ): Promise<PublishOutcome> {
     const { channel } = state;
@@ -78,8 +79,8 @@ export class RabbitPublisher {
       error = await new Promise<Error | undefined>((resolve) => {
         // amqplib throws here when the channel has closed (or is closing): the executor's throw rejects.
         const ok = channel.publish(
-          toQueues ? '' : message.destination,
-          toQueues ? message.destination : (message.headers[MessageHeaders.TYPE] ?? ''),
+          copiesVia ? copiesVia(message.destination) : message.destination,
+          copiesVia ? message.destination : (message.headers[MessageHeaders.TYPE] ?? ''),
           message.body,
           {
             mandatory: true,

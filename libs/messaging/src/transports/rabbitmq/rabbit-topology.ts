@@ -10,6 +10,7 @@ import {
   RabbitQueueSpec,
   rabbitQueuesOf,
 } from './rabbit-queue-arguments';
+import { failureRouteOf } from './rabbit-failure-routes';
 
 /** AMQP reply code for NOT_FOUND (a passive declare of something that does not exist). */
 const NOT_FOUND = 404;
@@ -43,8 +44,9 @@ export class RabbitTopology {
 
 /**
  * Declares the topology (idempotent): per destination a durable topic exchange; per group its work queue bound
- * with `#`, its dead-letter queue, and one retry queue per delay tier whose `x-message-ttl` dead-letters back to
- * the work queue (one queue per delay: TTLs expire at the head). Queues are classic or quorum by the group's
+ * with `#`, its dead-letter queue, one retry queue per delay tier whose `x-message-ttl` dead-letters back to
+ * the work queue (one queue per delay: TTLs expire at the head), and its failure exchange (direct) bound to the
+ * retry queues and the DLQ, through which its copies go (`failureRouteOf`). Queues are classic or quorum by the group's
  * `queueType`, quorum ones with a delivery limit unless listed in `withoutDeliveryLimit` (see
  * `rabbitQueueSpec`). A queue that exists with other arguments (another type) throws
  * `MessagingTopologyMismatchError`; the broker closes `channel`.
@@ -70,6 +72,9 @@ export async function declareRabbitTopology(
       group.destination,
       '#',
     );
+    const route = failureRouteOf(group);
+    await channel.assertExchange(route.exchange, 'direct', { durable: true });
+    for (const queue of route.queues) await channel.bindQueue(queue, route.exchange, queue);
   }
 }
 
@@ -86,6 +91,11 @@ export interface RabbitTopologyFindings {
    * otherwise as expected, each with the policy that gives them both.
    */
   readonly withoutDeliveryLimit: Array<{ readonly queue: string; readonly policy: string }>;
+  /**
+   * Failure exchanges that do not exist: the topology was declared by a version before them. Until an admin
+   * applies the topology again, those groups' copies go through the default exchange.
+   */
+  readonly withoutFailureExchange: string[];
 }
 
 /**
@@ -104,12 +114,16 @@ export async function inspectRabbitTopology(
     mismatched: [],
     unchecked: [],
     withoutDeliveryLimit: [],
+    withoutFailureExchange: [],
   };
   for (const destination of destinationsOf(topology)) {
     if ((await onOwnChannel(model, (c) => c.checkExchange(destination))) === NOT_FOUND)
       findings.missing.push(`exchange '${destination}'`);
   }
   for (const group of topology.groups) {
+    const { exchange } = failureRouteOf(group);
+    if ((await onOwnChannel(model, (c) => c.checkExchange(exchange))) === NOT_FOUND)
+      findings.withoutFailureExchange.push(exchange);
     for (const queue of rabbitQueuesOf(group)) {
       if ((await onOwnChannel(model, (c) => c.checkQueue(queue.name))) === NOT_FOUND) {
         findings.missing.push(`queue '${queue.name}'`);

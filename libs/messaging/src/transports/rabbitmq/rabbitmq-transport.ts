@@ -13,6 +13,7 @@ import { RabbitConnection } from './rabbit-connection';
 import { RabbitPublisher } from './rabbit-publisher';
 import { RabbitSubscriber } from './rabbit-subscriber';
 import { RabbitGroupTopology, withQueueTypes } from './rabbit-queue-arguments';
+import { failureRouteOf, RabbitCopyRoutes } from './rabbit-failure-routes';
 import { declareRabbitTopology, inspectRabbitTopology, RabbitTopologyFindings } from './rabbit-topology';
 
 /** Settings the RabbitMQ transport runs with (validated module options). */
@@ -32,7 +33,8 @@ export interface RabbitMqTransportSettings {
 
 /**
  * RabbitMQ through amqplib: a durable topic exchange per destination, a queue per consumer group, publisher
- * confirms with `mandatory`, manual acks, and delayed retries through TTL queues that dead-letter back.
+ * confirms with `mandatory`, manual acks, and delayed retries through TTL queues that dead-letter back. A
+ * group's retry and dead-letter copies go through its failure exchange, bound to those queues only.
  */
 export class RabbitMqTransport implements MessageTransport {
   readonly kind = 'rabbitmq' as const;
@@ -48,6 +50,10 @@ export class RabbitMqTransport implements MessageTransport {
   private lastPublishError?: string;
   /** Quorum queues found at startup declared without the delivery limit: declared again as they are. */
   private readonly withoutDeliveryLimit = new Set<string>();
+  /** The failure exchange of each queue of the groups prepared, for their copies. */
+  private readonly copyRoutes = new RabbitCopyRoutes();
+  /** Failure exchanges found missing at startup and logged. */
+  private readonly withoutFailureExchange = new Set<string>();
 
   constructor(
     readonly settings: RabbitMqTransportSettings,
@@ -59,15 +65,19 @@ export class RabbitMqTransport implements MessageTransport {
 
   async publish(messages: readonly WireMessage[], options: PublishOptions = {}): Promise<PublishOutcome[]> {
     if (messages.length === 0) return [];
-    const outcomes = await this.publisher.publish(messages, false, options.signal);
+    const outcomes = await this.publisher.publish(messages, undefined, options.signal);
     const failure = outcomes.find((o) => o.status !== 'CONFIRMED');
     this.lastPublishError = failure && 'error' in failure ? failure.error.message : undefined;
     return outcomes;
   }
 
-  /** Publishes each copy straight to the queue its `destination` names (dead-letter and retry queues). */
+  /**
+   * Publishes each copy to the queue its `destination` names: through the failure exchange of the group whose
+   * retry queue or DLQ it is (prepared by `prepareTopology`), else through the default exchange (a redrive's
+   * copy to a work queue, an archive; a group whose failure exchange does not exist yet).
+   */
   publishCopies(copies: readonly WireMessage[]): Promise<PublishOutcome[]> {
-    return this.publisher.publish(copies, true);
+    return this.publisher.publish(copies, (queue) => this.copyRoutes.exchangeFor(queue));
   }
 
   async ensureDestinations(destinations: readonly string[]): Promise<void> {
@@ -90,15 +100,17 @@ export class RabbitMqTransport implements MessageTransport {
     } finally {
       await channel.close().catch(() => undefined);
     }
+    topology.groups.forEach((group) => this.copyRoutes.add(failureRouteOf(group)));
   }
 
   /**
-   * What is missing. Queues that exist with other arguments (a classic queue where a quorum one is
-   * configured) throw `MessagingTopologyMismatchError`; queues the user may not re-declare to compare are
-   * logged as unchecked (`nest-messaging topology check`, run as an admin, compares them).
+   * What is missing, failure exchanges included. Queues that exist with other arguments (a classic queue where
+   * a quorum one is configured) throw `MessagingTopologyMismatchError`; queues the user may not re-declare to
+   * compare are logged as unchecked (`nest-messaging topology check`, run as an admin, compares them).
    */
   async missingTopology(topology: MessagingTopology): Promise<string[]> {
-    return (await this.inspect(topology)).missing;
+    const findings = await this.inspect(topology);
+    return [...findings.missing, ...findings.withoutFailureExchange.map((e) => `exchange '${e}'`)];
   }
 
   /**
@@ -142,12 +154,30 @@ export class RabbitMqTransport implements MessageTransport {
     return findings;
   }
 
-  /** Declares the topology (`declare` mode), or checks it and throws `MessagingTopologyMissingError`. */
+  /**
+   * Declares the topology (`declare` mode), or checks it and throws `MessagingTopologyMissingError`. A
+   * missing failure exchange does not stop a service: its topology was declared by a version before them, and
+   * the group's copies go through the default exchange, as they did then, until an admin applies it again.
+   */
   async prepareTopology(topology: MessagingTopology): Promise<void> {
     if (this.settings.topology === 'declare') return this.declareTopology(topology);
-    const missing = await this.missingTopology(topology);
-    if (missing.length > 0) {
-      throw new MessagingTopologyMissingError(this.kind, missing, this.withQueueTypes(topology));
+    const findings = await this.inspect(topology);
+    if (findings.missing.length > 0) {
+      throw new MessagingTopologyMissingError(this.kind, findings.missing, this.withQueueTypes(topology));
+    }
+    for (const group of topology.groups) {
+      const route = failureRouteOf(group);
+      if (!findings.withoutFailureExchange.includes(route.exchange)) this.copyRoutes.add(route);
+      else if (!this.withoutFailureExchange.has(route.exchange)) {
+        this.withoutFailureExchange.add(route.exchange);
+        this.log.warn(
+          `Exchange '${route.exchange}' does not exist (the topology was declared before nest-reliable-messaging ` +
+            `had failure exchanges): consumer group ${group.group} sends its retry and dead-letter copies through ` +
+            "the default exchange, which needs write on 'amq.default', a right to publish into every queue of the " +
+            'vhost. Apply the topology as an admin (`nest-messaging topology apply`), restart the service, then ' +
+            "drop 'amq.default' from its write permission (docs/guide/08-redrive.md).",
+        );
+      }
     }
   }
 
