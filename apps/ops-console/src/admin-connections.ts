@@ -29,6 +29,7 @@ export class AdminConnections implements OnApplicationShutdown {
         ledger,
         keySecret: config.keySecret,
         carryHeaders: config.carryHeaders,
+        readBudgetBytes: config.readBudgetBytes,
       });
       return new AdminConnections(redrive, ledger, plans);
     } catch (error) {

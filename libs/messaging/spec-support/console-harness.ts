@@ -7,6 +7,7 @@ import {
   RedriveLedger,
 } from '../src/redrive/ledger/redrive-ledger.interface';
 import { InspectedDeadLetterWithPayload } from '../src/redrive/inspected-dead-letter';
+import { ReadCutOff } from '../src/redrive/read-budget';
 import { MessagePosition, RedrivePlan } from '../src/redrive/redrive-plan';
 import { RedrivePlanRequest } from '../src/redrive/redrive-service-options';
 import { DeadLetterQuery } from '../src/redrive/dead-letter-search';
@@ -96,9 +97,18 @@ export class FakeRedrive {
     if (this.listError) throw this.listError;
     return [{ name: DLQ, exists: true, depth: 1 }];
   }
+  /** What the byte budget left unread, on every read of dead letters. */
+  cutOff?: ReadCutOff;
   async inspect() {
     this.inspectCalls += 1;
     return [letter(0)];
+  }
+  async inspectHead() {
+    return { depth: 1, letters: await this.inspect(), ...(this.cutOff ? { cutOff: this.cutOff } : {}) };
+  }
+  async searchHead(source: string, query: DeadLetterQuery) {
+    const letters = await this.search(source, query);
+    return { depth: 1, letters, ...(this.cutOff ? { cutOff: this.cutOff } : {}) };
   }
   async inspectMessage(source: string, position: MessagePosition, id: string | null, max: number) {
     this.inspectMessageCalls.push([source, position, id, max]);

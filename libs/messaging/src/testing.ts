@@ -87,6 +87,7 @@ export type { ApproverSigner } from './redrive/approvals/approver-keys';
 export type { ApprovalGrant, RedriveApproval } from './redrive/redrive-approval';
 export type { MessagePosition, PlannedMessage, RedrivePlan, SkippedMessage } from './redrive/redrive-plan';
 export type { PlanAction, PlanSelection } from './redrive/plan-selection';
+export type { ReadCutOff } from './redrive/read-budget';
 export { FailureCategory } from './errors/failure-category';
 export type { InboxKey, InboxRecord } from './inbox/inbox-store';
 export { InboxService } from './inbox/inbox.service';

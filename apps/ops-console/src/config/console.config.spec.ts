@@ -74,6 +74,22 @@ describe(loadOpsConsoleConfig.name, () => {
     await expect(loadOpsConsoleConfig({ ...base, ...rabbit })).resolves.toMatchObject({ carryHeaders: [] });
   });
 
+  // Issue 45 item 7: a read of dead letters holds at most this many MiB, as for the CLI.
+  it('reads MESSAGING_ADMIN_READ_BUDGET_MIB as a byte budget, and refuses what is not 1 to 1024 MiB', async () => {
+    const rabbit = { MESSAGING_ADMIN_AMQP_URL: 'amqp://guest:guest@localhost:5672' };
+    await expect(
+      loadOpsConsoleConfig({ ...base, ...rabbit, MESSAGING_ADMIN_READ_BUDGET_MIB: '4' }),
+    ).resolves.toMatchObject({ readBudgetBytes: 4 * 1024 * 1024 });
+    await expect(loadOpsConsoleConfig({ ...base, ...rabbit })).resolves.toMatchObject({
+      readBudgetBytes: undefined,
+    });
+    for (const bad of ['0', '2000', '1.5', 'lots']) {
+      await expect(
+        loadOpsConsoleConfig({ ...base, ...rabbit, MESSAGING_ADMIN_READ_BUDGET_MIB: bad }),
+      ).rejects.toThrow(/MESSAGING_ADMIN_READ_BUDGET_MIB is a whole number of MiB from 1 to 1024/);
+    }
+  });
+
   it('refuses a broker or an admin database not on this machine in clear text, unless asked for (finding 12)', async () => {
     const prod = { MESSAGING_ADMIN_LOCAL_PLAINTEXT: 'false', MESSAGING_ADMIN_PASSWORD: 'S3cr3t' };
     const amqp = { ...prod, MESSAGING_ADMIN_AMQP_URL: 'amqp://ops_admin@rabbit.prod.example/orders' };

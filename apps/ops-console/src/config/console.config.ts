@@ -9,6 +9,7 @@ import {
   checkAdminDatabaseUrl,
   isLoopbackHost,
   parseKeySecret,
+  parseReadBudgetMib,
   RedriveBroker,
   type KeySecret,
 } from 'nest-reliable-messaging/redrive';
@@ -49,6 +50,11 @@ export interface OpsConsoleConfig {
    * the headers besides the library's own that a redriven copy keeps.
    */
   readonly carryHeaders: readonly string[];
+  /**
+   * `MESSAGING_ADMIN_READ_BUDGET_MIB` (as for the CLI): MiB one read of dead letters holds at most, a page or
+   * a plan; the page says how many more it did not show. Default: 16 MiB.
+   */
+  readonly readBudgetBytes?: number;
   /**
    * `MESSAGING_ADMIN_ALLOW_REWRITABLE_AUDIT=true`: start although the database login can rewrite the audit
    * log (logged as an error, recorded in every entry). Default false: the console refuses to start.
@@ -132,6 +138,10 @@ export async function loadOpsConsoleConfig(env: Env = process.env): Promise<OpsC
       ? parseKeySecret(env.MESSAGING_KEY_SECRET, 'MESSAGING_KEY_SECRET')
       : undefined,
     carryHeaders: list('MESSAGING_ADMIN_CARRY_HEADERS'),
+    readBudgetBytes: parseReadBudgetMib(
+      env.MESSAGING_ADMIN_READ_BUDGET_MIB,
+      'MESSAGING_ADMIN_READ_BUDGET_MIB',
+    ),
     allowRewritableAudit: env.MESSAGING_ADMIN_ALLOW_REWRITABLE_AUDIT === 'true',
   };
 }

@@ -45,6 +45,11 @@ export const AdminEnv = {
   ALLOW_REWRITABLE_AUDIT: 'MESSAGING_ADMIN_ALLOW_REWRITABLE_AUDIT',
   /** Header names a redriven copy keeps besides the library's own: the services' `deadLetter.carryHeaders`, comma-separated. */
   CARRY_HEADERS: 'MESSAGING_ADMIN_CARRY_HEADERS',
+  /**
+   * MiB one read of dead letters (a plan's read) holds at most, bodies and headers together (default 16): a
+   * read stops there and the plan says how many it did not read.
+   */
+  READ_BUDGET_MIB: 'MESSAGING_ADMIN_READ_BUDGET_MIB',
   /** The services' key secret: restores real keys on redrive. */
   KEY_SECRET: 'MESSAGING_KEY_SECRET',
   /** Opens an approver's encrypted private key. */

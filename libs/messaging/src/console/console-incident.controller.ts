@@ -2,6 +2,7 @@ import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import { groupDeadLetters } from '../redrive/dead-letter-groups';
 import { RedriveRefusedError } from '../redrive/errors/redrive-refused.error';
 import { InspectedDeadLetter } from '../redrive/inspected-dead-letter';
+import { ReadCutOff } from '../redrive/read-budget';
 import { ConsoleGate } from './console-gate';
 import { ConsoleRequest, ConsoleResponse, field, sendPage } from './console-http';
 import { ConsoleLetters } from './console-letters';
@@ -43,7 +44,7 @@ export class ConsoleIncidentController {
   @Get('dead-letters/:queue/groups')
   async groups(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
     await this.page(req, res, async (session, queue) => {
-      const { letters, depth } = await this.options.redrive.browse(queue);
+      const { letters, depth, cutOff } = await this.options.redrive.browse(queue);
       const groups = groupDeadLetters(letters);
       return groupsPage(
         this.gate.context(session),
@@ -52,6 +53,7 @@ export class ConsoleIncidentController {
         depth,
         letters.length,
         this.gate.may(session, 'plan'),
+        cutOff,
       );
     });
   }
@@ -59,7 +61,7 @@ export class ConsoleIncidentController {
   @Get('dead-letters/:queue/all')
   async all(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
     await this.page(req, res, async (session, queue) => {
-      const { letters, depth } = await this.options.redrive.browse(queue);
+      const { letters, depth, cutOff } = await this.options.redrive.browse(queue);
       const pages = Math.max(1, Math.ceil(letters.length / LETTERS_PER_PAGE));
       const asked = Number(field(req.query, 'page') ?? '1');
       const pageNumber = Number.isInteger(asked) ? Math.min(Math.max(asked, 1), pages) : 1;
@@ -70,6 +72,7 @@ export class ConsoleIncidentController {
         depth,
         pageNumber,
         this.gate.may(session, 'plan'),
+        cutOff,
       );
     });
   }
@@ -111,8 +114,8 @@ export class ConsoleIncidentController {
   @Get('dead-letters/:queue/archive')
   async archive(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
     await this.page(req, res, async (session, queue) => {
-      const { letters, depth } = await this.options.redrive.inspectArchive(queue);
-      return archivePage(this.gate.context(session), queue, letters, depth);
+      const { letters, depth, cutOff } = await this.options.redrive.inspectArchive(queue);
+      return archivePage(this.gate.context(session), queue, letters, depth, cutOff);
     });
   }
 
@@ -144,12 +147,13 @@ export class ConsoleIncidentController {
     const queue = this.letters.queueOf(req, res, session);
     if (!queue) return;
     let found: readonly InspectedDeadLetter[] | undefined;
+    let cutOff: ReadCutOff | undefined;
     if (query.messageId !== undefined || query.key !== undefined) {
       const read = await this.letters.fromBroker(res, session, () =>
-        this.options.redrive.search(queue, query),
+        this.options.redrive.searchHead(queue, query),
       );
       if (!read) return;
-      found = read.value;
+      ({ letters: found, cutOff } = read.value);
       if (query.key !== undefined) {
         const detail = keySearchDetail(query.messageId, found);
         await this.gate.record(session.user.name, 'KEY_SEARCHED', detail, queue);
@@ -163,6 +167,7 @@ export class ConsoleIncidentController {
       found,
       this.gate.may(session, 'plan'),
       this.gate.may(session, 'read-payload'),
+      cutOff,
     );
     sendPage(res, 200, page);
   }

@@ -130,7 +130,7 @@ export class ConsoleController implements OnApplicationBootstrap {
     if (!session) return;
     const queue = this.letters.queueOf(req, res, session);
     if (!queue) return;
-    const read = await this.letters.fromBroker(res, session, () => this.options.redrive.inspect(queue));
+    const read = await this.letters.fromBroker(res, session, () => this.options.redrive.inspectHead(queue));
     if (!read) return;
     const older = Number(field(req.query, 'olderThanMinutes'));
     const filter: DeadLetterFilter = {
@@ -143,7 +143,15 @@ export class ConsoleController implements OnApplicationBootstrap {
     sendPage(
       res,
       200,
-      deadLetterQueuePage(this.gate.context(session), queue, read.value, filter, mayPlan, this.now()),
+      deadLetterQueuePage(
+        this.gate.context(session),
+        queue,
+        read.value.letters,
+        filter,
+        mayPlan,
+        this.now(),
+        read.value.cutOff,
+      ),
     );
   }
 

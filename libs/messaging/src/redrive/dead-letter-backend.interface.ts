@@ -1,5 +1,6 @@
 import { WireMessage } from '../envelope/wire-message';
 import { DeadLetterRecord } from './dead-letter-record';
+import { ReadCutOff } from './read-budget';
 import { MessagePosition, RedrivePlan } from './redrive-plan';
 import { DeadLetterQueueInfo, MessageRedriveOutcome } from './redrive-result';
 
@@ -7,6 +8,8 @@ import { DeadLetterQueueInfo, MessageRedriveOutcome } from './redrive-result';
 export interface DeadLetterPeek {
   readonly records: readonly DeadLetterRecord[];
   readonly depth: number;
+  /** Set when the read's byte budget stopped it before `limit` while more were waiting. */
+  readonly cutOff?: ReadCutOff;
 }
 
 /**
@@ -17,13 +20,18 @@ export interface DeadLetterBackend {
   readonly kind: 'kafka' | 'rabbitmq';
   /** Dead-letter destinations and depths; `names` empty: every one the broker can list. */
   list(names: readonly string[]): Promise<DeadLetterQueueInfo[]>;
-  /** Up to `limit` messages from the head of `source`, in the order a redrive would move them. */
-  peek(source: string, limit: number): Promise<DeadLetterPeek>;
+  /**
+   * Up to `limit` messages from the head of `source`, in the order a redrive would move them, holding at
+   * most `maxBytes` of them (bodies, keys and headers; default `RedriveLimits.READ_BUDGET_BYTES`): what the
+   * budget left unread is `cutOff`, never read past.
+   */
+  peek(source: string, limit: number, maxBytes?: number): Promise<DeadLetterPeek>;
   /**
    * The message at `position` of `source` (RabbitMQ: reads up to it from the head; Kafka: that one offset,
-   * if it is not redriven yet), settling nothing; undefined when there is none there.
+   * if it is not redriven yet), settling nothing; undefined when there is none there, or (RabbitMQ) when
+   * the messages before it take more than `maxBytes` (default `RedriveLimits.READ_BUDGET_BYTES`).
    */
-  peekAt(source: string, position: MessagePosition): Promise<DeadLetterRecord | undefined>;
+  peekAt(source: string, position: MessagePosition, maxBytes?: number): Promise<DeadLetterRecord | undefined>;
   /** Throws `RedriveTargetNotFoundError` when `target` does not exist. */
   checkTarget(source: string, target: string): Promise<void>;
   /** Creates `archive`, where a discard of `source` puts its messages, unless it exists. */

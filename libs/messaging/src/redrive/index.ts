@@ -20,6 +20,7 @@ export * from './ledger';
 export type { ApprovalGrant, RedriveApproval } from './redrive-approval';
 export { RedriveHeaders } from './redrive-headers';
 export { RedriveLimits } from './redrive-limits';
+export { HeaderDisplayLimits } from './shown-headers';
 export type {
   MessagePosition,
   PlannedMessage,
@@ -32,6 +33,7 @@ export type { PlanAction, PlanSelection } from './plan-selection';
 export { groupDeadLetters, type DeadLetterGroup } from './dead-letter-groups';
 export type { DeadLetterQuery } from './dead-letter-search';
 export type { DeadLetterBrowse } from './dead-letter-reader';
+export { parseReadBudgetMib, type ReadCutOff } from './read-budget';
 export { archiveOf, ARCHIVE_ID_HEADER } from './dead-letter-archive';
 export { parseRedriveApproval, parseRedrivePlan } from './redrive-plan.schema';
 export * from './redrive-result';

@@ -1,6 +1,7 @@
 import { MessageHeaders } from '../envelope/message-headers';
 import { DeadLetterRecord, describeRecord } from './dead-letter-record';
 import { PlannedMessage } from './redrive-plan';
+import { shownHeaders } from './shown-headers';
 
 /** A parked message as an admin may inspect it: what a plan shows, and its headers. */
 export interface InspectedDeadLetter {
@@ -8,8 +9,13 @@ export interface InspectedDeadLetter {
   readonly message: PlannedMessage;
   /** `msg.first-failure-at`: when its first delivery failed, ISO 8601 (null when absent). */
   readonly firstFailureAt: string | null;
-  /** All its headers, as parked (the key is a pseudonym; the sealed key is left out). */
+  /**
+   * Its headers, as parked (the key is a pseudonym; the sealed key is left out), at most
+   * `HeaderDisplayLimits` of them: long names and values cut and marked, the library's own first.
+   */
   readonly headers: Readonly<Record<string, string>>;
+  /** How many headers were left out (too many, or too large together); absent when none. */
+  readonly headersNotShown?: number;
 }
 
 /** The start of a parked message's body, as `inspectMessage()` reads it. */
@@ -30,11 +36,13 @@ export interface InspectedDeadLetterWithPayload extends InspectedDeadLetter {
 
 /** What an admin may see of a parked message: what a plan shows, its failure time, its headers. */
 export function inspected(record: DeadLetterRecord): InspectedDeadLetter {
-  const { [MessageHeaders.SEALED_KEY]: _sealed, ...headers } = record.wire.headers;
+  const { [MessageHeaders.SEALED_KEY]: _sealed, ...all } = record.wire.headers;
+  const { headers, notShown } = shownHeaders(all);
   return {
     message: describeRecord(record),
-    firstFailureAt: headers[MessageHeaders.FIRST_FAILURE_AT] ?? null,
+    firstFailureAt: all[MessageHeaders.FIRST_FAILURE_AT] ?? null,
     headers,
+    ...(notShown > 0 ? { headersNotShown: notShown } : {}),
   };
 }
 

@@ -3,6 +3,7 @@ import { DeadLetterBackend } from './dead-letter-backend.interface';
 import { DeadLetterRecord } from './dead-letter-record';
 import { describeSelection, PlanAction, PlanSelection } from './plan-selection';
 import { selectRecords } from './plan-selection-records';
+import { ReadCutOff } from './read-budget';
 import { RedriveLimits } from './redrive-limits';
 import { RedrivePlan } from './redrive-plan';
 import { checkRecords, RedriveRoute } from './redrive-route';
@@ -19,20 +20,23 @@ export interface PlanReading {
   readonly keySecret?: KeySecret;
   /** ms since the epoch, for an age filter. */
   readonly now: number;
+  /** Bytes the read may hold (`RedriveLimits.READ_BUDGET_BYTES` when absent). */
+  readonly maxBytes?: number;
 }
 
 /** The messages a plan takes, the depth of the source, and the plan's selection fields. */
 export interface PlanContents {
   readonly records: readonly DeadLetterRecord[];
   readonly depth: number;
-  readonly extra: Pick<RedrivePlan, 'action' | 'selection' | 'skipped' | 'kept' | 'notFound'>;
+  readonly extra: Pick<RedrivePlan, 'action' | 'selection' | 'skipped' | 'kept' | 'notFound' | 'cutOff'>;
 }
 
 /**
  * Reads what a plan takes, settling nothing. From the head (no selection): the first `limit`, refusing the
  * whole plan when one of them cannot be redriven (as before selections existed). A selection reads up to
  * `RedriveLimits.MAX_SCAN` messages and takes the matching ones; one that cannot be redriven is skipped
- * with its reason, never blocking the rest. A discard takes any dead letter.
+ * with its reason, never blocking the rest. A discard takes any dead letter. Either read stops at the byte
+ * budget: the plan then covers only what was read and says how many it left (`cutOff`), never more.
  */
 export async function readPlanContents(
   backend: DeadLetterBackend,
@@ -42,15 +46,19 @@ export async function readPlanContents(
   const { source, action, selection } = reading;
   const discard = action === 'discard' ? { action } : {};
   if (!selection) {
-    const { records, depth } = await backend.peek(source, reading.limit);
+    const { records, depth, cutOff } = await backend.peek(source, reading.limit, reading.maxBytes);
     if (action === 'redrive') {
       checkRecords(source, route, records);
       if (records.length > 0) await backend.checkTarget(source, route.target);
       records.forEach((record) => restoreKey(record.wire, reading.keySecret));
     }
-    return { records, depth, extra: discard };
+    return { records, depth, extra: { ...discard, ...(cutOff ? { cutOff } : {}) } };
   }
-  const { records: scanned, depth } = await backend.peek(source, RedriveLimits.MAX_SCAN);
+  const {
+    records: scanned,
+    depth,
+    cutOff,
+  } = await backend.peek(source, RedriveLimits.MAX_SCAN, reading.maxBytes);
   const { taken, skipped, kept, notFound } = selectRecords(scanned, selection, {
     transport: backend.kind,
     source,
@@ -70,6 +78,7 @@ export async function readPlanContents(
       ...(skipped.length > 0 ? { skipped } : {}),
       ...(kept.length > 0 ? { kept } : {}),
       ...(notFound.length > 0 ? { notFound } : {}),
+      ...(cutOff ? { cutOff } : {}),
     },
   };
 }
@@ -83,5 +92,13 @@ export function planDetail(plan: RedrivePlan): string {
   if (plan.kept?.length) parts.push(`${plan.kept.length} re-parked at the end`);
   if (plan.notFound?.length)
     parts.push(`${plan.notFound.length} id(s) not found: ${plan.notFound.join(', ')}`);
+  if (plan.cutOff) parts.push(cutOffText(plan.cutOff));
   return parts.join('; ');
+}
+
+/** A cut-off read in words: `12 more not read: byte budget of 16 MiB reached` (or `not shown`). */
+export function cutOffText(cutOff: ReadCutOff, verb: 'read' | 'shown' = 'read'): string {
+  const mib = cutOff.budgetBytes / (1024 * 1024);
+  const budget = Number.isInteger(mib) ? `${mib} MiB` : `${cutOff.budgetBytes} bytes`;
+  return `${cutOff.notRead} more not ${verb}: byte budget of ${budget} reached`;
 }

@@ -13,6 +13,11 @@ export const RedriveLimits = {
    * plan for a group or for picked ids looks this far into the DLQ.
    */
   MAX_SCAN: 5_000,
+  /**
+   * Bytes one read of dead letters (a page, a search, a plan's scan) holds at most, bodies, keys and headers
+   * together: 16 MiB. The read stops there and says how many it left (`ReadCutOff`).
+   */
+  READ_BUDGET_BYTES: 16 * 1024 * 1024,
   /** How long reading a Kafka dead-letter topic may take before the read fails, ms. */
   KAFKA_READ_TIMEOUT_MS: 30_000,
   /**

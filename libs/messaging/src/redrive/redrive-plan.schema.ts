@@ -53,6 +53,13 @@ const planSchema = z.object({
   skipped: z.array(z.object({ message: plannedMessageSchema, reason: z.string() })).optional(),
   kept: z.array(plannedMessageSchema).optional(),
   notFound: z.array(z.string()).optional(),
+  cutOff: z
+    .object({
+      reason: z.literal('byte-budget'),
+      budgetBytes: z.number().int().positive(),
+      notRead: z.number().int().positive(),
+    })
+    .optional(),
   hash: z.string(),
 });
 

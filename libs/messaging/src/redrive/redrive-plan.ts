@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from './canonical-json';
 import { PlanAction, PlanSelection } from './plan-selection';
+import { ReadCutOff } from './read-budget';
 
 /** Where a planned message sits in its dead-letter destination. */
 export type MessagePosition =
@@ -91,6 +92,12 @@ export interface RedrivePlan {
    * every id was found.
    */
   readonly notFound?: readonly string[];
+  /**
+   * Set when the read's byte budget (`RedriveServiceOptions.readBudgetBytes`) stopped it while more were
+   * waiting: the plan covers only the messages read (from the head: fewer than asked; a selection: chosen
+   * among the messages read, and `notFound` means not among them), and says how many it did not read.
+   */
+  readonly cutOff?: ReadCutOff;
   /** SHA-256 of the plan's canonical JSON without this field. */
   readonly hash: string;
 }

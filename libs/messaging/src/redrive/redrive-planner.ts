@@ -20,6 +20,8 @@ export interface PlanningContext {
   readonly actor: string;
   /** When the plan is made, ms since the epoch. */
   readonly now: number;
+  /** Bytes the plan's read may hold (`RedriveLimits.READ_BUDGET_BYTES` when absent). */
+  readonly maxBytes?: number;
 }
 
 /**
@@ -51,6 +53,7 @@ export async function buildPlan(request: RedrivePlanRequest, context: PlanningCo
     action,
     keySecret: context.keySecret,
     now: context.now,
+    maxBytes: context.maxBytes,
   });
   return sealPlan({
     version: 2,

@@ -36,6 +36,13 @@ export interface RedriveServiceOptions {
   readonly carryHeaders?: readonly string[];
   /** Where to count redriven messages (`messaging_redriven_total`). Default: not counted. */
   readonly metrics?: Pick<MessagingMetrics, 'redriven'>;
+  /**
+   * Bytes one read of dead letters holds at most (a page, a search, a plan's read), bodies, keys and headers
+   * together: the read stops there and says how many it did not read (`cutOff`). A DLQ any service can
+   * publish into then cannot fill the console's or the CLI's memory. Default `RedriveLimits.READ_BUDGET_BYTES`
+   * (16 MiB).
+   */
+  readonly readBudgetBytes?: number;
   /** The clock plans are dated and approvals checked by (the library's one `Clock`; only `now` is read). Default: the system clock. */
   readonly clock?: Pick<Clock, 'now'>;
 }

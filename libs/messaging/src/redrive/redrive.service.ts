@@ -16,6 +16,7 @@ import { approvalEvidence, RedriveApproval } from './redrive-approval';
 import { RedriveAudit } from './redrive-audit';
 import { runExecution } from './redrive-executor';
 import { isLocalDevelopment, requireCredential } from './redrive-guards';
+import { ReadBudget } from './read-budget';
 import { RedriveLimits } from './redrive-limits';
 import { MessagePosition, RedrivePlan } from './redrive-plan';
 import { checkPinnedTopology } from './pinned-fingerprints';
@@ -49,6 +50,7 @@ export class RedriveService {
     // A cleartext connection let through by `allowInsecureTransport` is recorded (issue 45, finding 11).
     this.skipped = checkAdminConnection(broker) ? ['insecure-transport'] : [];
     this.clock = options.clock ?? systemClock;
+    if (options.readBudgetBytes !== undefined) new ReadBudget(options.readBudgetBytes); // a RangeError now, not at the first read
     this.audit = new RedriveAudit(options.ledger, broker.kind, this.credential.principal, this.skipped);
   }
 
@@ -81,16 +83,23 @@ export class RedriveService {
   }
 
   /**
-   * Reads up to `limit` (at most 100) messages from the head of `source` with their headers and payload,
-   * settles nothing, publishes nothing, records nothing: the console's dead-letter view.
+   * Reads up to `limit` (at most 100) messages from the head of `source` with their headers, within the
+   * read's byte budget (`readBudgetBytes`); settles nothing, publishes nothing, records nothing.
+   * `inspectHead` also says what the budget left unread.
    */
   inspect(source: string, limit: number = RedriveLimits.MAX_BATCH): Promise<InspectedDeadLetter[]> {
     return this.reader().inspect(source, limit);
   }
 
+  /** `inspect` with the depth and what the byte budget left unread (`cutOff`): the console's dead-letter view. */
+  inspectHead(source: string, limit: number = RedriveLimits.MAX_BATCH): Promise<DeadLetterBrowse> {
+    return this.reader().inspectHead(source, limit);
+  }
+
   /**
-   * Every message of `source` a plan can reach (the first `RedriveLimits.MAX_SCAN` from the head), with
-   * headers, without payloads; settles nothing, records nothing: the console's paged and grouped views.
+   * Every message of `source` a plan can reach (the first `RedriveLimits.MAX_SCAN` from the head, within
+   * the byte budget, `cutOff` saying what it left), with headers, without payloads; settles nothing,
+   * records nothing: the console's paged and grouped views.
    */
   browse(source: string): Promise<DeadLetterBrowse> {
     return this.reader().browse(source);
@@ -102,6 +111,11 @@ export class RedriveService {
    */
   search(source: string, query: DeadLetterQuery): Promise<InspectedDeadLetter[]> {
     return this.reader().search(source, query);
+  }
+
+  /** `search` with the depth and what the byte budget left unsearched (`cutOff`). */
+  searchHead(source: string, query: DeadLetterQuery): Promise<DeadLetterBrowse> {
+    return this.reader().searchHead(source, query);
   }
 
   /**
@@ -136,7 +150,15 @@ export class RedriveService {
     return this.audit.refusalsOf(about, async () => {
       const { topology, keySecret } = this.options;
       await checkPinnedTopology(this.options.ledger, topology);
-      const context = { backend: this.backend(), topology, keySecret, actor, now: this.clock.now() };
+      const maxBytes = this.options.readBudgetBytes;
+      const context = {
+        backend: this.backend(),
+        topology,
+        keySecret,
+        actor,
+        now: this.clock.now(),
+        maxBytes,
+      };
       const plan = await buildPlan(request, context);
       await this.audit.planned(plan, actor);
       return plan;
@@ -218,7 +240,8 @@ export class RedriveService {
   }
 
   private reader(): DeadLetterReader {
-    return new DeadLetterReader(this.backend(), this.options.topology, this.options.keySecret);
+    const { topology, keySecret, readBudgetBytes } = this.options;
+    return new DeadLetterReader(this.backend(), topology, keySecret, readBudgetBytes);
   }
 
   private backend(): DeadLetterBackend {

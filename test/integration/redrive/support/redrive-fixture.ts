@@ -86,7 +86,7 @@ export class RedriveFixture {
   service(
     broker: RedriveBroker,
     credential: AdminCredential | undefined,
-    extra: { metrics?: MessagingMetrics; clock?: { now(): number } } = {},
+    extra: { metrics?: MessagingMetrics; clock?: { now(): number }; readBudgetBytes?: number } = {},
   ): RedriveService {
     if (credential) this.admit(credential.principal);
     const service = new RedriveService({

@@ -4,6 +4,7 @@ import { Command, Option } from 'commander';
 import { parseKeySecret } from '../../failure/key-secret';
 import { ApproverKeyring } from '../../redrive/approvals/approver-keyring';
 import { RedriveRefusedError } from '../../redrive/errors/redrive-refused.error';
+import { parseReadBudgetMib } from '../../redrive/read-budget';
 import { PostgresRedriveLedger } from '../../redrive/ledger/postgres-redrive-ledger';
 import { RedriveLedger } from '../../redrive/ledger/redrive-ledger.interface';
 import { CliUsageError } from '../cli-usage.error';
@@ -107,6 +108,7 @@ export function commandContext(io: CliIo): CommandContext {
           topology: await topology(flags),
           keySecret: keySecretOf(io),
           carryHeaders: carryHeadersOf(io),
+          readBudgetBytes: readBudgetOf(io),
           clock: cliClock(io),
         });
       } catch (error) {
@@ -149,6 +151,7 @@ export function commandContext(io: CliIo): CommandContext {
         topology: await topology(flags),
         keySecret: keySecretOf(io),
         carryHeaders: carryHeadersOf(io),
+        readBudgetBytes: readBudgetOf(io),
         clock: cliClock(io),
       });
       try {
@@ -191,6 +194,15 @@ function carryHeadersOf(io: CliIo): string[] {
     .split(',')
     .map((name) => name.trim())
     .filter(Boolean);
+}
+
+/** `MESSAGING_ADMIN_READ_BUDGET_MIB`: the byte budget of a read of dead letters (default 16 MiB). */
+function readBudgetOf(io: CliIo): number | undefined {
+  try {
+    return parseReadBudgetMib(io.env[AdminEnv.READ_BUDGET_MIB], AdminEnv.READ_BUDGET_MIB);
+  } catch (error) {
+    throw new CliUsageError((error as Error).message);
+  }
 }
 
 function keySecretOf(io: CliIo) {

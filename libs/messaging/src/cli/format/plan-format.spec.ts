@@ -51,6 +51,17 @@ describe(formatPlan.name, () => {
     expect(formatPlan(picked)).toContain('Not found in orders.billing.dlq: gone-1, gone-2.');
   });
 
+  it('says when the byte budget stopped the plan’s read: the plan covers only what it read (issue 45, 7)', () => {
+    const cut = sealPlan({
+      ...plan([message]),
+      cutOff: { reason: 'byte-budget', budgetBytes: 16 * 1024 * 1024, notRead: 4 },
+    });
+    expect(formatPlan(cut)).toContain(
+      '4 more not read: byte budget of 16 MiB reached; the plan covers only messages it read.',
+    );
+    expect(formatPlan(plan([message])).join('\n')).not.toContain('byte budget');
+  });
+
   it('warns about messages redriven before: a redrive loop', () => {
     const looping = { ...message, redriveCount: 2, previousRedriveIds: ['r-1', 'r-2'] };
     const text = formatPlan(plan([looping])).join('\n');

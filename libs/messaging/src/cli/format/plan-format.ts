@@ -1,5 +1,6 @@
 import { MessagePosition, RedrivePlan } from '../../redrive/redrive-plan';
 import { printable } from '../../common/printable';
+import { cutOffText } from '../../redrive/plan-contents';
 import { describeSelection } from '../../redrive/plan-selection';
 import { table } from './table';
 
@@ -29,6 +30,9 @@ export function formatPlan(plan: RedrivePlan, stage: 'dry run' | 'approval' = 'd
         `Skipped ${skipped.message.messageId ?? '(no id)'} at ${positionText(skipped.message.position)}: ${skipped.reason}`,
       ),
     );
+  }
+  if (plan.cutOff) {
+    lines.push(`${cutOffText(plan.cutOff)}; the plan covers only messages it read.`);
   }
   if (plan.notFound?.length) {
     lines.push(printable(`Not found in ${plan.source}: ${plan.notFound.join(', ')}.`));

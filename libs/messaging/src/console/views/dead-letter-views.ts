@@ -2,6 +2,8 @@ import { MessagePosition } from '../../redrive/redrive-plan';
 import { DeadLetterPayload, InspectedDeadLetter } from '../../redrive/inspected-dead-letter';
 import { DeadLetterQueueInfo } from '../../redrive/redrive-result';
 import { RedriveLimits } from '../../redrive/redrive-limits';
+import { ReadCutOff } from '../../redrive/read-budget';
+import { cutOffText } from '../../redrive/plan-contents';
 import { csrfField, headRow, page, PageContext } from './layout';
 import { html, Html } from './html';
 import { payloadSection } from './payload-views';
@@ -27,6 +29,17 @@ export function matchesFilter(letter: InspectedDeadLetter, filter: DeadLetterFil
     if (!Number.isFinite(at) || now - at < filter.olderThanMinutes * 60_000) return false;
   }
   return true;
+}
+
+/**
+ * What a read's byte budget left out, when it did: `N more not shown: byte budget of 16 MiB reached`. Plans
+ * read no further than a page does.
+ */
+export function cutOffNotice(cutOff: ReadCutOff | undefined): Html {
+  if (!cutOff) return html``;
+  return html`<p class="notice error" role="status" data-testid="cut-off">
+    ${cutOffText(cutOff, 'shown')}. A plan reads no further than this page.
+  </p>`;
 }
 
 /** The dead-letter queues and their depths. */
@@ -63,6 +76,7 @@ export function deadLetterQueuePage(
   filter: DeadLetterFilter,
   mayPlan: boolean,
   now: number,
+  cutOff?: ReadCutOff,
 ): string {
   const shown = letters.filter((l) => matchesFilter(l, filter, now));
   const queuePath = `${context.base}/dead-letters/${encodeURIComponent(queue)}`;
@@ -99,6 +113,7 @@ export function deadLetterQueuePage(
         <button type="submit" class="secondary">Filter</button>
       </form>
       <p>${shown.length} of the ${letters.length} message(s) at the head of the queue match.</p>
+      ${cutOffNotice(cutOff)}
       <table aria-label="Dead letters">
         ${headRow(['#Position', 'Message id', 'Type', 'Failure', '#Attempts', 'First failure', 'Last failure', '#Redrives'])}
         <tbody>
@@ -200,6 +215,13 @@ export function deadLetterPage(
             )}
         </tbody>
       </table>
+      ${
+        letter.headersNotShown
+          ? html`<p class="muted" data-testid="headers-not-shown">
+              ${letter.headersNotShown} more header(s) not shown: too many or too large.
+            </p>`
+          : ''
+      }
       <h2 id="payload">Payload</h2>
       ${payloadSection(context, payload, payloadHref(context, queue, letter))}`,
     '/dead-letters',

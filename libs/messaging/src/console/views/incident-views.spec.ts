@@ -1,5 +1,6 @@
 import { InspectedDeadLetter } from '../../redrive/inspected-dead-letter';
-import { allLettersPage, groupsPage, searchPage } from './incident-views';
+import { allLettersPage, archivePage, groupsPage, searchPage } from './incident-views';
+import { deadLetterPage, deadLetterQueuePage } from './dead-letter-views';
 
 const viewer = { base: '/console', user: { name: 'victor', roles: ['viewer' as const] }, csrfToken: 't' };
 const operator = { base: '/console', user: { name: 'alice', roles: ['operator' as const] }, csrfToken: 't' };
@@ -65,6 +66,30 @@ describe('incident views', () => {
       expect(page).toContain('type="password"');
       expect(page).toContain('1 message(s) found.');
       expect(page).toContain('Plan discard of these');
+    });
+  });
+
+  describe('a read the byte budget stopped (issue 45, finding 7)', () => {
+    const cutOff = { reason: 'byte-budget' as const, budgetBytes: 16 * 1024 * 1024, notRead: 42 };
+    const said = '42 more not shown: byte budget of 16 MiB reached';
+
+    it('says on every page that lists dead letters how many more were not shown, and only then', () => {
+      const letters = [letter(0)];
+      const pages = (c?: typeof cutOff) => [
+        groupsPage(operator, 'q.g.dlq', [group], 43, 1, true, c),
+        allLettersPage(operator, 'q.g.dlq', letters, 43, 1, true, c),
+        searchPage(operator, 'q.g.dlq', { messageId: 'm0' }, letters, true, true, c),
+        archivePage(viewer, 'q.g.dlq', letters, 43, c),
+        deadLetterQueuePage(operator, 'q.g.dlq', letters, {}, true, 0, c),
+      ];
+      for (const page of pages(cutOff)) expect(page).toContain(said);
+      for (const page of pages()) expect(page).not.toContain('byte budget');
+    });
+
+    it('says how many headers of a message were left out', () => {
+      const page = deadLetterPage(viewer, 'q.g.dlq', { ...letter(0), headersNotShown: 9_936 }, undefined);
+      expect(page).toContain('9936 more header(s) not shown: too many or too large.');
+      expect(deadLetterPage(viewer, 'q.g.dlq', letter(0), undefined)).not.toContain('not shown: too many');
     });
   });
 });

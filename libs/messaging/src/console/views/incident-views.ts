@@ -1,7 +1,8 @@
 import { DeadLetterGroup } from '../../redrive/dead-letter-groups';
 import { InspectedDeadLetter } from '../../redrive/inspected-dead-letter';
 import { PlanSelection } from '../../redrive/plan-selection';
-import { positionOf, positionParam } from './dead-letter-views';
+import { ReadCutOff } from '../../redrive/read-budget';
+import { cutOffNotice, positionOf, positionParam } from './dead-letter-views';
 import { html, Html } from './html';
 import { csrfField, headRow, page, PageContext } from './layout';
 import { queuePath, queueViews } from './queue-nav';
@@ -17,6 +18,7 @@ export function groupsPage(
   depth: number,
   read: number,
   mayPlan: boolean,
+  cutOff?: ReadCutOff,
 ): string {
   return page(
     context,
@@ -25,6 +27,7 @@ export function groupsPage(
       <p>
         ${depth} waiting; ${read === depth ? 'all' : `the first ${read}`} read, in ${groups.length} group(s).
       </p>
+      ${cutOffNotice(cutOff)}
       <table aria-label="Groups">
         ${headRow(['Failure category', 'Failure code', '#Messages', 'Event types', 'First seen', 'Last seen', ...(mayPlan ? ['Plan'] : [])])}
         <tbody>
@@ -65,6 +68,7 @@ export function allLettersPage(
   depth: number,
   pageNumber: number,
   mayPlan: boolean,
+  cutOff?: ReadCutOff,
 ): string {
   const pages = Math.max(1, Math.ceil(letters.length / LETTERS_PER_PAGE));
   const shown = letters.slice((pageNumber - 1) * LETTERS_PER_PAGE, pageNumber * LETTERS_PER_PAGE);
@@ -78,7 +82,7 @@ export function allLettersPage(
   return page(
     context,
     `All messages: ${queue}`,
-    html`${queueViews(context, queue)} ${pager}
+    html`${queueViews(context, queue)} ${pager} ${cutOffNotice(cutOff)}
     ${
       mayPlan
         ? html`<form
@@ -112,6 +116,7 @@ export function searchPage(
   found: readonly InspectedDeadLetter[] | undefined,
   mayPlan: boolean,
   mayFindByKey: boolean,
+  cutOff?: ReadCutOff,
 ): string {
   const path = queuePath(context, queue);
   return page(
@@ -140,7 +145,7 @@ export function searchPage(
         found === undefined
           ? ''
           : html`<p data-testid="found">${found.length} message(s) found.</p>
-              ${lettersTable(context, queue, found, false)}
+              ${cutOffNotice(cutOff)} ${lettersTable(context, queue, found, false)}
               ${
                 mayPlan && found.length > 0
                   ? html`${planForm(context, queue, { by: 'ids', messageIds: found.flatMap((l) => (l.message.messageId ? [l.message.messageId] : [])) }, 'redrive', 'Plan redrive of these')}
@@ -158,12 +163,14 @@ export function archivePage(
   queue: string,
   letters: readonly InspectedDeadLetter[],
   depth: number,
+  cutOff?: ReadCutOff,
 ): string {
   return page(
     context,
     `Archive: ${queue}.archive`,
     html`${queueViews(context, queue)}
       <p>${depth} message(s) discarded from ${queue} (the first ${letters.length} shown).</p>
+      ${cutOffNotice(cutOff)}
       <table aria-label="Archived messages">
         ${headRow(['Message id', 'Type', 'Failure', 'Last failure', 'Discard id'])}
         <tbody>

@@ -42,4 +42,13 @@ describe(redrivePlanPage.name, () => {
     expect(page).toContain('PERMANENT/X\\u{200d}');
     for (const c of ['\u200b', '\u200d', '\u202e']) expect(page).not.toContain(c);
   });
+
+  it('says when the byte budget stopped the plan’s read: the plan covers only what it read', () => {
+    const cutOff = { reason: 'byte-budget' as const, budgetBytes: 16 * 1024 * 1024, notRead: 7 };
+    const entry: ConsolePlan = { id: 'p1', plan: { ...plan, cutOff }, refusals: {} };
+    const page = redrivePlanPage(context, entry, { kind: 'waiting' }, { approve: true, execute: false });
+    expect(page).toContain(
+      '7 more not read: byte budget of 16 MiB reached: the plan covers only the messages read',
+    );
+  });
 });

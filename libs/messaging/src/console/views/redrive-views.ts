@@ -1,4 +1,5 @@
 import { describeSelection } from '../../redrive/plan-selection';
+import { cutOffText } from '../../redrive/plan-contents';
 import { RedrivePlan } from '../../redrive/redrive-plan';
 import { ConsolePlan, ConsolePlanState, describeState } from '../plans/console-plan';
 import { positionOf } from './dead-letter-views';
@@ -144,6 +145,14 @@ export function redrivePlanPage(
         <dd data-testid="planned-by">${plan.plannedBy} at ${timeOf(plan.createdAt)}</dd>
         <dt>Waiting when planned</dt>
         <dd>${plan.depth}</dd>
+        ${
+          plan.cutOff
+            ? html`<dt>Not read</dt>
+                <dd data-testid="plan-cut-off">
+                  ${cutOffText(plan.cutOff)}: the plan covers only the messages read
+                </dd>`
+            : ''
+        }
         <dt>Plan hash</dt>
         <dd class="mono">${plan.hash}</dd>
         ${selectionFacts(plan)}

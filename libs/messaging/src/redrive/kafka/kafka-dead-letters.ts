@@ -5,15 +5,16 @@ import { DeadLetterBackend, DeadLetterPeek } from '../dead-letter-backend.interf
 import { DeadLetterRecord } from '../dead-letter-record';
 import { DeadLetterQueueNotFoundError } from '../errors/dead-letter-queue-not-found.error';
 import { RedriveTargetNotFoundError } from '../errors/redrive-target-not-found.error';
+import { cutOffOf, ReadBudget } from '../read-budget';
 import { RedriveLimits } from '../redrive-limits';
 import { MessagePosition, RedrivePlan } from '../redrive-plan';
 import { DeadLetterQueueInfo, MessageRedriveOutcome } from '../redrive-result';
-import { firstByTime } from './first-by-time';
 import { asKafkaAdmin } from './kafka-access';
 import { LazyKafkaClient } from '../../transports/kafka/kafka-clients';
 import { kafkaAdminClient } from './kafka-admin-client';
 import { KafkaRedriveMover } from './kafka-redrive-mover';
-import { readRanges } from './kafka-range-reader';
+import { readHead } from './kafka-head-reader';
+import { readRanges, readRangesWithin } from './kafka-range-reader';
 import { kafkaRecord } from './kafka-records';
 import { redriveCluster, RedriveCluster } from './kafkajs-cluster.patch';
 import { pendingRanges, recordsIn } from './partition-ranges';
@@ -59,28 +60,22 @@ export class KafkaDeadLetters implements DeadLetterBackend {
     });
   }
 
-  async peek(source: string, limit: number): Promise<DeadLetterPeek> {
+  async peek(
+    source: string,
+    limit: number,
+    maxBytes: number = RedriveLimits.READ_BUDGET_BYTES,
+  ): Promise<DeadLetterPeek> {
     return this.asAdmin(`read ${source}`, async (admin) => {
       await this.requireTopic(admin, source, () => new DeadLetterQueueNotFoundError(source));
       const ranges = await pendingRanges(admin, source);
-      const head = ranges.map((r) => ({
-        ...r,
-        to: r.to < r.from + BigInt(limit) ? r.to : r.from + BigInt(limit),
-      }));
-      const read = await readRanges(
-        await this.cluster.get(),
-        source,
-        head,
-        RedriveLimits.KAFKA_READ_TIMEOUT_MS,
+      const cluster = await this.cluster.get();
+      const budget = new ReadBudget(maxBytes);
+      const records = await readHead(source, ranges, limit, budget, (wanted, within) =>
+        readRangesWithin(cluster, source, wanted, RedriveLimits.KAFKA_READ_TIMEOUT_MS, within),
       );
-      const lists = [...read].map(([partition, messages]) =>
-        messages.map((message) => ({
-          record: kafkaRecord(source, partition, message),
-          at: Number(message.timestamp),
-        })),
-      );
-      const records = firstByTime(lists, limit, (item) => item.at).map((item) => item.record);
-      return { depth: recordsIn(ranges), records };
+      const depth = recordsIn(ranges);
+      const cutOff = cutOffOf(budget, limit, depth, records.length);
+      return { depth, records, ...(cutOff ? { cutOff } : {}) };
     });
   }
 

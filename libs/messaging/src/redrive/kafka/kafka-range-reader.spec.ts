@@ -1,5 +1,5 @@
 import { ClusterBroker, FetchedPartition, RedriveCluster } from './kafkajs-cluster.patch';
-import { readRanges } from './kafka-range-reader';
+import { readRanges, readRangesWithin } from './kafka-range-reader';
 
 const record = (offset: number, isControlRecord = false) => ({
   offset: String(offset),
@@ -76,5 +76,31 @@ describe(readRanges.name, () => {
     const { cluster, fetchedAt } = fakeCluster([record(0)]);
     expect(await readRanges(cluster, 't', [{ partition: 0, from: 1n, to: 1n }], 1_000)).toEqual(new Map());
     expect(fetchedAt).toEqual([]);
+  });
+});
+
+describe(readRangesWithin.name, () => {
+  it('stops a range at the first record its budget refuses, and fetches no more than it has left', async () => {
+    const { cluster, fetchedAt } = fakeCluster(
+      [0, 1, 2, 3, 4, 5].map((o) => record(o)),
+      2,
+    );
+    let left = 3;
+    const budget = {
+      admit: () => left-- > 0,
+      get remainingBytes() {
+        return 1;
+      },
+    };
+    const read = await readRangesWithin(
+      cluster,
+      't',
+      [{ partition: 0, from: 0n, to: 6n }],
+      1_000,
+      () => budget,
+    );
+    expect(read.get(0)?.messages.map((m) => m.offset)).toEqual(['0', '1', '2']);
+    expect(read.get(0)?.cut).toBe(true);
+    expect(fetchedAt).toEqual(['0', '2']);
   });
 });

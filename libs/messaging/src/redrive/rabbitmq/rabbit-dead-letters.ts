@@ -8,6 +8,8 @@ import { DeadLetterRecord, fingerprintOf } from '../dead-letter-record';
 import { DeadLetterQueueNotFoundError } from '../errors/dead-letter-queue-not-found.error';
 import { RedrivePlanStaleError } from '../errors/redrive-plan-stale.error';
 import { RedriveTargetNotFoundError } from '../errors/redrive-target-not-found.error';
+import { cutOffOf, headerValueBytes, ReadBudget } from '../read-budget';
+import { RedriveLimits } from '../redrive-limits';
 import { MessagePosition, RedrivePlan } from '../redrive-plan';
 import { DeadLetterQueueInfo, MessageRedriveOutcome } from '../redrive-result';
 import { asAdmin, NOT_FOUND, replyCode } from './rabbit-access';
@@ -62,24 +64,38 @@ export class RabbitDeadLetters implements DeadLetterBackend {
     return found;
   }
 
-  async peek(source: string, limit: number): Promise<DeadLetterPeek> {
+  async peek(
+    source: string,
+    limit: number,
+    maxBytes: number = RedriveLimits.READ_BUDGET_BYTES,
+  ): Promise<DeadLetterPeek> {
     return this.withChannel(`read ${source}`, async (channel) => {
       const reported = await this.depthOf(channel, source);
       // Not bounded by the reported depth: a quorum queue reports messages another channel just returned
       // a moment after they can be got again.
-      const messages = await getMessages(channel, source, limit);
+      const budget = new ReadBudget(maxBytes);
+      const messages = await getMessages(channel, source, limit, budget);
+      const depth = Math.max(reported, messages.length);
+      const cutOff = cutOffOf(budget, limit, depth, messages.length);
       return {
-        depth: Math.max(reported, messages.length),
+        depth,
         records: messages.map((m, i) => rabbitRecord(source, m, i)),
+        ...(cutOff ? { cutOff } : {}),
       };
     }); // closing the channel returns every message, unacked, to its place (head first, quorum queues too)
   }
 
-  async peekAt(source: string, position: MessagePosition): Promise<DeadLetterRecord | undefined> {
+  async peekAt(
+    source: string,
+    position: MessagePosition,
+    maxBytes: number = RedriveLimits.READ_BUDGET_BYTES,
+  ): Promise<DeadLetterRecord | undefined> {
     if (position.kind !== 'queue') return undefined;
     return this.withChannel(`read ${source}`, async (channel) => {
       await this.depthOf(channel, source);
-      const messages = await getMessages(channel, source, position.index + 1);
+      // Bounded as a page's read is: a message the pages cannot list within the budget is not opened either.
+      const budget = new ReadBudget(maxBytes);
+      const messages = await getMessages(channel, source, position.index + 1, budget);
       const message = messages[position.index];
       return message ? rabbitRecord(source, message, position.index) : undefined;
     }); // every message read goes back to its place when the channel closes
@@ -186,12 +202,28 @@ export class RabbitDeadLetters implements DeadLetterBackend {
   }
 }
 
-async function getMessages(channel: amqp.Channel, queue: string, count: number): Promise<amqp.GetMessage[]> {
+/**
+ * Up to `count` messages from the head by `basic.get`, unacked (closing the channel returns them all). With
+ * a `budget`, stops once the bytes got reach it: the message that crossed it is not kept (it goes back with
+ * the rest), so the read holds at most the budget plus that one message for a moment.
+ */
+async function getMessages(
+  channel: amqp.Channel,
+  queue: string,
+  count: number,
+  budget?: ReadBudget,
+): Promise<amqp.GetMessage[]> {
   const messages: amqp.GetMessage[] = [];
-  while (messages.length < count) {
+  while (messages.length < count && !budget?.exhausted) {
     const message = await channel.get(queue, { noAck: false });
     if (message === false) break;
+    if (budget && !budget.admit(amqpMessageBytes(message))) break;
     messages.push(message);
   }
   return messages;
+}
+
+/** A got message's size as a read budget counts it: body and headers. */
+export function amqpMessageBytes(message: amqp.Message): number {
+  return message.content.length + headerValueBytes(message.properties.headers ?? {});
 }
