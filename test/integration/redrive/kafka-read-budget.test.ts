@@ -1,4 +1,4 @@
-import { RedriveService } from 'nest-reliable-messaging/redrive';
+import { MessagePosition, RedriveService } from 'nest-reliable-messaging/redrive';
 import { infraEnv } from '../../harness/infra';
 import { uniqueName } from '../../harness/names';
 import { useKafkaRedriveSuite } from './support/kafka-redrive-suite';
@@ -21,11 +21,9 @@ describe('Reads of dead letters within a byte budget (Kafka)', () => {
   let redrive: RedriveService;
   beforeAll(() => ({ fixture, redrive } = suite.ready()));
 
-  const offsetsIn = (positions: { position: { kind: string } }[], partition: number) =>
+  const offsetsIn = (positions: { position: MessagePosition }[], partition: number) =>
     positions.flatMap(({ position: p }) =>
-      p.kind === 'partition' && (p as { partition: number }).partition === partition
-        ? [Number((p as { offset: string }).offset)]
-        : [],
+      p.kind === 'partition' && p.partition === partition ? [Number(p.offset)] : [],
     );
 
   it('reads large heads of three partitions only up to 16 MiB, oldest first, and reports the rest', async () => {
