@@ -192,7 +192,7 @@ describe.each(EACH_DATABASE)('Outbox relay latency and idle cost (%s + Kafka)', 
   // next commit's claim marks the round before: PostgreSQL one relay statement per message (2 before: the
   // claim and a mark of its own); MySQL/MariaDB unchanged (the claim's transaction and a mark beside it).
   // Measured at load average 30 on 2 cores, where the writer managed 28-36 commits/s: 1.42 before, 1.05 after.
-  it('marks each round with the next commit\'s claim at 200/s (PostgreSQL ≤ 1.3 relay statements per message)', async () => {
+  it("marks each round with the next commit's claim at 200/s (PostgreSQL ≤ 1.3 relay statements per message)", async () => {
     const COUNT = 100;
     const schema = await newSchema('outbox_statements_200');
     const { topic, reader } = await newTopic('orders_statements_200');

@@ -268,7 +268,7 @@ describe(OutboxRelay.name, () => {
 
     // Issue 39: at 200/s, one commit every 5 ms each published in a round of its own, every round was marked on
     // its own after its publish (2 statements per message); the next commit's claim now marks it.
-    it('marks a round with the next commit\'s claim when it comes within the wait: one statement per message', async () => {
+    it("marks a round with the next commit's claim when it comes within the wait: one statement per message", async () => {
       const { clock, store, transport, wakeup, rounds } = startRelay();
       await clock.advance(0);
       const claims = store.claims;
