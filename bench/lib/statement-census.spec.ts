@@ -30,6 +30,11 @@ describe('statementKind', () => {
       'delete from "s".messaging_inbox where (consumer_group, message_id) in (...)',
       'consumer: inbox retention',
     ],
+    ['select pg_try_advisory_xact_lock(hashtext($1)) as locked', 'writer: outbox retention'],
+    [
+      'delete from "s".messaging_outbox where id in (select id from "s".messaging_outbox)',
+      'writer: outbox retention',
+    ],
     ['select 1', 'other: select 1'],
   ])('tells %j as %s', (sql, kind) => {
     expect(statementKind(sql)).toBe(kind);

@@ -20,6 +20,10 @@ export function statementKind(sql: string): string {
     [/^with sent as\b/i, 'relay: claim (marks the batch before)'],
     [/^with due as\b/i, 'relay: move due scheduled'],
     [/^(update \S+ set sent_at = now\(\)|delete from \S+ where id = any)/i, 'relay: mark sent'],
+    [
+      /^select pg_try_advisory_xact_lock|^delete from \S*messaging_outbox where id in/i,
+      'writer: outbox retention',
+    ],
     [/^update \S+ o set attempts = o\.attempts \+ 1/i, 'relay: mark failed'],
     [/^update \S+ set locked_by = null/i, 'relay: release'],
     [/min\(case when locked_until > now\(\)/i, 'relay: next held row'],
