@@ -1,8 +1,10 @@
 import { INestApplicationContext } from '@nestjs/common';
+import { getRepositoryToken } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
 import { OutboxRelay } from 'nest-reliable-messaging/testing';
 import { RelayOptions } from 'nest-reliable-messaging';
 import { createBenchApp } from './bench-app';
-import { BenchEvent, padding } from './bench-event';
+import { BenchEvent, keyOf, padding } from './bench-event';
 import { BlogPollRelay } from './blog-poll-relay';
 import { LatencyConfigId, TransportKind } from './plan';
 import { Placer, RawPlacer } from './raw-placer';
@@ -40,6 +42,12 @@ export const LATENCY_CONFIGS: Record<LatencyConfigId, { label: string; describe:
       'the message published straight with the raw client (same guarantee as the relay), no database write: ' +
       "what the broker, the consumer and the machine give right now; from the broker's confirm to the handler start",
   },
+  'raw-tx': {
+    label: 'floor: business insert, then raw publish after commit → library consumer',
+    describe:
+      'the same business insert as the writer (one committed statement, no outbox row), then the message published ' +
+      "with the raw client (same guarantee as the relay): the writer's floor for the CPU per message (issue 39)",
+  },
 };
 
 /** The writer of a latency run and whatever relays for it. */
@@ -73,6 +81,7 @@ export async function startLatencySetup(id: LatencyConfigId, options: SetupOptio
     );
     return { writer: placer, stop: () => placer.stop() };
   }
+  if (id === 'raw-tx') return startRawAfterCommit(options);
   const stops: Array<() => Promise<void>> = [];
   const app = (relay: RelayOptions, withWriter: boolean): Promise<INestApplicationContext> =>
     createBenchApp({
@@ -93,7 +102,7 @@ export async function startLatencySetup(id: LatencyConfigId, options: SetupOptio
           ]
         : [],
     });
-  const writerRelay: Record<Exclude<LatencyConfigId, 'raw'>, RelayOptions> = {
+  const writerRelay: Record<Exclude<LatencyConfigId, 'raw' | 'raw-tx'>, RelayOptions> = {
     wakeup: {},
     'wakeup-notify': { notify: true },
     notify: { enabled: false, notify: true },
@@ -129,6 +138,44 @@ export async function startLatencySetup(id: LatencyConfigId, options: SetupOptio
     };
   } catch (error) {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * The writer's floor: the business row inserted through the same TypeORM entity and pool as the writer's
+ * (no relay, no outbox row), and once it committed, the message published with the raw client.
+ */
+async function startRawAfterCommit(options: SetupOptions): Promise<LatencySetup> {
+  const app = await createBenchApp({
+    databaseUrl: options.databaseUrl,
+    schema: options.schema,
+    transport: options.transport,
+    serviceName: 'bench-raw-writer',
+    relay: { enabled: false },
+    poolSize: 20,
+    entities: [BenchOrder],
+  });
+  try {
+    const orders = app.get<Repository<BenchOrder>>(getRepositoryToken(BenchOrder));
+    const placer = await RawPlacer.start(
+      options.transport,
+      options.event,
+      options.payloadBytes,
+      options.keys,
+      async (_run, seq) => {
+        await orders.insert({ key: keyOf(seq, options.keys), seq });
+      },
+    );
+    return {
+      writer: placer,
+      stop: async () => {
+        await placer.stop();
+        await app.close();
+      },
+    };
+  } catch (error) {
+    await app.close().catch(() => undefined);
     throw error;
   }
 }

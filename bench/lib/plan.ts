@@ -35,7 +35,7 @@ export type PeerConfigId = 'polling-ordered' | 'polling-unordered' | 'replicatio
 
 /** How the relay is woken in a latency run (see bench/README.md). */
 export type LatencyConfigId =
-  'wakeup' | 'wakeup-notify' | 'notify' | 'poll-100ms' | 'poll-1s' | 'blog-1s' | 'raw';
+  'wakeup' | 'wakeup-notify' | 'notify' | 'poll-100ms' | 'poll-1s' | 'blog-1s' | 'raw' | 'raw-tx';
 
 export interface BenchPlan {
   readonly mode: 'full' | 'smoke';
@@ -164,7 +164,7 @@ const FULL: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
     rates: [50, 200, 1000],
     windowMs: 4_000,
     runs: 2,
-    configs: ['wakeup', 'wakeup-notify', 'notify', 'poll-100ms', 'poll-1s', 'blog-1s', 'raw'],
+    configs: ['wakeup', 'wakeup-notify', 'notify', 'poll-100ms', 'poll-1s', 'blog-1s', 'raw', 'raw-tx'],
     fullMatrixOn: ['kafka'],
     xactRate: 200,
     xactQuietMs: 11_000,
@@ -227,7 +227,7 @@ const SMOKE: Omit<BenchPlan, 'scenarios' | 'transports' | 'databases'> = {
     rates: [200],
     windowMs: 500,
     runs: 1,
-    configs: ['wakeup', 'notify', 'blog-1s', 'raw'],
+    configs: ['wakeup', 'notify', 'blog-1s', 'raw', 'raw-tx'],
     fullMatrixOn: ['kafka'],
     xactRate: 200,
     // The smoke run checks that the counting works, not what it counts: no waiting for late reports.

@@ -12,6 +12,7 @@ import { BrokerFixtures } from './brokers';
 import { startInboxConsumerApp } from './consumer-app';
 import { HandlerProbe } from './handler-probe';
 import { ProbeMessage, ProbeProcessOptions } from './probe-process';
+import { StatementCensus } from './statement-census';
 import { now } from './time';
 
 /** Forwards each start to the bench instead of keeping it (the bench keeps the first of repeats). */
@@ -31,6 +32,9 @@ interface Role {
   stop(): Promise<void>;
 }
 
+/** What the role sends to its database, by kind (the bench asks with `statements`). */
+let census: StatementCensus | undefined;
+
 async function startRole(options: ProbeProcessOptions): Promise<Role> {
   const probe = new ForwardingProbe();
   // Only for clients: nothing here is tracked for cleanup (the bench tracks and deletes what is declared).
@@ -44,6 +48,12 @@ async function startRole(options: ProbeProcessOptions): Promise<Role> {
     await witness?.stop();
     await brokers.close();
   };
+  census?.stop();
+  census = undefined;
+  if (role.kind !== 'witness') {
+    const database = new URL(role.databaseUrl).pathname.slice(1);
+    census = new StatementCensus(() => database).start();
+  }
   try {
     if (role.kind === 'consumer') {
       app = await startInboxConsumerApp({
@@ -87,6 +97,7 @@ function main(): void {
   process.on('message', (message: ProbeMessage) => {
     if (message.type === 'ping') send({ type: 'pong', id: message.id, at: now() });
     else if (message.type === 'wake') role?.wake?.();
+    else if (message.type === 'statements') send({ type: 'statementCounts', counts: census?.take() ?? {} });
     else if (message.type === 'role') {
       startRole(message.options).then(
         (started) => {

@@ -5,6 +5,7 @@ import { trackConsumerDestinations } from './consumer-app';
 import { HandlerProbe } from './handler-probe';
 import { TransportKind } from './plan';
 import { ProbeChild } from './probe-child';
+import { StatementCounts } from './statement-census';
 import { now, within } from './time';
 
 /** What runs in the process: the library's inbox consumer, or a raw reader of the destination. */
@@ -31,6 +32,9 @@ export type ProbeMessage =
   | { type: 'pong'; id: number; at: number }
   | { type: 'wake' }
   | { type: 'round'; confirmed: number }
+  /** The statements the process sent to its database since the last ask, by kind (`StatementCensus`). */
+  | { type: 'statements' }
+  | { type: 'statementCounts'; counts: StatementCounts }
   /** Ends the role (the application closes); the process waits for the next one. */
   | { type: 'release' }
   | { type: 'released' }
@@ -53,6 +57,7 @@ export class ProbeProcess {
   clockOffsetMs = 0;
   clockErrorMs = 0;
   private readonly pongs = new Map<number, (at: number) => void>();
+  private statementsAnswer?: (counts: StatementCounts) => void;
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -64,6 +69,7 @@ export class ProbeProcess {
         this.probe.record(message.run, message.seq, message.at - this.clockOffsetMs);
       else if (message.type === 'pong') this.pongs.get(message.id)?.(message.at);
       else if (message.type === 'round') this.confirmed += message.confirmed;
+      else if (message.type === 'statementCounts') this.statementsAnswer?.(message.counts);
     });
   }
 
@@ -81,6 +87,13 @@ export class ProbeProcess {
     );
     await this.syncClock();
     return this;
+  }
+
+  /** The statements the process sent to its database since the last ask (or its role's start), by kind. */
+  async statements(): Promise<StatementCounts> {
+    const answer = new Promise<StatementCounts>((resolve) => (this.statementsAnswer = resolve));
+    this.child.send({ type: 'statements' });
+    return within(answer, 5_000, 'statement counts');
   }
 
   /** A relay process: wakes its relay (it drains until a claim finds nothing). */

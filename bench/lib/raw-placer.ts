@@ -25,18 +25,22 @@ export class RawPlacer implements Placer {
     private readonly event: BenchEvent,
     private readonly pad: string,
     private readonly keys: number,
+    private readonly beforePublish?: (run: string, seq: number) => Promise<void>,
   ) {}
 
+  /** `beforePublish`: the business write committed before the message is handed to the client (`raw-tx`). */
   static async start(
     kind: TransportKind,
     event: BenchEvent,
     payloadBytes: number,
     keys: number,
+    beforePublish?: (run: string, seq: number) => Promise<void>,
   ): Promise<RawPlacer> {
-    return new RawPlacer(await rawPublisher(kind), event, padding(payloadBytes), keys);
+    return new RawPlacer(await rawPublisher(kind), event, padding(payloadBytes), keys, beforePublish);
   }
 
-  place(run: string, seq: number): Promise<void> {
+  async place(run: string, seq: number): Promise<void> {
+    await this.beforePublish?.(run, seq);
     const message = encodeEnvelope(
       {
         messageId: newMessageId(),
@@ -48,7 +52,7 @@ export class RawPlacer implements Placer {
       },
       JSON.stringify(benchPayload(run, seq, this.keys, this.pad)),
     );
-    return new Promise<void>((resolve, reject) => {
+    await new Promise<void>((resolve, reject) => {
       this.pending.push({
         message,
         done: (error) =>

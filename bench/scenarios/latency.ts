@@ -16,6 +16,8 @@ import { coreSpeedMiBps, describeLoad, MachineLoad, measureMachine } from '../li
 import { Placer } from '../lib/raw-placer';
 import { describeState, kafkaState, postgresState, rabbitState } from '../lib/service-state';
 import { XactCounter } from '../lib/xact-counter';
+import { rawProducerRate } from '../lib/raw-producer-speed';
+import { StatementCensus, StatementCounts } from '../lib/statement-census';
 import { brokerPids, CpuGroup, ProcessCpuMeter } from '../lib/process-cpu';
 
 const TARGET = 0.05;
@@ -49,7 +51,7 @@ function configsFor(plan: BenchPlan, kind: TransportKind): LatencyConfigId[] {
   const { configs, fullMatrixOn } = plan.latency;
   return fullMatrixOn.includes(kind)
     ? [...configs]
-    : configs.filter((c) => c === 'wakeup' || c === 'blog-1s' || c === 'raw');
+    : configs.filter((c) => c === 'wakeup' || c === 'blog-1s' || c === 'raw' || c === 'raw-tx');
 }
 
 async function runOn(context: ScenarioContext, kind: TransportKind): Promise<void> {
@@ -74,6 +76,7 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
         'beside the CPU per message and the floor.',
     );
     await noteServiceStates(context, kind, event.destination);
+    await noteProducerSpeed(context, kind);
     const probe = consumer.probe;
     for (const config of configsFor(plan, kind)) {
       const setup = await startLatencySetup(config, {
@@ -92,7 +95,7 @@ async function runOn(context: ScenarioContext, kind: TransportKind): Promise<voi
         }
         for (const rate of plan.latency.rates) {
           const counting = config === 'wakeup' && rate === plan.latency.xactRate;
-          const xacts = counting ? await TransactionCount.start(context, setup.relay) : undefined;
+          const xacts = counting ? await TransactionCount.start(context, consumer, setup.relay) : undefined;
           const runs: RunResult[] = [];
           const cpu = await ProcessCpuMeter.start(cpuGroups(context, kind, consumer));
           const { load } = await measureMachine(async () => {
@@ -167,6 +170,29 @@ function cpuGroups(context: ScenarioContext, kind: TransportKind, consumer: Prob
     },
     { name: 'broker', pids: () => brokerPids(kind) },
   ];
+}
+
+/**
+ * The machine's speed beside the absolute figures (issue 39): the raw client's producer rate right now, in
+ * awaited batches of the relay's size, to a destination nothing reads.
+ */
+async function noteProducerSpeed(context: ScenarioContext, kind: TransportKind): Promise<void> {
+  const { keys, payloadBytes, batchSize } = context.plan.throughput;
+  const messages = context.plan.mode === 'smoke' ? 2 * batchSize : 20 * batchSize;
+  const rate = await rawProducerRate(context.brokers, kind, { messages, batchSize, payloadBytes, keys });
+  const broker = kind === 'kafka' ? 'Kafka (kafkajs, idempotent acks=all)' : 'RabbitMQ (amqplib, confirmed)';
+  context.results.figures.push({
+    scenario: '2. Latency',
+    name:
+      `The machine's speed before the latency runs: raw producer, ${broker}, ${messages} messages of ` +
+      `${payloadBytes} B in batches of ${batchSize}`,
+    unit: 'msg/s',
+    ours: summarize([rate]),
+  });
+  context.results.notes.push(
+    `Latency ${kind}: raw producer before the runs ${Math.round(rate)} msg/s (${messages} messages, batches of ` +
+      `${batchSize}): the machine's speed beside the absolute figures.`,
+  );
 }
 
 /** A few messages through the whole path: connections, producer, consumer group and LISTEN are up after. */
@@ -358,6 +384,28 @@ function recordTarget(context: ScenarioContext, kind: TransportKind): void {
       ratio: ratio(ours.p99.median, floor.p99.median),
     });
   }
+  const txFloor = find('raw-tx', TARGET_RATE);
+  if (ours?.cpuUsPerMessage && txFloor?.cpuUsPerMessage) {
+    // Issue 39: what the library costs the machine per delivered message, next to the same business work
+    // without it. The broker is left out of the total (shared with anything else on the machine).
+    const cpu = (p: Readonly<Record<string, number>>) =>
+      (p.bench ?? 0) + (p.consumer ?? 0) + (p.postgres ?? 0);
+    const [mine, floorCpu] = [cpu(ours.cpuUsPerMessage), cpu(txFloor.cpuUsPerMessage)];
+    const parts = (p: Readonly<Record<string, number>>) =>
+      ['bench', 'consumer', 'postgres', 'broker'].map((g) => Math.round(p[g] ?? 0)).join(' / ');
+    context.results.figures.push({
+      scenario: '2. Latency',
+      name:
+        `CPU per delivered message at ${TARGET_RATE}/s, ${broker}, library default (writer + relay, consumer, ` +
+        `PostgreSQL; µs from /proc: ${parts(ours.cpuUsPerMessage)} with the broker) beside the floor in the same ` +
+        `run (${parts(txFloor.cpuUsPerMessage)}; machine: ${ours.machine ? describeLoad(ours.machine) : 'not measured'})`,
+      unit: 'µs/msg',
+      ours: summarize([mine]),
+      baseline: { name: LATENCY_CONFIGS['raw-tx'].label, value: summarize([floorCpu]) },
+      ratio: ratio(mine, floorCpu),
+      target: { text: "≤ 1.5× the floor's (issue 39)", met: mine <= 1.5 * floorCpu },
+    });
+  }
   const high = find('wakeup', HIGH_RATE);
   if (high) {
     const keepsUp = high.achievedRate >= 0.98 * HIGH_RATE && high.p99.median < 1_000;
@@ -391,13 +439,22 @@ class TransactionCount {
     private readonly counter: XactCounter,
     private readonly database: string,
     private readonly before: number,
+    private readonly census: StatementCensus,
+    private readonly consumer: ProbeProcess,
   ) {}
 
-  static async start(context: ScenarioContext, relay?: OutboxRelay): Promise<TransactionCount> {
+  static async start(
+    context: ScenarioContext,
+    consumer: ProbeProcess,
+    relay?: OutboxRelay,
+  ): Promise<TransactionCount> {
     const counter = await XactCounter.open(context.databases.serverUrl);
     const database = new URL(context.benchDbUrl).pathname.slice(1);
     const before = await counter.after(database, context.plan.latency.xactQuietMs);
-    const count = new TransactionCount(context, counter, database, before);
+    // Statements by kind, from the clients: this process's (writer and relay) and the consumer's.
+    const census = new StatementCensus(() => database).start();
+    await consumer.statements();
+    const count = new TransactionCount(context, counter, database, before, census, consumer);
     count.stopListening =
       relay?.onRound((round) => {
         if (round.claimed === 0) count.emptyRounds += 1;
@@ -411,6 +468,9 @@ class TransactionCount {
     try {
       const after = await this.counter.after(this.database, this.context.plan.latency.xactQuietMs);
       this.stopListening();
+      const statements = { writerAndRelay: this.census.take(), consumer: await this.consumer.statements() };
+      this.census.stop();
+      this.recordStatements(kind, delivered, statements);
       const perMessage = (after - this.before) / delivered;
       const perRound = this.rounds > 0 ? this.relayed / this.rounds : Number.NaN;
       // The relay's claim also marks the batch before (issue 16): one statement per round.
@@ -436,7 +496,53 @@ class TransactionCount {
       );
     } finally {
       this.stopListening();
+      this.census.stop();
       await this.counter.close();
     }
   }
+
+  /**
+   * Statements per delivered message, by part and kind (issue 39): the relay's (autocommit statements, a
+   * transaction each), the writer's and the consumer's (BEGIN and COMMIT counted as statements), from the
+   * clients of the processes; pg_stat_database counts each transaction once.
+   */
+  private recordStatements(
+    kind: TransportKind,
+    delivered: number,
+    counts: { writerAndRelay: StatementCounts; consumer: StatementCounts },
+  ): void {
+    const rate = this.context.plan.latency.xactRate;
+    const broker = kind === 'kafka' ? 'Kafka' : 'RabbitMQ';
+    const relay = sumWhere(counts.writerAndRelay, (k) => k.startsWith('relay:'));
+    // The writer's: its transaction's statements; anything else (the bench's own look at the outbox) apart.
+    const writer = sumWhere(counts.writerAndRelay, (k) => !k.startsWith('relay:') && !k.startsWith('other:'));
+    const other = sumWhere(counts.writerAndRelay, (k) => k.startsWith('other:'));
+    const consumer = sumWhere(counts.consumer, () => true);
+    const perMessage = (n: number) => (delivered > 0 ? n / delivered : Number.NaN);
+    this.context.results.figures.push({
+      scenario: '2. Latency',
+      name:
+        `PostgreSQL statements of the polling relay per delivered message at ${rate}/s, ${broker}, library ` +
+        `default (claims, marks, releases: one autocommit transaction each; ${delivered} messages)`,
+      unit: 'stmt/msg',
+      ours: summarize([perMessage(relay)]),
+      target: { text: '≤ 1.5 (issue 39)', met: perMessage(relay) <= 1.5 },
+    });
+    const describe = (c: StatementCounts) =>
+      Object.entries(c)
+        .sort(([, a], [, b]) => b - a)
+        .map(([k, n]) => `${k} ${perMessage(n).toFixed(2)}`)
+        .join(', ');
+    this.context.results.notes.push(
+      `PostgreSQL statements per delivered message at ${rate}/s over ${kind} (${delivered} messages, from the ` +
+        `clients): relay ${perMessage(relay).toFixed(2)}, writer ${perMessage(writer).toFixed(2)}, consumer ` +
+        `${perMessage(consumer).toFixed(2)}, total ${perMessage(relay + writer + consumer).toFixed(2)} ` +
+        `(and ${other} other statements of the bench process). ` +
+        `Writer and relay: ${describe(counts.writerAndRelay)}. Consumer: ${describe(counts.consumer)}.`,
+    );
+  }
+}
+
+function sumWhere(counts: StatementCounts, keep: (kind: string) => boolean): number {
+  return Object.entries(counts).reduce((sum, [k, n]) => sum + (keep(k) ? n : 0), 0);
 }

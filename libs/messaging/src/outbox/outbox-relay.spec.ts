@@ -7,7 +7,7 @@ import { MessagingMetrics } from '../observability/messaging-metrics';
 import { resolveMessagingOptions } from '../options/resolve-messaging-options';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { PublishOutcome } from '../transports/publish-outcome';
-import { OutboxRelay, RelayRoundResult } from './outbox-relay';
+import { MARK_SENT_WAIT_MS, OutboxRelay, RelayRoundResult } from './outbox-relay';
 import { ClaimedOutboxRow, FailedOutboxRow } from './outbox-row';
 import { OutboxStore } from './outbox-store';
 import { RelayWakeup } from './relay-wakeup';
@@ -188,11 +188,13 @@ describe(OutboxRelay.name, () => {
 
   describe('wake', () => {
     it('publishes what a commit wrote at once, without waiting for the poll', async () => {
-      const { clock, store, wakeup, rounds } = startRelay();
+      const { clock, store, transport, wakeup, rounds } = startRelay();
       await clock.advance(0);
       store.add(3);
       wakeup.fire();
       await clock.advance(0);
+      expect(transport.publishedRows()).toEqual([['1', '2', '3']]);
+      await clock.advance(MARK_SENT_WAIT_MS); // no commit came: the batch is marked on its own
       expect(store.sent).toEqual(['1', '2', '3']);
       expect(rounds.filter((r) => r.claimed > 0)).toEqual([{ claimed: 3, confirmed: 3, failed: 0 }]);
     });
@@ -210,7 +212,7 @@ describe(OutboxRelay.name, () => {
       await clock.advance(0);
       store.add(9);
       wakeup.fire();
-      await clock.advance(0);
+      await clock.advance(MARK_SENT_WAIT_MS);
       expect(store.sent).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9']);
       expect(transport.publishedRows()).toEqual([['1', '2'], ['3', '4'], ['5', '6'], ['7', '8'], ['9']]);
       expect({ markSentCalls: store.markSentCalls, claimedWithSent: store.claimedWithSent }).toEqual(
@@ -228,7 +230,7 @@ describe(OutboxRelay.name, () => {
       store.add(1, 'c'); // 4
       transport.refusing.add('a');
       wakeup.fire();
-      await clock.advance(0);
+      await clock.advance(MARK_SENT_WAIT_MS);
       expect(transport.publishedRows()[0]).toEqual(['1', '2']);
       expect(transport.publishedRows()[1]).toEqual(['4']);
       expect(store.released).toContain('3');
@@ -257,11 +259,43 @@ describe(OutboxRelay.name, () => {
         const marks = store.markSentCalls;
         store.add(1);
         wakeup.fire();
-        await clock.advance(0);
+        await clock.advance(MARK_SENT_WAIT_MS);
         expect(store.sent).toHaveLength(i);
         expect([store.claims - claims, store.markSentCalls - marks]).toEqual([1, 1]);
       }
       expect(rounds.filter((r) => r.claimed > 0)).toHaveLength(3);
+    });
+
+    // Issue 39: at 200/s, one commit every 5 ms each published in a round of its own, every round was marked on
+    // its own after its publish (2 statements per message); the next commit's claim now marks it.
+    it("marks a round with the next commit's claim when it comes within the wait: one statement per message", async () => {
+      const { clock, store, transport, wakeup, rounds } = startRelay();
+      await clock.advance(0);
+      const claims = store.claims;
+      for (let i = 1; i <= 10; i++) {
+        store.add(1);
+        wakeup.fire();
+        await clock.advance(5);
+        expect(transport.publishedRows()).toHaveLength(i); // published at once: no wait before the publish
+      }
+      expect([store.claims - claims, store.claimedWithSent, store.markSentCalls]).toEqual([10, 9, 0]);
+      expect(store.sent).toHaveLength(9);
+      await clock.advance(MARK_SENT_WAIT_MS); // no commit came: the last round is marked on its own
+      expect([store.claims - claims, store.markSentCalls]).toEqual([10, 1]);
+      expect(store.sent).toHaveLength(10);
+      expect(rounds.filter((r) => r.claimed > 0)).toHaveLength(10);
+    });
+
+    it('marks a waiting round before shutting down', async () => {
+      const { clock, relay, store, wakeup, rounds } = startRelay();
+      await clock.advance(0);
+      store.add(1);
+      wakeup.fire();
+      await clock.advance(1);
+      expect(store.sent).toEqual([]);
+      await relay.beforeApplicationShutdown();
+      expect(store.sent).toEqual(['1']);
+      expect(rounds.filter((r) => r.claimed > 0)).toHaveLength(1);
     });
 
     it.each([
@@ -280,7 +314,7 @@ describe(OutboxRelay.name, () => {
           wakeup.fire();
         };
         wakeup.fire();
-        await clock.advance(0);
+        await clock.advance(MARK_SENT_WAIT_MS);
         expect(store.sent).toEqual(['1', '2']);
         expect(store.claims - claims).toBe(2); // no empty claim beside either publish
         expect({ claimedWithSent: store.claimedWithSent, markSentCalls: store.markSentCalls }).toEqual(
@@ -363,6 +397,7 @@ describe(OutboxRelay.name, () => {
       expect(broker.calls).toHaveLength(2);
       await clock.advance(1);
       expect(broker.calls).toHaveLength(3);
+      await clock.advance(MARK_SENT_WAIT_MS);
       expect(store.pending()).toEqual([]);
       await world.stop();
     });
@@ -427,24 +462,29 @@ describe(OutboxRelay.name, () => {
       await clock.advance(3_000 + 9);
       expect(store.claims).toBe(claims);
       await clock.advance(1);
+      expect(store.claims).toBe(claims + 1);
+      await clock.advance(MARK_SENT_WAIT_MS);
       expect(store.sent).toEqual(['1']);
     });
   });
 
   describe('scheduled messages', () => {
     it('wakes when the next scheduled message is due, not at the next poll, and publishes it then', async () => {
-      const { clock, store, wakeup } = startRelay();
+      const { clock, store, transport, wakeup } = startRelay();
       await clock.advance(0); // the bootstrap round
       store.scheduled.push({ dueAt: clock.now() + 1_500, key: 'reminder' });
       wakeup.fire({ scheduled: true }); // the scheduling transaction committed: nothing due, the next in 1,500 ms
       await clock.advance(0);
       expect(store.moves).toHaveLength(2);
+      const claims = store.claims;
       await clock.advance(1_500 - 1);
-      expect(store.sent).toEqual([]);
+      expect(store.claims).toBe(claims);
       expect(store.moves).toHaveLength(2); // no look in between
       await clock.advance(10); // due, plus the slack after the database's "due in"
-      expect(store.sent).toEqual(['1']);
       expect(store.moves).toHaveLength(3);
+      expect(transport.publishedRows()).toEqual([['1']]);
+      await clock.advance(MARK_SENT_WAIT_MS);
+      expect(store.sent).toEqual(['1']);
     });
 
     it('looks again when a local transaction scheduled a message due before the wake-up it had set', async () => {
@@ -453,7 +493,7 @@ describe(OutboxRelay.name, () => {
       await clock.advance(0);
       store.scheduled.push({ dueAt: clock.now() + 1_000, key: 'early' });
       wakeup.fire({ scheduled: true });
-      await clock.advance(1_000 + 10);
+      await clock.advance(1_000 + 10 + MARK_SENT_WAIT_MS);
       expect(store.pending.length + store.sent.length).toBe(1);
       expect(store.sent).toEqual(['1']);
       await clock.advance(4_000);
@@ -470,7 +510,7 @@ describe(OutboxRelay.name, () => {
         wakeup.fire({ scheduled: true });
       };
       await clock.advance(0); // the bootstrap round: look, claim, look for held rows (the commit), claim
-      await clock.advance(1_500 + 10);
+      await clock.advance(1_500 + 10 + MARK_SENT_WAIT_MS);
       expect(store.sent).toEqual(['1']);
     });
 
@@ -480,7 +520,7 @@ describe(OutboxRelay.name, () => {
       await clock.advance(0);
       store.add(1);
       wakeup.fire();
-      await clock.advance(0);
+      await clock.advance(MARK_SENT_WAIT_MS);
       expect(store.sent).toEqual(['1']);
       expect(store.moves).toHaveLength(1);
     });
@@ -512,7 +552,7 @@ describe(OutboxRelay.name, () => {
       store.scheduled.push({ dueAt: clock.now() + POLL_MS + 2_000, key: 'elsewhere' });
       await clock.advance(POLL_MS);
       expect(store.moves).toHaveLength(2);
-      await clock.advance(2_000 + 10);
+      await clock.advance(2_000 + 10 + MARK_SENT_WAIT_MS);
       expect(store.sent).toEqual(['1']);
     });
   });
@@ -553,7 +593,7 @@ describe(OutboxRelay.name, () => {
       });
       store.add(1);
       wakeup.fire();
-      await clock.advance(0);
+      await clock.advance(MARK_SENT_WAIT_MS); // the round is reported once marked
       expect(unhandled).toEqual([]);
       expect(jest.mocked(Logger.prototype.error).mock.calls[0][0]).toContain(
         'An outbox relay round failed: Error: a round listener broke',

@@ -58,6 +58,15 @@ const SCHEDULED_MOVE_LIMIT = 1_000;
  */
 const SCHEDULED_WAKE_SLACK_MS = 5;
 
+/**
+ * How long the last batch of a drain, published and confirmed, waits to be marked sent by the next round's
+ * claim (one statement for both) before it is marked on its own. At a steady flow of commits (200/s: one every
+ * 5 ms, each its own round) the next commit's claim carries it: one relay statement per message instead of two
+ * (issue 39). Nothing waits on it but the round's report: the rows are on the broker, still leased to this
+ * relay, and the lease leaves them at least a fifth of itself (200 ms or more) after the publish to be marked.
+ */
+export const MARK_SENT_WAIT_MS = 20;
+
 /** Rows one claim leased, and when it was sent. */
 interface Claim {
   readonly rows: ClaimedOutboxRow[];
@@ -107,10 +116,13 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   /** An empty claim since the last busy one has looked for rows held by leases or backoff. */
   private idleChecked = false;
   /**
-   * The last batch of a drain that ended with a wake-up pending: published, not yet marked; the next drain's
-   * first claim marks it (one statement for both), or `run` marks it on its own when no drain follows.
+   * The last batch of a drain: published, not yet marked; the next drain's first claim marks it (one
+   * statement for both), or it is marked on its own `MARK_SENT_WAIT_MS` after the drain when no drain
+   * followed (`markDue`), or at shutdown.
    */
   private unmarked?: { batch: PublishedBatch; settled: Promise<void> };
+  /** `MARK_SENT_WAIT_MS` passed since a drain left `unmarked`: the next `run` marks it on its own. */
+  private markDue = false;
   /**
    * This process's clock at which to look at the scheduled messages again (the next is due then, as the
    * database said); 0: at the next round (startup, the safety poll, a local transaction that scheduled one).
@@ -142,6 +154,10 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         this.scheduledCheckAt = 0;
         this.wake();
       },
+      () => {
+        this.markDue = true;
+        this.startLoop();
+      },
     );
   }
 
@@ -163,6 +179,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     this.unlisten?.();
     this.timers.clear();
     await this.loop;
+    // A drain's last batch waiting for the next claim to mark it (no round ran since).
+    await this.markUnmarked();
     try {
       const released = await this.store.release(this.instanceId);
       if (released > 0) this.logger.log(`Released ${released} claimed outbox rows on shutdown.`);
@@ -177,6 +195,12 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   wake(): void {
     if (this.stopping || !this.started) return;
     this.wakeRequested = true;
+    this.startLoop();
+  }
+
+  /** Runs rounds while wake-ups ask for them (and marks a waiting batch when due), one loop at a time. */
+  private startLoop(): void {
+    if (this.stopping || !this.started) return;
     this.loop ??= this.run()
       .catch((error: unknown) => this.roundFailed(error))
       .finally(() => {
@@ -203,13 +227,20 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         await this.drain();
       }
     } finally {
-      const unmarked = this.unmarked;
-      this.unmarked = undefined;
-      if (unmarked) {
-        await this.markSent(unmarked.batch);
-        await this.finish(unmarked);
-      }
+      // The drain's last batch waits for the next commit's claim to mark it, a little while (issue 39).
+      if (this.unmarked && (this.stopping || this.markDue)) await this.markUnmarked();
+      else if (this.unmarked) this.timers.markIn(MARK_SENT_WAIT_MS);
+      this.markDue = false;
     }
+  }
+
+  /** Marks the batch a drain left for the next claim on its own, and reports its round. */
+  private async markUnmarked(): Promise<void> {
+    const unmarked = this.unmarked;
+    this.unmarked = undefined;
+    if (!unmarked) return;
+    await this.markSent(unmarked.batch);
+    await this.finish(unmarked);
   }
 
   /**
@@ -231,6 +262,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     // The batch before: published and settled, its confirmed rows marked sent by the next claim.
     let previous = this.unmarked;
     this.unmarked = undefined;
+    this.markDue = false;
+    this.timers.cancelMark();
     let claim = await this.claimMarking(previous, []);
     if (previous) await this.finish(previous);
     previous = undefined;
@@ -269,8 +302,10 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       claim = { rows: pausing ? [] : publish, sentAt: claimed.sentAt, full: claimed.full && !pausing };
     }
     if (!previous) return;
-    if (this.wakeRequested && !this.stopping && previous.batch.confirmed.length > 0) {
-      this.unmarked = previous; // `run` goes on with a drain whose first claim marks it
+    if (!this.stopping && previous.batch.confirmed.length > 0) {
+      // Marked by the next drain's first claim: at once when a wake-up came meanwhile (`run` goes on), or
+      // when the next commit comes within `MARK_SENT_WAIT_MS`; otherwise on its own then (`run`).
+      this.unmarked = previous;
       return;
     }
     await this.markSent(previous.batch);

@@ -87,4 +87,24 @@ describe(RelayTimers.name, () => {
       expect(setTimeout).toHaveBeenCalledWith(expect.any(Function), MAX_TIMER_DELAY_MS);
     });
   });
+
+  describe('markIn', () => {
+    it('marks the waiting batch once, after the delay, unless a claim took it before', async () => {
+      const clock = new FakeClock();
+      const [wake, mark] = [jest.fn(), jest.fn()];
+      const t = new RelayTimers(clock, wake, wake, wake, mark);
+      t.markIn(20);
+      await clock.advance(19);
+      expect(mark).not.toHaveBeenCalled();
+      await clock.advance(1);
+      expect(mark).toHaveBeenCalledTimes(1);
+      t.markIn(20);
+      t.cancelMark(); // a claim took it
+      t.markIn(20);
+      t.clear(); // shutdown marks it itself
+      await clock.advance(1_000);
+      expect(mark).toHaveBeenCalledTimes(1);
+      expect(wake).not.toHaveBeenCalled();
+    });
+  });
 });

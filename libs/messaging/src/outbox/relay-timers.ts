@@ -15,13 +15,15 @@ export const MAX_TIMER_DELAY_MS = 2_147_483_647;
 /**
  * The relay's timers: the safety poll; a retry wake-up that keeps the later due time (so that it finds
  * every row failed so far due); a wake-up when held rows free up that keeps the earlier one; a wake-up when
- * the next scheduled message is due, which the latest look at the scheduled messages sets.
+ * the next scheduled message is due, which the latest look at the scheduled messages sets; the mark of a
+ * published batch that no claim took within its wait.
  */
 export class RelayTimers {
   private poll?: CancelTimer;
   private retry?: WakeUp;
   private held?: WakeUp;
   private scheduled?: WakeUp;
+  private mark?: CancelTimer;
 
   constructor(
     private readonly clock: Clock,
@@ -29,7 +31,24 @@ export class RelayTimers {
     private readonly wakeForHeldRows: () => void,
     /** The safety poll and the scheduled wake-up: look at the scheduled messages too. */
     private readonly wakeForScheduled: () => void = wake,
+    /** A published batch waited long enough for a claim to mark it: mark it on its own. */
+    private readonly markWaiting: () => void = () => undefined,
   ) {}
+
+  /** Marks the waiting batch in `delayMs`, unless a claim took it before (`cancelMark`). */
+  markIn(delayMs: number): void {
+    this.mark?.();
+    this.mark = this.clock.setTimeout(() => {
+      this.mark = undefined;
+      this.markWaiting();
+    }, delayMs);
+  }
+
+  /** A claim took the waiting batch: no mark on its own. */
+  cancelMark(): void {
+    this.mark?.();
+    this.mark = undefined;
+  }
 
   startPoll(intervalMs: number): void {
     this.poll?.();
@@ -71,7 +90,8 @@ export class RelayTimers {
     this.retry?.cancel();
     this.held?.cancel();
     this.scheduled?.cancel();
-    this.poll = this.retry = this.held = this.scheduled = undefined;
+    this.mark?.();
+    this.poll = this.retry = this.held = this.scheduled = this.mark = undefined;
   }
 
   private set(at: number, then: () => void): WakeUp {
