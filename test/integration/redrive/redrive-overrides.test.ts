@@ -191,6 +191,15 @@ describe('Overrides in the audit log, rewritable logins, the pinned topology (is
       ]);
     });
 
+    it('local development (--local-plaintext, brokers on this machine) accepts such a login as the override does', async () => {
+      const { dlq } = await parked('rewritable_local');
+      const local = await cli(['dlq', 'plan', '--source', dlq, '--local-plaintext'], asOwner);
+      expect(local.code).toBe(0);
+      expect(local.err).toContain('only because of --local-plaintext (local development)');
+      const plans = (await historyAs(dlq)).filter((e) => e.action === 'PLAN');
+      expect(plans.map((e) => [e.dbUser, overridesOf(e)])).toEqual([[roles.owner.role, ['rewrite-rights']]]);
+    });
+
     it('the console refuses to start on such a login unless allowRewritableAudit, which it logs and records', async () => {
       const start = async (ledger: RedriveLedger, allowRewritableAudit?: boolean) => {
         const app: INestApplication = await NestFactory.create(

@@ -75,16 +75,21 @@ export function commandContext(io: CliIo): CommandContext {
     }
   };
   const withAppendOnlyLedger = <T>(
-    flags: AppendOnlyFlag,
+    flags: AppendOnlyFlag & Pick<BrokerFlags, 'localPlaintext'>,
     work: (ledger: PostgresRedriveLedger) => Promise<T>,
   ): Promise<T> =>
     withLedger(async (ledger) => {
-      const allow = flags.allowRewritableAudit === true || io.env[AdminEnv.ALLOW_REWRITABLE_AUDIT] === 'true';
-      const rights = await ledger.requireAppendOnly(allow);
+      const allowed =
+        flags.allowRewritableAudit === true || io.env[AdminEnv.ALLOW_REWRITABLE_AUDIT] === 'true';
+      // Local development (brokers on this machine only, refused for any other) runs on the database's
+      // superuser as a matter of course: accepted as the override is, warned about and recorded.
+      const local = flags.localPlaintext === true || io.env[AdminEnv.LOCAL_PLAINTEXT] === 'true';
+      const rights = await ledger.requireAppendOnly(allowed || local);
       if (rights.length > 0) {
         io.err(
           `WARNING: this admin database login can rewrite the audit log (${rights.join(', ')}). Going on ` +
-            'only because of --allow-rewritable-audit; every audit entry of this run records it (rewrite-rights).\n',
+            `only because of ${allowed ? '--allow-rewritable-audit' : '--local-plaintext (local development)'}; ` +
+            'every audit entry of this run records it (rewrite-rights).\n',
         );
       }
       return work(ledger);

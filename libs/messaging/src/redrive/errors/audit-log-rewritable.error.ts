@@ -15,10 +15,11 @@ export class AuditLogRewritableError extends RedriveRefusedError {
     readonly rights: readonly string[],
   ) {
     super(
-      `Refused: this admin database login can rewrite the audit log (${rights.join(', ')}). Use a login ` +
+      `This admin database login can rewrite the audit log (${rights.join(', ')}). Use a login ` +
         'with SELECT and INSERT only (docs/guide/08-redrive.md, "Permissions, the admin database"), or accept ' +
         'it with --allow-rewritable-audit (MESSAGING_ADMIN_ALLOW_REWRITABLE_AUDIT=true; the console: ' +
-        'allowRewritableAudit), which every audit entry then records.',
+        'allowRewritableAudit), which every audit entry then records; --local-plaintext (brokers on this ' +
+        'machine only) accepts it the same way.',
     );
     this.name = 'AuditLogRewritableError';
   }
