@@ -108,17 +108,7 @@ describe('Redrive: one-shot approvals, one redrive of a DLQ at a time, an audit 
       fixture.approve(a, planA),
       fixture.approve(b, planB, 'bob'),
     ]);
-    const outcomes = await Promise.allSettled([a.execute(approvedA), b.execute(approvedB)]);
-
-    const done = outcomes.filter((o): o is PromiseFulfilledResult<RedriveResult> => o.status === 'fulfilled');
-    const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
-    expect(done).toHaveLength(1);
-    expect(done[0].value).toMatchObject({ redriven: count, leftInSource: 0 });
-    expect(refused).toHaveLength(1);
-    // Refused while the other ran, or, if it came second, because the planned records were gone.
-    expect([RedriveInProgressError, RedrivePlanStaleError].some((e) => refused[0].reason instanceof e)).toBe(
-      true,
-    );
+    expectOnePublished(await Promise.allSettled([a.execute(approvedA), b.execute(approvedB)]), count);
     const published = (await admin.fetchTopicOffsets(target)).reduce((sum, p) => sum + Number(p.high), 0);
     expect(published).toBe(count);
     const [committed] = await admin.fetchOffsets({ groupId: `${dlq}.redrive`, topics: [dlq] });
@@ -149,16 +139,7 @@ describe('Redrive: one-shot approvals, one redrive of a DLQ at a time, an audit 
       fixture.approve(a, planA),
       fixture.approve(b, planB, 'bob'),
     ]);
-    const outcomes = await Promise.allSettled([a.execute(approvedA), b.execute(approvedB)]);
-
-    const done = outcomes.filter((o): o is PromiseFulfilledResult<RedriveResult> => o.status === 'fulfilled');
-    const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
-    expect(done).toHaveLength(1);
-    expect(done[0].value).toMatchObject({ redriven: count, leftInSource: 0 });
-    expect(refused).toHaveLength(1);
-    expect([RedriveInProgressError, RedrivePlanStaleError].some((e) => refused[0].reason instanceof e)).toBe(
-      true,
-    );
+    expectOnePublished(await Promise.allSettled([a.execute(approvedA), b.execute(approvedB)]), count);
     // Each parked message reached its group's queue once, and none is left in the DLQ.
     expect(await depthOf(connection, workQueue)).toBe(count);
     expect(await depthOf(connection, dlq)).toBe(0);
@@ -200,3 +181,18 @@ describe('Redrive: one-shot approvals, one redrive of a DLQ at a time, an audit 
     await expect(fixture.schema.query('delete from messaging_redrive_audit')).rejects.toThrow(/append-only/);
   });
 });
+
+/**
+ * Of two redrives of one DLQ run together, one moved all `count` messages; the other was refused while the
+ * first ran or, if it came second, because the planned messages were gone.
+ */
+function expectOnePublished(outcomes: PromiseSettledResult<RedriveResult>[], count: number): void {
+  const done = outcomes.filter((o): o is PromiseFulfilledResult<RedriveResult> => o.status === 'fulfilled');
+  const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+  expect(done).toHaveLength(1);
+  expect(done[0].value).toMatchObject({ redriven: count, leftInSource: 0 });
+  expect(refused).toHaveLength(1);
+  expect([RedriveInProgressError, RedrivePlanStaleError].some((e) => refused[0].reason instanceof e)).toBe(
+    true,
+  );
+}

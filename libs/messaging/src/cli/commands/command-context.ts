@@ -9,6 +9,7 @@ import { PostgresRedriveLedger } from '../../redrive/ledger/postgres-redrive-led
 import { RedriveLedger } from '../../redrive/ledger/redrive-ledger.interface';
 import { CliUsageError } from '../cli-usage.error';
 import { RedriveService } from '../../redrive/redrive.service';
+import { RedriveServiceOptions } from '../../redrive/redrive-service-options';
 import { MessagingTopology, parseMessagingTopology } from '../../topology/messaging-topology';
 import { AdminEnv, BrokerFlags, resolveAdminDatabase, resolveAdminOptions } from '../admin-options';
 import { cliClock, CliIo, readJson } from '../cli-io';
@@ -94,6 +95,20 @@ export function commandContext(io: CliIo): CommandContext {
       }
       return work(ledger);
     });
+  /** What a `RedriveService` on `ledger` is built from: the flags and the environment. */
+  const serviceOptions = async (
+    flags: BrokerFlags & TopologyFlag,
+    ledger: RedriveLedger,
+  ): Promise<RedriveServiceOptions> => ({
+    ...resolveAdminOptions(flags, io.env),
+    ledger,
+    approvers: await keyringOf(io),
+    topology: await topology(flags),
+    keySecret: keySecretOf(io),
+    carryHeaders: carryHeadersOf(io),
+    readBudgetBytes: readBudgetOf(io),
+    clock: cliClock(io),
+  });
   /** A `RedriveService` on `ledger` built from the flags and environment; a refusal to build one is recorded. */
   const onLedger =
     <T>(
@@ -105,17 +120,7 @@ export function commandContext(io: CliIo): CommandContext {
       const { broker, credential } = resolveAdminOptions(flags, io.env);
       let service: RedriveService;
       try {
-        service = new RedriveService({
-          broker,
-          credential,
-          ledger,
-          approvers: await keyringOf(io),
-          topology: await topology(flags),
-          keySecret: keySecretOf(io),
-          carryHeaders: carryHeadersOf(io),
-          readBudgetBytes: readBudgetOf(io),
-          clock: cliClock(io),
-        });
+        service = new RedriveService(await serviceOptions(flags, ledger));
       } catch (error) {
         if (error instanceof RedriveRefusedError) {
           const actor = credential?.principal ?? '(no credential)';
@@ -147,18 +152,7 @@ export function commandContext(io: CliIo): CommandContext {
     withReader: async (flags, work) => {
       // Read-only: it writes no audit entry, so a login that could rewrite the log is not refused here.
       if (io.env[AdminEnv.DATABASE_URL]) return withLedger(onLedger(flags, work));
-      const { broker, credential } = resolveAdminOptions(flags, io.env);
-      const service = new RedriveService({
-        broker,
-        credential,
-        ledger: withoutLedger(),
-        approvers: await keyringOf(io),
-        topology: await topology(flags),
-        keySecret: keySecretOf(io),
-        carryHeaders: carryHeadersOf(io),
-        readBudgetBytes: readBudgetOf(io),
-        clock: cliClock(io),
-      });
+      const service = new RedriveService(await serviceOptions(flags, withoutLedger()));
       try {
         return await work(service);
       } finally {
