@@ -3,6 +3,7 @@ import type * as Pg from 'pg';
 import type { Client, ClientConfig } from 'pg';
 import { CancelTimer, Clock } from '../../common/clock';
 import { requirePeer } from '../../common/optional-peer';
+import { FrameGate } from './frame-gate';
 import { LogicalNames } from './logical-names';
 import { Lsn } from './lsn';
 import { decodeServerFrame, ServerFrame, standbyStatusUpdate } from './replication-protocol';
@@ -54,10 +55,15 @@ export class ReplicationConnection {
   /** The link is taken for dead: closing destroys the socket instead of saying goodbye on it. */
   private dead = false;
 
+  /** Frames of a socket read already made wait here while paused (the socket alone would deliver them). */
+  private readonly gate: FrameGate;
+
   private constructor(
     private readonly client: Client,
+    onFrame: (frame: ServerFrame) => void,
     private readonly timeouts?: ReplicationTimeouts,
   ) {
+    this.gate = new FrameGate((chunk) => onFrame(decodeServerFrame(chunk)));
     this.ended = new Promise((resolve) => (this.end = resolve));
     client.on('error', (error: Error) => this.end(this.closing ? undefined : error));
     client.on('end', () =>
@@ -78,7 +84,7 @@ export class ReplicationConnection {
   ): Promise<ReplicationConnection> {
     const pg = requirePeer<typeof Pg>('pg', "relay.mode 'logical'");
     const client = new pg.Client({ ...config, replication: 'database' } as ClientConfig);
-    const connection = new ReplicationConnection(client, timeouts);
+    const connection = new ReplicationConnection(client, onFrame, timeouts);
     try {
       await client.connect();
     } catch (error) {
@@ -90,7 +96,7 @@ export class ReplicationConnection {
     const streaming = new Promise<void>((resolve) => wire.once('replicationStart', () => resolve()));
     wire.on('copyData', ({ chunk }: { chunk: Buffer }) => {
       connection.heard();
-      onFrame(decodeServerFrame(chunk));
+      connection.gate.push(chunk);
     });
     const options = [
       "proto_version '1'",
@@ -179,12 +185,15 @@ export class ReplicationConnection {
   /** Stops reading (backpressure): the server waits, the slot keeps what it has not sent. */
   pause(): void {
     this.paused = true;
+    this.gate.pause();
     this.wire?.stream.pause();
   }
 
+  /** Reads again: first the frames held since the pause, then the socket, unless one of them paused again. */
   resume(): void {
-    this.paused = false;
     this.heard();
+    if (!this.gate.resume()) return;
+    this.paused = false;
     this.wire?.stream.resume();
   }
 
