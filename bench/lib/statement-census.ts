@@ -54,13 +54,14 @@ export class StatementCensus {
     const proto = Client.prototype as unknown as { query: Query };
     const original = proto.query;
     this.original = original;
-    const census = this;
+    const counted = this.database;
+    const add = (kind: string) => this.add(kind);
     proto.query = function (this: Client, ...args: unknown[]): unknown {
       const database = (this as unknown as { database?: string }).database;
-      if (database !== undefined && database === census.database()) {
+      if (database !== undefined && database === counted()) {
         const [first] = args;
         const sql = typeof first === 'string' ? first : (first as { text?: string } | undefined)?.text;
-        if (typeof sql === 'string') census.add(statementKind(sql));
+        if (typeof sql === 'string') add(statementKind(sql));
       }
       return original.apply(this, args);
     };
