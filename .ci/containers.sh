@@ -28,7 +28,13 @@ cleanup() {
   if $stack_up; then
     docker compose -f docker/compose.yml logs --no-color >"$state/compose.log" 2>&1 || true
     docker compose -f docker/compose.yml down -v -t 10 >/dev/null 2>&1 || true
-    [ $code -eq 0 ] || { log "the stack's log (end):"; tail -60 "$state/compose.log"; }
+    if [ $code -ne 0 ]; then
+      # The services' and one-shot jobs' lines first (the brokers' and database's boot logs drown them).
+      log "the stack's log, apart from the brokers and the database (end):"
+      grep -Ev '^(rabbitmq|kafka|postgres)_1 ' "$state/compose.log" | tail -80
+      log "the stack's log (end):"
+      tail -30 "$state/compose.log"
+    fi
   fi
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
