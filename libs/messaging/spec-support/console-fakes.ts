@@ -38,6 +38,8 @@ export function fakeRequest(
   body: Record<string, unknown> = {},
   more: {
     ip?: string;
+    /** The address of this machine the connection was made to. */
+    localAddress?: string;
     params?: Record<string, string>;
     query?: Record<string, string>;
     headers?: Record<string, string>;
@@ -56,5 +58,6 @@ export function fakeRequest(
     params: more.params ?? {},
     secure: false,
     ip: more.ip ?? '10.0.0.1',
+    ...(more.localAddress === undefined ? {} : { socket: { localAddress: more.localAddress } }),
   };
 }

@@ -108,6 +108,7 @@ describe('The console over HTTP (RabbitMQ, PostgreSQL admin database)', () => {
   const plans = new MemoryConsolePlanStore();
   let app: INestApplication | undefined;
   let base = '';
+  let port = 0;
   let dlq = '';
   let folder = '';
 
@@ -138,9 +139,12 @@ describe('The console over HTTP (RabbitMQ, PostgreSQL admin database)', () => {
       { bodyParser: false, logger: false },
     );
     created.useBodyParser('urlencoded', { extended: false, limit: '16kb' });
-    await created.listen(0, '127.0.0.1');
+    // Every interface, as a container or a careless deployment listens: the console itself tells a connection
+    // made to loopback from one made to another address of this machine.
+    await created.listen(0, '0.0.0.0');
     app = created;
-    base = `http://127.0.0.1:${(created.getHttpServer().address() as AddressInfo).port}/console`;
+    port = (created.getHttpServer().address() as AddressInfo).port;
+    base = `http://127.0.0.1:${port}/console`;
   });
 
   afterAll(async () => {
@@ -150,6 +154,18 @@ describe('The console over HTTP (RabbitMQ, PostgreSQL admin database)', () => {
 
   beforeEach(() => jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined));
   afterEach(() => jest.restoreAllMocks());
+
+  it('without secureCookies, answers a connection made to another address of this machine with 403, and loopback with the page', async () => {
+    const outside = Object.values(os.networkInterfaces())
+      .flat()
+      .find((a) => a !== undefined && a.family === 'IPv4' && !a.internal);
+    if (!outside) throw new Error('this test needs an IPv4 address of this machine besides loopback');
+    const elsewhere = await fetch(`http://${outside.address}:${port}/console/login`, { redirect: 'manual' });
+    expect(elsewhere.status).toBe(403);
+    expect(elsewhere.headers.getSetCookie()).toEqual([]);
+    expect(await elsewhere.text()).toContain('loopback address only');
+    expect((await fetch(`${base}/login`, { redirect: 'manual' })).status).toBe(200);
+  });
 
   // claim: C-79
   it('sends every page, refusal and error page with its CSP, no-store, nosniff and no-referrer', async () => {

@@ -1,6 +1,6 @@
 import { RedriveAuditEntry, RedriveLedger } from '../redrive/ledger/redrive-ledger.interface';
 import { RedriveService } from '../redrive/redrive.service';
-import { ConsoleGate } from './console-gate';
+import { ConsoleGate, isLoopbackConnection } from './console-gate';
 import { FakeResponse, fakeRequest } from '../../spec-support/console-fakes';
 import { ConsoleUser, MessagingConsoleOptions } from './console-options.interface';
 import { SignInGuard } from './sign-in-guard';
@@ -74,6 +74,53 @@ async function signIn(g: ConsoleGate, name: string) {
 }
 
 describe(ConsoleGate.name, () => {
+  describe('connections from other machines', () => {
+    const remote = (cookies: Record<string, string>, body: Record<string, unknown> = {}) =>
+      fakeRequest(cookies, body, { localAddress: '10.0.0.5' });
+
+    it('without secureCookies, refuses the sign-in page, the sign-in, pages and forms of a connection not made to loopback', async () => {
+      const { gate: g, authenticator } = gate({ ms: 0 });
+      const { cookies, csrf } = await signIn(g, 'alice');
+      const form = new FakeResponse();
+      g.loginForm(remote({}), form);
+      expect(form.statusCode).toBe(403);
+      expect(form.cookies()).toEqual({});
+      expect(form.body).toContain('loopback address only');
+      const calls = authenticator.calls.length;
+      const post = new FakeResponse();
+      await g.signIn(remote({}, { name: 'alice', password: USERS.alice.password }), post);
+      expect(post.statusCode).toBe(403);
+      expect(authenticator.calls).toHaveLength(calls);
+      const page = new FakeResponse();
+      expect(await g.forPage(remote(cookies), page)).toBeUndefined();
+      expect(page.statusCode).toBe(403);
+      const action = new FakeResponse();
+      expect(await g.forForm(remote(cookies, { _csrf: csrf }), action, 'plan')).toBeUndefined();
+      expect(action.statusCode).toBe(403);
+      // The same session over loopback (IPv4, IPv6, IPv4 mapped into IPv6) is served.
+      for (const localAddress of ['127.0.0.1', '::1', '::ffff:127.0.0.1']) {
+        const here = new FakeResponse();
+        expect(await g.forPage(fakeRequest(cookies, {}, { localAddress }), here)).toBeDefined();
+      }
+    });
+
+    it('with secureCookies, serves them', async () => {
+      const { gate: g } = gate({ ms: 0 }, { secureCookies: true });
+      const form = new FakeResponse();
+      g.loginForm(remote({}), form);
+      expect(form.statusCode).toBe(200);
+    });
+
+    it('tells loopback connections from others', () => {
+      expect(
+        ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1', '::FFFF:127.0.0.1'].map(isLoopbackConnection),
+      ).toEqual([true, true, true, true, true]);
+      expect(
+        ['10.0.0.5', '0.0.0.0', '::', '::ffff:10.0.0.5', '::ffff:7f00:1x'].map(isLoopbackConnection),
+      ).toEqual([false, false, false, false, false]);
+    });
+  });
+
   describe('signIn', () => {
     it('opens a session for the right password, with an HttpOnly SameSite=Strict cookie on the console path', async () => {
       const { gate: g, entries } = gate({ ms: 0 });

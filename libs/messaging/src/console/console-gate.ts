@@ -12,6 +12,7 @@ import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition
 import { loginPage, messagePage } from './views/access-views';
 import { PageContext } from './views/layout';
 import { systemClock } from '../common/clock';
+import { isLoopbackHost } from '../redrive/admin-connection';
 
 const SESSION_COOKIE = 'messaging_console_session';
 const LOGIN_COOKIE = 'messaging_console_login';
@@ -43,6 +44,7 @@ export class ConsoleGate implements OnModuleDestroy {
   private readonly now: () => number;
   /** Roles that may read payloads. */
   readonly payloadRoles: readonly ConsoleRole[];
+  private remoteRefusedLogged = false;
 
   constructor(
     @Inject(MESSAGING_CONSOLE_OPTIONS) private readonly options: MessagingConsoleOptions,
@@ -86,6 +88,7 @@ export class ConsoleGate implements OnModuleDestroy {
    */
   async forPage(request: ConsoleRequest, response: ConsoleResponse, action: ConsoleAction = 'view') {
     this.cookies.securityHeaders(response);
+    if (!this.servedHere(request, response)) return undefined;
     // A page refreshing itself (the console's script says so) does not keep an idle session alive.
     const activity = request.headers[REFRESH_HEADER] !== '1';
     const session = this.sessions.find(this.cookies.read(request, SESSION_COOKIE), activity);
@@ -102,6 +105,7 @@ export class ConsoleGate implements OnModuleDestroy {
    */
   async forForm(request: ConsoleRequest, response: ConsoleResponse, action: ConsoleAction) {
     this.cookies.securityHeaders(response);
+    if (!this.servedHere(request, response)) return undefined;
     const session = this.sessions.find(this.cookies.read(request, SESSION_COOKIE), true);
     if (!session) {
       await this.refuse(response, undefined, 'NOT_SIGNED_IN', `${request.method} without a session`);
@@ -123,6 +127,7 @@ export class ConsoleGate implements OnModuleDestroy {
     retryAfterSeconds?: number,
   ): void {
     this.cookies.securityHeaders(response);
+    if (!this.servedHere(request, response)) return;
     const token = this.loginTokens.issue();
     this.cookies.set(response, request, LOGIN_COOKIE, token, LOGIN_FORM_TTL_S);
     if (retryAfterSeconds !== undefined) response.setHeader('Retry-After', String(retryAfterSeconds));
@@ -135,6 +140,7 @@ export class ConsoleGate implements OnModuleDestroy {
    */
   async signIn(request: ConsoleRequest, response: ConsoleResponse): Promise<void> {
     this.cookies.securityHeaders(response);
+    if (!this.servedHere(request, response)) return;
     // Taken once, whatever follows: a replayed form is refused before its password is looked at.
     if (!this.loginTokens.consume(field(request.body, '_csrf'), this.cookies.read(request, LOGIN_COOKIE))) {
       await this.countAnonymous('CSRF_REFUSED');
@@ -236,6 +242,28 @@ export class ConsoleGate implements OnModuleDestroy {
     }
   }
 
+  /**
+   * Without `secureCookies` the console answers only connections made to a loopback address of this machine
+   * (a browser on it, or a TLS proxy beside it): from anywhere else its cookies and the passwords would cross
+   * the network in clear text and a sibling subdomain could toss its cookies (issue 45, finding 14). Checked
+   * on every request, whatever address the application listens on; otherwise a 403 that says why (logged once).
+   * A request whose connection is unknown (no socket) is let through.
+   */
+  private servedHere(request: ConsoleRequest, response: ConsoleResponse): boolean {
+    if (this.options.secureCookies === true) return true;
+    const local = request.socket?.localAddress;
+    if (local === undefined || isLoopbackConnection(local)) return true;
+    const text =
+      `This console answers connections to this machine's loopback address only, unless it is served over ` +
+      `HTTPS with secureCookies (this request came to ${local}).`;
+    if (!this.remoteRefusedLogged) {
+      this.remoteRefusedLogged = true;
+      this.logger.error(`${text} Set secureCookies and serve it over HTTPS, or listen on 127.0.0.1.`);
+    }
+    sendPage(response, 403, messagePage(this.context(), 'Refused', text));
+    return false;
+  }
+
   private async countAnonymous(outcome: string): Promise<void> {
     this.anonymous.count(outcome);
     await this.flushAnonymous(false);
@@ -290,4 +318,10 @@ export class ConsoleGate implements OnModuleDestroy {
  */
 function masked(name: string): string {
   return `of a name of ${[...name].length} characters`;
+}
+
+/** A connection's local address on loopback: `127.x`, `::1`, or IPv4 loopback mapped into IPv6 (`::ffff:127.0.0.1`). */
+export function isLoopbackConnection(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  return isLoopbackHost(mapped ? mapped[1] : address);
 }

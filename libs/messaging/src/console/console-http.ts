@@ -9,6 +9,8 @@ export interface ConsoleRequest {
   readonly secure: boolean;
   /** The client's address (behind a proxy: Express's `trust proxy` makes it the client's, not the proxy's). */
   readonly ip?: string;
+  /** The connection: the address of this machine it was made to (`localAddress`). */
+  readonly socket?: { readonly localAddress?: string };
 }
 
 /** The parts of an Express response the console writes. */
