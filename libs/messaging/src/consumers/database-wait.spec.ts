@@ -62,5 +62,7 @@ describe(DatabaseWait.name, () => {
     expect(jest.mocked(logger.log).mock.calls.map(([line]) => String(line))).toEqual([
       "The consumer's database answers again, after 150.0 s.",
     ]);
-  });
+    // 15,000 steps of the fake clock: 0.35 s alone, past Jest's 5 s while the whole unit project shared two
+    // loaded cores with other suites.
+  }, 60_000);
 });
