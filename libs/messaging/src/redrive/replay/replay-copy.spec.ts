@@ -1,0 +1,80 @@
+import { MessageHeaders } from '../../envelope/message-headers';
+import { WireMessage } from '../../envelope/wire-message';
+import { isRedriveForAnotherGroup } from '../../failure/redrive-target-group';
+import { REPLAY_ID_HEADER, replayCopy } from './replay-copy';
+
+const record = (headers: Record<string, string>): WireMessage => ({
+  destination: 'orders',
+  key: 'c1',
+  headers: { [MessageHeaders.ID]: 'm-1', [MessageHeaders.TYPE]: 'OrderPlaced', ...headers },
+  body: Buffer.from('{"seq":1}'),
+});
+const to = { target: 'orders', group: 'billing', replayId: 'r-1' };
+
+describe(replayCopy.name, () => {
+  it('skip: keeps the message id and an empty redrive id, so the inbox key is the one the group recorded', () => {
+    const made = replayCopy(record({ 'x-tenant': 't1' }), { ...to, inbox: 'skip' });
+    expect(made).toEqual({
+      copy: {
+        destination: 'orders',
+        key: 'c1',
+        body: Buffer.from('{"seq":1}'),
+        headers: {
+          [MessageHeaders.ID]: 'm-1',
+          [MessageHeaders.TYPE]: 'OrderPlaced',
+          'x-tenant': 't1',
+          [MessageHeaders.REDRIVE_ID]: '',
+          [MessageHeaders.REDRIVE_GROUP]: 'billing',
+          [REPLAY_ID_HEADER]: 'r-1',
+        },
+      },
+    });
+  });
+
+  it('skip: a redrive copy of the group keeps its redrive id (the inbox recorded it under that)', () => {
+    const made = replayCopy(
+      record({ [MessageHeaders.REDRIVE_ID]: 'rd-9', [MessageHeaders.REDRIVE_GROUP]: 'billing' }),
+      { ...to, inbox: 'skip' },
+    );
+    expect('copy' in made && made.copy.headers[MessageHeaders.REDRIVE_ID]).toBe('rd-9');
+  });
+
+  it('reprocess: the replay id is the redrive id, a key the inbox has not seen (once per replay)', () => {
+    const made = replayCopy(record({ [MessageHeaders.REDRIVE_ID]: 'rd-9' }), { ...to, inbox: 'reprocess' });
+    expect('copy' in made && made.copy.headers[MessageHeaders.REDRIVE_ID]).toBe('r-1');
+    expect('copy' in made && made.copy.headers[MessageHeaders.ID]).toBe('m-1');
+  });
+
+  it("every copy is skipped by the topic's other groups, in both modes", () => {
+    for (const inbox of ['skip', 'reprocess'] as const) {
+      const made = replayCopy(record({}), { ...to, inbox });
+      if (!('copy' in made)) throw new Error('no copy');
+      expect(isRedriveForAnotherGroup(made.copy.headers, 'mail')).toBe(true);
+      expect(isRedriveForAnotherGroup(made.copy.headers, 'billing')).toBe(false);
+    }
+  });
+
+  it('never carries failure headers or a sealed key', () => {
+    const made = replayCopy(
+      record({
+        [MessageHeaders.FAILURE_CODE]: 'X',
+        'Msg.Retry-Attempt': '3',
+        [MessageHeaders.SEALED_KEY]: 's',
+      }),
+      { ...to, inbox: 'skip' },
+    );
+    if (!('copy' in made)) throw new Error('no copy');
+    expect(Object.keys(made.copy.headers)).not.toEqual(expect.arrayContaining([MessageHeaders.FAILURE_CODE]));
+    expect(Object.keys(made.copy.headers).map((h) => h.toLowerCase())).not.toContain('msg.retry-attempt');
+    expect(made.copy.headers[MessageHeaders.SEALED_KEY]).toBeUndefined();
+  });
+
+  it('leaves out a redrive copy meant for another group, and a record without a message id', () => {
+    const other = record({ [MessageHeaders.REDRIVE_ID]: 'rd-1', [MessageHeaders.REDRIVE_GROUP]: 'mail' });
+    expect(replayCopy(other, { ...to, inbox: 'skip' })).toEqual({ skipped: 'OTHER_GROUP' });
+    const { [MessageHeaders.ID]: _id, ...noId } = record({}).headers;
+    expect(replayCopy({ ...record({}), headers: noId }, { ...to, inbox: 'reprocess' })).toEqual({
+      skipped: 'NO_MESSAGE_ID',
+    });
+  });
+});
