@@ -1,7 +1,8 @@
 import { MessageHeaders } from '../../envelope/message-headers';
 import { WireMessage } from '../../envelope/wire-message';
 import { isRedriveForAnotherGroup } from '../../failure/redrive-target-group';
-import { REPLAY_ID_HEADER, replayCopy } from './replay-copy';
+import { isMessageId } from '../../envelope/message-id';
+import { REPLAY_ID_HEADER, REPLAY_OF_HEADER, replayCopy, replayMessageId } from './replay-copy';
 
 const record = (headers: Record<string, string>): WireMessage => ({
   destination: 'orders',
@@ -39,10 +40,20 @@ describe(replayCopy.name, () => {
     expect('copy' in made && made.copy.headers[MessageHeaders.REDRIVE_ID]).toBe('rd-9');
   });
 
-  it('reprocess: the replay id is the redrive id, a key the inbox has not seen (once per replay)', () => {
+  it('reprocess: a message id the inbox has not seen, the same each time the replay runs, once per replay', () => {
     const made = replayCopy(record({ [MessageHeaders.REDRIVE_ID]: 'rd-9' }), { ...to, inbox: 'reprocess' });
-    expect('copy' in made && made.copy.headers[MessageHeaders.REDRIVE_ID]).toBe('r-1');
-    expect('copy' in made && made.copy.headers[MessageHeaders.ID]).toBe('m-1');
+    if (!('copy' in made)) throw new Error('no copy');
+    const id = made.copy.headers[MessageHeaders.ID];
+    expect(id).toBe(replayMessageId('r-1', 'm-1'));
+    expect(isMessageId(id)).toBe(true);
+    expect(id).not.toBe('m-1');
+    expect(made.copy.headers[REPLAY_OF_HEADER]).toBe('m-1');
+    expect(made.copy.headers[MessageHeaders.REDRIVE_ID]).toBe('r-1');
+    const again = replayCopy(record({}), { ...to, inbox: 'reprocess' });
+    expect('copy' in again && again.copy.headers[MessageHeaders.ID]).toBe(id);
+    const otherReplay = replayCopy(record({}), { ...to, replayId: 'r-2', inbox: 'reprocess' });
+    expect('copy' in otherReplay && otherReplay.copy.headers[MessageHeaders.ID]).not.toBe(id);
+    expect(replayMessageId('r-1', 'm-2')).not.toBe(id);
   });
 
   it("every copy is skipped by the topic's other groups, in both modes", () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { MessageHeaders } from '../../envelope/message-headers';
 import { WireMessage } from '../../envelope/wire-message';
 import { FAILURE_HEADER_NAMES } from '../../failure/failure-copy';
@@ -6,6 +7,25 @@ import { ReplayInboxMode } from './replay-plan';
 
 /** Set on every replayed copy: the id of the replay (its plan's `replayId`). */
 export const REPLAY_ID_HEADER = 'msg.replay-id';
+
+/** Set on a copy replayed with `reprocess`: the message id of the record it copies. */
+export const REPLAY_OF_HEADER = 'msg.replay-of';
+
+/**
+ * The message id a `reprocess` copy carries: a UUID (version 8) derived from the replay id and the record's
+ * message id. The inbox keys on (group, message id), so the copy is a message it has not seen, and the same
+ * one each time the replay runs: applied once per replay, never twice.
+ */
+export function replayMessageId(replayId: string, messageId: string): string {
+  const bytes = createHash('sha256')
+    .update(`nest-reliable-messaging/replay:${replayId}:${messageId}`, 'utf8')
+    .digest()
+    .subarray(0, 16);
+  bytes[6] = (bytes[6] & 0x0f) | 0x80; // version 8: custom
+  bytes[8] = (bytes[8] & 0x3f) | 0x80; // variant 10
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 
 /** Why a record of the window is not replayed. */
 export type ReplaySkipReason = 'OTHER_GROUP' | 'NO_MESSAGE_ID';
@@ -25,7 +45,9 @@ export interface ReplayCopyTarget {
  * - `skip`: `msg.redrive-id` is the record's own, or empty when it had none. The inbox key (group, message
  *   id, redrive id) is then the one the group recorded when it handled the record, and the inbox drops the
  *   copy as a duplicate; the empty value still marks it as meant for one group only.
- * - `reprocess`: `msg.redrive-id` is the replay id: a key the inbox has not seen, applied once per replay.
+ * - `reprocess`: the message id is `replayMessageId(replayId, id)` (the record's own in `msg.replay-of`), a
+ *   key the inbox has not seen and the same whenever the replay runs: applied once per replay; `msg.redrive-id`
+ *   is the replay id (its attempts count afresh).
  * A record that is a redrive's copy for another group is not the group's to replay (it skipped it); one
  * without a message id cannot be told apart by the inbox and is not replayed either.
  */
@@ -41,8 +63,14 @@ export function replayCopy(
       if (present.toLowerCase() === name.toLowerCase()) delete headers[present];
     }
   }
-  headers[MessageHeaders.REDRIVE_ID] =
-    to.inbox === 'reprocess' ? to.replayId : (record.headers[MessageHeaders.REDRIVE_ID] ?? '');
+  if (to.inbox === 'reprocess') {
+    const original = record.headers[MessageHeaders.ID];
+    headers[MessageHeaders.ID] = replayMessageId(to.replayId, original);
+    headers[REPLAY_OF_HEADER] = original;
+    headers[MessageHeaders.REDRIVE_ID] = to.replayId;
+  } else {
+    headers[MessageHeaders.REDRIVE_ID] = record.headers[MessageHeaders.REDRIVE_ID] ?? '';
+  }
   headers[MessageHeaders.REDRIVE_GROUP] = to.group;
   headers[REPLAY_ID_HEADER] = to.replayId;
   return { copy: { destination: to.target, key: record.key, headers, body: record.body } };

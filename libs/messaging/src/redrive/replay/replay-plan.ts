@@ -5,8 +5,9 @@ import { planHash } from '../redrive-plan';
  * - `skip`: the copy keeps the record's message id and the redrive id it had (none: empty), so the inbox
  *   key is the one the group recorded when it handled the record: what it handled is dropped as a
  *   duplicate, what it never handled (failed, or older than the inbox's retention) is applied.
- * - `reprocess`: the copy carries the replay's id as its `msg.redrive-id`, which the inbox key includes:
- *   every record is applied again, once per replay (a second run of the same plan is absorbed).
+ * - `reprocess`: the copy carries a message id derived from the replay's id and the record's (the record's
+ *   own in `msg.replay-of`): the inbox, keyed on (group, message id), has not seen it, so every record is
+ *   applied again, once per replay (a second run of the same plan derives the same ids: absorbed).
  */
 export type ReplayInboxMode = 'skip' | 'reprocess';
 
@@ -54,9 +55,9 @@ export interface ReplayPlan {
   /** At most this many copies are published per second. */
   readonly ratePerSecond: number;
   /**
-   * The replay's id, fixed when it was planned: the copies' `msg.replay-id` and, in `reprocess`, their
-   * `msg.redrive-id`; running the plan again (a second approval, a resume after a crash) uses it again,
-   * so the inbox drops what the first run applied.
+   * The replay's id, fixed when it was planned: the copies' `msg.replay-id` and, in `reprocess`, what their
+   * message ids are derived from; running the plan again (a second approval, a resume after a crash) uses it
+   * again, so the inbox drops what the first run applied.
    */
   readonly replayId: string;
   /** SHA-256 of the plan's canonical JSON without this field. */
