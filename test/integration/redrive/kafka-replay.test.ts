@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { TestingModule } from '@nestjs/testing';
 import { Admin } from 'kafkajs';
 import {
@@ -11,6 +13,7 @@ import {
   ReplayPlan,
   ReplayService,
 } from 'nest-reliable-messaging/redrive';
+import { CliIo, runMessagingCli } from 'nest-reliable-messaging/testing';
 import { eventually } from '../../harness/eventually';
 import { infraEnv } from '../../harness/infra';
 import { KafkaTopics, testKafka } from '../../harness/kafka';
@@ -261,6 +264,104 @@ describe('Replay a window on Kafka', () => {
     } finally {
       await paced.close();
     }
+  });
+
+  it('nest-messaging replay plan | approve | run: the same steps from the CLI, each approval once', async () => {
+    fixture.admit('ops-local');
+    const cli = async (args: string[]) => {
+      let out = '';
+      let err = '';
+      const io: CliIo = {
+        env: {
+          ...fixture.cliEnv,
+          MESSAGING_ADMIN_KAFKA_BROKERS: infraEnv().kafkaBrokers.join(','),
+          MESSAGING_ADMIN_PRINCIPAL: 'ops-local',
+        },
+        out: (text) => void (out += text),
+        err: (text) => void (err += text),
+        cwd: fixture.folder,
+        now: () => new Date(),
+      };
+      return { code: await runMessagingCli(args, io), out, err };
+    };
+    const [p0] = (await admin.fetchTopicOffsets(topic)).filter((p) => p.partition === 0);
+    const seqs = [41, 42];
+    await send(seqs, 0);
+    await settled();
+    const window = `0:${p0.high}-${BigInt(p0.high) + 2n}`;
+    const planned = await cli([
+      'replay',
+      'plan',
+      '--local-plaintext',
+      '--topic',
+      topic,
+      '--group',
+      billing,
+      '--offsets',
+      window,
+      '--inbox',
+      'reprocess',
+      '--rate',
+      '20',
+      '--out',
+      'replay.json',
+    ]);
+    expect(planned).toMatchObject({ code: 0 });
+    expect(planned.out).toContain(`2 records to group ${billing}, inbox reprocess, at most 20/s`);
+    expect(planned.out).toContain('Next, by an approver: nest-messaging replay approve --plan replay.json');
+    expect(
+      (
+        await cli([
+          'replay',
+          'plan',
+          '--local-plaintext',
+          '--topic',
+          topic,
+          '--group',
+          billing,
+          '--inbox',
+          'twice',
+        ])
+      ).code,
+    ).toBe(1);
+
+    const approved = await cli([
+      'replay',
+      'approve',
+      '--plan',
+      'replay.json',
+      '--key',
+      'bob.key.json',
+      '--local-plaintext',
+    ]);
+    expect(approved).toMatchObject({ code: 0 });
+    expect(approved.out).toContain(
+      'nest-messaging replay run --plan replay.json --approval replay.approval.json',
+    );
+    const run = [
+      'replay',
+      'run',
+      '--plan',
+      'replay.json',
+      '--approval',
+      'replay.approval.json',
+      '--local-plaintext',
+    ];
+    const ran = await cli(run);
+    expect(ran).toMatchObject({ code: 0 });
+    expect(ran.out).toMatch(/2 published, 0 skipped/);
+    await settled();
+    expect(await handledSeqs(billing, seqs)).toEqual([41, 41, 42, 42]);
+    expect(await handledSeqs(mail, seqs)).toEqual(seqs);
+    // The approval ran once: a guard refuses the second run (exit 2).
+    const again = await cli(run);
+    expect(again.code).toBe(2);
+    expect(again.err).toMatch(/Refused: .*already/i);
+    const plan = JSON.parse(readFileSync(path.join(fixture.folder, 'replay.json'), 'utf8')) as ReplayPlan;
+    const outcomes = (await fixture.history(topic))
+      .filter((e) => e.planHash === plan.hash)
+      .map((e) => e.outcome);
+    expect(outcomes).toEqual(['PLANNED', 'APPROVED', 'STARTED', 'REPLAYED', 'APPROVAL_USED']);
   });
 
   it('is refused on RabbitMQ, which keeps no record of delivered messages to replay from', async () => {
