@@ -142,7 +142,7 @@ describe('Replay a window on Kafka', () => {
     const records = await reader.waitFor(before + 3);
     await reader.stop();
     const copies = records.filter((r) => r.headers[REPLAY_ID_HEADER] === plan.replayId);
-    expect(copies.map((c) => JSON.parse(c.value).seq).sort()).toEqual([4, 5, 6]);
+    expect(copies.map((c) => (JSON.parse(c.value) as { seq: number }).seq).sort()).toEqual([4, 5, 6]);
     for (const copy of copies) {
       expect(copy.headers[RedriveHeaders.REDRIVE_GROUP]).toBe(billing);
       expect(copy.headers[RedriveHeaders.REDRIVE_ID]).toBe('');

@@ -1,14 +1,7 @@
-/** What a pacer waits with: the clock it reads and a sleep on the same clock. */
-export interface PacerClock {
-  now(): number;
-  sleep(ms: number): Promise<void>;
-}
+import { Clock } from '../../common/clock';
 
-/** The system clock and `setTimeout`. */
-export const systemPacerClock: PacerClock = {
-  now: () => Date.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-};
+/** What a pacer waits with: the clock it reads and a sleep on the same clock (the library's `Clock`). */
+export type PacerClock = Pick<Clock, 'now' | 'sleep'>;
 
 /**
  * Lets at most `ratePerSecond` publishes through per second: each `admit()` resolves no sooner than

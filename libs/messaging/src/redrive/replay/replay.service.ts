@@ -16,7 +16,7 @@ import { RedriveServiceOptions } from '../redrive-service-options';
 import { KafkaReplay, ReplayedPartition } from './kafka-replay';
 import { replayCopy } from './replay-copy';
 import { ReplayLimits } from './replay-limits';
-import { PacerClock, ReplayPacer, systemPacerClock } from './replay-pacer';
+import { PacerClock, ReplayPacer } from './replay-pacer';
 import {
   replayDetail,
   ReplayInboxMode,
@@ -230,7 +230,7 @@ export class ReplayService {
           );
           if (!use.claimed) throw new ApprovalAlreadyUsedError(approval.approver, use.usedBy);
           const to = { target: plan.target, group: plan.group, inbox: plan.inbox, replayId: plan.replayId };
-          const pacer = new ReplayPacer(plan.ratePerSecond, this.options.pacing ?? systemPacerClock);
+          const pacer = new ReplayPacer(plan.ratePerSecond, this.options.pacing ?? systemClock);
           return this.kafka().replay(plan, (record) => replayCopy(record, to), pacer);
         },
       );
