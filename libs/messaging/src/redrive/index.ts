@@ -38,8 +38,9 @@ export { archiveOf, ARCHIVE_ID_HEADER } from './dead-letter-archive';
 export { parseRedriveApproval, parseRedrivePlan } from './redrive-plan.schema';
 export * from './redrive-result';
 export * from './redrive.service';
+export { ReplayNotSupportedError } from './errors/replay-not-supported.error';
+export { ReplayWindowError } from './errors/replay-window.error';
 export {
-  ReplayNotSupportedError,
   ReplayService,
   type ApprovedReplayPlan,
   type ReplayRequest,
@@ -56,5 +57,5 @@ export {
   type ReplayPartitionWindow,
   type ReplayPlan,
 } from './replay/replay-plan';
-export { parseOffsetWindows, ReplayWindowError } from './replay/replay-window';
+export { parseOffsetWindows } from './replay/replay-window';
 export { parseReplayPlan } from './replay/replay-plan.schema';

@@ -1,10 +1,5 @@
-import {
-  checkRate,
-  checkWindows,
-  parseOffsetWindows,
-  ReplayWindowError,
-  windowsBetween,
-} from './replay-window';
+import { ReplayWindowError } from '../errors/replay-window.error';
+import { checkRate, checkWindows, parseOffsetWindows, windowsBetween } from './replay-window';
 
 const marks = [
   { partition: 0, low: '0', high: '100' },

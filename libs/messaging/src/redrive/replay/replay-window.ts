@@ -1,3 +1,4 @@
+import { ReplayWindowError } from '../errors/replay-window.error';
 import { ReplayLimits } from './replay-limits';
 import { ReplayPartitionWindow } from './replay-plan';
 
@@ -6,14 +7,6 @@ export interface PartitionWatermarks {
   readonly partition: number;
   readonly low: string;
   readonly high: string;
-}
-
-/** A window the topic cannot serve, or that the operator wrote wrong: nothing was planned. */
-export class ReplayWindowError extends RangeError {
-  constructor(message: string) {
-    super(`Replay window refused: ${message}`);
-    this.name = 'ReplayWindowError';
-  }
 }
 
 /**

@@ -1,11 +1,12 @@
 import { v7 as uuidv7 } from 'uuid';
 import { Clock, systemClock } from '../../common/clock';
-import { MessagingError } from '../../errors/messaging.error';
 import { AdminCredential, checkAdminConnection } from '../admin-connection';
 import { ApproverKeyring } from '../approvals/approver-keyring';
 import { ApprovalAlreadyUsedError } from '../errors/approval-already-used.error';
 import { ApprovalRequiredError } from '../errors/approval-required.error';
 import { RedrivePlanStaleError } from '../errors/redrive-plan-stale.error';
+import { ReplayNotSupportedError } from '../errors/replay-not-supported.error';
+import { ReplayWindowError } from '../errors/replay-window.error';
 import { AuditOverride, RedriveAuditEntry } from '../ledger/redrive-ledger.interface';
 import { checkPinnedTopology } from '../pinned-fingerprints';
 import { verifyApprovedPlan } from '../plan-verification';
@@ -25,7 +26,7 @@ import {
   sealReplayPlan,
 } from './replay-plan';
 import { checkReplayRoute } from './replay-review';
-import { checkRate, checkWindows, ReplayWindowError } from './replay-window';
+import { checkRate, checkWindows } from './replay-window';
 
 /** What to replay: a topic's window, for one group. Give `from` and `to`, or `offsets`. */
 export interface ReplayRequest {
@@ -68,16 +69,6 @@ export interface ReplayResult {
 export interface ApprovedReplayPlan {
   readonly plan: ReplayPlan;
   readonly approval: RedriveApproval;
-}
-
-/** Replay asked of a broker that keeps nothing to replay from (RabbitMQ). */
-export class ReplayNotSupportedError extends MessagingError {
-  constructor(transport: string) {
-    super(
-      `Replay refused: ${transport} keeps no record of delivered messages (a queue forgets what it delivered, ` +
-        'and the library archives only discarded dead letters): replay works on Kafka only.',
-    );
-  }
 }
 
 /** `RedriveServiceOptions`, and the clock a replay is paced by (tests give a virtual one). */
