@@ -19,6 +19,7 @@ import { PartitionWatermarks, windowsBetween } from './replay-window';
 
 /** What became of one partition's window. */
 export interface ReplayedPartition {
+  /** The partition. */
   readonly partition: number;
   /** Copies published and confirmed (acks=all). */
   readonly published: number;

@@ -13,6 +13,7 @@ export type ReplayInboxMode = 'skip' | 'reprocess';
 
 /** One partition's part of a replay window: offsets `[from, to)`. */
 export interface ReplayPartitionWindow {
+  /** The partition. */
   readonly partition: number;
   /** The first offset replayed, a decimal string. */
   readonly from: string;

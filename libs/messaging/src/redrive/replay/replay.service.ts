@@ -54,7 +54,9 @@ export interface ReplayResult {
   readonly replayId: string;
   /** This execution's id, in its audit entries (`redriveId`). */
   readonly executionId: string;
+  /** The topic replayed (and published to). */
   readonly source: string;
+  /** The group the copies are for. */
   readonly group: string;
   /** Copies published and confirmed. */
   readonly published: number;
@@ -62,17 +64,21 @@ export interface ReplayResult {
   readonly skipped: number;
   /** True when every partition's window was done; false when a copy was not confirmed (see `partitions`). */
   readonly complete: boolean;
+  /** What became of each partition's window. */
   readonly partitions: readonly ReplayedPartition[];
 }
 
 /** A replay plan with the approval checked against it; only `ReplayService.approve()` makes one. */
 export interface ApprovedReplayPlan {
+  /** The plan, exactly as it was approved. */
   readonly plan: ReplayPlan;
+  /** The approval that was verified against `plan`. */
   readonly approval: RedriveApproval;
 }
 
 /** `RedriveServiceOptions`, and the clock a replay is paced by (tests give a virtual one). */
 export interface ReplayServiceOptions extends RedriveServiceOptions {
+  /** The clock the rate is kept on; default the system clock. */
   readonly pacing?: PacerClock;
 }
 
