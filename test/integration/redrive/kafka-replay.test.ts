@@ -48,6 +48,7 @@ describe('Replay a window on Kafka', () => {
   let topic: string;
   let billing: string;
   let mail: string;
+  const billingProbe = new ConsumerProbe();
 
   beforeAll(async () => {
     schema = await createTestSchema('replay_kafka');
@@ -58,6 +59,7 @@ describe('Replay a window on Kafka', () => {
     billing = uniqueName('replay_billing');
     mail = uniqueName('replay_mail');
     groups.push(billing, mail);
+    topics.track(`${topic}.${billing}.dlq`, `${topic}.${mail}.dlq`);
     for (const group of [billing, mail]) {
       apps.push(
         await createMessagingApp({
@@ -65,7 +67,7 @@ describe('Replay a window on Kafka', () => {
           transport: kafkaTransport(),
           entities: [HandledOrder],
           providers: [
-            { provide: ConsumerProbe, useValue: new ConsumerProbe() },
+            { provide: ConsumerProbe, useValue: group === billing ? billingProbe : new ConsumerProbe() },
             ordersConsumer(orderPlaced(topic), group),
           ],
           messaging: { relay: { enabled: false }, consumers: { concurrency: 3 } },
@@ -158,6 +160,26 @@ describe('Replay a window on Kafka', () => {
     expect(audit[0].detail).toContain(`replay ${plan.replayId}`);
     expect(audit[2]).toMatchObject({ approver: 'jane', redriveId: result.executionId });
     expect(audit[2].evidence?.nonce).toBeDefined();
+  });
+
+  it('inbox skip applies what the group never handled: a record it dead-lettered, once', async () => {
+    billingProbe.refuse.add(51); // AUTHORIZATION: straight to the DLQ
+    const [p1] = (await admin.fetchTopicOffsets(topic)).filter((p) => p.partition === 1);
+    await send([51, 52], 1);
+    const dlq = `${topic}.${billing}.dlq`;
+    await eventually(async () =>
+      expect((await admin.fetchTopicOffsets(dlq)).reduce((n, p) => n + Number(p.high), 0)).toBe(1),
+    );
+    await settled();
+    expect(await handledSeqs(billing, [51, 52])).toEqual([52]);
+    billingProbe.refuse.delete(51);
+
+    const offsets = [{ partition: 1, from: p1.high, to: (BigInt(p1.high) + 2n).toString() }];
+    const plan = await replays.plan({ topic, group: billing, offsets, inbox: 'skip' });
+    expect(await replays.execute(await approve(plan))).toMatchObject({ published: 2, complete: true });
+    await settled();
+    expect(await handledSeqs(billing, [51, 52])).toEqual([51, 52]);
+    expect(await handledSeqs(mail, [51, 52])).toEqual([51, 52]);
   });
 
   it('a window by offsets, inbox reprocess: applied again once per replay, however often it runs', async () => {
