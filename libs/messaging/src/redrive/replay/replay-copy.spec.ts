@@ -56,6 +56,19 @@ describe(replayCopy.name, () => {
     expect(replayMessageId('r-1', 'm-2')).not.toBe(id);
   });
 
+  it('reprocess: a copy an earlier replay made maps to the id of its original, so the two apply once', () => {
+    const first = replayCopy(record({}), { ...to, inbox: 'reprocess' });
+    if (!('copy' in first)) throw new Error('no copy');
+    const target = { ...to, replayId: 'r-2', inbox: 'reprocess' as const };
+    const ofOriginal = replayCopy(record({}), target);
+    const ofCopy = replayCopy(first.copy, target);
+    expect('copy' in ofCopy && ofCopy.copy.headers[MessageHeaders.ID]).toBe(replayMessageId('r-2', 'm-1'));
+    expect('copy' in ofOriginal && ofOriginal.copy.headers[MessageHeaders.ID]).toBe(
+      replayMessageId('r-2', 'm-1'),
+    );
+    expect('copy' in ofCopy && ofCopy.copy.headers[REPLAY_OF_HEADER]).toBe('m-1');
+  });
+
   it("every copy is skipped by the topic's other groups, in both modes", () => {
     for (const inbox of ['skip', 'reprocess'] as const) {
       const made = replayCopy(record({}), { ...to, inbox });

@@ -64,7 +64,8 @@ export function replayCopy(
     }
   }
   if (to.inbox === 'reprocess') {
-    const original = record.headers[MessageHeaders.ID];
+    // A copy an earlier replay made names its original: both map to one id, applied once in this replay.
+    const original = record.headers[REPLAY_OF_HEADER] || record.headers[MessageHeaders.ID];
     headers[MessageHeaders.ID] = replayMessageId(to.replayId, original);
     headers[REPLAY_OF_HEADER] = original;
     headers[MessageHeaders.REDRIVE_ID] = to.replayId;
