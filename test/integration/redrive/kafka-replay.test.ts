@@ -9,6 +9,7 @@ import {
   REPLAY_ID_HEADER,
   REPLAY_OF_HEADER,
   RedriveHeaders,
+  RedriveInProgressError,
   ReplayNotSupportedError,
   ReplayPlan,
   ReplayService,
@@ -245,6 +246,22 @@ describe('Replay a window on Kafka', () => {
     expect(
       (await fixture.history(topic)).filter((e) => e.planHash === plan.hash).map((e) => e.outcome),
     ).toEqual(['PLANNED', 'APPROVAL', 'APPROVAL_MISMATCH']);
+  });
+
+  it('does not run beside another replay of the topic for the group', async () => {
+    const [p0] = (await admin.fetchTopicOffsets(topic)).filter((p) => p.partition === 0);
+    const offsets = [{ partition: 0, from: p0.low, to: p0.high }];
+    const plan = await replays.plan({ topic, group: billing, offsets, inbox: 'skip' });
+    const approved = await approve(plan);
+    const before = await topicTotal();
+    await fixture.ledger.withExclusiveHold('kafka', `replay:${topic}:${billing}`, async () => {
+      await expect(replays.execute(approved)).rejects.toThrow(RedriveInProgressError);
+    });
+    expect(await topicTotal()).toBe(before);
+    const outcomes = (await fixture.history(topic))
+      .filter((e) => e.planHash === plan.hash)
+      .map((e) => e.outcome);
+    expect(outcomes).toEqual(['PLANNED', 'IN_PROGRESS']);
   });
 
   it('publishes no more copies per second than the plan allows (counted on a virtual clock)', async () => {

@@ -42,7 +42,8 @@ describe('replay plan review', () => {
     const p = plan();
     expect(isReplayPlan(p)).toBe(true);
     expect(isPlanIntact(p)).toBe(true);
-    expect(isPlanIntact({ ...p, inbox: 'skip' })).toBe(false);
+    const edited: ReplayPlan = { ...p, inbox: 'skip' };
+    expect(isPlanIntact(edited)).toBe(false);
     expect(parseReplayPlan(JSON.parse(JSON.stringify(p)))).toEqual(p);
     expect(() => parseReplayPlan({ ...p, extra: 1 })).toThrow();
   });
