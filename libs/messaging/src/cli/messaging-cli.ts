@@ -12,6 +12,7 @@ import { listCommand } from './commands/dlq-list.command';
 import { planCommand } from './commands/dlq-plan.command';
 import { redriveCommand } from './commands/dlq-redrive.command';
 import { relayCommand } from './commands/relay-slot.command';
+import { replayCommand } from './commands/replay.command';
 import { topologyCommand } from './commands/topology.command';
 import { ExitCode } from './exit-codes';
 
@@ -36,6 +37,7 @@ export function messagingProgram(io: CliIo): Command {
   const program = new Command('nest-messaging')
     .description('Admin operations of the messaging library')
     .addCommand(dlq)
+    .addCommand(replayCommand(context))
     .addCommand(approver)
     .addCommand(topologyCommand(context))
     .addCommand(dbCommand(context))

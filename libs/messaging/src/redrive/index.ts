@@ -38,3 +38,24 @@ export { archiveOf, ARCHIVE_ID_HEADER } from './dead-letter-archive';
 export { parseRedriveApproval, parseRedrivePlan } from './redrive-plan.schema';
 export * from './redrive-result';
 export * from './redrive.service';
+export { ReplayNotSupportedError } from './errors/replay-not-supported.error';
+export { ReplayWindowError } from './errors/replay-window.error';
+export {
+  ReplayService,
+  type ApprovedReplayPlan,
+  type ReplayRequest,
+  type ReplayResult,
+  type ReplayServiceOptions,
+} from './replay/replay.service';
+export type { ReplayedPartition } from './replay/kafka-replay';
+export type { PacerClock } from './replay/replay-pacer';
+export { REPLAY_ID_HEADER, REPLAY_OF_HEADER } from './replay/replay-copy';
+export { ReplayLimits } from './replay/replay-limits';
+export {
+  isReplayPlan,
+  type ReplayInboxMode,
+  type ReplayPartitionWindow,
+  type ReplayPlan,
+} from './replay/replay-plan';
+export { parseOffsetWindows } from './replay/replay-window';
+export { parseReplayPlan } from './replay/replay-plan.schema';

@@ -9,6 +9,7 @@ import { reviewPlan } from './plan-review';
 import { checkPinnedKeyring, checkPinnedTopology } from './pinned-fingerprints';
 import { ApprovalGrant, approvalEvidence, RedriveApproval, signApproval } from './redrive-approval';
 import { RedrivePlan } from './redrive-plan';
+import { isReplayPlan, ReplayPlan } from './replay/replay-plan';
 
 /** What `issueApproval()` needs besides the plan and the signer. */
 export interface IssueApprovalOptions extends ApprovalGrant {
@@ -39,7 +40,7 @@ export interface IssueApprovalOptions extends ApprovalGrant {
  * plan) is recorded too.
  */
 export async function issueApproval(
-  plan: RedrivePlan,
+  plan: RedrivePlan | ReplayPlan,
   signer: ApproverSigner,
   options: IssueApprovalOptions,
 ): Promise<RedriveApproval> {
@@ -50,7 +51,7 @@ export async function issueApproval(
     source: plan.source,
     target: plan.target || undefined,
     planHash: plan.hash,
-    messageIds: plan.messages.map((m) => m.messageId),
+    ...(isReplayPlan(plan) ? {} : { messageIds: plan.messages.map((m) => m.messageId) }),
     ...(options.overrides?.length ? { overrides: options.overrides } : {}),
   };
   let approval: RedriveApproval;

@@ -5,6 +5,8 @@ import { archiveOf } from './dead-letter-archive';
 import { RedriveLedger } from './ledger/redrive-ledger.interface';
 import { isPlanIntact, RedrivePlan } from './redrive-plan';
 import { deriveRoute } from './redrive-route';
+import { isReplayPlan, ReplayPlan } from './replay/replay-plan';
+import { reviewReplayPlan } from './replay/replay-review';
 
 /**
  * What a plan file cannot vouch for itself, checked again wherever it is approved or executed: its hash
@@ -12,13 +14,15 @@ import { deriveRoute } from './redrive-route';
  * given); the audit log has the PLAN entry `plan()` wrote for its hash, whose actor is the planner. The
  * hash is a plain SHA-256 that anyone can recompute: it shows an accidental change, never a deliberate one.
  * Resolves with the planner as the audit log names them; throws `RedrivePlanAlteredError` naming each
- * difference (or `ApprovalMismatchError` `PLAN_EDITED`, the route's own errors).
+ * difference (or `ApprovalMismatchError` `PLAN_EDITED`, the route's own errors). A replay plan is reviewed
+ * by its own route (`reviewReplayPlan`), on the same path.
  */
 export async function reviewPlan(
-  plan: RedrivePlan,
+  plan: RedrivePlan | ReplayPlan,
   ledger: Pick<RedriveLedger, 'plannerOf'>,
   topology?: MessagingTopology,
 ): Promise<string> {
+  if (isReplayPlan(plan)) return reviewReplayPlan(plan, ledger, topology);
   if (!isPlanIntact(plan)) throw new ApprovalMismatchError('PLAN_EDITED');
   const route = deriveRoute(plan.transport, plan.source, topology);
   const differences: string[] = [];

@@ -11,6 +11,7 @@ import { checkDistinctTarget, checkPlannedCount } from './redrive-guards';
 import { RedriveLimits } from './redrive-limits';
 import { RedrivePlan } from './redrive-plan';
 import { checkTarget } from './redrive-route';
+import { ReplayPlan } from './replay/replay-plan';
 
 /** What an approved plan is checked against. */
 export interface VerificationContext {
@@ -43,7 +44,7 @@ export function checkPlanShape(plan: RedrivePlan, transport: 'kafka' | 'rabbitmq
  * between the planner the audit log names, the approver, the executor and the credential's owner.
  */
 export async function verifyApprovedPlan(
-  plan: RedrivePlan,
+  plan: RedrivePlan | ReplayPlan,
   approval: RedriveApproval,
   executedBy: string,
   context: VerificationContext,

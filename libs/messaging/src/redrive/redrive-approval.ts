@@ -8,6 +8,7 @@ import { ApprovalExpiredError } from './errors/approval-expired.error';
 import { ApprovalMismatchError } from './errors/approval-mismatch.error';
 import { RedriveLimits } from './redrive-limits';
 import { isPlanIntact, RedrivePlan } from './redrive-plan';
+import { ReplayPlan } from './replay/replay-plan';
 
 /**
  * A person's approval of one plan, valid until `expiresAt`, signed with the approver's own Ed25519 key: the
@@ -47,7 +48,7 @@ const PURPOSE = 'nest-reliable-messaging/redrive-approval';
  * made the plan (four eyes: the planner, the approver and the executor are three different people).
  */
 export function signApproval(
-  plan: RedrivePlan,
+  plan: RedrivePlan | ReplayPlan,
   signer: ApproverSigner,
   grant: ApprovalGrant,
   now: Date,
@@ -77,7 +78,7 @@ export function signApproval(
  * `checkFourEyes()`'s.
  */
 export function verifyApproval(
-  plan: RedrivePlan,
+  plan: RedrivePlan | ReplayPlan,
   approval: RedriveApproval,
   keyring: ApproverKeyring,
   now: Date,

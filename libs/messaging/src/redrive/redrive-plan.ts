@@ -105,9 +105,9 @@ export interface RedrivePlan {
 /** A plan before its hash is computed. */
 export type UnsealedRedrivePlan = Omit<RedrivePlan, 'hash'>;
 
-/** The hash a plan's content must have. */
-export function planHash(plan: UnsealedRedrivePlan | RedrivePlan): string {
-  const { hash: _ignored, ...content } = plan as RedrivePlan;
+/** The hash a plan's content must have (a redrive plan's or a replay plan's: one rule for both). */
+export function planHash(plan: object): string {
+  const { hash: _ignored, ...content } = plan as { hash?: string };
   return `sha256:${createHash('sha256').update(canonicalJson(content)).digest('hex')}`;
 }
 
@@ -117,6 +117,6 @@ export function sealPlan(content: UnsealedRedrivePlan): RedrivePlan {
 }
 
 /** True when the plan's content still matches its hash. */
-export function isPlanIntact(plan: RedrivePlan): boolean {
+export function isPlanIntact(plan: { readonly hash: string }): boolean {
   return planHash(plan) === plan.hash;
 }

@@ -23,6 +23,7 @@ import { checkPinnedTopology } from './pinned-fingerprints';
 import { buildPlan } from './redrive-planner';
 import { DeadLetterQueueInfo, RedriveResult } from './redrive-result';
 import { RedrivePlanRequest, RedriveServiceOptions } from './redrive-service-options';
+import { ReplayService } from './replay/replay.service';
 
 export type { RedrivePlanRequest, RedriveServiceOptions } from './redrive-service-options';
 
@@ -218,6 +219,14 @@ export class RedriveService {
       await this.audit.executed(base, result);
       return result;
     });
+  }
+
+  /**
+   * Replay of a Kafka topic's window to one group, on this service's broker, credential, ledger, keyring and
+   * topology (docs/guide/08-redrive.md, Replay a window). The caller closes it.
+   */
+  replays(): ReplayService {
+    return new ReplayService(this.options);
   }
 
   /** Closes the broker connections (not the ledger, which the caller owns). */
