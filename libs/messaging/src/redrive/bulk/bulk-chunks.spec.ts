@@ -40,7 +40,7 @@ async function collect(
   moved: (chunk: BulkChunk) => number = (chunk) => chunk.messages.length,
 ): Promise<BulkChunk[]> {
   const chunks: BulkChunk[] = [];
-  for (let step = await generator.next(); !step.done; ) {
+  for (let step = await generator.next(); !step.done;) {
     chunks.push(step.value);
     step = await generator.next(moved(step.value));
   }

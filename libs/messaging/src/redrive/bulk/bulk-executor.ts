@@ -120,7 +120,7 @@ export async function runBulkExecution(
         'another execution of this plan runs under another redrive id',
       );
     }
-    if (counts.inFlight > 0) await settleInFlight(context, plan, bulk.store);
+    if (counts.inFlight > 0) await settleInFlight(context, plan, bulk.store, base);
     const moved = await moveChunks(context, plan, bulk, { redriveId, options, base });
     const after = await store.counts(bulk.store);
     if (after.done === after.taken) await store.finish(bulk.store);
@@ -201,7 +201,7 @@ async function moveChunks(
         kept.map((i) => i.seq),
         'DONE',
       );
-    else if (kept.length > 0) await settleInFlight(context, plan, bulk.store); // which kept ones went
+    else if (kept.length > 0) await settleInFlight(context, plan, bulk.store, base); // which kept ones went
     movedNow += moved.length;
     done += moved.length;
     if (base && moved.length > 0) {
@@ -259,6 +259,7 @@ async function settleInFlight(
   context: BulkExecutionContext,
   plan: RedrivePlan,
   storeId: string,
+  base: Omit<RedriveAuditEntry, 'outcome'> | undefined,
 ): Promise<void> {
   const inFlight: StoredBulkItem[] = [];
   for (let after = -1; ;) {
@@ -306,9 +307,20 @@ async function settleInFlight(
     inFlight.filter((i) => present.has(i.seq)).map((i) => i.seq),
     'PENDING',
   );
+  const gone = inFlight.filter((i) => !present.has(i.seq));
   await context.store.mark(
     storeId,
-    inFlight.filter((i) => !present.has(i.seq)).map((i) => i.seq),
+    gone.map((i) => i.seq),
     'DONE',
   );
+  // What the stopped run moved without recording it: named in the audit log now, as a chunk's are.
+  const goneTaken = gone.filter((i) => i.role === 'take');
+  if (base && goneTaken.length > 0) {
+    await context.ledger.record({
+      ...base,
+      outcome: 'PROGRESS',
+      messageIds: goneTaken.map((i) => i.message.messageId),
+      detail: `${goneTaken.length} moved by the run that stopped, found settled when resuming`,
+    });
+  }
 }

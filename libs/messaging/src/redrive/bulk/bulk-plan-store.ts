@@ -225,3 +225,54 @@ export class PostgresBulkPlanStore implements BulkPlanStore {
 function isUuid(id: string): boolean {
   return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
 }
+
+/**
+ * A `PostgresBulkPlanStore` that connects on first use (the CLI gives one to every `RedriveService` it
+ * builds; only plans at scale use it): `close()` closes the connection if one was opened.
+ */
+export class LazyBulkPlanStore implements BulkPlanStore {
+  private store?: Promise<PostgresBulkPlanStore>;
+
+  constructor(private readonly options: AdminDatabaseOptions) {}
+
+  private get(): Promise<PostgresBulkPlanStore> {
+    this.store ??= PostgresBulkPlanStore.connect(this.options);
+    return this.store;
+  }
+
+  async create(id: string, transport: 'kafka' | 'rabbitmq', source: string): Promise<void> {
+    return (await this.get()).create(id, transport, source);
+  }
+  async append(id: string, items: readonly BulkItem[]): Promise<void> {
+    return (await this.get()).append(id, items);
+  }
+  async trimKept(id: string): Promise<void> {
+    return (await this.get()).trimKept(id);
+  }
+  async seal(id: string, planHash: string): Promise<void> {
+    return (await this.get()).seal(id, planHash);
+  }
+  async page(id: string, afterSeq: number, limit: number): Promise<StoredBulkItem[]> {
+    return (await this.get()).page(id, afterSeq, limit);
+  }
+  async run(id: string): Promise<BulkRun | undefined> {
+    return (await this.get()).run(id);
+  }
+  async start(id: string, run: { redriveId: string; nonce: string; executedBy: string }): Promise<boolean> {
+    return (await this.get()).start(id, run);
+  }
+  async mark(id: string, seqs: readonly number[], status: BulkItemStatus): Promise<void> {
+    return (await this.get()).mark(id, seqs, status);
+  }
+  async finish(id: string): Promise<void> {
+    return (await this.get()).finish(id);
+  }
+  async counts(id: string): Promise<BulkCounts> {
+    return (await this.get()).counts(id);
+  }
+  async close(): Promise<void> {
+    const store = this.store;
+    this.store = undefined;
+    if (store) await (await store).close();
+  }
+}
