@@ -1,4 +1,9 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as amqp from 'amqplib';
+import { CliIo, runMessagingCli } from 'nest-reliable-messaging/testing';
 import {
   PostgresBulkPlanStore,
   RedrivePlanKindError,
@@ -12,6 +17,33 @@ import { scaleLetters } from './support/scale-letters';
 
 /** The group's size: 10,000 runs in bench/redrive-at-scale.ts (basic.get is one round trip a message). */
 const GROUP = 4_000;
+
+/** The built CLI, as an operator runs it. */
+const CLI = path.resolve(__dirname, '../../../libs/messaging/bin/nest-messaging.js');
+
+/**
+ * Runs the CLI as a process of its own and kills it (SIGKILL: no cleanup, no finally) once it printed a
+ * progress line at or past `killAt`; resolves with what it printed.
+ */
+function killedMidway(args: string[], env: NodeJS.ProcessEnv, cwd: string, killAt: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const done = [...out.matchAll(/Progress: (\d+) of/g)].map((m) => Number(m[1]));
+      if (done.some((n) => n >= killAt)) child.kill('SIGKILL');
+    });
+    child.stderr.on('data', (chunk: Buffer) => void (out += chunk.toString()));
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (signal === 'SIGKILL') resolve(out);
+      else reject(new Error(`the CLI ended (${code}) before it was killed:\n${out}`));
+    });
+  });
+}
 
 /** Every message of `queue`, taken (acked) a batch at a time; their `msg.id`s in order. */
 async function drainIds(connection: amqp.ChannelModel, queue: string): Promise<string[]> {
@@ -127,5 +159,66 @@ describe('Redrive at scale (RabbitMQ)', () => {
     await expect(third.executeBulk(await third.approve(plan, fixture.approval(plan, 'bob')))).rejects.toThrow(
       RedriveRefusedError,
     );
+  });
+
+  it('CLI: a redrive killed mid-chunk (SIGKILL) resumes with the same command; nothing lost', async () => {
+    const { fixture, vhost, connection } = suite;
+    const folder = mkdtempSync(path.join(os.tmpdir(), 'scale-cli-'));
+    const env = { ...fixture.cliEnv, MESSAGING_ADMIN_AMQP_URL: vhost.urlAs(vhost.admin) };
+    const cli = async (args: string[]) => {
+      let out = '';
+      const io: CliIo = {
+        env,
+        out: (text) => void (out += text),
+        err: (text) => void (out += text),
+        cwd: folder,
+        now: () => new Date(),
+      };
+      return { code: await runMessagingCli(args, io), out };
+    };
+    try {
+      const group = 1_500;
+      const { workQueue, dlq, destination } = await newGroupQueues(connection, 'scale_cli');
+      const { letters, groupIds } = scaleLetters(destination, group, 10, 5);
+      await sendToQueues(connection, letters);
+      const plan = await cli([
+        'dlq',
+        'plan',
+        '--source',
+        dlq,
+        '--code',
+        BROKEN_CODE,
+        '--all',
+        '--out',
+        'p.json',
+      ]);
+      expect(plan.code).toBe(0);
+      expect(plan.out).toContain(`${group} of ${letters.length} waiting message(s) would be redriven.`);
+      expect(plan.out).toContain('A plan at scale');
+      expect(plan.out).toMatch(new RegExp(`${BROKEN_CODE.replace('/', '\\/')}\\s+${group}`));
+      const key = path.join(fixture.folder, 'jane.key.json');
+      const approved = await cli(['dlq', 'approve', '--plan', 'p.json', '--key', key]);
+      expect(approved.code).toBe(0);
+      expect(approved.out).toContain(`${group} message(s) to redrive.`);
+
+      const redriveArgs = ['dlq', 'redrive', '--plan', 'p.json', '--approval', 'p.approval.json'];
+      const killed = await killedMidway(redriveArgs, { ...process.env, ...env }, folder, 500);
+      expect(killed).toContain('Progress: 100 of 1500');
+
+      const resumed = await cli(redriveArgs);
+      expect(resumed.code).toBe(0);
+      expect(resumed.out).toContain('(resumed)');
+      expect(resumed.out).toContain(`${group} message(s) redriven`);
+      expect(resumed.out).toContain(`0 left in ${dlq}.`);
+
+      // Nothing lost. A copy confirmed but not yet settled when the process died is sent again: at most
+      // the one chunk in flight, each a message of the group under its own msg.id, which the inbox absorbs.
+      const moved = await drainIds(connection, workQueue);
+      expect(new Set(moved)).toEqual(new Set(groupIds));
+      expect(moved.length - group).toBeLessThanOrEqual(100);
+      expect(await depthOf(connection, dlq)).toBe(letters.length - group);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
