@@ -2,7 +2,7 @@ import { archiveOf } from '../dead-letter-archive';
 import { describeRecord } from '../dead-letter-record';
 import { PlanSelection } from '../plan-selection';
 import { isSelected, whyNotRedrivable } from '../plan-selection-records';
-import { RedrivePlan, sealPlan, SkippedMessage } from '../redrive-plan';
+import { PlannedMessage, RedrivePlan, sealPlan, SkippedMessage } from '../redrive-plan';
 import { PlanningContext, requestedRoute } from '../redrive-planner';
 import { RedrivePlanRequest } from '../redrive-service-options';
 import { BULK_PAGE } from './bulk-chunks';
@@ -43,10 +43,11 @@ export async function buildBulkPlan(
     await store.append(storeId, batch);
     batch = [];
   };
+  const selected = selector(request.selection, context.now);
   const { depth } = await backend.scan(request.source, async (record) => {
     const message = describeRecord(record);
     let role: BulkItem['role'] | undefined;
-    if (isSelected(request.selection, message, context.now)) {
+    if (selected(message)) {
       const refusal =
         action === 'redrive'
           ? whyNotRedrivable(record, { source: request.source, route, keySecret: context.keySecret })
@@ -81,10 +82,31 @@ export async function buildBulkPlan(
     ...(discard ? { action } : {}),
     selection: request.selection,
     ...(skipped.length > 0 ? { skipped } : {}),
+    ...(selected.notFound().length > 0 ? { notFound: selected.notFound() } : {}),
     bulk: { store: storeId, ...summary, skipped: skippedCount },
   });
   await store.seal(storeId, plan.hash);
   return plan;
+}
+
+/**
+ * `isSelected` for a scan of any length: a selection by ids looks each message up in a set (thousands of
+ * ids over 100,000 messages), and says which ids no message had (`notFound`).
+ */
+function selector(
+  selection: PlanSelection,
+  now: number,
+): ((message: PlannedMessage) => boolean) & { notFound(): string[] } {
+  if (selection.by !== 'ids')
+    return Object.assign((m: PlannedMessage) => isSelected(selection, m, now), { notFound: () => [] });
+  const picked = new Set(selection.messageIds);
+  const found = new Set<string>();
+  const test = (message: PlannedMessage) => {
+    if (message.messageId === null || !picked.has(message.messageId)) return false;
+    found.add(message.messageId);
+    return true;
+  };
+  return Object.assign(test, { notFound: () => selection.messageIds.filter((id) => !found.has(id)) });
 }
 
 /** The counts, failure codes and digest of a plan's stored items, read a page at a time. */
