@@ -137,10 +137,13 @@ export class PostgresBulkPlanStore implements BulkPlanStore {
   }
 
   async trimKept(id: string): Promise<void> {
+    // The last taken item of each partition, computed once (a correlated max per row would be quadratic).
     await this.dataSource.query(
-      `delete from ${this.items} i where i.plan_id = $1 and i.role = 'keep'
-       and i.seq > coalesce((select max(t.seq) from ${this.items} t
-         where t.plan_id = $1 and t.role = 'take' and t.partition is not distinct from i.partition), -1)`,
+      `with last as materialized (
+         select partition, max(seq) as seq from ${this.items}
+         where plan_id = $1 and role = 'take' group by partition)
+       delete from ${this.items} i where i.plan_id = $1 and i.role = 'keep'
+       and i.seq > coalesce((select l.seq from last l where l.partition is not distinct from i.partition), -1)`,
       [id],
     );
   }
