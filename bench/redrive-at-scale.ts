@@ -177,11 +177,13 @@ async function main(): Promise<void> {
     // 1. A group of GROUP: planned once, approved once, executed.
     const destination = `bench_scale_${id}_g`;
     const dlq = await broker.prepare(destination);
-    const { letters } = scaleLetters(destination, GROUP, 10, 5);
+    let { letters } = scaleLetters(destination, GROUP, 10, 5);
+    const waiting = letters.length;
     await broker.send(letters);
+    letters = [];
     const plan = await measured(() => service.planBulk({ source: dlq, selection }));
     line(
-      `plan of a group of ${GROUP} in a DLQ of ${letters.length}`,
+      `plan of a group of ${GROUP} in a DLQ of ${waiting}`,
       plan,
       `(plan file ${JSON.stringify(plan.value).length} bytes)`,
     );
@@ -195,23 +197,29 @@ async function main(): Promise<void> {
       `(${Math.round((run.value.redriven * 1000) / run.ms)}/s)`,
     );
 
-    // 2. A DLQ of DEPTH: a filter over all of it, and the search.
+    // 2. A DLQ of DEPTH: a filter over all of it, and the search. Sent 5,000 at a time (this process keeps
+    // two ids of them), so that what the heap holds while planning is the plan's.
     const deep = `bench_scale_${id}_d`;
     const deepDlq = await broker.prepare(deep);
-    const many = scaleLetters(deep, Math.round((DEPTH * 10) / 11), 10, 5).letters.slice(0, DEPTH);
-    await broker.send(many);
+    const searched: { what: string; messageId: string }[] = [];
+    for (let sent = 0; sent < DEPTH;) {
+      const count = Math.min(5_000, DEPTH - sent);
+      const batch = scaleLetters(deep, count, 10, 5).letters.slice(0, count);
+      if (sent <= 999 && sent + count > 999) {
+        searched.push({ what: 'the 1,000th message', messageId: batch[999 - sent].headers['msg.id'] });
+      }
+      await broker.send(batch);
+      sent += count;
+      if (sent === DEPTH)
+        searched.push({ what: 'the deepest message', messageId: batch[count - 1].headers['msg.id'] });
+    }
     const filtered = await measured(() =>
       service.planBulk({ source: deepDlq, selection: { by: 'filter', code: 'DOWNSTREAM_DOWN' } }),
     );
-    line(`plan of a filter over a DLQ of ${many.length} (${filtered.value.bulk?.taken} taken)`, filtered);
-    for (const [what, target] of [
-      ['the deepest message', many[many.length - 1]],
-      ['the 1,000th message', many[999]],
-    ] as const) {
-      const search = await measured(() =>
-        service.searchHead(deepDlq, { messageId: target.headers['msg.id'] }),
-      );
-      line(`search by id for ${what} of ${many.length}`, search, `(found ${search.value.letters.length})`);
+    line(`plan of a filter over a DLQ of ${DEPTH} (${filtered.value.bulk?.taken} taken)`, filtered);
+    for (const { what, messageId } of searched) {
+      const search = await measured(() => service.searchHead(deepDlq, { messageId }));
+      line(`search by id for ${what} of ${DEPTH}`, search, `(found ${search.value.letters.length})`);
     }
     await service.close();
     await store.close();

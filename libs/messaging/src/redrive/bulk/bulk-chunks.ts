@@ -6,6 +6,7 @@ export type BulkItemStatus = 'PENDING' | 'IN_FLIGHT' | 'DONE';
 
 /** An item as the plan store holds it, with its status. */
 export interface StoredBulkItem extends BulkItem {
+  /** Not moved yet, being moved, or moved. */
   readonly status: BulkItemStatus;
 }
 

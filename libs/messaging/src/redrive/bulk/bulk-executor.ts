@@ -37,9 +37,13 @@ export interface BulkExecutionOptions {
 
 /** The outcome of `executeBulk()`. */
 export interface BulkRedriveResult {
+  /** The id written to every copy's `msg.redrive-id`: the same for every run of the plan. */
   readonly redriveId: string;
+  /** The dead-letter destination read (the plan's `source`). */
   readonly source: string;
+  /** Where the messages were published (the plan's `target`). */
   readonly target: string;
+  /** `discard` when the plan archives its messages in `target`. */
   readonly action?: 'discard';
   /** Messages moved, earlier runs of the same plan included. */
   readonly redriven: number;

@@ -22,6 +22,7 @@ export interface BulkRun {
   readonly redriveId?: string;
   /** The nonce of the approval the execution runs under (the latest, after a resume with a new one). */
   readonly nonce?: string;
+  /** Who runs it (the latest run's executor). */
   readonly executedBy?: string;
   /** True once every item is done. */
   readonly finished: boolean;
@@ -60,7 +61,9 @@ export interface BulkPlanStore {
   mark(id: string, seqs: readonly number[], status: BulkItemStatus): Promise<void>;
   /** Marks the execution finished. */
   finish(id: string): Promise<void>;
+  /** How far the execution got. */
   counts(id: string): Promise<BulkCounts>;
+  /** Releases the store's connections. */
   close(): Promise<void>;
 }
 
@@ -108,6 +111,7 @@ export class PostgresBulkPlanStore implements BulkPlanStore {
     return store;
   }
 
+  /** Opens a plan's items under a new `id`. */
   async create(id: string, transport: 'kafka' | 'rabbitmq', source: string): Promise<void> {
     await this.dataSource.query(`insert into ${this.plans} (id, transport, source) values ($1, $2, $3)`, [
       id,
@@ -116,6 +120,7 @@ export class PostgresBulkPlanStore implements BulkPlanStore {
     ]);
   }
 
+  /** Appends items (ascending `seq`). */
   async append(id: string, items: readonly BulkItem[]): Promise<void> {
     if (items.length === 0) return;
     await this.dataSource.query(
@@ -136,6 +141,7 @@ export class PostgresBulkPlanStore implements BulkPlanStore {
     );
   }
 
+  /** Kafka: drops the kept items after the last taken one of their partition. */
   async trimKept(id: string): Promise<void> {
     // The last taken item of each partition, computed once (a correlated max per row would be quadratic).
     await this.dataSource.query(
@@ -148,10 +154,12 @@ export class PostgresBulkPlanStore implements BulkPlanStore {
     );
   }
 
+  /** Seals the items under the plan's hash. */
   async seal(id: string, planHash: string): Promise<void> {
     await this.dataSource.query(`update ${this.plans} set plan_hash = $2 where id = $1`, [id, planHash]);
   }
 
+  /** Up to `limit` items after `afterSeq`, in order. */
   async page(id: string, afterSeq: number, limit: number): Promise<StoredBulkItem[]> {
     const rows = await this.dataSource.query<ItemRow[]>(
       `select seq, role, message, status from ${this.items}
@@ -166,6 +174,7 @@ export class PostgresBulkPlanStore implements BulkPlanStore {
     }));
   }
 
+  /** The plan's execution, or undefined. */
   async run(id: string): Promise<BulkRun | undefined> {
     if (!isUuid(id)) return undefined;
     const [row] = await this.dataSource.query<
@@ -187,6 +196,7 @@ export class PostgresBulkPlanStore implements BulkPlanStore {
     };
   }
 
+  /** Records the execution's start or resume; false when another redrive id runs it. */
   async start(id: string, run: { redriveId: string; nonce: string; executedBy: string }): Promise<boolean> {
     const updated = await this.dataSource.query<[unknown[], number]>(
       `update ${this.plans} set redrive_id = coalesce(redrive_id, $2::uuid), nonce = $3, executed_by = $4,
@@ -197,6 +207,7 @@ export class PostgresBulkPlanStore implements BulkPlanStore {
     return updated[1] === 1;
   }
 
+  /** Sets the status of the items `seqs`. */
   async mark(id: string, seqs: readonly number[], status: BulkItemStatus): Promise<void> {
     if (seqs.length === 0) return;
     await this.dataSource.query(
@@ -205,10 +216,12 @@ export class PostgresBulkPlanStore implements BulkPlanStore {
     );
   }
 
+  /** Marks the execution finished. */
   async finish(id: string): Promise<void> {
     await this.dataSource.query(`update ${this.plans} set finished_at = now() where id = $1`, [id]);
   }
 
+  /** How far the execution got. */
   async counts(id: string): Promise<BulkCounts> {
     const [row] = await this.dataSource.query<Array<{ done: string; taken: string; in_flight: string }>>(
       `select count(*) filter (where role = 'take' and status = 'DONE') as done,
@@ -220,6 +233,7 @@ export class PostgresBulkPlanStore implements BulkPlanStore {
     return { done: Number(row.done), taken: Number(row.taken), inFlight: Number(row.in_flight) };
   }
 
+  /** Releases the connection. */
   async close(): Promise<void> {
     await this.dataSource.destroy();
   }

@@ -11,6 +11,7 @@ import { BulkDigest, BulkItem } from './bulk-selection';
 
 /** What a plan at scale is asked for: a selection (a group is a filter on category and code) and no limit. */
 export interface BulkPlanRequest extends Omit<RedrivePlanRequest, 'limit' | 'selection'> {
+  /** Which messages: by id or by a filter; every one of them the scan finds is taken. */
   readonly selection: PlanSelection;
 }
 

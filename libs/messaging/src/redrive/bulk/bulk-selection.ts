@@ -29,6 +29,7 @@ export type BulkRole = 'take' | 'keep';
 export interface BulkItem {
   /** Its place in the plan's order (ascending, gaps allowed). */
   readonly seq: number;
+  /** Moved (`take`) or re-parked (`keep`). */
   readonly role: BulkRole;
   /** The message as a plan describes it (position as planned, fingerprint). */
   readonly message: PlannedMessage;

@@ -1,4 +1,4 @@
-export type { BulkItemStatus } from './bulk-chunks';
+export type { BulkItemStatus, StoredBulkItem } from './bulk-chunks';
 export type { BulkExecutionOptions, BulkProgress, BulkRedriveResult } from './bulk-executor';
 export { PostgresBulkPlanStore, type BulkCounts, type BulkPlanStore, type BulkRun } from './bulk-plan-store';
 export type { BulkPlanRequest } from './bulk-planner';
