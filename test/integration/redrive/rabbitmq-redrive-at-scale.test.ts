@@ -6,6 +6,7 @@ import * as amqp from 'amqplib';
 import { CliIo, runMessagingCli } from 'nest-reliable-messaging/testing';
 import {
   PostgresBulkPlanStore,
+  RedrivePlanAlteredError,
   RedrivePlanKindError,
   RedriveRefusedError,
   RedriveService,
@@ -221,4 +222,30 @@ describe('Redrive at scale (RabbitMQ)', () => {
       rmSync(folder, { recursive: true, force: true });
     }
   }, 240_000); // a generous bound for a loaded CI machine, not a timing assertion
+
+  it('refuses a plan whose stored items were changed: the trigger, then the digest; nothing moves', async () => {
+    const { fixture, connection } = suite;
+    const { workQueue, dlq, destination } = await newGroupQueues(connection, 'scale_tamper');
+    const { letters } = scaleLetters(destination, 50, 10, 5);
+    await sendToQueues(connection, letters);
+    const redrive = service();
+    const plan = await redrive.planBulk({ source: dlq, selection: { by: 'filter', code: BROKEN_CODE } });
+    const items = `"${fixture.schema.name}".messaging_redrive_bulk_item`;
+    const tamper = `update ${items} set message = jsonb_set(message, '{failureCode}', '"BENIGN"') where seq = 3`;
+    // Sealed: only the status changes, even for the table's owner.
+    await expect(fixture.schema.query(tamper)).rejects.toThrow(/change in status only/);
+    await expect(fixture.schema.query(`delete from ${items} where seq = 3`)).rejects.toThrow(/status only/);
+    // Past the trigger (a superuser): the digest re-derived at execution no longer matches the signed one.
+    await fixture.schema.query(`alter table ${items} disable trigger messaging_redrive_bulk_item_sealed`);
+    await fixture.schema.query(tamper);
+    await fixture.schema.query(`alter table ${items} enable trigger messaging_redrive_bulk_item_sealed`);
+    const approved = await redrive.approve(plan, fixture.approval(plan, 'jane'));
+    await expect(redrive.executeBulk(approved)).rejects.toThrow(RedrivePlanAlteredError);
+    expect(await depthOf(connection, workQueue)).toBe(0);
+    expect(await depthOf(connection, dlq)).toBe(letters.length);
+    const refusals = (await fixture.history(dlq)).filter(
+      (e) => e.planHash === plan.hash && e.action === 'REFUSE',
+    );
+    expect(refusals.map((e) => e.outcome)).toEqual(['PLAN_ALTERED']);
+  });
 });
