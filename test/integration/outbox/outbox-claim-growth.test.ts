@@ -1,4 +1,4 @@
-import { DataSource } from 'typeorm';
+import { DataSource, DataSourceOptions } from 'typeorm';
 import { messagingDialect } from 'nest-reliable-messaging/testing';
 import { padding } from '../../../bench/lib/bench-event';
 import { BenchDialect, BenchOutbox, openBenchOutbox } from '../../../bench/lib/bench-outbox';
@@ -59,7 +59,11 @@ describe('The outbox claim beside sent rows', () => {
     async (dialect) => {
       const outbox: BenchOutbox = await openBenchOutbox(dialect, 'claim_growth', infraEnv().databaseUrl);
       // One connection: the session counters and the claim are the same session's.
-      const dataSource = new DataSource({ ...outbox.connection, poolSize: 1, logging: false });
+      const dataSource = new DataSource({
+        ...outbox.connection,
+        poolSize: 1,
+        logging: false,
+      } as DataSourceOptions);
       try {
         await dataSource.initialize();
         await dataSource.runMigrations();

@@ -6,6 +6,7 @@ import { CreateMessagingTables1764547200000 } from './create-messaging-tables.mi
 import { CreateMysqlMessagingAttempts1764892800000 } from './create-mysql-attempts-table.migration';
 import { CreateMysqlMessagingTables1764806400000 } from './create-mysql-messaging-tables.migration';
 import { CreateRedriveLedger1764892800000 } from './create-redrive-ledger.migration';
+import { CreateRedriveBulkPlans1765497600000 } from './create-redrive-bulk-plans.migration';
 import { CreateMysqlScheduledMessages1765152000000 } from './create-mysql-scheduled-messages.migration';
 import { CreateScheduledMessages1765152000000 } from './create-scheduled-messages.migration';
 import { OutboxFillfactor1764633600000 } from './outbox-fillfactor.migration';
@@ -38,6 +39,7 @@ export const MessagingAdminMigrations: Array<new () => MigrationInterface> = [
   CreateConsolePlans1765065600000,
   PinRedriveKeyring1765238400000,
   PinRedriveTopology1765324800000,
+  CreateRedriveBulkPlans1765497600000,
 ];
 
 /**

@@ -32,6 +32,15 @@ export interface DeadLetterBackend {
    * the messages before it take more than `maxBytes` (default `RedriveLimits.READ_BUDGET_BYTES`).
    */
   peekAt(source: string, position: MessagePosition, maxBytes?: number): Promise<DeadLetterRecord | undefined>;
+  /**
+   * Visits every message of `source` from the head, in the order a redrive moves them (Kafka: partition by
+   * partition, by offset), holding one page at a time, settling nothing; stops when `visit` resolves false.
+   * Resolves with the depth when the scan began. What plans at scale read (`planBulk`).
+   */
+  scan(
+    source: string,
+    visit: (record: DeadLetterRecord) => Promise<boolean> | boolean,
+  ): Promise<{ readonly depth: number }>;
   /** Throws `RedriveTargetNotFoundError` when `target` does not exist. */
   checkTarget(source: string, target: string): Promise<void>;
   /** Creates `archive`, where a discard of `source` puts its messages, unless it exists. */

@@ -8,6 +8,7 @@ export {
   type ApproverSigner,
 } from './approvals/approver-keys';
 export type { ApprovedRedrivePlan } from './approved-redrive-plan';
+export * from './bulk';
 export * from './errors';
 export type {
   DeadLetterPayload,

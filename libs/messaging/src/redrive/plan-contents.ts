@@ -85,14 +85,17 @@ export async function readPlanContents(
 
 /** The audit log's detail of a PLAN entry: counts, the selection, skipped, kept and ids not found. */
 export function planDetail(plan: RedrivePlan): string {
-  const counts = `${plan.messages.length} of ${plan.depth} waiting`;
+  const counts = `${plan.bulk?.taken ?? plan.messages.length} of ${plan.depth} waiting`;
   const parts = [plan.action === 'discard' ? `discard: ${counts}` : counts];
   if (plan.selection) parts.push(`selected by ${describeSelection(plan.selection)}`);
-  if (plan.skipped?.length) parts.push(`${plan.skipped.length} skipped (cannot be redriven)`);
-  if (plan.kept?.length) parts.push(`${plan.kept.length} re-parked at the end`);
+  if (plan.skipped?.length)
+    parts.push(`${plan.bulk?.skipped ?? plan.skipped.length} skipped (cannot be redriven)`);
+  if (plan.kept?.length || plan.bulk?.kept)
+    parts.push(`${plan.bulk?.kept ?? plan.kept?.length} re-parked at the end`);
   if (plan.notFound?.length)
     parts.push(`${plan.notFound.length} id(s) not found: ${plan.notFound.join(', ')}`);
   if (plan.cutOff) parts.push(cutOffText(plan.cutOff));
+  if (plan.bulk) parts.push(`plan at scale ${plan.bulk.store}, digest ${plan.bulk.digest}`);
   return parts.join('; ');
 }
 

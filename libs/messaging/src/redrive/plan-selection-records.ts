@@ -69,7 +69,11 @@ function idsNotIn(records: readonly DeadLetterRecord[], picked: readonly string[
   return picked.filter((id) => !present.has(id));
 }
 
-function whyNotRedrivable(record: DeadLetterRecord, context: SelectionContext): string | undefined {
+/** Why `record` cannot go back on `context`'s route (origin refused, key not restorable); undefined when it can. */
+export function whyNotRedrivable(
+  record: DeadLetterRecord,
+  context: Pick<SelectionContext, 'source' | 'route' | 'keySecret'>,
+): string | undefined {
   try {
     checkRecords(context.source, context.route, [record]);
     restoreKey(record.wire, context.keySecret);

@@ -76,7 +76,7 @@ export async function runExecution(context: ExecutionContext, execution: Executi
  * Publishes each planned message's copy and settles the confirmed ones: back to the target under its real
  * key, or (a discard) into the archive as parked, pseudonymous key and failure headers kept.
  */
-async function moveMessages(
+export async function moveMessages(
   context: ExecutionContext,
   plan: RedrivePlan,
   redriveId: string,

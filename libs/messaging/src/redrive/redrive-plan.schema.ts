@@ -60,6 +60,16 @@ const planSchema = z.object({
       notRead: z.number().int().positive(),
     })
     .optional(),
+  bulk: z
+    .object({
+      store: z.string().regex(/^[0-9a-f-]{36}$/),
+      taken: z.number().int().nonnegative(),
+      kept: z.number().int().nonnegative(),
+      skipped: z.number().int().nonnegative(),
+      digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+      byCode: z.record(z.string(), z.number().int().nonnegative()),
+    })
+    .optional(),
   hash: z.string(),
 });
 

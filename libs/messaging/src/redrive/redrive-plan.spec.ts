@@ -46,8 +46,8 @@ describe('redrive plan', () => {
     it('sees any change to the content', () => {
       const plan = sealPlan(content);
       expect(isPlanIntact(plan)).toBe(true);
-      expect(isPlanIntact({ ...plan, target: 'elsewhere' })).toBe(false);
-      expect(isPlanIntact({ ...plan, messages: [] })).toBe(false);
+      expect(isPlanIntact({ ...plan, target: 'elsewhere' } as typeof plan)).toBe(false);
+      expect(isPlanIntact({ ...plan, messages: [] } as typeof plan)).toBe(false);
       expect(isPlanIntact(JSON.parse(JSON.stringify(plan)) as typeof plan)).toBe(true);
     });
   });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from './canonical-json';
 import { PlanAction, PlanSelection } from './plan-selection';
 import { ReadCutOff } from './read-budget';
+import type { BulkSelection } from './bulk/bulk-selection';
 
 /** Where a planned message sits in its dead-letter destination. */
 export type MessagePosition =
@@ -98,6 +99,12 @@ export interface RedrivePlan {
    * among the messages read, and `notFound` means not among them), and says how many it did not read.
    */
   readonly cutOff?: ReadCutOff;
+  /**
+   * A plan for an incident at scale (`RedriveService.planBulk()`): its messages are not listed here
+   * (`messages` is empty) but held, in order, in the admin database's plan store, and this field signs them
+   * by count and digest; execution re-derives the digest before anything moves and pages through them.
+   */
+  readonly bulk?: BulkSelection;
   /** SHA-256 of the plan's canonical JSON without this field. */
   readonly hash: string;
 }

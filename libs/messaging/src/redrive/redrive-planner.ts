@@ -8,7 +8,7 @@ import { readPlanContents } from './plan-contents';
 import { checkBatchSize, checkDistinctTarget } from './redrive-guards';
 import { RedriveLimits } from './redrive-limits';
 import { RedrivePlan, sealPlan } from './redrive-plan';
-import { checkTarget, deriveRoute } from './redrive-route';
+import { checkTarget, deriveRoute, RedriveRoute } from './redrive-route';
 import { RedrivePlanRequest } from './redrive-service-options';
 
 /** What a dry run reads and dates a plan with, besides the request. */
@@ -25,19 +25,19 @@ export interface PlanningContext {
 }
 
 /**
- * A dry run (`RedriveService.plan()` without its audit entry): checks the request, derives the route from
- * the source's name and the topology before anything is read, reads what the plan takes (settling nothing)
- * and seals the plan. Throws the guard's `RedriveRefusedError` when the request is refused.
+ * The route of a plan's request, derived from the source's name and the topology before anything is read;
+ * refuses a target the request names that is not that route's (or is the source).
  */
-export async function buildPlan(request: RedrivePlanRequest, context: PlanningContext): Promise<RedrivePlan> {
-  const limit = request.limit ?? RedriveLimits.MAX_BATCH;
-  checkBatchSize(limit);
+export function requestedRoute(
+  request: Pick<RedrivePlanRequest, 'source' | 'target'>,
+  transport: 'kafka' | 'rabbitmq',
+  topology: MessagingTopology | undefined,
+): RedriveRoute {
   if (request.target !== undefined) {
     checkDistinctTarget(request.source, request.target);
     checkTarget(request.source, request.target);
   }
-  const { backend } = context;
-  const route = deriveRoute(backend.kind, request.source, context.topology);
+  const route = deriveRoute(transport, request.source, topology);
   if (request.target !== undefined && request.target !== route.target) {
     throw new RedriveTargetRefusedError(
       request.source,
@@ -45,6 +45,19 @@ export async function buildPlan(request: RedrivePlanRequest, context: PlanningCo
       `its messages go back to '${route.target}' only`,
     );
   }
+  return route;
+}
+
+/**
+ * A dry run (`RedriveService.plan()` without its audit entry): checks the request, derives the route from
+ * the source's name and the topology before anything is read, reads what the plan takes (settling nothing)
+ * and seals the plan. Throws the guard's `RedriveRefusedError` when the request is refused.
+ */
+export async function buildPlan(request: RedrivePlanRequest, context: PlanningContext): Promise<RedrivePlan> {
+  const limit = request.limit ?? RedriveLimits.MAX_BATCH;
+  checkBatchSize(limit);
+  const { backend } = context;
+  const route = requestedRoute(request, backend.kind, context.topology);
   const action = request.action ?? 'redrive';
   const { records, depth, extra } = await readPlanContents(backend, route, {
     source: request.source,

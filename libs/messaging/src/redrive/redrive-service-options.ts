@@ -6,6 +6,7 @@ import { AdminCredential, RedriveBroker } from './admin-connection';
 import { ApproverKeyring } from './approvals/approver-keyring';
 import { RedriveLedger } from './ledger/redrive-ledger.interface';
 import { PlanAction, PlanSelection } from './plan-selection';
+import type { BulkPlanStore } from './bulk/bulk-plan-store';
 
 /** What a `RedriveService` is built with. */
 export interface RedriveServiceOptions {
@@ -43,6 +44,11 @@ export interface RedriveServiceOptions {
    * (16 MiB).
    */
   readonly readBudgetBytes?: number;
+  /**
+   * Where plans at scale keep their items and progress (`PostgresBulkPlanStore` on the admin database):
+   * needed by `planBulk()` and `executeBulk()` only. The caller owns it (closes it).
+   */
+  readonly bulkStore?: BulkPlanStore;
   /** The clock plans are dated and approvals checked by (the library's one `Clock`; only `now` is read). Default: the system clock. */
   readonly clock?: Pick<Clock, 'now'>;
 }

@@ -24,6 +24,10 @@ import { buildPlan } from './redrive-planner';
 import { DeadLetterQueueInfo, RedriveResult } from './redrive-result';
 import { RedrivePlanRequest, RedriveServiceOptions } from './redrive-service-options';
 import { ReplayService } from './replay/replay.service';
+import { BulkPlanStore } from './bulk/bulk-plan-store';
+import { BulkPlanRequest, buildBulkPlan } from './bulk/bulk-planner';
+import { BulkExecutionOptions, BulkRedriveResult, runBulkExecution } from './bulk/bulk-executor';
+import { RedrivePlanKindError } from './errors/redrive-plan-kind.error';
 
 export type { RedrivePlanRequest, RedriveServiceOptions } from './redrive-service-options';
 
@@ -167,6 +171,25 @@ export class RedriveService {
   }
 
   /**
+   * A dry run at scale (docs/guide/08-redrive.md, "Incidents at scale"): scans the whole source a page at a
+   * time, settling nothing, keeps the selected messages in order in the plan store (`bulkStore`) and returns
+   * a plan that lists none of them but signs their count and digest: one plan, one approval, for a group of
+   * any size. Approve it with `approve()`, run it with `executeBulk()`.
+   */
+  async planBulk(request: BulkPlanRequest): Promise<RedrivePlan> {
+    const actor = request.plannedBy ?? this.credential.principal;
+    const about = { action: 'PLAN' as const, actor, source: request.source, target: request.target };
+    return this.audit.refusalsOf(about, async () => {
+      const { topology, keySecret } = this.options;
+      await checkPinnedTopology(this.options.ledger, topology);
+      const context = { backend: this.backend(), topology, keySecret, actor, now: this.clock.now() };
+      const plan = await buildBulkPlan(request, context, this.bulkStore(), uuidv7());
+      await this.audit.planned(plan, actor);
+      return plan;
+    });
+  }
+
+  /**
    * Checks that `plan` is the one `plan()` made (its route is the one its source derives, the audit log has
    * its PLAN entry, which names the planner) and that `approval` approves it, now, by an approver of the
    * keyring who is another person than the planner and the executor; the only way to get an
@@ -212,6 +235,7 @@ export class RedriveService {
     };
     return this.audit.refusalsOf(base, async () => {
       checkPlanShape(plan, this.transport);
+      if (plan.bulk) throw new RedrivePlanKindError(plan.source, true);
       await this.verify(plan, approval, executedBy);
       const { ledger, topology, keySecret, carryHeaders, metrics } = this.options;
       const context = { backend: this.backend(), ledger, topology, keySecret, carryHeaders, metrics };
@@ -227,6 +251,66 @@ export class RedriveService {
    */
   replays(): ReplayService {
     return new ReplayService(this.options);
+  }
+
+  /**
+   * Runs an approved plan at scale (`planBulk()`), with the checks and guarantees of `execute()`: the same
+   * verification and four eyes, the source held exclusively, the approval claimed once with a STARTED entry,
+   * each message read again and checked against its description before its copy is published, and settled
+   * only once confirmed. It moves a chunk of at most 100 at a time, records each in the plan store and the
+   * audit log (PROGRESS, with the chunk's ids) and reports it to `onProgress`. After a crash, run the same
+   * plan again with the same approval (or a new one): it continues the same redrive id from the plan
+   * store, settling first what the crash left in flight; nothing is lost, and a message whose copy was
+   * confirmed but not yet settled is sent again, a duplicate the inbox absorbs by its `msg.id`.
+   */
+  async executeBulk(
+    approvedPlan: ApprovedRedrivePlan,
+    options: BulkExecutionOptions = {},
+  ): Promise<BulkRedriveResult> {
+    const executedBy = this.approved.get(approvedPlan);
+    if (executedBy === undefined) {
+      return this.audit.refusalsOf({ action: 'EXECUTE' }, () => {
+        throw new ApprovalRequiredError('this plan was not approved by this RedriveService, or already ran');
+      });
+    }
+    this.approved.delete(approvedPlan);
+    const { plan, approval } = approvedPlan;
+    const base = {
+      ...this.audit.entry('EXECUTE', plan, approval, executedBy),
+      evidence: approvalEvidence(approval, this.approvers),
+    };
+    return this.audit.refusalsOf(base, async () => {
+      checkPlanShape(plan, this.transport);
+      if (!plan.bulk) throw new RedrivePlanKindError(plan.source, false);
+      await this.verify(plan, approval, executedBy);
+      const { ledger, topology, keySecret, carryHeaders, metrics } = this.options;
+      const context = {
+        backend: this.backend(),
+        ledger,
+        topology,
+        keySecret,
+        carryHeaders,
+        metrics,
+        store: this.bulkStore(),
+      };
+      const execution = { plan, approval, executedBy, redriveId: uuidv7(), audit: base };
+      const result = await runBulkExecution(context, execution, options);
+      const discard = plan.action === 'discard';
+      await this.options.ledger.record({
+        ...base,
+        redriveId: result.redriveId,
+        messageIds: [],
+        outcome: result.leftInSource > 0 ? 'INCOMPLETE' : discard ? 'ARCHIVED' : 'REDRIVEN',
+        detail:
+          `plan at scale: ${result.redriven} of ${plan.bulk.taken} ${discard ? 'archived' : 'redriven'} ` +
+          `(${result.movedNow} by this run), ${result.leftInSource} left in the source` +
+          (result.stoppedBy ? `; stopped: ${result.stoppedBy}` : ''),
+      });
+      if (result.movedNow > 0 && !discard) {
+        metrics?.redriven.inc({ source: plan.source, target: plan.target }, result.movedNow);
+      }
+      return result;
+    });
   }
 
   /** Closes the broker connections (not the ledger, which the caller owns). */
@@ -251,6 +335,12 @@ export class RedriveService {
   private reader(): DeadLetterReader {
     const { topology, keySecret, readBudgetBytes } = this.options;
     return new DeadLetterReader(this.backend(), topology, keySecret, readBudgetBytes);
+  }
+
+  private bulkStore(): BulkPlanStore {
+    const store = this.options.bulkStore;
+    if (!store) throw new Error('Plans at scale need a plan store: give RedriveServiceOptions.bulkStore');
+    return store;
   }
 
   private backend(): DeadLetterBackend {

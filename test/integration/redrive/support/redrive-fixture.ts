@@ -6,6 +6,7 @@ import {
   AdminCredential,
   ApprovedRedrivePlan,
   ApproverKeyring,
+  BulkPlanStore,
   generateApproverKeys,
   PostgresRedriveLedger,
   readApproverSigner,
@@ -86,7 +87,12 @@ export class RedriveFixture {
   service(
     broker: RedriveBroker,
     credential: AdminCredential | undefined,
-    extra: { metrics?: MessagingMetrics; clock?: { now(): number }; readBudgetBytes?: number } = {},
+    extra: {
+      metrics?: MessagingMetrics;
+      clock?: { now(): number };
+      readBudgetBytes?: number;
+      bulkStore?: BulkPlanStore;
+    } = {},
   ): RedriveService {
     if (credential) this.admit(credential.principal);
     const service = new RedriveService({

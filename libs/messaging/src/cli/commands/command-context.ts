@@ -6,6 +6,7 @@ import { ApproverKeyring } from '../../redrive/approvals/approver-keyring';
 import { RedriveRefusedError } from '../../redrive/errors/redrive-refused.error';
 import { parseReadBudgetMib } from '../../redrive/read-budget';
 import { PostgresRedriveLedger } from '../../redrive/ledger/postgres-redrive-ledger';
+import { LazyBulkPlanStore } from '../../redrive/bulk/bulk-plan-store';
 import { RedriveLedger } from '../../redrive/ledger/redrive-ledger.interface';
 import { CliUsageError } from '../cli-usage.error';
 import { RedriveService } from '../../redrive/redrive.service';
@@ -118,9 +119,11 @@ export function commandContext(io: CliIo): CommandContext {
     ) =>
     async (ledger: PostgresRedriveLedger): Promise<T> => {
       const { broker, credential } = resolveAdminOptions(flags, io.env);
+      // Plans at scale keep their items in the admin database; connected only if one is made or run.
+      const bulkStore = new LazyBulkPlanStore(resolveAdminDatabase(io.env));
       let service: RedriveService;
       try {
-        service = new RedriveService(await serviceOptions(flags, ledger));
+        service = new RedriveService({ ...(await serviceOptions(flags, ledger)), bulkStore });
       } catch (error) {
         if (error instanceof RedriveRefusedError) {
           const actor = credential?.principal ?? '(no credential)';
@@ -140,6 +143,7 @@ export function commandContext(io: CliIo): CommandContext {
         return await work(service);
       } finally {
         await service.close();
+        await bulkStore.close();
       }
     };
   const context: CommandContext = {

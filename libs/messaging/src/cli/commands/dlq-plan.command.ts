@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { BrokerFlags } from '../admin-options';
 import { writeJson } from '../cli-io';
+import { CliUsageError } from '../cli-usage.error';
 import { formatPlan } from '../format/plan-format';
 import { selectionOf } from './plan-selection-flags';
 import {
@@ -24,6 +25,7 @@ interface PlanFlags extends BrokerFlags, AppendOnlyFlag {
   readonly type?: string;
   readonly olderThan?: string;
   readonly discard?: boolean;
+  readonly all?: boolean;
 }
 
 /**
@@ -48,14 +50,27 @@ export function planCommand(context: CommandContext): Command {
     .option('--type <type>', 'only messages of this event type')
     .option('--older-than <duration>', 'only messages whose last failure is at least this old, e.g. 30m')
     .option('--discard', 'archive the messages in <dlq>.archive instead of redriving them (they never run)')
+    .option(
+      '--all',
+      'a plan at scale: every message of the selection, however many (no --limit), kept in the admin database',
+    )
     .option('--out <file>', 'write the plan to this file, for approve and redrive')
     .action(async (flags: PlanFlags) => {
       const limit = flags.limit === undefined ? undefined : Number(flags.limit);
       const selection = selectionOf(flags);
       const action = flags.discard ? ('discard' as const) : undefined;
+      if (flags.all && (selection === undefined || limit !== undefined)) {
+        throw new CliUsageError(
+          '--all plans a selection (--ids, --category, --code, --type, --older-than), without --limit.',
+        );
+      }
+      const request = { source: flags.source, target: flags.target, action };
       const plan = await context.withService(
         flags,
-        (service) => service.plan({ source: flags.source, target: flags.target, limit, selection, action }),
+        (service) =>
+          flags.all && selection
+            ? service.planBulk({ ...request, selection })
+            : service.plan({ ...request, limit, selection }),
         { source: flags.source },
       );
       context.print(formatPlan(plan));

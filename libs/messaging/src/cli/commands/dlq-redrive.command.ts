@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { parseRedriveApproval, parseRedrivePlan } from '../../redrive/redrive-plan.schema';
 import { BrokerFlags } from '../admin-options';
 import { readJson } from '../cli-io';
+import { formatBulkResult, formatProgress } from '../format/bulk-format';
 import { formatResult } from '../format/result-format';
 import { RedriveIncompleteError } from '../redrive-incomplete.error';
 import {
@@ -27,6 +28,22 @@ export function redriveCommand(context: CommandContext): Command {
     .action(async (flags: RedriveFlags) => {
       const plan = parseRedrivePlan(await readJson(context.io, flags.plan));
       const approval = parseRedriveApproval(await readJson(context.io, flags.approval));
+      if (plan.bulk) {
+        // A plan at scale: progress after each chunk; run the same command again to resume after a crash.
+        const result = await context.withService(
+          flags,
+          async (service) =>
+            service.executeBulk(await service.approve(plan, approval), {
+              onProgress: (p) => context.print([formatProgress(p)]),
+            }),
+          { source: plan.source },
+        );
+        context.print(formatBulkResult(result));
+        if (result.leftInSource > 0) {
+          throw new RedriveIncompleteError(result.leftInSource, result.source, result.target);
+        }
+        return;
+      }
       const result = await context.withService(
         flags,
         async (service) => service.execute(await service.approve(plan, approval)),

@@ -3,6 +3,7 @@ import { printable } from '../../common/printable';
 import { cutOffText } from '../../redrive/plan-contents';
 import { describeSelection } from '../../redrive/plan-selection';
 import { table } from './table';
+import { formatBulkPlan } from './bulk-format';
 
 /** A position as people read it: `#0` in a queue, `p2@17` in a Kafka partition. */
 export function positionText(position: MessagePosition): string {
@@ -20,9 +21,12 @@ export function formatPlan(plan: RedrivePlan, stage: 'dry run' | 'approval' = 'd
     stage === 'dry run'
       ? [
           `Dry run on ${route}`,
-          `${plan.messages.length} of ${plan.depth} waiting message(s) would be ${plan.action === 'discard' ? 'discarded into the archive' : 'redriven'}. Nothing was changed.`,
+          `${plan.bulk?.taken ?? plan.messages.length} of ${plan.depth} waiting message(s) would be ${plan.action === 'discard' ? 'discarded into the archive' : 'redriven'}. Nothing was changed.`,
         ]
-      : [`Plan on ${route}, made ${plan.createdAt}`, `${plan.messages.length} message(s) to ${verb}.`];
+      : [
+          `Plan on ${route}, made ${plan.createdAt}`,
+          `${plan.bulk?.taken ?? plan.messages.length} message(s) to ${verb}.`,
+        ];
   if (plan.selection) lines.push(printable(`Selected by ${describeSelection(plan.selection)}.`));
   for (const skipped of plan.skipped ?? []) {
     lines.push(
@@ -42,6 +46,7 @@ export function formatPlan(plan: RedrivePlan, stage: 'dry run' | 'approval' = 'd
       `${plan.kept.length} message(s) between them stay: re-parked at the end of ${plan.source}, in order.`,
     );
   }
+  if (plan.bulk) return [...lines, ...formatBulkPlan(plan.bulk), '', `Plan hash: ${plan.hash}`];
   if (plan.messages.length === 0) return lines;
   const rows = plan.messages.map((m) => [
     positionText(m.position),

@@ -21,3 +21,4 @@ export * from './redrive-target-not-found.error';
 export * from './redrive-target-refused.error';
 export * from './same-source-and-target.error';
 export * from './topology-not-pinned.error';
+export * from './redrive-plan-kind.error';

@@ -19,6 +19,9 @@ import { kafkaRecord } from './kafka-records';
 import { redriveCluster, RedriveCluster } from './kafkajs-cluster.patch';
 import { pendingRanges, recordsIn } from './partition-ranges';
 
+/** Offsets a scan reads at a time, per partition. */
+const SCAN_PAGE = 500n;
+
 /**
  * Redrive on Kafka, as the admin principal. A dead-letter topic is a log: what was redriven is marked by the
  * offsets the group `<dlq>.redrive` committed, and a plan reads from there without committing anything.
@@ -95,6 +98,30 @@ export class KafkaDeadLetters implements DeadLetterBackend {
       );
       const [message] = read.get(position.partition) ?? [];
       return message ? kafkaRecord(source, position.partition, message) : undefined;
+    });
+  }
+
+  async scan(
+    source: string,
+    visit: (record: DeadLetterRecord) => Promise<boolean> | boolean,
+  ): Promise<{ readonly depth: number }> {
+    return this.asAdmin(`read ${source}`, async (admin) => {
+      await this.requireTopic(admin, source, () => new DeadLetterQueueNotFoundError(source));
+      const ranges = await pendingRanges(admin, source);
+      const cluster = await this.cluster.get();
+      for (const range of ranges) {
+        // A page of offsets at a time: what is held is one page, whatever the partition's length.
+        for (let from = range.from; from < range.to; from += SCAN_PAGE) {
+          const to = from + SCAN_PAGE < range.to ? from + SCAN_PAGE : range.to;
+          const page = { partition: range.partition, from, to };
+          const read = await readRanges(cluster, source, [page], RedriveLimits.KAFKA_READ_TIMEOUT_MS);
+          for (const message of read.get(range.partition) ?? []) {
+            if (!(await visit(kafkaRecord(source, range.partition, message))))
+              return { depth: recordsIn(ranges) };
+          }
+        }
+      }
+      return { depth: recordsIn(ranges) };
     });
   }
 

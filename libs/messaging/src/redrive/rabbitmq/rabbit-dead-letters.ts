@@ -101,6 +101,22 @@ export class RabbitDeadLetters implements DeadLetterBackend {
     }); // every message read goes back to its place when the channel closes
   }
 
+  async scan(
+    source: string,
+    visit: (record: DeadLetterRecord) => Promise<boolean> | boolean,
+  ): Promise<{ readonly depth: number }> {
+    return this.withChannel(`read ${source}`, async (channel) => {
+      const depth = await this.depthOf(channel, source);
+      // Each message is visited and let go: the channel holds them unacked, this process holds none.
+      for (let index = 0; ; index++) {
+        const message = await channel.get(source, { noAck: false });
+        if (message === false) break;
+        if (!(await visit(rabbitRecord(source, message, index)))) break;
+      }
+      return { depth };
+    }); // closing the channel returns every message, unacked, to its place
+  }
+
   async checkTarget(source: string, target: string): Promise<void> {
     if (!(await this.check(target))) throw new RedriveTargetNotFoundError(source, target);
   }
@@ -115,14 +131,11 @@ export class RabbitDeadLetters implements DeadLetterBackend {
       // A selection's messages need not be contiguous: read up to the last one, move only the planned ones;
       // the others go back to their place, in order, when the channel closes (as after a plan's read).
       const indexes = plan.messages.map((m, i) => (m.position.kind === 'queue' ? m.position.index : i));
-      const got = await getMessages(channel, plan.source, Math.max(-1, ...indexes) + 1);
+      const { got, read } = await getPlanned(channel, plan.source, indexes);
       const planned = indexes.map((index, i) => {
-        const message = got[index];
+        const message = got.get(index);
         if (!message) {
-          throw new RedrivePlanStaleError(
-            plan.source,
-            `${got.length} messages left, the plan reaches #${index}`,
-          );
+          throw new RedrivePlanStaleError(plan.source, `${read} messages left, the plan reaches #${index}`);
         }
         const record = rabbitRecord(plan.source, message, index);
         if (fingerprintOf(record.wire) !== plan.messages[i].fingerprint) {
@@ -221,6 +234,29 @@ async function getMessages(
     messages.push(message);
   }
   return messages;
+}
+
+/**
+ * The messages at `indexes` from the head by `basic.get`, unacked, and how many were got: the others got on
+ * the way stay unacked on the channel (closing it returns them) but are not held here, so a plan whose
+ * messages lie deep in a long queue takes the memory of its own messages only.
+ */
+async function getPlanned(
+  channel: amqp.Channel,
+  queue: string,
+  indexes: readonly number[],
+): Promise<{ got: Map<number, amqp.GetMessage>; read: number }> {
+  const wanted = new Set(indexes);
+  const last = Math.max(-1, ...indexes);
+  const got = new Map<number, amqp.GetMessage>();
+  let read = 0;
+  while (read <= last) {
+    const message = await channel.get(queue, { noAck: false });
+    if (message === false) break;
+    if (wanted.has(read)) got.set(read, message);
+    read++;
+  }
+  return { got, read };
 }
 
 /** A got message's size as a read budget counts it: body and headers. */
