@@ -114,7 +114,7 @@ export async function tenantDataSource(
     synchronize: true,
     migrationsRun: true,
     logging: false,
-  } as ConstructorParameters<typeof DataSource>[0]);
+  });
   await dataSource.initialize();
   return dataSource;
 }

@@ -45,13 +45,8 @@ export class OutboxExplorer implements OnModuleInit {
     const { transactions, tenants } = this;
     const operation = `@Outbox() ${wrapper.name}.${name}`;
     // With tenants on: the current tenant's transaction, in its database (none: TenantRequiredError).
-    const wrapped: Method = function (this: unknown, ...args: unknown[]) {
-      let host: TransactionHost;
-      try {
-        host = tenants?.enabled ? tenants.transactions(operation) : transactions;
-      } catch (error) {
-        return Promise.reject(error as Error); // the caller's promise, as any failure of the method
-      }
+    const wrapped: Method = async function (this: unknown, ...args: unknown[]) {
+      const host = tenants?.enabled ? tenants.transactions(operation) : transactions;
       return host.run(async () => original.apply(this, args), options);
     };
     for (const key of Reflect.getMetadataKeys(original)) {

@@ -41,6 +41,7 @@ const STATUS_TIMEOUT_MS = 2_000;
 
 /** What `MessagingTenants.remove()` found and did. */
 export interface TenantRemoval {
+  /** The tenant removed. */
   readonly tenant: string;
   /**
    * Rows the tenant's outbox still held unpublished: kept in its database (nothing is deleted), published when
@@ -53,6 +54,7 @@ export interface TenantRemoval {
 
 /** One tenant as the health check and `MessagingTenants.status()` see it. */
 export interface TenantStatus {
+  /** The tenant's name. */
   readonly tenant: string;
   /** The tenant's database answered. */
   readonly up: boolean;
@@ -73,10 +75,7 @@ export interface TenantStatus {
  * database of the tenant it was published from, checked by a signature (docs/guide/17-tenants.md).
  */
 @Injectable()
-export class MessagingTenants
-  extends TenantRouting
-  implements OnApplicationBootstrap, BeforeApplicationShutdown, OnModuleDestroy
-{
+export class MessagingTenants implements OnApplicationBootstrap, BeforeApplicationShutdown, OnModuleDestroy {
   private readonly logger = new Logger(MessagingTenants.name);
   private readonly context = new AsyncLocalStorage<string>();
   private readonly units = new Map<string, TenantUnit>();
@@ -97,7 +96,6 @@ export class MessagingTenants
     logical: LogicalMessageWriter,
     inboxWriters: InboxWriters,
   ) {
-    super();
     const tenants = options.tenants;
     if (!tenants) return;
     this.shared = {
@@ -344,6 +342,13 @@ export class MessagingTenants
     for (const [label, value] of up) this.metrics.tenantReachable.set({ tenant: label }, value);
   }
 }
+
+/**
+ * Compile-time check: the registry is what the outbox and the consumers see as `TenantRouting` (provided as it
+ * with `useExisting`; not declared with `implements`, which would put the internal contract in the public API).
+ */
+const _routing = (tenants: MessagingTenants): TenantRouting => tenants;
+void _routing;
 
 /** `promise`, or a rejection after `ms` on `clock`. */
 async function withTimeout<T>(promise: Promise<T>, ms: number, clock: Clock): Promise<T> {

@@ -110,7 +110,7 @@ export class TransactionHost implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Runs `work` with `scope` as the current transaction. A tenant's host (`MessagingTenants`) also makes its
+   * @internal Runs `work` with `scope` as the current transaction. A tenant's host (`MessagingTenants`) also makes its
    * tenant the current one, so that what the work writes goes to that tenant and no other.
    */
   protected enter<T>(scope: TransactionScope, work: () => Promise<T>): Promise<T> {
