@@ -551,7 +551,7 @@ describe('resolveMessagingOptions (tenants)', () => {
   });
 
   it('refuses a short signing secret and a relay other than the polling one', () => {
-    const issues = (options: MessagingModuleOptions): OptionIssue[] => {
+    const issues = (options: MessagingModuleOptions): readonly OptionIssue[] => {
       try {
         resolveMessagingOptions(options);
       } catch (error) {

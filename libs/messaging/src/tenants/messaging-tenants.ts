@@ -5,7 +5,6 @@ import {
   Injectable,
   Logger,
   OnApplicationBootstrap,
-  OnModuleDestroy,
 } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
@@ -75,7 +74,7 @@ export interface TenantStatus {
  * database of the tenant it was published from, checked by a signature (docs/guide/17-tenants.md).
  */
 @Injectable()
-export class MessagingTenants implements OnApplicationBootstrap, BeforeApplicationShutdown, OnModuleDestroy {
+export class MessagingTenants implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(MessagingTenants.name);
   private readonly context = new AsyncLocalStorage<string>();
   private readonly units = new Map<string, TenantUnit>();
@@ -299,15 +298,13 @@ export class MessagingTenants implements OnApplicationBootstrap, BeforeApplicati
     for (const unit of this.units.values()) unit.start();
   }
 
-  /** @internal Stops every tenant's relay and jobs. */
+  /**
+   * @internal Stops every tenant's relay and jobs (Nest runs this after `onModuleDestroy`: the tenants stay
+   * registered, so that consumers finishing their deliveries still reach their inboxes).
+   */
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
     await Promise.all([...this.units.values()].map((unit) => unit.stop()));
-  }
-
-  /** @internal */
-  onModuleDestroy(): void {
-    this.units.clear();
   }
 
   private unitOf(tenant: string | undefined, operation: string): TenantUnit {
