@@ -89,6 +89,8 @@ export function notesService(event: NoteWritten): Type<Notes> {
 export function notesConsumer(event: NoteWritten, group: string): Type {
   @Injectable()
   class NotesConsumer {
+    constructor(private readonly outbox: OutboxService) {}
+
     @IdempotentHandler(event, { group })
     async onNote(note: z.output<typeof noteSchema>, context: MessageContext): Promise<void> {
       await context.manager.save(Applied, {
@@ -96,6 +98,10 @@ export function notesConsumer(event: NoteWritten, group: string): Type {
         text: note.text,
         tenant: context.tenant ?? '(none)',
       });
+      // A note that asks for a follow-up: recorded in the outbox of the tenant being applied, in this transaction.
+      if (note.text.startsWith('chain-')) {
+        await this.outbox.add(event, { text: `chained-${note.text.slice(6)}`, tenant: context.tenant ?? '' });
+      }
     }
   }
   return NotesConsumer;

@@ -164,6 +164,21 @@ describe.each(TRANSPORTS)('Tenants (%s)', (_label, kind) => {
     expect(metrics).toMatch(/messaging_tenant_database_up\{tenant="globex"\} 1/);
   }, 90_000);
 
+  it("records a handler's own message in the outbox of the tenant it applies, in its transaction", async () => {
+    await write('globex', 'chain-g');
+    await eventually(async () => {
+      expect((await applied(globex)).map((row) => row.text)).toEqual(
+        expect.arrayContaining(['chain-g', 'chained-g']),
+      );
+    }, 60_000);
+    for (const tenant of [acme, initech]) {
+      expect((await applied(tenant)).filter((row) => row.text.endsWith('-g'))).toEqual([]);
+    }
+    expect(
+      (await applied(globex)).filter((row) => row.text === 'chained-g').map((row) => row.tenant),
+    ).toEqual(['globex']);
+  }, 90_000);
+
   it('refuses a write with no tenant, an unregistered tenant or no transaction, writing nothing', async () => {
     const before = await Promise.all([home, acme.database, globex.database].map(outboxRows));
     await expect(notes.write('nobody')).rejects.toBeInstanceOf(TenantRequiredError);
