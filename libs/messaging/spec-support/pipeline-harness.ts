@@ -1,3 +1,4 @@
+import { TenantRouting } from '../src/tenants/tenant-routing';
 import { z } from 'zod';
 import { FakeClock } from '../src/common/fake-clock';
 import { MessageContext } from '../src/consumers/message-context';
@@ -122,6 +123,8 @@ export class FakeInbox {
   readonly beginAnswers: Array<'OK' | 'FAIL'> = [];
   /** The ids of each batch begun. */
   readonly batches: string[][] = [];
+  /** The tenants of each batch begun (one each, or `(none)` with tenants off). */
+  readonly batchTenants: string[][] = [];
   /** Per id: tries rolled back because another delivery of their transaction failed. */
   readonly neighbourRollbacks = new Map<string, number>();
   /** Per id: tries whose commit failed, was lost, or answered ROLLBACK. */
@@ -151,6 +154,7 @@ export class FakeInbox {
     const ids = deliveries.map((d) => d.envelope.messageId);
     if (new Set(ids).size !== ids.length) throw new Error('an inbox batch holds each message once');
     this.batches.push(ids);
+    this.batchTenants.push([...new Set(deliveries.map((d) => d.tenant ?? '(none)'))]);
     return new FakeBatch(this, ids);
   }
 
@@ -259,6 +263,8 @@ export interface HarnessOptions {
   readonly consumers?: MessagingModuleOptions['consumers'];
   /** The definition the handler takes; `OrderPlaced` by default. */
   readonly event?: EventDefinition<string, unknown>;
+  /** The tenants the pipeline checks deliveries against (tenants on); none by default. */
+  readonly tenants?: TenantRouting;
 }
 
 /** A pipeline over a fake transport and inbox; the test scripts what the broker answers to copies. */
@@ -343,6 +349,7 @@ export class Harness {
       metrics,
       new MessageTracing(),
       this.clock,
+      options.tenants,
     );
   }
 

@@ -34,6 +34,7 @@ export type {
   RabbitMqTransportOptions,
   RelayMode,
   RelayOptions,
+  TenantOptions,
   TopologyMode,
   TransportOptions,
   UnhandledTypeAction,
@@ -61,6 +62,13 @@ export { MAX_SCHEDULE_AHEAD_MS } from './outbox/schedule';
 export type { CancelRefusal, CancelResult } from './outbox/cancel-result';
 export { TransactionHost } from './transaction/transaction-host';
 export type { RunInTransactionOptions } from './transaction/transaction-host';
+
+// Tenants: an outbox and inbox per tenant database
+export { MessagingTenants } from './tenants/messaging-tenants';
+export type { TenantRemoval, TenantStatus } from './tenants/messaging-tenants';
+export { TenantRequiredError } from './errors/tenant-required.error';
+export { UnknownTenantError } from './errors/unknown-tenant.error';
+export { InvalidTenantError } from './errors/invalid-tenant.error';
 
 // Consuming: idempotent handlers and retries
 export { IdempotentHandler } from './consumers/idempotent-handler.decorator';

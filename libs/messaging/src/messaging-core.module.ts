@@ -39,6 +39,7 @@ import {
   OutboxFigures,
   RelaySlotFigures,
   RunningConsumers,
+  TenantFigures,
 } from './observability/observed-sources';
 import { resolveMessagingOptions, ResolvedMessagingOptions } from './options/resolve-messaging-options';
 import { postgresTables } from './tables/postgres-tables';
@@ -54,6 +55,8 @@ import { OutboxService } from './outbox/outbox.service';
 import { RelayWakeup } from './outbox/relay-wakeup';
 import { TransactionHost } from './transaction/transaction-host';
 import { createTransport } from './create-transport';
+import { MessagingTenants } from './tenants/messaging-tenants';
+import { TenantRouting } from './tenants/tenant-routing';
 
 const serverProviders = messagingServer();
 
@@ -135,9 +138,14 @@ const serverProviders = messagingServer();
     { provide: RunningConsumers, useExisting: ConsumerOrchestrator },
     { provide: HeldMessageFigures, useExisting: HeldMessages },
     { provide: InboxWriters, useExisting: HandlerRegistry },
+    // Tenants (the `tenants` option): the registry, and what the outbox and the consumers see of it.
+    MessagingTenants,
+    { provide: TenantRouting, useExisting: MessagingTenants },
+    { provide: TenantFigures, useExisting: MessagingTenants },
     ...serverProviders,
   ],
   exports: [
+    MessagingTenants,
     MessagingMetrics,
     MessagingHealthIndicator,
     MessagingStatus,

@@ -36,22 +36,30 @@ export class MessagingLifecycle implements OnModuleInit, OnApplicationShutdown {
         },
       ]);
     }
-    await this.store.checkServer();
-    if (!(await this.store.tableExists())) {
-      const { name, list } = this.store.migration;
-      throw new MessagingSchemaMissingError(this.store.tables.outbox, name, list);
-    }
-    if (!(await this.store.scheduledTableExists())) {
-      const { name, list } = this.store.scheduledMigration;
-      throw new MessagingSchemaMissingError(this.store.tables.scheduled, name, list);
-    }
-    if (!(await this.inbox.attemptsTableExists())) {
-      const { name, list } = this.inbox.attemptsMigration;
-      throw new MessagingSchemaMissingError(this.inbox.tables.attempts, name, list);
-    }
+    await checkMessagingSchema(this.store, this.inbox);
   }
 
   async onApplicationShutdown(): Promise<void> {
     await this.transport.close();
+  }
+}
+
+/**
+ * Throws when the database cannot run the library's SQL or its migrations did not run: an
+ * `UnsupportedDatabaseError`, or a `MessagingSchemaMissingError` naming the table and the migration.
+ */
+export async function checkMessagingSchema(store: OutboxStore, inbox: InboxStore): Promise<void> {
+  await store.checkServer();
+  if (!(await store.tableExists())) {
+    const { name, list } = store.migration;
+    throw new MessagingSchemaMissingError(store.tables.outbox, name, list);
+  }
+  if (!(await store.scheduledTableExists())) {
+    const { name, list } = store.scheduledMigration;
+    throw new MessagingSchemaMissingError(store.tables.scheduled, name, list);
+  }
+  if (!(await inbox.attemptsTableExists())) {
+    const { name, list } = inbox.attemptsMigration;
+    throw new MessagingSchemaMissingError(inbox.tables.attempts, name, list);
   }
 }

@@ -227,6 +227,27 @@ export interface DeadLetterOptions {
  */
 export type TopologyMode = 'declare' | 'verify';
 
+/**
+ * Tenants: an outbox and an inbox in each tenant's own database (or schema), registered with
+ * `MessagingTenants.add()`, drained by one relay and bound to their tenant on the wire
+ * (docs/guide/17-tenants.md). Polling relay only.
+ */
+export interface TenantOptions {
+  /**
+   * The secret that signs each message's tenant (HMAC-SHA256 of tenant, message id and body), base64 of at
+   * least 32 random bytes (`openssl rand -base64 32`), shared by the services that publish and consume tenant
+   * messages. A consumer applies a message in the tenant's database only when the signature holds. Required.
+   */
+  signingSecret: string;
+  /** Tenants' outbox claims at once; the others wait their turn, first come, first served. Default 4. */
+  concurrentClaims?: number;
+  /**
+   * Tenants named in the `tenant` label of the tenant metrics, in the order they were added; the others are
+   * counted under `_other` (a bounded label set). Default 50.
+   */
+  maxLabelledTenants?: number;
+}
+
 /** What `MessagingModule.forRoot()` takes. */
 export interface MessagingModuleOptions {
   /** Names this service: the broker client id, relay instance ids, logs. Required. */
@@ -247,6 +268,8 @@ export interface MessagingModuleOptions {
   deadLetter?: DeadLetterOptions;
   /** Who declares the broker topology. Default `verify`: run `nest-messaging topology apply` first. */
   topology?: TopologyMode;
+  /** An outbox and inbox per tenant database (`MessagingTenants`). Default: off (one DataSource). */
+  tenants?: TenantOptions;
 }
 
 /** Module extras: fixed when the module is defined, also with `forRootAsync`. */

@@ -13,3 +13,8 @@ export const MESSAGING_RESOLVED_OPTIONS = Symbol('MESSAGING_RESOLVED_OPTIONS');
 export const MESSAGING_CLOCK = Symbol('MESSAGING_CLOCK');
 /** With `relay.mode: 'logical'`: the slot, publication and message prefix of this outbox (`LogicalNames`). */
 export const MESSAGING_LOGICAL_NAMES = Symbol('MESSAGING_LOGICAL_NAMES');
+/**
+ * Never provided: the default relay has none. `MessagingTenants` constructs each tenant's relay with its
+ * `TenantRelaySettings`.
+ */
+export const MESSAGING_TENANT_RELAY = Symbol('MESSAGING_TENANT_RELAY');

@@ -10,8 +10,10 @@ export function messageContext(
   envelope: MessageEnvelope,
   attempt: number,
   manager: MessageContext['manager'],
+  tenant?: string,
 ): MessageContext {
   return {
+    tenant,
     messageId: envelope.messageId,
     type: envelope.type,
     destination: envelope.destination,

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { isRedriveForAnotherGroup } from '../failure/redrive-target-group';
 import { InboxOutcome, InboxService } from '../inbox/inbox.service';
@@ -20,6 +20,7 @@ import { groupRetryTiers } from './retry-tiers';
 import { continues, ReadyDelivery, RunState, settleInOrder } from './run-state';
 import { ACK, LEAVE } from './settle-decision';
 import { UnhandledDelivery, UnhandledTypes } from './unhandled-types';
+import { TenantRouting } from '../tenants/tenant-routing';
 
 /**
  * What happens to every delivery, on every transport: decode the envelope, find the group's handler (a type
@@ -46,6 +47,7 @@ export class DeliveryPipeline {
     private readonly metrics: MessagingMetrics,
     tracing: MessageTracing,
     @Inject(MESSAGING_CLOCK) private readonly clock: Clock,
+    @Optional() private readonly tenants?: TenantRouting,
   ) {
     this.tries = new DeliveryTries(inbox, tracing, transport.kind, metrics, clock, this.logger);
     this.database = new DatabaseWait(clock, this.logger);
@@ -143,6 +145,8 @@ export class DeliveryPipeline {
           break;
         } else if (ids.has(step.ready.envelope.messageId)) {
           break; // the same message again: in the next batch, where the inbox knows it
+        } else if (together.length > 0 && otherTenant(together[0].state, step.ready)) {
+          break; // one transaction is one tenant's database: the next tenant's go in the next batch
         } else {
           ids.add(step.ready.envelope.messageId);
           together.push({ index, state: step.ready });
@@ -255,7 +259,15 @@ export class DeliveryPipeline {
    * held or unprocessable (the failure path's).
    */
   private prepare(group: string, delivery: Delivery, control: DeliveryControl): Prepared {
-    const prepared = prepareDelivery(this.registry, this.options, group, delivery, control, this.clock);
+    const prepared = prepareDelivery(
+      this.registry,
+      this.options,
+      group,
+      delivery,
+      control,
+      this.clock,
+      this.tenants,
+    );
     if ('ready' in prepared) this.failures.released(group, prepared.ready.envelope.messageId);
     return prepared;
   }
@@ -328,4 +340,9 @@ export class DeliveryPipeline {
     this.metrics.consumed.inc({ ...labels, outcome: outcome === 'DUPLICATE' ? 'duplicate' : 'handled' });
     return ACK;
   }
+}
+
+/** Whether two deliveries belong to different tenants (tenants on), hence to different databases. */
+function otherTenant(a: RunState, b: RunState): boolean {
+  return a.inboxDelivery.tenant !== b.inboxDelivery.tenant;
 }

@@ -14,6 +14,7 @@ import { readPayload } from './payload-reading';
 import { RunState } from './run-state';
 import { Failure } from './settle-decision';
 import { UnhandledDelivery, unhandledTypeAction } from './unhandled-types';
+import { TenantRouting } from '../tenants/tenant-routing';
 
 /**
  * A delivery ready for its handler; one that cannot be handled (not decodable, no handler for its type and
@@ -32,8 +33,11 @@ export type Prepared =
   | { readonly unhandled: UnhandledDelivery };
 
 /**
- * Decodes the envelope (dated by `clock` when it carries no time), finds the group's handler, and reads the
- * payload at the handler's event version (`readPayload`: upcast, then validated).
+ * Decodes the envelope (dated by `clock` when it carries no time), checks its tenant (tenants on), finds the
+ * group's handler, and reads the payload at the handler's event version (`readPayload`: upcast, then
+ * validated). A tenant this service has not registered is held (then dead-lettered), one without its signature
+ * or with a wrong one dead-lettered at once, and so is a message with no tenant: none is ever applied in a
+ * database that is not its tenant's.
  */
 export function prepareDelivery(
   registry: HandlerRegistry,
@@ -42,6 +46,7 @@ export function prepareDelivery(
   delivery: Delivery,
   control: DeliveryControl,
   clock: Pick<Clock, 'now'>,
+  tenants?: TenantRouting,
 ): Prepared {
   const decoded = decodeEnvelope(delivery.wire, clock);
   const destination = delivery.wire.destination;
@@ -55,6 +60,20 @@ export function prepareDelivery(
   });
   if (!decoded.ok) return { unprocessable: failed(decoded.failure), policy: defaultPolicy };
   const envelope = decoded.envelope;
+  const admission = tenants?.admit(group, delivery.wire) ?? { kind: 'off' };
+  if (admission.kind === 'unknown') {
+    const failure = {
+      category: FailureCategory.CONFIGURATION,
+      code: 'UNKNOWN_TENANT',
+      messageId: envelope.messageId,
+    };
+    return { held: failed(failure), policy: defaultPolicy, reason: 'tenant' };
+  }
+  if (admission.kind === 'forged' || admission.kind === 'missing') {
+    const code = admission.kind === 'forged' ? 'TENANT_SIGNATURE_INVALID' : 'TENANT_MISSING';
+    const failure = { category: FailureCategory.AUTHORIZATION, code, messageId: envelope.messageId };
+    return { unprocessable: failed(failure), policy: defaultPolicy };
+  }
   const handler = registry.find(group, destination, envelope.type);
   if (!handler) {
     if (unhandledTypeAction(options, group) === 'settle') {
@@ -79,6 +98,7 @@ export function prepareDelivery(
     envelope,
     body: delivery.wire.body,
     redriveId: delivery.wire.headers[MessageHeaders.REDRIVE_ID] ?? '',
+    tenant: admission.kind === 'tenant' ? admission.tenant : undefined,
   };
   return {
     ready: {

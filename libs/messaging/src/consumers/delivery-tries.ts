@@ -89,7 +89,14 @@ export class DeliveryTries {
           this.metrics.endToEnd.observe(labels, lagSeconds);
           await handler.invoke(
             payload,
-            messageContext(group, delivery, envelope, state.attempt, scope.manager),
+            messageContext(
+              group,
+              delivery,
+              envelope,
+              state.attempt,
+              scope.manager,
+              state.inboxDelivery.tenant,
+            ),
           );
         },
         callbacks,

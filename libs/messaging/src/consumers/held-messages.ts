@@ -5,8 +5,11 @@ import { MessagingMetrics } from '../observability/messaging-metrics';
 import { HeldMessageFigures } from '../observability/observed-sources';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 
-/** Why a message is held: its event version, an upcaster that failed on it, or (if chosen) its schema. */
-export type HoldReason = 'version' | 'upcast' | 'schema';
+/**
+ * Why a message is held: its event version, an upcaster that failed on it, (if chosen) its schema, or (tenants
+ * on) a tenant this service has not registered.
+ */
+export type HoldReason = 'version' | 'upcast' | 'schema' | 'tenant';
 
 interface HeldEntry {
   readonly group: string;

@@ -31,6 +31,11 @@ export interface MessageContext {
   readonly deliveryTag?: number;
   /** RabbitMQ: the broker delivered this message before (to this or another consumer). */
   readonly redelivered?: boolean;
+  /**
+   * With tenants on: the tenant the message was published from (its signature checked). The handler runs in
+   * that tenant's database: `manager` is its transaction, and `OutboxService.add()` writes to its outbox.
+   */
+  readonly tenant?: string;
   /** The transaction the handler runs in: write with it (or with your injected repositories). */
   readonly manager: EntityManager;
 }

@@ -42,6 +42,14 @@ export const MessageHeaders = {
   REDRIVE_GROUP: 'msg.redrive-group',
   /** In a dead-letter copy: the real key, sealed under the deployment's key secret (see `KeySecret`). */
   SEALED_KEY: 'msg.sealed-key',
+  /**
+   * With tenants on: the tenant whose outbox the message was read from, stamped by the relay (never taken from
+   * the row), and its signature (`msg.tenant-signature`, HMAC-SHA256 of tenant, message id and body under the
+   * service's `tenants.signingSecret`). A consumer applies the message in that tenant's database only when the
+   * signature holds (docs/guide/17-tenants.md).
+   */
+  TENANT: 'msg.tenant',
+  TENANT_SIGNATURE: 'msg.tenant-signature',
 } as const;
 
 /** The content type of every body the library writes. */

@@ -16,6 +16,8 @@ export const LIBRARY_CARRIED_HEADERS: readonly string[] = [
   MessageHeaders.REDRIVE_ID,
   MessageHeaders.REDRIVE_COUNT,
   MessageHeaders.REDRIVE_HISTORY,
+  MessageHeaders.TENANT,
+  MessageHeaders.TENANT_SIGNATURE,
 ];
 
 /**

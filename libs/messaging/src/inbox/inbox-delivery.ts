@@ -14,6 +14,8 @@ export interface InboxDelivery {
   readonly body: Buffer;
   /** `msg.redrive-id` of a redriven copy, else empty: a redriven message counts its attempts afresh. */
   readonly redriveId: string;
+  /** With tenants on: the tenant whose database holds its inbox record and takes its handler's writes. */
+  readonly tenant?: string;
 }
 
 /** A handler's work for one delivery, told how many deliveries of the message failed in place before. */

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { TransactionHost } from '../transaction/transaction-host';
 import { TransactionScope } from '../transaction/transaction-scope';
 import { InboxBatch, InboxEntry } from './inbox-batch';
 import { InboxDelivery } from './inbox-delivery';
 import { InboxKey, InboxStore } from './inbox-store';
 import { InboxUnreachableError } from './inbox-unreachable.error';
+import { TenantRouting } from '../tenants/tenant-routing';
+import { UnknownTenantError } from '../errors/unknown-tenant.error';
 
 export type { InboxDelivery, InboxOutcome, InboxWork } from './inbox-delivery';
 
@@ -18,6 +20,7 @@ export class InboxService {
   constructor(
     private readonly transactions: TransactionHost,
     private readonly store: InboxStore,
+    @Optional() private readonly tenants?: TenantRouting,
   ) {}
 
   /**
@@ -31,6 +34,11 @@ export class InboxService {
   async begin(deliveries: readonly InboxDelivery[]): Promise<InboxBatch> {
     const ids = new Set(deliveries.map((d) => `${d.group}/${d.envelope.messageId}`));
     if (ids.size !== deliveries.length) throw new Error('an inbox batch holds each message once');
+    const tenant = deliveries[0]?.tenant;
+    if (deliveries.some((d) => d.tenant !== tenant)) throw new Error('an inbox batch holds one tenant');
+    // A tenant's message: its inbox, its transaction, its database (and no other).
+    const own = this.tenantInbox(tenant, true);
+    if (own) return own.begin(deliveries);
     const transaction = await this.transactions.begin().catch((error: unknown) => {
       throw new InboxUnreachableError(error);
     });
@@ -78,6 +86,8 @@ export class InboxService {
    * when the database does not answer.
    */
   async holds(delivery: InboxDelivery): Promise<boolean> {
+    const own = this.tenantInbox(delivery.tenant);
+    if (own) return own.holds(delivery);
     const transaction = await this.transactions.begin();
     try {
       const [probe] = await this.store.tryRecordAll(transaction.scope.queryRunner, [
@@ -90,13 +100,30 @@ export class InboxService {
   }
 
   /** Remembers that the message's delivery number `attempt` failed and is retried in place. */
-  recordFailedAttempt(delivery: InboxDelivery, attempt: number): Promise<void> {
+  async recordFailedAttempt(delivery: InboxDelivery, attempt: number): Promise<void> {
+    const own = this.tenantInbox(delivery.tenant);
+    if (own) return own.recordFailedAttempt(delivery, attempt);
     return this.store.recordFailedAttempts(keyOf(delivery), attempt);
   }
 
   /** Forgets the message's failed attempts once it left the destination (dead-lettered, dropped, retried elsewhere). */
-  forgetFailedAttempts(delivery: InboxDelivery): Promise<void> {
+  async forgetFailedAttempts(delivery: InboxDelivery): Promise<void> {
+    const own = this.tenantInbox(delivery.tenant);
+    if (own) return own.forgetFailedAttempts(delivery);
     return this.store.forgetFailedAttempts(keyOf(delivery));
+  }
+
+  /**
+   * The module's inbox hands a tenant's message to the inbox of that tenant's database (undefined: this is
+   * that inbox, or tenants are off). A tenant removed since its message was admitted: an `UnknownTenantError`,
+   * as an `InboxUnreachableError` for `begin` (the consumer waits, and never writes elsewhere).
+   */
+  private tenantInbox(tenant: string | undefined, beginning = false): InboxService | undefined {
+    if (tenant === undefined || !this.tenants) return undefined;
+    const inbox = this.tenants.inbox(tenant);
+    if (inbox) return inbox;
+    const error = new UnknownTenantError(tenant, 'the inbox');
+    throw beginning ? new InboxUnreachableError(error) : error;
   }
 }
 

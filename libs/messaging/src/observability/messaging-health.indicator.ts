@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import {
   MESSAGING_DATA_SOURCE,
@@ -8,7 +8,13 @@ import {
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { describeRefusal } from '../transports/broker-refusal';
 import { MessageTransport } from '../transports/message-transport.interface';
-import { HeldMessageFigures, OutboxFigures, RelaySlotFigures, RunningConsumers } from './observed-sources';
+import {
+  HeldMessageFigures,
+  OutboxFigures,
+  RelaySlotFigures,
+  RunningConsumers,
+  TenantFigures,
+} from './observed-sources';
 
 /**
  * One health check's result, keyed by the check's name: the shape `@nestjs/terminus` expects from an
@@ -56,7 +62,34 @@ export class MessagingHealthIndicator {
     private readonly logical: RelaySlotFigures,
     private readonly held: HeldMessageFigures,
     private readonly groups: RunningConsumers,
+    @Optional() private readonly tenantFigures?: TenantFigures,
   ) {}
+
+  /**
+   * Tenants on: each tenant's database answers and its outbox keeps up (oldest pending row younger than
+   * `maxAgeMs`, default 60 s). Down when any does not, naming them in `down` (tenants are the application's
+   * own names; their number is the application's); `tenants` gives each one's pending rows. Up with no tenants.
+   */
+  async tenants<Key extends string = 'tenants'>(
+    key: Key = 'tenants' as Key,
+    maxAgeMs = 60_000,
+  ): Promise<MessagingHealthResult<Key>> {
+    const statuses = (await this.tenantFigures?.status()) ?? [];
+    const down = statuses.filter((s) => !s.up || s.oldestPendingAgeMs > maxAgeMs).map((s) => s.tenant);
+    const tenants = Object.fromEntries(
+      statuses.map((s) => [
+        s.tenant,
+        { up: s.up, pending: s.pending, oldestPendingAgeMs: s.oldestPendingAgeMs },
+      ]),
+    );
+    if (down.length === 0) return result(key, 'up', { tenants, maxAgeMs });
+    return result(key, 'down', {
+      tenants,
+      down,
+      maxAgeMs,
+      error: "tenants' databases do not answer, or their outbox does not keep up",
+    });
+  }
 
   /**
    * The consumers receive deliveries: down while a group started is still joining (on Kafka, after a restart

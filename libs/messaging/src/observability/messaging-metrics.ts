@@ -201,6 +201,38 @@ export class MessagingMetrics {
     labelNames: ['table'],
   });
 
+  /** Pending outbox rows per tenant (tenants on; set on scrape; label bounded by `tenants.maxLabelledTenants`). */
+  readonly tenantPending = this.gauge({
+    name: 'messaging_tenant_outbox_pending',
+    help: "Unconfirmed outbox rows in each tenant's database (beyond tenants.maxLabelledTenants: _other).",
+    labelNames: ['tenant'],
+  });
+
+  /** 1 when the tenant's database answered the scrape's query, else 0 (tenants on). */
+  readonly tenantReachable = this.gauge({
+    name: 'messaging_tenant_database_up',
+    help: "1 when the tenant's database answered the last scrape, 0 when it did not.",
+    labelNames: ['tenant'],
+  });
+
+  /** Messages the broker confirmed, per tenant (tenants on). */
+  readonly tenantPublished = this.counter({
+    name: 'messaging_tenant_published_total',
+    help: "Outbox messages from each tenant's database the broker confirmed.",
+    labelNames: ['tenant'],
+  });
+
+  /**
+   * Deliveries a consumer refused to apply for their tenant (tenants on): `unknown` (held: not registered),
+   * `forged` (signature wrong: dead-lettered), `missing` (no tenant: dead-lettered). No tenant label: a
+   * forged header's value never becomes a series.
+   */
+  readonly tenantRefused = this.counter({
+    name: 'messaging_tenant_refused_total',
+    help: 'Deliveries not applied because of their tenant: unknown (held), forged or missing (dead-lettered).',
+    labelNames: ['group', 'reason'],
+  });
+
   private readonly refreshers: Array<() => Promise<void>> = [];
 
   /** Registers work to do before each scrape (gauges read from the database). */

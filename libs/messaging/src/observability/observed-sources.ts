@@ -51,3 +51,16 @@ export abstract class HeldMessageFigures {
   /** Now, without I/O: how many are held, the oldest one's time held, and the window after which they are dead-lettered. */
   abstract heldNow(): { readonly count: number; readonly oldestHeldMs: number; readonly windowMs: number };
 }
+
+/** Each tenant's database and outbox backlog, as health reads them (tenants on; `MessagingTenants`). */
+export abstract class TenantFigures {
+  /** One entry per registered tenant; a database that does not answer is `up: false`. */
+  abstract status(): Promise<
+    ReadonlyArray<{
+      readonly tenant: string;
+      readonly up: boolean;
+      readonly pending: number;
+      readonly oldestPendingAgeMs: number;
+    }>
+  >;
+}

@@ -10,6 +10,7 @@ const DEFAULTS_OF: Record<string, string> = {
   OutboxRetentionOptions: 'retention',
   ConsumerOptions: 'consumers',
   VersionHoldOptions: 'consumers.versionHold',
+  TenantOptions: 'tenants',
 };
 
 /** `path → "Default N"` of every option documented with a literal default (numbers, booleans, `words`). */

@@ -37,4 +37,5 @@ export const MESSAGING_DEFAULTS = {
       holdSchemaMismatches: false,
     },
   },
+  tenants: { concurrentClaims: 4, maxLabelledTenants: 50 },
 } as const;

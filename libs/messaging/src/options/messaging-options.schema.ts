@@ -6,7 +6,7 @@ import { resolveRetryPolicy } from '../retry/retry-policy';
 import { MESSAGING_DEFAULTS } from './messaging-defaults';
 
 const { kafka: KAFKA, rabbitmq: RABBITMQ } = MESSAGING_DEFAULTS.transport;
-const { relay: RELAY, retention: RETENTION, consumers: CONSUMERS } = MESSAGING_DEFAULTS;
+const { relay: RELAY, retention: RETENTION, consumers: CONSUMERS, tenants: TENANTS } = MESSAGING_DEFAULTS;
 
 const HOST_PORT = /^[^\s:]+:\d{1,5}$/;
 const positiveInt = (what: string) =>
@@ -171,6 +171,17 @@ export const messagingOptionsSchema = z.strictObject({
     })
     .prefault({}),
   topology: z.enum(['declare', 'verify'], { error: "must be 'declare' or 'verify'" }).default('verify'),
+  tenants: z
+    .strictObject({
+      signingSecret: z.string({ error: 'must be a string (base64 of at least 32 random bytes)' }),
+      concurrentClaims: positiveInt('claims at once')
+        .max(64, 'must be ≤ 64')
+        .default(TENANTS.concurrentClaims),
+      maxLabelledTenants: positiveInt('tenants')
+        .max(1_000, 'must be ≤ 1000')
+        .default(TENANTS.maxLabelledTenants),
+    })
+    .optional(),
 });
 
 function validPort(text: string | undefined): boolean {

@@ -539,3 +539,33 @@ describe('resolve-messaging-options', () => {
     });
   });
 });
+
+describe('resolveMessagingOptions (tenants)', () => {
+  const secret = Buffer.alloc(32, 5).toString('base64');
+
+  it('is off by default, and fills in the tenant defaults when on', () => {
+    expect(resolveMessagingOptions(RABBIT).tenants).toBeUndefined();
+    const tenants = resolveMessagingOptions({ ...RABBIT, tenants: { signingSecret: secret } }).tenants;
+    expect(tenants).toMatchObject({ concurrentClaims: 4, maxLabelledTenants: 50 });
+    expect(tenants?.signingKey).toHaveLength(32);
+  });
+
+  it('refuses a short signing secret and a relay other than the polling one', () => {
+    const issues = (options: MessagingModuleOptions): readonly OptionIssue[] => {
+      try {
+        resolveMessagingOptions(options);
+      } catch (error) {
+        return (error as InvalidMessagingOptionsError).issues;
+      }
+      return [];
+    };
+    expect(issues({ ...RABBIT, tenants: { signingSecret: 'short' } }).map((i) => i.path)).toEqual([
+      'tenants.signingSecret',
+    ]);
+    expect(
+      issues({ ...RABBIT, relay: { mode: 'logical' }, tenants: { signingSecret: secret } }).map(
+        (i) => i.path,
+      ),
+    ).toEqual(['relay.mode']);
+  });
+});

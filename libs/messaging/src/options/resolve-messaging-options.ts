@@ -7,6 +7,7 @@ import { ClassificationRule } from '../retry/error-classifier';
 import { ResolvedRetryPolicy } from '../retry/retry-policy.interface';
 import { resolveRetryPolicy } from '../retry/retry-policy';
 import { messagingOptionsSchema } from './messaging-options.schema';
+import { MIN_TENANT_SECRET_BYTES, tenantSigningKey } from '../tenants/tenant-signature';
 
 /** The options as the schema parses them, before the retry and dead-letter defaults are resolved. */
 export type ParsedMessagingOptions = z.output<typeof messagingOptionsSchema>;
@@ -14,8 +15,15 @@ export type ParsedMessagingOptions = z.output<typeof messagingOptionsSchema>;
 /** Options after validation, with every default filled in. */
 export type ResolvedMessagingOptions = Omit<
   ParsedMessagingOptions,
-  'retryDefaults' | 'classification' | 'deadLetter'
+  'retryDefaults' | 'classification' | 'deadLetter' | 'tenants'
 > & {
+  /** Undefined: tenants are off (one DataSource). */
+  readonly tenants?: {
+    /** The HMAC key of tenant signatures, derived from `tenants.signingSecret`. */
+    readonly signingKey: Buffer;
+    readonly concurrentClaims: number;
+    readonly maxLabelledTenants: number;
+  };
   /** A map, so that a destination named `constructor` (a valid name) finds no built-in function. */
   readonly retryDefaults: ReadonlyMap<string, ResolvedRetryPolicy>;
   readonly classification: readonly ClassificationRule[];
@@ -34,12 +42,36 @@ export function resolveMessagingOptions(options: MessagingModuleOptions): Resolv
   for (const [destination, policy] of Object.entries(parsed.data.retryDefaults)) {
     retryDefaults.set(destination, resolveRetryPolicy(policy)); // the schema has validated it already
   }
+  const { tenants, ...rest } = parsed.data;
   return {
-    ...parsed.data,
+    ...rest,
+    tenants: tenants && resolveTenants(tenants, parsed.data.relay.mode),
     retryDefaults,
     classification: parsed.data.classification,
     deadLetter: { ...parsed.data.deadLetter, keySecret: keySecretOf(parsed.data.deadLetter.keySecret) },
   };
+}
+
+function resolveTenants(
+  tenants: NonNullable<ParsedMessagingOptions['tenants']>,
+  relayMode: ParsedMessagingOptions['relay']['mode'],
+): ResolvedMessagingOptions['tenants'] {
+  const issues: OptionIssue[] = [];
+  const signingKey = tenantSigningKey(tenants.signingSecret);
+  if (!signingKey) {
+    issues.push({
+      path: 'tenants.signingSecret',
+      message: `must be base64 of at least ${MIN_TENANT_SECRET_BYTES} random bytes (openssl rand -base64 32)`,
+    });
+  }
+  if (relayMode !== 'poll') {
+    issues.push({
+      path: 'relay.mode',
+      message: "tenants are relayed by the polling relay only: leave relay.mode 'poll' with tenants on",
+    });
+  }
+  if (!signingKey || issues.length > 0) throw new InvalidMessagingOptionsError(issues);
+  return { ...tenants, signingKey };
 }
 
 function keySecretOf(text: string | undefined): KeySecret | undefined {

@@ -1,10 +1,11 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable, OnModuleInit, Optional } from '@nestjs/common';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { DecoratedMethods } from '../common/decorated-methods';
 import { OutboxMetadataAccessor } from './outbox-metadata.accessor';
 import { MessagingConfigurationError } from '../errors/messaging-configuration.error';
 import { TransactionHost } from '../transaction/transaction-host';
 import { OutboxOptions } from './outbox.decorator';
+import { TenantRouting } from '../tenants/tenant-routing';
 
 const WRAPPED = Symbol('outbox-wrapped');
 
@@ -17,6 +18,7 @@ export class OutboxExplorer implements OnModuleInit {
     private readonly methods: DecoratedMethods,
     private readonly metadata: OutboxMetadataAccessor,
     private readonly transactions: TransactionHost,
+    @Optional() private readonly tenants?: TenantRouting,
   ) {}
 
   onModuleInit(): void {
@@ -40,9 +42,12 @@ export class OutboxExplorer implements OnModuleInit {
         'the provider is request-scoped; move the method to a singleton provider.',
       );
     }
-    const transactions = this.transactions;
-    const wrapped: Method = function (this: unknown, ...args: unknown[]) {
-      return transactions.run(async () => original.apply(this, args), options);
+    const { transactions, tenants } = this;
+    const operation = `@Outbox() ${wrapper.name}.${name}`;
+    // With tenants on: the current tenant's transaction, in its database (none: TenantRequiredError).
+    const wrapped: Method = async function (this: unknown, ...args: unknown[]) {
+      const host = tenants?.enabled ? tenants.transactions(operation) : transactions;
+      return host.run(async () => original.apply(this, args), options);
     };
     for (const key of Reflect.getMetadataKeys(original)) {
       Reflect.defineMetadata(key, Reflect.getMetadata(key, original), wrapped);

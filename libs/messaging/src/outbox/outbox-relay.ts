@@ -6,9 +6,15 @@ import {
   Injectable,
   Logger,
   OnApplicationBootstrap,
+  Optional,
 } from '@nestjs/common';
 import { Clock } from '../common/clock';
-import { MESSAGING_CLOCK, MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from '../messaging.constants';
+import {
+  MESSAGING_CLOCK,
+  MESSAGING_RESOLVED_OPTIONS,
+  MESSAGING_TENANT_RELAY,
+  MESSAGING_TRANSPORT,
+} from '../messaging.constants';
 import { MessageTracing } from '../observability/message-tracing';
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
@@ -32,6 +38,7 @@ type PublishedBatch = SortedOutcomes<ClaimedOutboxRow>;
 import { OutageLog } from '../transports/outage-log';
 import { RelayTimers } from './relay-timers';
 import { RelayWakeup } from './relay-wakeup';
+import { FairTurns } from '../tenants/fair-turns';
 
 /**
  * Publish batches one claim takes under a backlog: the claim's statement costs less per row the more rows it
@@ -84,6 +91,15 @@ interface Claim {
   readonly sentAt: number;
 }
 
+/**
+ * A relay of one tenant's outbox (`MessagingTenants`): named in its logs, and claiming in turns shared with the
+ * other tenants' relays (`FairTurns`).
+ */
+export interface TenantRelaySettings {
+  readonly tenant: string;
+  readonly turns: FairTurns;
+}
+
 /** What one relay round (one claim, published batch by batch) did. */
 export interface RelayRoundResult {
   readonly claimed: number;
@@ -100,7 +116,7 @@ export interface RelayRoundResult {
  */
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger(OutboxRelay.name);
+  private readonly logger: Logger;
   /** Rounds in which the broker confirmed nothing, summarised (see `OutageLog`). */
   private readonly outage: OutageLog;
   /** Identifies this process's claims (`locked_by`). */
@@ -139,7 +155,9 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly metrics: MessagingMetrics,
     private readonly tracing: MessageTracing,
     @Inject(MESSAGING_CLOCK) private readonly clock: Clock,
+    @Optional() @Inject(MESSAGING_TENANT_RELAY) private readonly tenant?: TenantRelaySettings,
   ) {
+    this.logger = new Logger(tenant ? `${OutboxRelay.name}[${tenant.tenant}]` : OutboxRelay.name);
     const suffix = randomBytes(4).toString('hex');
     this.instanceId = `${options.serviceName}@${hostname()}/${process.pid}/${suffix}`;
     this.outage = new OutageLog(this.logger, 'Publishing outbox messages', clock);
@@ -414,6 +432,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private async claim(inFlight: string[], sent: string[]): Promise<Claim> {
     const { batchSize, leaseMs } = this.options.relay;
     const limit = batchSize * CLAIM_BATCHES;
+    // A tenant's relay claims in its turn: round-robin with the other tenants' (one claim each).
+    const giveBack = this.tenant ? await this.tenant.turns.acquire() : undefined;
     const sentAt = this.clock.now();
     // This claim sees every row committed before now: the wake-ups so far are answered by it, except a
     // scheduling commit's since the round looked at the scheduled messages (that asks for another look).
@@ -428,6 +448,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         `Claiming outbox rows${sent.length > 0 ? ' (and marking the batch before sent)' : ''} failed: ${describe(error)}`,
       );
       return { rows: [], sentAt, full: false };
+    } finally {
+      giveBack?.();
     }
   }
 

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { EventDefinition, EventPayload } from '../envelope/event-definition';
 import { eventVersionHeader } from '../envelope/event-version';
@@ -20,6 +20,7 @@ import { NewOutboxRow } from './outbox-row';
 import { OutboxStore } from './outbox-store';
 import { RelayWakeup } from './relay-wakeup';
 import { resolveSchedule } from './schedule';
+import { TenantRouting } from '../tenants/tenant-routing';
 
 /** Options of one `OutboxService.add()`. */
 export interface AddMessageOptions {
@@ -47,7 +48,11 @@ export interface AddMessageOptions {
   delayMs?: number;
 }
 
-/** Records messages in the outbox, in the caller's transaction. */
+/**
+ * Records messages in the outbox, in the caller's transaction. With tenants on, in the current tenant's
+ * outbox (`MessagingTenants.run()`), in that tenant's transaction; no tenant is a `TenantRequiredError`, an
+ * unregistered one an `UnknownTenantError`: never a write to another database.
+ */
 @Injectable()
 export class OutboxService {
   private readonly notified = new WeakSet<TransactionScope>();
@@ -61,6 +66,7 @@ export class OutboxService {
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
     private readonly logical: LogicalMessageWriter,
     @Inject(MESSAGING_CLOCK) private readonly clock: Clock,
+    @Optional() private readonly tenants?: TenantRouting,
   ) {}
 
   /**
@@ -74,6 +80,9 @@ export class OutboxService {
     payload: EventPayload<TEvent>,
     options: AddMessageOptions = {},
   ): Promise<string> {
+    if (this.tenants?.enabled) {
+      return this.tenants.outbox(`OutboxService.add(${event.type})`).add(event, payload, options);
+    }
     const scope = this.transactions.currentScope();
     if (!scope) throw new NoActiveTransactionError(`OutboxService.add(${event.type})`);
 
@@ -158,6 +167,7 @@ export class OutboxService {
    * never races a publish.
    */
   async cancel(messageId: string): Promise<CancelResult> {
+    if (this.tenants?.enabled) return this.tenants.outbox('OutboxService.cancel()').cancel(messageId);
     const scope = this.transactions.currentScope();
     if (!scope) throw new NoActiveTransactionError('OutboxService.cancel()');
     if (!isMessageId(messageId)) throw new TypeError(`messageId must be a UUID, got '${String(messageId)}'.`);

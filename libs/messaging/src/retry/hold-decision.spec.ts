@@ -25,6 +25,9 @@ function input(overrides: Partial<HoldDecisionInput> = {}): HoldDecisionInput {
   };
 }
 
+/** Held messages never dropped at the window's end, whatever the policy. */
+const KEPT: readonly FailureCategory[] = [FailureCategory.UPCAST, FailureCategory.CONFIGURATION];
+
 describe(decideHold.name, () => {
   it('pauses an ordered stream (Kafka) and waits elsewhere (RabbitMQ), for a full-jitter backoff', () => {
     expect(decideHold(input())).toEqual({ kind: 'HOLD', how: 'PAUSE', delayMs: 500 });
@@ -107,17 +110,17 @@ describe(decideHold.name, () => {
       );
     });
 
-    it('ends in a dead letter, or a drop only for a VALIDATION failure under REJECT: an UPCAST one is never dropped', () => {
+    it('ends in a dead letter, or a drop only under REJECT: an UPCAST or CONFIGURATION (unknown tenant) one is never dropped', () => {
       fc.assert(
         fc.property(inputs, (i) => {
           const decision = decide(i);
           if (decision.kind === 'HOLD') return;
           if (decision.kind === 'REJECT') {
             expect(i.reject).toBe(true);
-            expect(i.category).not.toBe(FailureCategory.UPCAST);
+            expect(KEPT).not.toContain(i.category);
           } else {
             expect(decision).toEqual({ kind: 'DEAD_LETTER', reason: 'HOLD_EXPIRED' });
-            expect(i.reject && i.category !== FailureCategory.UPCAST).toBe(false);
+            expect(i.reject && !KEPT.includes(i.category)).toBe(false);
           }
         }),
         { numRuns: 2_000 },

@@ -90,7 +90,7 @@ export class TransactionHost implements OnModuleInit, OnModuleDestroy {
       throw error;
     }
     return new OpenTransaction(scope, {
-      join: (joined, work) => this.storage.run(joined, work),
+      join: (joined, work) => this.enter(joined, work),
       runAfterCommit: (callbacks) => this.runAfterCommit(callbacks),
       watch: this.watcher.watch(queryRunner, String(this.dataSource.options.type)),
       unwatch: () => this.watcher.unwatch(queryRunner),
@@ -107,6 +107,14 @@ export class TransactionHost implements OnModuleInit, OnModuleDestroy {
   /** @internal The current transaction, for library code that must write in it. */
   currentScope(): TransactionScope | undefined {
     return this.storage.getStore();
+  }
+
+  /**
+   * @internal Runs `work` with `scope` as the current transaction. A tenant's host (`MessagingTenants`) also makes its
+   * tenant the current one, so that what the work writes goes to that tenant and no other.
+   */
+  protected enter<T>(scope: TransactionScope, work: () => Promise<T>): Promise<T> {
+    return this.storage.run(scope, work);
   }
 
   /** Runs after-commit callbacks in order; one that throws is logged and the others still run. */
