@@ -55,7 +55,7 @@ export class ConsoleRedrive {
     session: ConsoleSession,
     source: string,
     selection: PlanSelection,
-    action: PlanAction,
+    action: Exclude<PlanAction, 'edit'>,
   ): Promise<ConsolePlan> {
     const plan = await this.options.redrive.plan({ source, selection, action, plannedBy: session.user.name });
     return this.plans.add(plan);

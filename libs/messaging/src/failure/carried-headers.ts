@@ -16,6 +16,7 @@ export const LIBRARY_CARRIED_HEADERS: readonly string[] = [
   MessageHeaders.REDRIVE_ID,
   MessageHeaders.REDRIVE_COUNT,
   MessageHeaders.REDRIVE_HISTORY,
+  MessageHeaders.EDIT_OF,
 ];
 
 /**
