@@ -1,5 +1,10 @@
 import { WireMessage } from '../src/envelope/wire-message';
-import { copiesOf, CopiesOf, DeadLetterBackend, DeadLetterPeek } from '../src/redrive/dead-letter-backend.interface';
+import {
+  copiesOf,
+  CopiesOf,
+  DeadLetterBackend,
+  DeadLetterPeek,
+} from '../src/redrive/dead-letter-backend.interface';
 import { DeadLetterRecord, fingerprintOf } from '../src/redrive/dead-letter-record';
 import { RedrivePlanStaleError } from '../src/redrive/errors/redrive-plan-stale.error';
 import { MessagePosition, RedrivePlan } from '../src/redrive/redrive-plan';
@@ -46,7 +51,10 @@ export class FakeDeadLetters implements DeadLetterBackend {
   }
 
   async peek(source: string, limit: number): Promise<DeadLetterPeek> {
-    return { records: this.queue.slice(0, limit).map((wire, index) => this.record(wire, index)), depth: this.queue.length };
+    return {
+      records: this.queue.slice(0, limit).map((wire, index) => this.record(wire, index)),
+      depth: this.queue.length,
+    };
   }
 
   async peekAt(_source: string, position: MessagePosition): Promise<DeadLetterRecord | undefined> {
@@ -70,7 +78,10 @@ export class FakeDeadLetters implements DeadLetterBackend {
       const index = m.position.kind === 'queue' ? m.position.index : -1;
       const wire = this.queue[index];
       if (!wire || fingerprintOf(wire) !== m.fingerprint) {
-        throw new RedrivePlanStaleError(plan.source, `the message at position ${index} is not the planned one`);
+        throw new RedrivePlanStaleError(
+          plan.source,
+          `the message at position ${index} is not the planned one`,
+        );
       }
       return this.record(wire, index);
     });
@@ -78,7 +89,11 @@ export class FakeDeadLetters implements DeadLetterBackend {
     for (const record of records) this.published.push(...copiesOf(copyOf, record));
     const moved = new Set(records.map((r) => r.wire));
     this.queue.splice(0, this.queue.length, ...this.queue.filter((wire) => !moved.has(wire)));
-    return plan.messages.map((m) => ({ position: m.position, messageId: m.messageId, status: 'REDRIVEN' as const }));
+    return plan.messages.map((m) => ({
+      position: m.position,
+      messageId: m.messageId,
+      status: 'REDRIVEN' as const,
+    }));
   }
 
   async close() {}

@@ -9,8 +9,12 @@ export type CopiesOf = (record: DeadLetterRecord) => WireMessage | readonly Wire
 
 /** The copies of `record` as a list. */
 export function copiesOf(copyOf: CopiesOf, record: DeadLetterRecord): readonly WireMessage[] {
-  const copies = copyOf(record);
-  return Array.isArray(copies) ? copies : [copies as WireMessage];
+  const copies: WireMessage | readonly WireMessage[] = copyOf(record);
+  return isList(copies) ? copies : [copies];
+}
+
+function isList(copies: WireMessage | readonly WireMessage[]): copies is readonly WireMessage[] {
+  return Array.isArray(copies);
 }
 
 /** What a dry run read: the first messages of a dead-letter destination and its depth. */

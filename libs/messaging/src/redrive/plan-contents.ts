@@ -110,6 +110,7 @@ export function cutOffText(cutOff: ReadCutOff, verb: 'read' | 'shown' = 'read'):
  * hash (never the payload: the audit log is read by more people than the DLQ).
  */
 export function editDetail(edit: PlanEdit): string {
-  const validated = edit.validated === 'schema' ? 'validated by its schema' : 'NOT validated (no schema known)';
+  const validated =
+    edit.validated === 'schema' ? 'validated by its schema' : 'NOT validated (no schema known)';
   return `edit of ${edit.messageId}: ${edit.diff.length} change(s), ${validated}, diff ${edit.diffHash}`;
 }

@@ -83,14 +83,17 @@ export class RedriveAudit {
   }
 
   /** The EXECUTE entry of an execution that ran: what moved, what was left. */
-  async executed(base: Omit<RedriveAuditEntry, 'outcome'>, result: RedriveResult, plan?: RedrivePlan): Promise<void> {
+  async executed(
+    base: Omit<RedriveAuditEntry, 'outcome'>,
+    result: RedriveResult,
+    plan?: RedrivePlan,
+  ): Promise<void> {
     if (plan?.edit) {
       await this.ledger.record({
         ...base,
         messageIds: [plan.edit.messageId],
         outcome: result.leftInSource > 0 ? 'INCOMPLETE' : 'EDITED',
-        detail:
-          `${editDetail(plan.edit)}; ${result.redriven === 1 ? `published to ${result.target}, original archived in ${archiveOf(plan.source)}` : 'nothing moved, the original is still in the source'}`,
+        detail: `${editDetail(plan.edit)}; ${result.redriven === 1 ? `published to ${result.target}, original archived in ${archiveOf(plan.source)}` : 'nothing moved, the original is still in the source'}`,
       });
       return;
     }

@@ -61,7 +61,14 @@ export async function runExecution(context: ExecutionContext, execution: Executi
     const [edited] = plan.messages;
     const claims = plan.edit ? [editClaimOf(plan.transport, plan.source, edited.fingerprint)] : undefined;
     const use = await ledger.claimApproval(
-      { nonce: approval.nonce, planHash: plan.hash, approver: approval.approver, redriveId, executedBy, claims },
+      {
+        nonce: approval.nonce,
+        planHash: plan.hash,
+        approver: approval.approver,
+        redriveId,
+        executedBy,
+        claims,
+      },
       started,
     );
     if (!use.claimed && use.taken === 'claim') {

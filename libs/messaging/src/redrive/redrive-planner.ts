@@ -47,7 +47,8 @@ export async function buildPlan(request: RedrivePlanRequest, context: PlanningCo
   }
   const action = request.action ?? 'redrive';
   // A caller without types (a form) cannot make an edit plan here: edits carry their diff (`planEdit()`).
-  if (action !== 'redrive' && action !== 'discard') throw new TypeError(`unknown plan action '${String(action)}'`);
+  if (action !== 'redrive' && action !== 'discard')
+    throw new TypeError(`unknown plan action '${String(action)}'`);
   const { records, depth, extra } = await readPlanContents(backend, route, {
     source: request.source,
     limit,

@@ -43,12 +43,15 @@ class MemoryLedger implements RedriveLedger {
     this.entries.push(entry);
   }
   async plannerOf(hash: string) {
-    return this.entries.find((e) => e.action === 'PLAN' && e.outcome === 'PLANNED' && e.planHash === hash)?.actor;
+    return this.entries.find((e) => e.action === 'PLAN' && e.outcome === 'PLANNED' && e.planHash === hash)
+      ?.actor;
   }
   async claimApproval(use: ApprovalUse, started?: RedriveAuditEntry) {
-    if (this.tokens.has(use.nonce)) return { claimed: false as const, usedBy: 'earlier', taken: 'nonce' as const };
+    if (this.tokens.has(use.nonce))
+      return { claimed: false as const, usedBy: 'earlier', taken: 'nonce' as const };
     const claim = (use.claims ?? []).find((c) => this.tokens.has(c));
-    if (claim) return { claimed: false as const, usedBy: this.tokens.get(claim) as string, taken: 'claim' as const };
+    if (claim)
+      return { claimed: false as const, usedBy: this.tokens.get(claim) as string, taken: 'claim' as const };
     for (const token of [use.nonce, ...(use.claims ?? [])]) this.tokens.set(token, use.executedBy);
     if (started) this.entries.push(started);
     return { claimed: true as const };
@@ -106,8 +109,15 @@ describe(RedriveService.name, () => {
   describe('planEdit', () => {
     it('plans the edit with its diff, validated by the schema, and records the diff hash', async () => {
       const { ledger, service } = setUp();
-      const plan = await service.planEdit(editOf({ orderId: 7, amount: 5 }, { headers: { tenant: 'globex' } }));
-      expect(plan).toMatchObject({ action: 'edit', plannedBy: 'alice', target: 'orders.billing', messages: [{ messageId: ID }] });
+      const plan = await service.planEdit(
+        editOf({ orderId: 7, amount: 5 }, { headers: { tenant: 'globex' } }),
+      );
+      expect(plan).toMatchObject({
+        action: 'edit',
+        plannedBy: 'alice',
+        target: 'orders.billing',
+        messages: [{ messageId: ID }],
+      });
       expect(plan.edit).toMatchObject({
         messageId: ID,
         payload: '{"orderId":7,"amount":5}',
@@ -119,7 +129,12 @@ describe(RedriveService.name, () => {
         ],
       });
       const [entry] = ledger.entries;
-      expect(entry).toMatchObject({ action: 'PLAN', outcome: 'PLANNED', actor: 'alice', planHash: plan.hash });
+      expect(entry).toMatchObject({
+        action: 'PLAN',
+        outcome: 'PLANNED',
+        actor: 'alice',
+        planHash: plan.hash,
+      });
       expect(entry.detail).toContain(plan.edit?.diffHash);
       expect(entry.detail).not.toContain('globex'); // the audit log keeps the hash, not the values
     });
@@ -135,15 +150,23 @@ describe(RedriveService.name, () => {
       const { ledger, service } = setUp();
       const refused = service.planEdit(editOf({ orderId: 7, amount: 5 }, { headers: { [header]: 'x' } }));
       await expect(refused).rejects.toMatchObject({ guard: 'EDIT_REFUSED', reason });
-      expect(ledger.entries).toEqual([expect.objectContaining({ action: 'REFUSE', outcome: 'EDIT_REFUSED' })]);
+      expect(ledger.entries).toEqual([
+        expect.objectContaining({ action: 'REFUSE', outcome: 'EDIT_REFUSED' }),
+      ]);
     });
 
     it('refuses a payload the schema refuses, one that is not JSON, and one that changes nothing', async () => {
       const { service } = setUp();
-      await expect(service.planEdit(editOf({ orderId: 7, amount: 0 }))).rejects.toMatchObject({ reason: 'SCHEMA' });
-      await expect(service.planEdit({ ...editOf({}), payload: '{oops' })).rejects.toMatchObject({ reason: 'NOT_JSON' });
+      await expect(service.planEdit(editOf({ orderId: 7, amount: 0 }))).rejects.toMatchObject({
+        reason: 'SCHEMA',
+      });
+      await expect(service.planEdit({ ...editOf({}), payload: '{oops' })).rejects.toMatchObject({
+        reason: 'NOT_JSON',
+      });
       // The schema first: a payload left as it failed is refused by it (here it was never valid).
-      await expect(service.planEdit(editOf({ orderId: 7, amount: -5 }))).rejects.toMatchObject({ reason: 'SCHEMA' });
+      await expect(service.planEdit(editOf({ orderId: 7, amount: -5 }))).rejects.toMatchObject({
+        reason: 'SCHEMA',
+      });
       const unknown = setUp([parkedLetter(ID, { a: 1 }, { 'msg.type': 'Unknown' })]).service;
       await expect(unknown.planEdit(editOf({ a: 1 }, { withoutSchema: true }))).rejects.toMatchObject({
         reason: 'NO_CHANGE',
@@ -159,9 +182,9 @@ describe(RedriveService.name, () => {
 
     it('refuses when another message sits at the position now', async () => {
       const { service } = setUp();
-      await expect(service.planEdit({ ...editOf({ orderId: 7, amount: 5 }), messageId: 'other' })).rejects.toThrow(
-        RedrivePlanStaleError,
-      );
+      await expect(
+        service.planEdit({ ...editOf({ orderId: 7, amount: 5 }), messageId: 'other' }),
+      ).rejects.toThrow(RedrivePlanStaleError);
     });
   });
 
@@ -169,9 +192,16 @@ describe(RedriveService.name, () => {
     it('publishes the edited copy under the same id with msg.edit-of, archives the original first', async () => {
       const { dead, ledger, service } = setUp();
       const original = dead.queue[0];
-      const plan = await service.planEdit(editOf({ orderId: 7, amount: 5 }, { headers: { tenant: 'globex' } }));
+      const plan = await service.planEdit(
+        editOf({ orderId: 7, amount: 5 }, { headers: { tenant: 'globex' } }),
+      );
       const result = await service.execute(await approve(service, plan));
-      expect(result).toMatchObject({ action: 'edit', redriven: 1, leftInSource: 0, target: 'orders.billing' });
+      expect(result).toMatchObject({
+        action: 'edit',
+        redriven: 1,
+        leftInSource: 0,
+        target: 'orders.billing',
+      });
       expect(dead.queue).toEqual([]);
       const [archived, edited] = dead.published;
       expect(archived).toMatchObject({ destination: `${DLQ}.archive`, body: original.body });
@@ -207,7 +237,9 @@ describe(RedriveService.name, () => {
       const edit = plan.edit as NonNullable<RedrivePlan['edit']>;
       // Another payload, the signed diff kept: the hash no longer matches.
       const payloadSwapped = { ...plan, edit: { ...edit, payload: '{"orderId":7,"amount":5000}' } };
-      await expect(issueApproval(payloadSwapped, janeSigner, { ledger, keyring: approvers })).rejects.toMatchObject({
+      await expect(
+        issueApproval(payloadSwapped, janeSigner, { ledger, keyring: approvers }),
+      ).rejects.toMatchObject({
         mismatch: 'PLAN_EDITED',
       });
       // Resealed by whoever wrote the store: the audit log has no such plan.
@@ -216,8 +248,18 @@ describe(RedriveService.name, () => {
         RedrivePlanAlteredError,
       );
       // A planted diff hash that is not the diff's, even with a PLAN entry of its own.
-      const planted = sealPlan({ ...plan, edit: { ...edit, diffHash: 'sha256:0' }, hash: undefined } as never);
-      ledger.entries.push({ action: 'PLAN', actor: 'alice', transport: 'rabbitmq', planHash: planted.hash, outcome: 'PLANNED' });
+      const planted = sealPlan({
+        ...plan,
+        edit: { ...edit, diffHash: 'sha256:0' },
+        hash: undefined,
+      } as never);
+      ledger.entries.push({
+        action: 'PLAN',
+        actor: 'alice',
+        transport: 'rabbitmq',
+        planHash: planted.hash,
+        outcome: 'PLANNED',
+      });
       await expect(approve(service, planted)).rejects.toThrow(RedrivePlanAlteredError);
       // A payload whose diff was rewritten to match, hash and PLAN entry made: execution reads the message
       // again and refuses what the signed diff does not say.
@@ -227,7 +269,13 @@ describe(RedriveService.name, () => {
         edit: { ...edit, payload: '{"orderId":8,"amount":5}', diff, diffHash: edit.diffHash },
         hash: undefined,
       } as never);
-      ledger.entries.push({ action: 'PLAN', actor: 'alice', transport: 'rabbitmq', planHash: lying.hash, outcome: 'PLANNED' });
+      ledger.entries.push({
+        action: 'PLAN',
+        actor: 'alice',
+        transport: 'rabbitmq',
+        planHash: lying.hash,
+        outcome: 'PLANNED',
+      });
       await expect(service.execute(await approve(service, lying))).rejects.toThrow(RedrivePlanAlteredError);
       expect(dead.published).toEqual([]);
       expect(dead.queue).toHaveLength(1);
@@ -237,8 +285,18 @@ describe(RedriveService.name, () => {
       const { ledger, service } = setUp();
       const plan = await service.planEdit(editOf({ orderId: 7, amount: 5 }));
       const edit = plan.edit as NonNullable<RedrivePlan['edit']>;
-      const planted = sealPlan({ ...plan, edit: { ...edit, headers: { 'msg.id': 'x' } }, hash: undefined } as never);
-      ledger.entries.push({ action: 'PLAN', actor: 'alice', transport: 'rabbitmq', planHash: planted.hash, outcome: 'PLANNED' });
+      const planted = sealPlan({
+        ...plan,
+        edit: { ...edit, headers: { 'msg.id': 'x' } },
+        hash: undefined,
+      } as never);
+      ledger.entries.push({
+        action: 'PLAN',
+        actor: 'alice',
+        transport: 'rabbitmq',
+        planHash: planted.hash,
+        outcome: 'PLANNED',
+      });
       await expect(approve(service, planted)).rejects.toThrow(MessageEditRefusedError);
     });
 

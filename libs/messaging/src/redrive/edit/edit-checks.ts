@@ -31,7 +31,12 @@ export function checkEditPlan(plan: RedrivePlan): void {
     throw new MessageEditRefusedError(plan.source, edit.messageId, 'LOCKED_HEADER', locked.join('; '));
   }
   if (!parseJson(edit.payload)) {
-    throw new MessageEditRefusedError(plan.source, edit.messageId, 'NOT_JSON', 'the edited payload is not JSON');
+    throw new MessageEditRefusedError(
+      plan.source,
+      edit.messageId,
+      'NOT_JSON',
+      'the edited payload is not JSON',
+    );
   }
   if (diffHashOf(edit.messageId, message.fingerprint, edit.diff) !== edit.diffHash) {
     throw altered(plan, "the edit's diff hash is not its diff's");

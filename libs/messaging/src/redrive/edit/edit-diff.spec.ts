@@ -35,7 +35,9 @@ describe('edit diff', () => {
 
   describe(headerDiff.name, () => {
     it('compares with the original headers, without case; no-op changes are left out', () => {
-      expect(headerDiff({ Tenant: 'a', priority: 'low' }, { tenant: 'b', priority: 'low', x: null, y: '1' })).toEqual([
+      expect(
+        headerDiff({ Tenant: 'a', priority: 'low' }, { tenant: 'b', priority: 'low', x: null, y: '1' }),
+      ).toEqual([
         { path: 'header:tenant', op: 'replace', before: 'a', after: 'b' },
         { path: 'header:y', op: 'add', after: '1' },
       ]);

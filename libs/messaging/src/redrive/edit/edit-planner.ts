@@ -62,7 +62,8 @@ export async function buildEditPlan(
   checkRecords(source, route, [record]);
   restoreKey(record.wire, context.keySecret); // a message that cannot go back is not edited either
   const schema = checkEditSchema(context.events, record.wire.headers, parsed.value);
-  if (schema.kind === 'invalid') throw refuse('SCHEMA', `the event's schema refuses it at ${schema.issues.join(', ')}`);
+  if (schema.kind === 'invalid')
+    throw refuse('SCHEMA', `the event's schema refuses it at ${schema.issues.join(', ')}`);
   if (schema.kind === 'unknown' && request.withoutSchema !== true) {
     throw refuse('NO_SCHEMA', `${schema.detail}; plan it unvalidated only on purpose (withoutSchema)`);
   }

@@ -22,4 +22,3 @@ export function editedCopy(
     body: Buffer.from(edit.payload, 'utf8'),
   };
 }
-

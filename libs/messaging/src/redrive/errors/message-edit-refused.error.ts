@@ -13,13 +13,7 @@ import { RedriveRefusedError } from './redrive-refused.error';
  * - `NOT_EDITABLE`: the message has no id, or the plan's edit does not match itself (its diff, its message).
  */
 export type MessageEditRefusal =
-  | 'LOCKED_HEADER'
-  | 'NOT_JSON'
-  | 'SCHEMA'
-  | 'NO_SCHEMA'
-  | 'NO_CHANGE'
-  | 'TOO_LARGE'
-  | 'NOT_EDITABLE';
+  'LOCKED_HEADER' | 'NOT_JSON' | 'SCHEMA' | 'NO_SCHEMA' | 'NO_CHANGE' | 'TOO_LARGE' | 'NOT_EDITABLE';
 
 /** An edit of a dead letter was refused before anything was planned or moved; `reason` says why. */
 export class MessageEditRefusedError extends RedriveRefusedError {

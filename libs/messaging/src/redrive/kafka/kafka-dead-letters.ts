@@ -1,5 +1,4 @@
 import { Admin, Kafka } from 'kafkajs';
-import { WireMessage } from '../../envelope/wire-message';
 import { AdminCredential, KafkaRedriveBroker } from '../admin-connection';
 import { CopiesOf, DeadLetterBackend, DeadLetterPeek } from '../dead-letter-backend.interface';
 import { DeadLetterRecord } from '../dead-letter-record';

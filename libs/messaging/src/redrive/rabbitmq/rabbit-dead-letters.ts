@@ -1,6 +1,5 @@
 import { hostname } from 'node:os';
 import * as amqp from 'amqplib';
-import { WireMessage } from '../../envelope/wire-message';
 import { RabbitMqTransport } from '../../transports/rabbitmq/rabbitmq-transport';
 import { AdminCredential } from '../admin-connection';
 import { copiesOf, CopiesOf, DeadLetterBackend, DeadLetterPeek } from '../dead-letter-backend.interface';
