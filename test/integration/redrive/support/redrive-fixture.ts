@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { MessagingMetrics } from 'nest-reliable-messaging';
+import { EventDefinition, MessagingMetrics } from 'nest-reliable-messaging';
 import {
   AdminCredential,
   ApprovedRedrivePlan,
@@ -86,7 +86,15 @@ export class RedriveFixture {
   service(
     broker: RedriveBroker,
     credential: AdminCredential | undefined,
-    extra: { metrics?: MessagingMetrics; clock?: { now(): number }; readBudgetBytes?: number } = {},
+    extra: {
+      metrics?: MessagingMetrics;
+      clock?: { now(): number };
+      readBudgetBytes?: number;
+      /** The event definitions edits are checked with. */
+      events?: readonly EventDefinition[];
+      /** The services' `deadLetter.carryHeaders`: the headers an edit may change. */
+      carryHeaders?: readonly string[];
+    } = {},
   ): RedriveService {
     if (credential) this.admit(credential.principal);
     const service = new RedriveService({
