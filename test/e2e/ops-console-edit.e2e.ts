@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -59,19 +60,25 @@ describe('Edit and retry in the console (rabbitmq, services as processes)', () =
   /** The plan row as the console's store holds it. */
   const planRow = async (id: string) =>
     (
-      await stack!.adminDb.query<{ plan: RedrivePlan }>(
-        'select plan from messaging_console_plan where id = $1',
+      await stack!.adminDb.query<{ plan: RedrivePlan; approval: unknown }>(
+        'select plan, approval from messaging_console_plan where id = $1',
         [id],
       )
-    )[0].plan;
+    )[0];
 
-  /** Writes `plan` into the store's row, as the everyday database login can (hash column kept in step). */
-  const writePlan = (id: string, plan: RedrivePlan) =>
-    stack!.adminDb.query('update messaging_console_plan set plan = $2::jsonb, plan_hash = $3 where id = $1', [
-      id,
-      JSON.stringify(plan),
-      plan.hash,
-    ]);
+  /**
+   * A row of its own in the plan store, as the everyday database login can insert one (the plan column of a
+   * row is written once: a trigger); its URL.
+   */
+  const insertPlan = async (plan: RedrivePlan, approval: unknown = null) => {
+    const id = randomUUID();
+    await stack!.adminDb.query(
+      `insert into messaging_console_plan (id, source, planned_by, plan_hash, plan, approval)
+       values ($1, $2, $3, $4, $5::jsonb, $6::jsonb)`,
+      [id, plan.source, plan.plannedBy, plan.hash, JSON.stringify(plan), JSON.stringify(approval)],
+    );
+    return `${base()}/redrive/plans/${id}`;
+  };
 
   /** The plan with another edited payload, resealed: its hash is right, the audit log has no such plan. */
   const planted = (plan: RedrivePlan): RedrivePlan => {
@@ -152,38 +159,40 @@ describe('Edit and retry in the console (rabbitmq, services as processes)', () =
     await submitEdit(alice, (p) => ({ ...p, title: `${FIXED} (alice)` }));
     await alice.waitForURL(/\/redrive\/plans\//);
     alicesPlan = alice.url();
-    const aliceId = alicesPlan.split('/').pop()!;
-    const alicesGenuine = await planRow(aliceId);
-    await writePlan(aliceId, planted(alicesGenuine));
+    // Alice's plan with another payload under it, resealed, in a row of its own.
+    const changed = await insertPlan(planted((await planRow(alicesPlan.split('/').pop()!)).plan));
     const bob = await signedIn('bob');
-    await bob.goto(alicesPlan);
-    await expect(bob.getByText('planted title').count()).resolves.toBeGreaterThan(0); // shown as it is
+    await bob.goto(changed);
+    // Shown (its hash is right), with the diff alice signed for: the payload under it is another.
+    await expect(bob.getByTestId('plan-state').getAttribute('data-state')).resolves.toBe('waiting');
+    await expect(bob.getByTestId('diff-row').innerText()).resolves.toContain('(alice)');
     await Promise.all([
       bob.waitForURL(/\/approve$/),
       bob.getByRole('button', { name: 'Approve this plan' }).click(),
     ]);
-    await bob.goto(alicesPlan);
+    await bob.goto(changed);
     await expect(bob.getByText(/the audit log has no plan with this hash/).count()).resolves.toBeGreaterThan(
       0,
     );
     await expect(bob.getByTestId('plan-state').getAttribute('data-state')).resolves.toBe('waiting');
-    await writePlan(aliceId, alicesGenuine); // put right: the last test needs a genuine second edit
 
-    // Approved as planned, then changed in the store: the approval no longer covers it; nothing runs.
-    const olgaId = olgasPlan.split('/').pop()!;
-    const genuine = await planRow(olgaId);
+    // Olga's plan approved as planned; a changed copy carrying that approval: it does not cover it.
     await pressOnPlan(bob, olgasPlan, 'Approve this plan');
     await expect(bob.getByTestId('approval').innerText()).resolves.toMatch(/^approved by bob/);
-    await writePlan(olgaId, planted(genuine));
-    const alicePage = await signedIn('alice');
-    await alicePage.goto(olgasPlan);
-    await expect(alicePage.getByRole('button', { name: 'Execute edit' }).count()).resolves.toBe(0);
-    const posted = await alicePage.request.post(`${olgasPlan}/execute`, {
-      form: { _csrf: await csrfOf(alicePage) },
-    });
-    expect(posted.status()).toBe(409);
-    expect(await dlqDepthOf(alicePage, base(), DLQ)).toBe(1);
-    await writePlan(olgaId, genuine); // put back as approved
+    const genuine = await planRow(olgasPlan.split('/').pop()!);
+    const resealed = await insertPlan(planted(genuine.plan), genuine.approval);
+    const unsealed = await insertPlan(
+      { ...planted(genuine.plan), hash: genuine.plan.hash },
+      genuine.approval,
+    );
+    await alice.goto(resealed);
+    await expect(alice.getByTestId('plan-state').getAttribute('data-state')).resolves.toBe('waiting');
+    await expect(alice.getByRole('button', { name: 'Execute edit' }).count()).resolves.toBe(0);
+    const token = await csrfOf(alice);
+    expect((await alice.request.post(`${resealed}/execute`, { form: { _csrf: token } })).status()).toBe(409);
+    expect((await alice.request.post(`${unsealed}/execute`, { form: { _csrf: token } })).status()).toBe(404);
+    expect(await dlqDepthOf(alice, base(), DLQ)).toBe(1);
+    expect(await notifications()).toEqual([]);
   });
 
   it('approved by another person, the edit runs once: the handler applies the edited payload', async () => {

@@ -131,7 +131,7 @@ export function redrivePlanPage(
     </form>`;
   return page(
     context,
-    `Redrive plan: ${plan.source}`,
+    `${plan.edit ? 'Edit plan' : 'Redrive plan'}: ${plan.source}`,
     html`${flash ? notice(flash.kind, flash.text) : ''}
       ${mine && !flash ? notice('error', html`${mine.message} <small>(${mine.at})</small>`) : ''}
       ${over ? html`<p class="notice error" data-testid="plan-over">${describeState(state)}.</p>` : ''}

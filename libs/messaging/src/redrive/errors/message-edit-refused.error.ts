@@ -9,11 +9,10 @@ import { RedriveRefusedError } from './redrive-refused.error';
  * - `NO_SCHEMA`: no event definition of the message's type and version is known, and the editor did not
  *   say to plan it unvalidated (`withoutSchema`);
  * - `NO_CHANGE`: the edit changes nothing;
- * - `TOO_LARGE`: the edited payload is above `RedriveLimits.MAX_EDIT_BYTES`;
- * - `NOT_EDITABLE`: the message has no id, or the plan's edit does not match itself (its diff, its message).
+ * - `TOO_LARGE`: the edited payload is above `RedriveLimits.MAX_EDIT_BYTES`.
  */
 export type MessageEditRefusal =
-  'LOCKED_HEADER' | 'NOT_JSON' | 'SCHEMA' | 'NO_SCHEMA' | 'NO_CHANGE' | 'TOO_LARGE' | 'NOT_EDITABLE';
+  'LOCKED_HEADER' | 'NOT_JSON' | 'SCHEMA' | 'NO_SCHEMA' | 'NO_CHANGE' | 'TOO_LARGE';
 
 /** An edit of a dead letter was refused before anything was planned or moved; `reason` says why. */
 export class MessageEditRefusedError extends RedriveRefusedError {
