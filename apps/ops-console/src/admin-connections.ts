@@ -1,6 +1,7 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { PostgresConsolePlanStore } from 'nest-reliable-messaging/console';
 import { PostgresRedriveLedger, RedriveService } from 'nest-reliable-messaging/redrive';
+import { PostCreated } from '@app/contracts';
 import { OpsConsoleConfig } from './config/console.config';
 
 /**
@@ -29,6 +30,8 @@ export class AdminConnections implements OnApplicationShutdown {
         ledger,
         keySecret: config.keySecret,
         carryHeaders: config.carryHeaders,
+        // The demo's event definitions: an edit of a dead letter is checked against its event's schema.
+        events: [PostCreated],
         readBudgetBytes: config.readBudgetBytes,
       });
       return new AdminConnections(redrive, ledger, plans);

@@ -10,6 +10,7 @@ import { approveCommand } from './commands/dlq-approve.command';
 import { historyCommand } from './commands/dlq-history.command';
 import { listCommand } from './commands/dlq-list.command';
 import { planCommand } from './commands/dlq-plan.command';
+import { editCommand } from './commands/dlq-edit.command';
 import { redriveCommand } from './commands/dlq-redrive.command';
 import { relayCommand } from './commands/relay-slot.command';
 import { replayCommand } from './commands/replay.command';
@@ -28,6 +29,7 @@ export function messagingProgram(io: CliIo): Command {
     )
     .addCommand(listCommand(context))
     .addCommand(planCommand(context))
+    .addCommand(editCommand(context))
     .addCommand(approveCommand(context))
     .addCommand(redriveCommand(context))
     .addCommand(historyCommand(context));

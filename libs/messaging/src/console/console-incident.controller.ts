@@ -9,6 +9,8 @@ import { ConsoleLetters } from './console-letters';
 import { MessagingConsoleOptions } from './console-options.interface';
 import { ConsoleRedrive } from './console-redrive';
 import { readSelectionForm } from './console-selection-form';
+import { readEditForm } from './console-edit-form';
+import { positionFromParam } from './views/dead-letter-views';
 import { ConsoleSession } from './console-sessions';
 import { MESSAGING_CONSOLE_OPTIONS } from './messaging-console.module-definition';
 import { keySearchDetail } from './key-search-audit';
@@ -131,6 +133,37 @@ export class ConsoleIncidentController {
     if (!form.ok) return this.gate.fail(res, session, 400, form.message);
     try {
       const entry = await this.redrive.planSelection(session, source, form.selection, form.action);
+      res.redirect(303, `${this.gate.base}/redrive/plans/${entry.id}`);
+    } catch (error) {
+      if (!(error instanceof RedriveRefusedError)) throw error;
+      this.gate.fail(res, session, 409, `Refused (${error.guard}): ${error.message}`);
+    }
+  }
+
+  @Post('dead-letters/:queue/messages/:id/edit')
+  async edit(@Req() req: ConsoleRequest, @Res() res: ConsoleResponse): Promise<void> {
+    const session = await this.gate.forForm(req, res, 'plan');
+    if (!session) return;
+    // The editor reads the payload they change: both rights, as the dead-letter page offers the form.
+    if (!this.gate.may(session, 'read-payload')) {
+      return this.gate.fail(res, session, 403, 'Editing a message needs the right to read payloads.');
+    }
+    const queue = this.letters.queueOf(req, res, session);
+    if (!queue) return;
+    const position = positionFromParam(field(req.query, 'at'));
+    if (!position) return this.gate.fail(res, session, 404, 'Open the message from its queue’s page.');
+    const form = readEditForm(req.body);
+    if (!form.ok) return this.gate.fail(res, session, 400, form.message);
+    try {
+      const { payload, headers, withoutSchema } = form;
+      const entry = await this.redrive.planEdit(session, {
+        source: queue,
+        position,
+        messageId: req.params.id,
+        payload,
+        headers,
+        withoutSchema,
+      });
       res.redirect(303, `${this.gate.base}/redrive/plans/${entry.id}`);
     } catch (error) {
       if (!(error instanceof RedriveRefusedError)) throw error;

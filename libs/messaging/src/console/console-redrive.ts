@@ -9,6 +9,7 @@ import { issueApproval } from '../redrive/issue-approval';
 import { planFields } from '../redrive/redrive-audit';
 import { PlanAction, PlanSelection } from '../redrive/plan-selection';
 import { RedriveLimits } from '../redrive/redrive-limits';
+import { MessageEditRequest } from '../redrive/edit/message-edit';
 import { MessagingConsoleOptions } from './console-options.interface';
 import { ConsolePlan, ConsolePlanState, planState } from './plans/console-plan';
 import { ConsolePlanStore } from './plans/console-plan-store.interface';
@@ -55,9 +56,21 @@ export class ConsoleRedrive {
     session: ConsoleSession,
     source: string,
     selection: PlanSelection,
-    action: PlanAction,
+    action: Exclude<PlanAction, 'edit'>,
   ): Promise<ConsolePlan> {
     const plan = await this.options.redrive.plan({ source, selection, action, plannedBy: session.user.name });
+    return this.plans.add(plan);
+  }
+
+  /**
+   * An edit of one dead letter, planned by the signed-in operator (`RedriveService.planEdit`): approved and
+   * executed like any plan from then on.
+   */
+  async planEdit(
+    session: ConsoleSession,
+    request: Omit<MessageEditRequest, 'plannedBy'>,
+  ): Promise<ConsolePlan> {
+    const plan = await this.options.redrive.planEdit({ ...request, plannedBy: session.user.name });
     return this.plans.add(plan);
   }
 

@@ -3,7 +3,7 @@ import { field } from './console-http';
 
 /** A selection plan form, read: what to plan, or what is wrong with the form. */
 export type SelectionForm =
-  | { readonly ok: true; readonly selection: PlanSelection; readonly action: PlanAction }
+  | { readonly ok: true; readonly selection: PlanSelection; readonly action: Exclude<PlanAction, 'edit'> }
   | { readonly ok: false; readonly message: string };
 
 /**

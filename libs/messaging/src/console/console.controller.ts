@@ -169,7 +169,13 @@ export class ConsoleController implements OnApplicationBootstrap {
     sendPage(
       res,
       200,
-      deadLetterPage(this.gate.context(session), queue, letter, mayRead ? letter.payload : undefined),
+      deadLetterPage(
+        this.gate.context(session),
+        queue,
+        letter,
+        mayRead ? letter.payload : undefined,
+        mayRead && this.gate.may(session, 'plan'),
+      ),
     );
   }
 

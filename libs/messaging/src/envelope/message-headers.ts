@@ -40,6 +40,11 @@ export const MessageHeaders = {
   REDRIVE_HISTORY: 'msg.redrive-history',
   /** Set by a redrive: the consumer group it is meant for; other groups of the destination skip it. */
   REDRIVE_GROUP: 'msg.redrive-group',
+  /**
+   * Set by an edit (`RedriveService.planEdit`): the fingerprint (`sha256:…`) of the dead letter this copy is
+   * an edited copy of; the original is archived with `msg.archive-id` equal to this copy's `msg.redrive-id`.
+   */
+  EDIT_OF: 'msg.edit-of',
   /** In a dead-letter copy: the real key, sealed under the deployment's key secret (see `KeySecret`). */
   SEALED_KEY: 'msg.sealed-key',
   /**

@@ -18,6 +18,7 @@ export const LIBRARY_CARRIED_HEADERS: readonly string[] = [
   MessageHeaders.REDRIVE_HISTORY,
   MessageHeaders.TENANT,
   MessageHeaders.TENANT_SIGNATURE,
+  MessageHeaders.EDIT_OF,
 ];
 
 /**

@@ -4,6 +4,19 @@ import { ReadCutOff } from './read-budget';
 import { MessagePosition, RedrivePlan } from './redrive-plan';
 import { DeadLetterQueueInfo, MessageRedriveOutcome } from './redrive-result';
 
+/** The copy (or copies, published in order) a move publishes for a record read. */
+export type CopiesOf = (record: DeadLetterRecord) => WireMessage | readonly WireMessage[];
+
+/** The copies of `record` as a list. */
+export function copiesOf(copyOf: CopiesOf, record: DeadLetterRecord): readonly WireMessage[] {
+  const copies: WireMessage | readonly WireMessage[] = copyOf(record);
+  return isList(copies) ? copies : [copies];
+}
+
+function isList(copies: WireMessage | readonly WireMessage[]): copies is readonly WireMessage[] {
+  return Array.isArray(copies);
+}
+
 /** What a dry run read: the first messages of a dead-letter destination and its depth. */
 export interface DeadLetterPeek {
   readonly records: readonly DeadLetterRecord[];
@@ -47,13 +60,14 @@ export interface DeadLetterBackend {
   ensureArchive(source: string, archive: string): Promise<void>;
   /**
    * Reads the planned messages again (refusing with `RedrivePlanStaleError` if they changed), runs
-   * `checkRead` on them (which throws to move nothing), publishes `copyOf(record)` for each to the target and
-   * settles in the source exactly those the target confirmed. Messages not planned stay in the source in their
+   * `checkRead` on them (which throws to move nothing), publishes `copyOf(record)` for each (one copy, or
+   * several in order: an edit's archived original, then its edited copy) and settles in the source exactly
+   * those whose every copy was confirmed. Messages not planned stay in the source in their
    * order (RabbitMQ: returned to their place; Kafka: the plan's `kept` are re-parked at the end first).
    */
   move(
     plan: RedrivePlan,
-    copyOf: (record: DeadLetterRecord) => WireMessage,
+    copyOf: CopiesOf,
     checkRead: (records: readonly DeadLetterRecord[]) => void,
   ): Promise<MessageRedriveOutcome[]>;
   close(): Promise<void>;

@@ -8,6 +8,7 @@ import { RedriveLimits } from './redrive-limits';
 import { RedrivePlan } from './redrive-plan';
 import { checkRecords, RedriveRoute } from './redrive-route';
 import { restoreKey } from './restore-key';
+import { PlanEdit } from './edit/message-edit';
 
 /** What a plan is asked to read. */
 export interface PlanReading {
@@ -85,6 +86,7 @@ export async function readPlanContents(
 
 /** The audit log's detail of a PLAN entry: counts, the selection, skipped, kept and ids not found. */
 export function planDetail(plan: RedrivePlan): string {
+  if (plan.edit) return editDetail(plan.edit);
   const counts = `${plan.bulk?.taken ?? plan.messages.length} of ${plan.depth} waiting`;
   const parts = [plan.action === 'discard' ? `discard: ${counts}` : counts];
   if (plan.selection) parts.push(`selected by ${describeSelection(plan.selection)}`);
@@ -104,4 +106,14 @@ export function cutOffText(cutOff: ReadCutOff, verb: 'read' | 'shown' = 'read'):
   const mib = cutOff.budgetBytes / (1024 * 1024);
   const budget = Number.isInteger(mib) ? `${mib} MiB` : `${cutOff.budgetBytes} bytes`;
   return `${cutOff.notRead} more not ${verb}: byte budget of ${budget} reached`;
+}
+
+/**
+ * The audit log's detail of an edit: the message, how many changes, how it was validated and the diff's
+ * hash (never the payload: the audit log is read by more people than the DLQ).
+ */
+export function editDetail(edit: PlanEdit): string {
+  const validated =
+    edit.validated === 'schema' ? 'validated by its schema' : 'NOT validated (no schema known)';
+  return `edit of ${edit.messageId}: ${edit.diff.length} change(s), ${validated}, diff ${edit.diffHash}`;
 }

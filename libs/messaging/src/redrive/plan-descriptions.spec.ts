@@ -1,5 +1,5 @@
 import { MessageHeaders } from '../envelope/message-headers';
-import { DeadLetterBackend } from './dead-letter-backend.interface';
+import { copiesOf, DeadLetterBackend } from './dead-letter-backend.interface';
 import { DeadLetterRecord, describeRecord } from './dead-letter-record';
 import { RedrivePlanAlteredError } from './errors/redrive-plan-altered.error';
 import { RedriveLedger } from './ledger/redrive-ledger.interface';
@@ -96,7 +96,7 @@ describe(`${runExecution.name} (issue 45 finding 11: execution re-derives what t
       ensureArchive: async () => undefined,
       move: async (plan, copyOf, checkRead) => {
         checkRead(records);
-        for (const r of records) published.push(copyOf(r).destination);
+        for (const r of records) published.push(...copiesOf(copyOf, r).map((c) => c.destination));
         return plan.messages.map((m) => ({
           position: m.position,
           messageId: m.messageId,

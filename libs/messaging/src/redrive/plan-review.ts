@@ -7,6 +7,7 @@ import { isPlanIntact, RedrivePlan } from './redrive-plan';
 import { deriveRoute } from './redrive-route';
 import { isReplayPlan, ReplayPlan } from './replay/replay-plan';
 import { reviewReplayPlan } from './replay/replay-review';
+import { checkEditPlan } from './edit/edit-checks';
 
 /**
  * What a plan file cannot vouch for itself, checked again wherever it is approved or executed: its hash
@@ -24,6 +25,7 @@ export async function reviewPlan(
 ): Promise<string> {
   if (isReplayPlan(plan)) return reviewReplayPlan(plan, ledger, topology);
   if (!isPlanIntact(plan)) throw new ApprovalMismatchError('PLAN_EDITED');
+  checkEditPlan(plan);
   const route = deriveRoute(plan.transport, plan.source, topology);
   const differences: string[] = [];
   // A discard's target is the source's archive; a redrive's, where the source's messages came from.

@@ -23,8 +23,11 @@ export type PlanSelection =
       readonly olderThanMinutes?: number;
     };
 
-/** What a plan does with its messages: moves them back (`redrive`) or archives them (`discard`). */
-export type PlanAction = 'redrive' | 'discard';
+/**
+ * What a plan does with its messages: moves them back (`redrive`), archives them (`discard`), or publishes
+ * one message's edited copy and archives the original (`edit`, planned with `RedriveService.planEdit()`).
+ */
+export type PlanAction = 'redrive' | 'discard' | 'edit';
 
 /** The selection in a few words, as a plan's reader sees it: `ids a, b` or `code=X type=Y`. */
 export function describeSelection(selection: PlanSelection | undefined): string {

@@ -1,6 +1,7 @@
 import { AuditOverride, RedriveAuditEntry, RedriveLedger } from './ledger/redrive-ledger.interface';
 import { RedriveRefusedError } from './errors/redrive-refused.error';
-import { planDetail } from './plan-contents';
+import { archiveOf } from './dead-letter-archive';
+import { editDetail, planDetail } from './plan-contents';
 import { RedriveApproval } from './redrive-approval';
 import { RedrivePlan } from './redrive-plan';
 import { RedriveResult } from './redrive-result';
@@ -82,7 +83,20 @@ export class RedriveAudit {
   }
 
   /** The EXECUTE entry of an execution that ran: what moved, what was left. */
-  async executed(base: Omit<RedriveAuditEntry, 'outcome'>, result: RedriveResult): Promise<void> {
+  async executed(
+    base: Omit<RedriveAuditEntry, 'outcome'>,
+    result: RedriveResult,
+    plan?: RedrivePlan,
+  ): Promise<void> {
+    if (plan?.edit) {
+      await this.ledger.record({
+        ...base,
+        messageIds: [plan.edit.messageId],
+        outcome: result.leftInSource > 0 ? 'INCOMPLETE' : 'EDITED',
+        detail: `${editDetail(plan.edit)}; ${result.redriven === 1 ? `published to ${result.target}, original archived in ${archiveOf(plan.source)}` : 'nothing moved, the original is still in the source'}`,
+      });
+      return;
+    }
     const discard = result.action === 'discard';
     await this.ledger.record({
       ...base,

@@ -1,7 +1,12 @@
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { KeySecret } from '../failure/key-secret';
 import { MessagingTopology } from '../topology/messaging-topology';
-import { archiveCopy } from './dead-letter-archive';
+import { archiveCopy, archiveOf } from './dead-letter-archive';
+import { editClaimOf } from './edit/edit-claim';
+import { checkEditRead } from './edit/edit-checks';
+import { editedCopy } from './edit/edited-copy';
+import { EditAlreadyClaimedError } from './errors/edit-already-claimed.error';
+import { editDetail } from './plan-contents';
 import { DeadLetterBackend } from './dead-letter-backend.interface';
 import { ApprovalAlreadyUsedError } from './errors/approval-already-used.error';
 import { RedriveAuditEntry, RedriveLedger } from './ledger/redrive-ledger.interface';
@@ -48,12 +53,27 @@ export async function runExecution(context: ExecutionContext, execution: Executi
     const started = audit && {
       ...audit,
       outcome: 'STARTED',
-      detail: `${plan.messages.length} planned, ${plan.action === 'discard' ? 'to archive' : 'to redrive'}`,
+      detail: plan.edit
+        ? editDetail(plan.edit)
+        : `${plan.messages.length} planned, ${plan.action === 'discard' ? 'to archive' : 'to redrive'}`,
     };
+    // An edit also claims its dead letter, with the nonce: one edit of it ever runs (the other is refused).
+    const [edited] = plan.messages;
+    const claims = plan.edit ? [editClaimOf(plan.transport, plan.source, edited.fingerprint)] : undefined;
     const use = await ledger.claimApproval(
-      { nonce: approval.nonce, planHash: plan.hash, approver: approval.approver, redriveId, executedBy },
+      {
+        nonce: approval.nonce,
+        planHash: plan.hash,
+        approver: approval.approver,
+        redriveId,
+        executedBy,
+        claims,
+      },
       started,
     );
+    if (!use.claimed && use.taken === 'claim') {
+      throw new EditAlreadyClaimedError(plan.source, edited.messageId, use.usedBy);
+    }
     if (!use.claimed) throw new ApprovalAlreadyUsedError(approval.approver, use.usedBy);
     return plan.messages.length === 0 ? [] : moveMessages(context, plan, redriveId);
   });
@@ -61,11 +81,12 @@ export async function runExecution(context: ExecutionContext, execution: Executi
   const discard = plan.action === 'discard';
   if (redriven > 0 && !discard)
     context.metrics?.redriven.inc({ source: plan.source, target: plan.target }, redriven);
+  const action = plan.action === 'discard' || plan.action === 'edit' ? plan.action : undefined;
   return {
     redriveId,
     source: plan.source,
     target: plan.target,
-    ...(discard ? { action: 'discard' as const } : {}),
+    ...(action ? { action } : {}),
     redriven,
     leftInSource: messages.length - redriven,
     messages,
@@ -93,6 +114,25 @@ export async function moveMessages(
   }
   await backend.checkTarget(plan.source, route.target);
   const to = { target: route.target, group: route.group, carryHeaders };
+  const { edit } = plan;
+  if (edit) {
+    // The original goes to the archive (as a discard puts it), then its edited copy to the target; the
+    // original is settled only when both are confirmed.
+    const archive = archiveOf(plan.source);
+    await backend.ensureArchive(plan.source, archive);
+    return backend.move(
+      plan,
+      (record) => [
+        archiveCopy(record.wire, archive, redriveId),
+        editedCopy(record.wire, edit, { ...to, key: restoreKey(record.wire, keySecret) }, redriveId),
+      ],
+      (records) => {
+        checkRecords(plan.source, route, records);
+        checkDescriptions(plan, records);
+        checkEditRead(plan, records);
+      },
+    );
+  }
   return backend.move(
     plan,
     (record) => redriveCopy(record.wire, { ...to, key: restoreKey(record.wire, keySecret) }, redriveId),

@@ -25,4 +25,6 @@ export const RedriveLimits = {
    * (ambiguous), its partition stops there, and the execute answers instead of hanging on a client's retries.
    */
   KAFKA_PUBLISH_TIMEOUT_MS: 30_000,
+  /** The largest edited payload an edit plan takes, bytes (the plan carries it whole): 256 KiB. */
+  MAX_EDIT_BYTES: 256 * 1024,
 } as const;

@@ -37,7 +37,24 @@ const planSchema = z.object({
   createdAt: z.string(),
   depth: z.number().int().nonnegative(),
   messages: z.array(plannedMessageSchema),
-  action: z.enum(['redrive', 'discard']).optional(),
+  action: z.enum(['redrive', 'discard', 'edit']).optional(),
+  edit: z
+    .object({
+      messageId: z.string().min(1),
+      payload: z.string(),
+      headers: z.record(z.string(), z.string().nullable()),
+      diff: z.array(
+        z.object({
+          path: z.string(),
+          op: z.enum(['add', 'remove', 'replace']),
+          before: z.string().optional(),
+          after: z.string().optional(),
+        }),
+      ),
+      diffHash: z.string(),
+      validated: z.enum(['schema', 'none']),
+    })
+    .optional(),
   selection: z
     .discriminatedUnion('by', [
       z.object({ by: z.literal('ids'), messageIds: z.array(z.string()) }),

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from './canonical-json';
+import type { PlanEdit } from './edit/message-edit';
 import { PlanAction, PlanSelection } from './plan-selection';
 import { ReadCutOff } from './read-budget';
 import type { BulkSelection } from './bulk/bulk-selection';
@@ -71,8 +72,16 @@ export interface RedrivePlan {
   readonly depth: number;
   /** At most 100, in the order they would be moved. */
   readonly messages: readonly PlannedMessage[];
-  /** What execute does with them: `redrive` (absent: the same) or `discard`, archiving them in `target`. */
+  /**
+   * What execute does with them: `redrive` (absent: the same), `discard`, archiving them in `target`, or
+   * `edit`, publishing the one message's edited copy (`edit`) to `target` and archiving the original.
+   */
   readonly action?: PlanAction;
+  /**
+   * An edit plan's edit (`action: 'edit'`, made by `RedriveService.planEdit()`): the edited payload, the
+   * header changes and their diff, which the approval covers through `hash`. Absent for other plans.
+   */
+  readonly edit?: PlanEdit;
   /** How the messages were chosen; absent: the first ones from the head. */
   readonly selection?: PlanSelection;
   /**

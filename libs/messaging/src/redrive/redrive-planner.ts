@@ -59,6 +59,9 @@ export async function buildPlan(request: RedrivePlanRequest, context: PlanningCo
   const { backend } = context;
   const route = requestedRoute(request, backend.kind, context.topology);
   const action = request.action ?? 'redrive';
+  // A caller without types (a form) cannot make an edit plan here: edits carry their diff (`planEdit()`).
+  if (action !== 'redrive' && action !== 'discard')
+    throw new TypeError(`unknown plan action '${String(action)}'`);
   const { records, depth, extra } = await readPlanContents(backend, route, {
     source: request.source,
     limit,

@@ -42,8 +42,11 @@ export interface RedriveResult {
   readonly source: string;
   /** Where the messages were published (the plan's `target`). */
   readonly target: string;
-  /** `discard` when the plan archived its messages in `target` (`redriven` then counts the archived ones). */
-  readonly action?: 'discard';
+  /**
+   * `discard` when the plan archived its messages in `target` (`redriven` then counts the archived ones);
+   * `edit` when it published an edited copy to `target` and archived the original (`redriven`: 1 or 0).
+   */
+  readonly action?: 'discard' | 'edit';
   /** Messages moved (confirmed by the target, settled in the source). */
   readonly redriven: number;
   /** Planned messages still in the source. */

@@ -2,6 +2,7 @@ import { MessagingMetrics } from '../observability/messaging-metrics';
 import { KeySecret } from '../failure/key-secret';
 import { MessagingTopology } from '../topology/messaging-topology';
 import { Clock } from '../common/clock';
+import { EventDefinition } from '../envelope/event-definition';
 import { AdminCredential, RedriveBroker } from './admin-connection';
 import { ApproverKeyring } from './approvals/approver-keyring';
 import { RedriveLedger } from './ledger/redrive-ledger.interface';
@@ -49,6 +50,12 @@ export interface RedriveServiceOptions {
    * needed by `planBulk()` and `executeBulk()` only. The caller owns it (closes it).
    */
   readonly bulkStore?: BulkPlanStore;
+  /**
+   * The event definitions (`defineEvent()`) an edited payload is checked against, by `msg.type` and
+   * `msg.event-version` (`planEdit()`). An edit of a message whose definition is not among them is refused
+   * unless the editor plans it unvalidated (`MessageEditRequest.withoutSchema`). Default: none.
+   */
+  readonly events?: readonly EventDefinition[];
   /** The clock plans are dated and approvals checked by (the library's one `Clock`; only `now` is read). Default: the system clock. */
   readonly clock?: Pick<Clock, 'now'>;
 }
@@ -71,9 +78,9 @@ export interface RedrivePlanRequest {
   readonly selection?: PlanSelection;
   /**
    * `redrive` (default) moves the messages back; `discard` archives them in `<source>.archive` for messages
-   * that must never run (the same approval, execution and audit).
+   * that must never run (the same approval, execution and audit). An edit is planned with `planEdit()`.
    */
-  readonly action?: PlanAction;
+  readonly action?: Exclude<PlanAction, 'edit'>;
   /**
    * The person planning, when a front end serves several people with one admin credential (the console):
    * the plan's `plannedBy`, who may not approve it. Default: the admin credential's principal.

@@ -21,6 +21,8 @@ import { RedriveLimits } from './redrive-limits';
 import { MessagePosition, RedrivePlan } from './redrive-plan';
 import { checkPinnedTopology } from './pinned-fingerprints';
 import { buildPlan } from './redrive-planner';
+import { buildEditPlan } from './edit/edit-planner';
+import { MessageEditRequest } from './edit/message-edit';
 import { DeadLetterQueueInfo, RedriveResult } from './redrive-result';
 import { RedrivePlanRequest, RedriveServiceOptions } from './redrive-service-options';
 import { ReplayService } from './replay/replay.service';
@@ -30,6 +32,7 @@ import { BulkExecutionOptions, BulkRedriveResult, runBulkExecution } from './bul
 import { RedrivePlanKindError } from './errors/redrive-plan-kind.error';
 
 export type { RedrivePlanRequest, RedriveServiceOptions } from './redrive-service-options';
+export type { EditChange, MessageEditRequest, PlanEdit } from './edit/message-edit';
 
 /**
  * Redrive, an admin operation (docs/guide/08-redrive.md): `plan()` is a dry run that changes nothing; an approver signs a
@@ -190,6 +193,35 @@ export class RedriveService {
   }
 
   /**
+   * Plans an edit of one dead letter (docs/guide/08-redrive.md, Edit and retry): reads it (settling nothing),
+   * refuses locked headers, a payload that is not JSON or that the event's schema refuses (`events`), and
+   * returns a plan of action `edit` carrying the edited payload and its diff, recorded in the audit log
+   * (PLAN, with the diff's hash). It is approved and executed like any plan: the approver signs the plan's
+   * hash, which covers the diff; executing publishes the edited copy under the same message id with
+   * `msg.edit-of`, archives the original, and claims the dead letter so that it is edited once.
+   */
+  async planEdit(request: MessageEditRequest): Promise<RedrivePlan> {
+    const actor = request.plannedBy ?? this.credential.principal;
+    const about = { action: 'PLAN' as const, actor, source: request.source, messageIds: [request.messageId] };
+    return this.audit.refusalsOf(about, async () => {
+      const { topology, keySecret, events, carryHeaders, readBudgetBytes } = this.options;
+      await checkPinnedTopology(this.options.ledger, topology);
+      const plan = await buildEditPlan(request, {
+        backend: this.backend(),
+        topology,
+        keySecret,
+        events: events ?? [],
+        carryHeaders: carryHeaders ?? [],
+        actor,
+        now: this.clock.now(),
+        maxBytes: readBudgetBytes,
+      });
+      await this.audit.planned(plan, actor);
+      return plan;
+    });
+  }
+
+  /**
    * Checks that `plan` is the one `plan()` made (its route is the one its source derives, the audit log has
    * its PLAN entry, which names the planner) and that `approval` approves it, now, by an approver of the
    * keyring who is another person than the planner and the executor; the only way to get an
@@ -240,7 +272,7 @@ export class RedriveService {
       const { ledger, topology, keySecret, carryHeaders, metrics } = this.options;
       const context = { backend: this.backend(), ledger, topology, keySecret, carryHeaders, metrics };
       const result = await runExecution(context, { plan, approval, executedBy, redriveId, audit: base });
-      await this.audit.executed(base, result);
+      await this.audit.executed(base, result, plan);
       return result;
     });
   }

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { MessagingMetrics } from 'nest-reliable-messaging';
+import { EventDefinition, MessagingMetrics } from 'nest-reliable-messaging';
 import {
   AdminCredential,
   ApprovedRedrivePlan,
@@ -92,6 +92,10 @@ export class RedriveFixture {
       clock?: { now(): number };
       readBudgetBytes?: number;
       bulkStore?: BulkPlanStore;
+      /** The event definitions edits are checked with. */
+      events?: readonly EventDefinition[];
+      /** The services' `deadLetter.carryHeaders`: the headers an edit may change. */
+      carryHeaders?: readonly string[];
     } = {},
   ): RedriveService {
     if (credential) this.admit(credential.principal);

@@ -14,6 +14,7 @@ import { RedriveServiceOptions } from '../../redrive/redrive-service-options';
 import { MessagingTopology, parseMessagingTopology } from '../../topology/messaging-topology';
 import { AdminEnv, BrokerFlags, resolveAdminDatabase, resolveAdminOptions } from '../admin-options';
 import { cliClock, CliIo, readJson } from '../cli-io';
+import { loadEventDefinitions } from '../event-definitions-module';
 
 /** What every command runs with. */
 export interface CommandContext {
@@ -52,9 +53,11 @@ export interface CommandContext {
   withReader<T>(flags: BrokerFlags & TopologyFlag, work: (service: RedriveService) => Promise<T>): Promise<T>;
 }
 
-/** The flag that names a topology file. */
+/** The flag that names a topology file, and (`dlq edit`) the module of event definitions. */
 export interface TopologyFlag {
   readonly topology?: string;
+  /** `--events <module>`: the event definitions an edit is checked with. */
+  readonly events?: string;
 }
 
 /** The flag that accepts a database login that can rewrite the audit log (`--allow-rewritable-audit`). */
@@ -105,6 +108,7 @@ export function commandContext(io: CliIo): CommandContext {
     ledger,
     approvers: await keyringOf(io),
     topology: await topology(flags),
+    ...(flags.events ? { events: loadEventDefinitions(io, flags.events) } : {}),
     keySecret: keySecretOf(io),
     carryHeaders: carryHeadersOf(io),
     readBudgetBytes: readBudgetOf(io),

@@ -4,6 +4,8 @@ import { cutOffText } from '../../redrive/plan-contents';
 import { describeSelection } from '../../redrive/plan-selection';
 import { table } from './table';
 import { formatBulkPlan } from './bulk-format';
+import { PlanEdit } from '../../redrive/edit/message-edit';
+import { archiveOf } from '../../redrive/dead-letter-archive';
 
 /** A position as people read it: `#0` in a queue, `p2@17` in a Kafka partition. */
 export function positionText(position: MessagePosition): string {
@@ -16,6 +18,7 @@ export function formatPlan(plan: RedrivePlan, stage: 'dry run' | 'approval' = 'd
   const route = printable(
     `${plan.transport}: ${plan.source} -> ${plan.target || '(no target)'}${group}, planned by ${plan.plannedBy}`,
   );
+  if (plan.edit) return formatEditPlan(plan, plan.edit, route, stage);
   const verb = plan.action === 'discard' ? 'discard (archive)' : 'redrive';
   const lines =
     stage === 'dry run'
@@ -66,5 +69,47 @@ export function formatPlan(plan: RedrivePlan, stage: 'dry run' | 'approval' = 'd
     );
   }
   lines.push('', `Plan hash: ${plan.hash}`);
+  return lines;
+}
+
+/**
+ * An edit plan, for people: the message, how its payload was checked, and the whole diff the approver
+ * signs (values as JSON, printable).
+ */
+function formatEditPlan(
+  plan: RedrivePlan,
+  edit: PlanEdit,
+  route: string,
+  stage: 'dry run' | 'approval',
+): string[] {
+  const [message] = plan.messages;
+  const lines = [
+    stage === 'dry run' ? `Edit (dry run) on ${route}` : `Edit plan on ${route}, made ${plan.createdAt}`,
+    printable(
+      `Message ${edit.messageId} (${message.type ?? 'no type'}) at ${positionText(message.position)}, failed ` +
+        `${message.failureCategory ?? '?'}/${message.failureCode ?? '?'}.`,
+    ),
+    edit.validated === 'schema'
+      ? 'The edited payload passed the schema of its event type and version.'
+      : 'WARNING: the edited payload was NOT checked against a schema (no definition of its type was known).',
+    `Executing publishes the edited copy to ${plan.target} (same message id, msg.edit-of) and archives the ` +
+      `original in ${archiveOf(plan.source)}.`,
+    '',
+    `Diff (${edit.diff.length} change(s)):`,
+    ...edit.diff.map((change) =>
+      printable(
+        `  ${change.op.padEnd(7)} ${change.path || '(whole payload)'}: ` +
+          (change.op === 'add'
+            ? `${change.after}`
+            : change.op === 'remove'
+              ? `${change.before}`
+              : `${change.before} -> ${change.after}`),
+      ),
+    ),
+    '',
+    `Diff hash: ${edit.diffHash}`,
+    `Plan hash: ${plan.hash}`,
+  ];
+  if (stage === 'dry run') lines.splice(2, 0, 'Nothing was changed.');
   return lines;
 }

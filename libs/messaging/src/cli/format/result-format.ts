@@ -4,11 +4,16 @@ import { table } from './table';
 
 /** A redrive's outcome, message by message. */
 export function formatResult(result: RedriveResult): string[] {
+  const verb = result.action === 'discard' ? 'Discard' : result.action === 'edit' ? 'Edit' : 'Redrive';
   const lines = [
-    `${result.action === 'discard' ? 'Discard' : 'Redrive'} ${result.redriveId}: ${result.source} -> ${result.target}`,
-    result.action === 'discard'
-      ? `${result.redriven} message(s) archived in ${result.target}; ${result.leftInSource} left in ${result.source}.`
-      : `${result.redriven} message(s) redriven; ${result.leftInSource} left in ${result.source}.`,
+    `${verb} ${result.redriveId}: ${result.source} -> ${result.target}`,
+    result.action === 'edit'
+      ? result.redriven === 1
+        ? `The edited copy was published to ${result.target}; the original is archived in ${result.source}.archive.`
+        : `Nothing moved: the original is still in ${result.source}.`
+      : result.action === 'discard'
+        ? `${result.redriven} message(s) archived in ${result.target}; ${result.leftInSource} left in ${result.source}.`
+        : `${result.redriven} message(s) redriven; ${result.leftInSource} left in ${result.source}.`,
   ];
   if (result.messages.length === 0) return lines;
   const rows = result.messages.map((m) => [

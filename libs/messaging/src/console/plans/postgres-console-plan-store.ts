@@ -154,7 +154,7 @@ const resultSchema = z.object({
   redriveId: z.string(),
   source: z.string(),
   target: z.string(),
-  action: z.literal('discard').optional(),
+  action: z.enum(['discard', 'edit']).optional(),
   redriven: z.number().int().nonnegative(),
   leftInSource: z.number().int().nonnegative(),
   messages: z.array(

@@ -7,6 +7,7 @@ import { cutOffText } from '../../redrive/plan-contents';
 import { csrfField, headRow, page, PageContext } from './layout';
 import { html, Html } from './html';
 import { payloadSection } from './payload-views';
+import { editSection } from './edit-views';
 import { queueViews } from './queue-nav';
 
 /** The filters of the dead-letter view. */
@@ -173,6 +174,7 @@ export function deadLetterPage(
   queue: string,
   letter: InspectedDeadLetter,
   payload: DeadLetterPayload | undefined,
+  mayEdit = false,
 ): string {
   const m = letter.message;
   return page(
@@ -223,7 +225,8 @@ export function deadLetterPage(
           : ''
       }
       <h2 id="payload">Payload</h2>
-      ${payloadSection(context, payload, payloadHref(context, queue, letter))}`,
+      ${payloadSection(context, payload, payloadHref(context, queue, letter))}
+      ${mayEdit && payload ? editSection(context, queue, letter, payload) : ''}`,
     '/dead-letters',
   );
 }

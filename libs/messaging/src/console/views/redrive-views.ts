@@ -3,6 +3,7 @@ import { cutOffText } from '../../redrive/plan-contents';
 import { RedrivePlan } from '../../redrive/redrive-plan';
 import { ConsolePlan, ConsolePlanState, describeState } from '../plans/console-plan';
 import { positionOf } from './dead-letter-views';
+import { diffSection, editFacts } from './edit-views';
 import { html, Html } from './html';
 import { timeOf } from './time';
 import { csrfField, headRow, notice, page, PageContext } from './layout';
@@ -130,7 +131,7 @@ export function redrivePlanPage(
     </form>`;
   return page(
     context,
-    `Redrive plan: ${plan.source}`,
+    `${plan.edit ? 'Edit plan' : 'Redrive plan'}: ${plan.source}`,
     html`${flash ? notice(flash.kind, flash.text) : ''}
       ${mine && !flash ? notice('error', html`${mine.message} <small>(${mine.at})</small>`) : ''}
       ${over ? html`<p class="notice error" data-testid="plan-over">${describeState(state)}.</p>` : ''}
@@ -155,13 +156,13 @@ export function redrivePlanPage(
         }
         <dt>Plan hash</dt>
         <dd class="mono">${plan.hash}</dd>
-        ${selectionFacts(plan)}
+        ${plan.edit ? editFacts(plan, plan.edit) : selectionFacts(plan)}
         <dt>Approval</dt>
         <dd data-testid="approval">
           ${approval ? html`approved by ${approval.approver}, valid until ${timeOf(approval.expiresAt)}` : 'none yet: another person with the approver role approves'}
         </dd>
       </dl>
-      ${skippedSection(plan)}
+      ${skippedSection(plan)} ${plan.edit ? diffSection(plan.edit) : ''}
       <h2 id="messages">Messages (dry run: nothing was changed)</h2>
       <table aria-labelledby="messages">
         ${headRow(['#Position', 'Message id', 'Type', 'Failure', '#Attempts', '#Redrives', ...(result ? ['Fate'] : [])])}
@@ -186,13 +187,15 @@ export function redrivePlanPage(
               <dl class="facts" aria-labelledby="result">
                 <dt>Redrive id</dt>
                 <dd class="mono" data-testid="redrive-id">${result.redriveId}</dd>
-                <dt>${plan.action === 'discard' ? `Archived in ${plan.target}` : 'Redriven'}</dt>
+                <dt>
+                  ${plan.action === 'discard' ? `Archived in ${plan.target}` : plan.edit ? 'Edited copy published' : 'Redriven'}
+                </dt>
                 <dd data-testid="redriven">${result.redriven}</dd>
                 <dt>Left in ${result.source}</dt>
                 <dd>${result.leftInSource}</dd>
               </dl>`
           : html`${actions.approve && state.kind === 'waiting' ? action('approve', 'Approve this plan') : ''}
-            ${actions.execute && state.kind === 'approved' ? action('execute', plan.action === 'discard' ? 'Execute discard' : 'Execute redrive') : ''}`
+            ${actions.execute && state.kind === 'approved' ? action('execute', plan.action === 'discard' ? 'Execute discard' : plan.edit ? 'Execute edit' : 'Execute redrive') : ''}`
       }`,
     '/redrive',
     { refresh: true },

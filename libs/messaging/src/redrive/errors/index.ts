@@ -22,3 +22,5 @@ export * from './redrive-target-refused.error';
 export * from './same-source-and-target.error';
 export * from './topology-not-pinned.error';
 export * from './redrive-plan-kind.error';
+export * from './edit-already-claimed.error';
+export * from './message-edit-refused.error';

@@ -18,7 +18,9 @@ export type RedriveGuard =
   | 'PLAN_ALTERED'
   | 'KEYRING_NOT_PINNED'
   | 'TOPOLOGY_NOT_PINNED'
-  | 'AUDIT_REWRITABLE';
+  | 'AUDIT_REWRITABLE'
+  | 'EDIT_REFUSED'
+  | 'EDIT_CLAIMED';
 
 /**
  * Base class of the errors by which a redrive guard refuses an operation. Catch this one to tell a refusal

@@ -1,7 +1,6 @@
 import { Admin, Kafka } from 'kafkajs';
-import { WireMessage } from '../../envelope/wire-message';
 import { AdminCredential, KafkaRedriveBroker } from '../admin-connection';
-import { DeadLetterBackend, DeadLetterPeek } from '../dead-letter-backend.interface';
+import { CopiesOf, DeadLetterBackend, DeadLetterPeek } from '../dead-letter-backend.interface';
 import { DeadLetterRecord } from '../dead-letter-record';
 import { DeadLetterQueueNotFoundError } from '../errors/dead-letter-queue-not-found.error';
 import { RedriveTargetNotFoundError } from '../errors/redrive-target-not-found.error';
@@ -145,7 +144,7 @@ export class KafkaDeadLetters implements DeadLetterBackend {
 
   async move(
     plan: RedrivePlan,
-    copyOf: (record: DeadLetterRecord) => WireMessage,
+    copyOf: CopiesOf,
     checkRead: (records: readonly DeadLetterRecord[]) => void,
   ): Promise<MessageRedriveOutcome[]> {
     return this.asAdmin(`redrive ${plan.source}`, () => this.mover.move(plan, copyOf, checkRead));

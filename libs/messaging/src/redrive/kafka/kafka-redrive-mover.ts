@@ -4,6 +4,7 @@ import { LazyKafkaClient } from '../../transports/kafka/kafka-clients';
 import { ReliableProducer } from '../../transports/kafka/reliable-producer';
 import { outcomesWithin, PublishOutcome } from '../../transports/publish-outcome';
 import { RedriveLimits } from '../redrive-limits';
+import { copiesOf, CopiesOf } from '../dead-letter-backend.interface';
 import { DeadLetterRecord } from '../dead-letter-record';
 import { PlannedMessage, RedrivePlan } from '../redrive-plan';
 import { MessageRedriveOutcome } from '../redrive-result';
@@ -33,7 +34,7 @@ export class KafkaRedriveMover {
 
   async move(
     plan: RedrivePlan,
-    copyOf: (record: DeadLetterRecord) => WireMessage,
+    copyOf: CopiesOf,
     checkRead: (records: readonly DeadLetterRecord[]) => void,
   ): Promise<MessageRedriveOutcome[]> {
     const [admin, cluster] = await Promise.all([this.getAdmin(), this.getCluster()]);
@@ -57,7 +58,9 @@ export class KafkaRedriveMover {
         }
         const record = records[partition][i];
         // A record the plan keeps goes to the end of the DLQ as it is, before the offset passes it.
-        const outcome = await this.publish(kept.has(message) ? record.wire : copyOf(record));
+        const outcome = kept.has(message)
+          ? await this.publish(record.wire)
+          : await this.publishAll(copiesOf(copyOf, record));
         if (outcome.status === 'CONFIRMED') {
           if (!kept.has(message)) outcomes.set(message, { ...base, status: 'REDRIVEN' });
           settle.push({ partition, offset: (BigInt(offsetOf(message)) + 1n).toString() });
@@ -92,6 +95,16 @@ export class KafkaRedriveMover {
 
   async close(): Promise<void> {
     await this.producer.reset();
+  }
+
+  /** The copies of one record in order, stopping at the first not confirmed (its outcome is the record's). */
+  private async publishAll(copies: readonly WireMessage[]): Promise<PublishOutcome> {
+    let outcome: PublishOutcome | undefined;
+    for (const copy of copies) {
+      outcome = await this.publish(copy);
+      if (outcome.status !== 'CONFIRMED') break;
+    }
+    return outcome as PublishOutcome;
   }
 
   /** One copy, connecting first if need be, within `publishTimeoutMs` (past it: AMBIGUOUS, client reset). */

@@ -20,6 +20,7 @@ import {
   checkAuditChain,
 } from './audit-chain';
 import {
+  ApprovalClaim,
   ApprovalEvidence,
   ApprovalUse,
   AuditOverride,
@@ -67,6 +68,16 @@ interface AuditRow {
   db_user?: string | null;
   /** The overrides the writing run used, comma-separated (issue 45). */
   overrides?: string | null;
+}
+
+/** A one-time token found taken inside `claimApproval`'s transaction (rolls it back). */
+class TokenTaken extends Error {
+  constructor(
+    readonly token: string,
+    readonly kind: 'nonce' | 'claim',
+  ) {
+    super(`${kind} taken`);
+  }
 }
 
 /** How many entries `verifyChain()` reads at a time. */
@@ -167,31 +178,44 @@ export class PostgresRedriveLedger implements RedriveLedger {
   }
 
   /**
-   * Inserts the approval's nonce into `messaging_redrive_nonce`; when it is there already, inserts nothing
-   * and resolves `claimed: false` with who used it and when.
+   * Inserts the approval's nonce, and each of `use.claims`, into `messaging_redrive_nonce`; when one is there
+   * already, inserts nothing and resolves `claimed: false` with who took it, when, and which.
    */
-  async claimApproval(
-    use: ApprovalUse,
-    started?: RedriveAuditEntry,
-  ): Promise<{ claimed: true } | { claimed: false; usedBy: string }> {
-    // One transaction: no nonce (and so no move) without its STARTED entry in the chain (issue 45, item 6).
-    const claimed = await this.dataSource.transaction(async (manager) => {
-      const inserted = await manager.query<unknown[]>(
-        `insert into ${this.nonces} (nonce, plan_hash, approver, redrive_id, executed_by)
-         values ($1, $2, $3, $4, $5) on conflict (nonce) do nothing returning nonce`,
-        [use.nonce, use.planHash, use.approver, use.redriveId, use.executedBy],
-      );
-      if (inserted.length === 1 && started) await this.insertEntry(manager, started);
-      return inserted.length === 1;
-    });
-    if (claimed) return { claimed: true };
+  async claimApproval(use: ApprovalUse, started?: RedriveAuditEntry): Promise<ApprovalClaim> {
+    const tokens: Array<[token: string, taken: 'nonce' | 'claim']> = [
+      [use.nonce, 'nonce'],
+      ...(use.claims ?? []).map((claim): [string, 'claim'] => [claim, 'claim']),
+    ];
+    // One transaction: no nonce (and so no move) without its STARTED entry in the chain (issue 45, item 6),
+    // and an edit's claim with its nonce: a token taken before rolls back the others.
+    const taken = await this.dataSource
+      .transaction(async (manager) => {
+        for (const [token, kind] of tokens) {
+          const inserted = await manager.query<unknown[]>(
+            `insert into ${this.nonces} (nonce, plan_hash, approver, redrive_id, executed_by)
+             values ($1, $2, $3, $4, $5) on conflict (nonce) do nothing returning nonce`,
+            [token, use.planHash, use.approver, use.redriveId, use.executedBy],
+          );
+          if (inserted.length !== 1) throw new TokenTaken(token, kind);
+        }
+        if (started) await this.insertEntry(manager, started);
+        return undefined;
+      })
+      .catch((error: unknown) => {
+        if (error instanceof TokenTaken) return error;
+        throw error;
+      });
+    if (!taken) return { claimed: true };
     const [earlier] = await this.dataSource.query<Array<{ executed_by: string; used_at: Date | string }>>(
       `select executed_by, used_at from ${this.nonces} where nonce = $1`,
-      [use.nonce],
+      [taken.token],
     );
     return {
       claimed: false,
-      usedBy: `${earlier.executed_by} at ${pgTimestamp(earlier.used_at).toISOString()}`,
+      usedBy: earlier
+        ? `${earlier.executed_by} at ${pgTimestamp(earlier.used_at).toISOString()}`
+        : 'another execution',
+      taken: taken.kind,
     };
   }
 

@@ -101,6 +101,17 @@ export interface RedriveAuditFilter {
   readonly limit: number;
 }
 
+/** What `RedriveLedger.claimApproval()` resolves with. */
+export type ApprovalClaim =
+  | { readonly claimed: true }
+  | {
+      readonly claimed: false;
+      /** Who took it first and when: `<principal> at <ISO 8601>`. */
+      readonly usedBy: string;
+      /** What was taken: the approval's nonce, or one of `ApprovalUse.claims`. Default: `nonce`. */
+      readonly taken?: 'nonce' | 'claim';
+    };
+
 /** The use of an approval, recorded when it is executed. */
 export interface ApprovalUse {
   /** The approval's nonce: recorded once, so the approval runs once. */
@@ -113,6 +124,11 @@ export interface ApprovalUse {
   readonly redriveId: string;
   /** The admin principal who executes it. */
   readonly executedBy: string;
+  /**
+   * Other one-time tokens the execution takes with the nonce, all or none (an edit's `edit:…` claim of its
+   * dead letter, so that it is edited once). Default: none.
+   */
+  readonly claims?: readonly string[];
 }
 
 /**
@@ -125,13 +141,10 @@ export interface RedriveLedger {
   record(entry: RedriveAuditEntry): Promise<void>;
   /**
    * Records the approval's nonce as used, and `started` (the execution's STARTED entry) in the audit log in
-   * the same transaction: both or neither. Resolves false (recording nothing) when it was used before, with
-   * who used it.
+   * the same transaction: both or neither, with `use.claims`. Resolves false (recording nothing) when the
+   * nonce or a claim was taken before, with who took it and which (`taken`).
    */
-  claimApproval(
-    use: ApprovalUse,
-    started?: RedriveAuditEntry,
-  ): Promise<{ claimed: true } | { claimed: false; usedBy: string }>;
+  claimApproval(use: ApprovalUse, started?: RedriveAuditEntry): Promise<ApprovalClaim>;
   /**
    * The fingerprint of the reviewed approver keyring the admin database pins
    * (`nest-messaging db pin-keyring`), or undefined when none is pinned; approve and execute refuse any

@@ -1,9 +1,8 @@
 import { hostname } from 'node:os';
 import * as amqp from 'amqplib';
-import { WireMessage } from '../../envelope/wire-message';
 import { RabbitMqTransport } from '../../transports/rabbitmq/rabbitmq-transport';
 import { AdminCredential } from '../admin-connection';
-import { DeadLetterBackend, DeadLetterPeek } from '../dead-letter-backend.interface';
+import { copiesOf, CopiesOf, DeadLetterBackend, DeadLetterPeek } from '../dead-letter-backend.interface';
 import { DeadLetterRecord, fingerprintOf } from '../dead-letter-record';
 import { DeadLetterQueueNotFoundError } from '../errors/dead-letter-queue-not-found.error';
 import { RedrivePlanStaleError } from '../errors/redrive-plan-stale.error';
@@ -123,7 +122,7 @@ export class RabbitDeadLetters implements DeadLetterBackend {
 
   async move(
     plan: RedrivePlan,
-    copyOf: (record: DeadLetterRecord) => WireMessage,
+    copyOf: CopiesOf,
     checkRead: (records: readonly DeadLetterRecord[]) => void,
   ): Promise<MessageRedriveOutcome[]> {
     return this.withChannel(`read ${plan.source}`, async (channel) => {
@@ -148,7 +147,14 @@ export class RabbitDeadLetters implements DeadLetterBackend {
       });
       const records = planned.map((p) => p.record);
       checkRead(records);
-      const outcomes = await this.transport.publishCopies(records.map(copyOf));
+      const copies = records.map((record) => copiesOf(copyOf, record));
+      const published = await this.transport.publishCopies(copies.flat());
+      // A message counts as confirmed when every copy of it is (an edit: its archived original and its edit).
+      let next = 0;
+      const outcomes = copies.map((own) => {
+        const mine = published.slice(next, (next += own.length));
+        return mine.find((outcome) => outcome.status !== 'CONFIRMED') ?? mine[0];
+      });
       return outcomes.map((outcome, i): MessageRedriveOutcome => {
         const { position, messageId } = plan.messages[i];
         if (outcome.status !== 'CONFIRMED') {
