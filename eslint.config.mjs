@@ -21,8 +21,9 @@ export default tseslint.config(
     },
   },
   {
-    // The package's bin and the images' dependency check: plain CommonJS, outside the TypeScript project.
-    files: ['libs/messaging/bin/*.js', 'docker/*.cjs'],
+    // The package's bin, the images' dependency check and tests' CommonJS fixtures (a compiled module as a
+    // deployment has one): plain CommonJS, outside the TypeScript project.
+    files: ['libs/messaging/bin/*.js', 'docker/*.cjs', 'test/**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       ...tseslint.configs.disableTypeChecked.languageOptions,

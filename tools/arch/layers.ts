@@ -19,7 +19,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['inbox/', 'observability/', 'create-transport.ts'],
   ['outbox/', 'consumers/'],
   // Admin beside the stores: the runtime (outbox, consumers and below) never imports the redrive.
-  ['database/', 'redrive/', 'admin/', 'console/', 'messaging-lifecycle.ts', 'microservices.ts'],
+  ['database/', 'redrive/', 'admin/', 'console/', 'tenants/', 'messaging-lifecycle.ts', 'microservices.ts'],
   ['cli/', 'messaging-core.module.ts', 'redrive.ts', 'console.ts'],
   ['messaging.module.ts', 'testing.ts', 'index.ts'],
 ];

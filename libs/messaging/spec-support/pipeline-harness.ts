@@ -1,4 +1,4 @@
-import { TenantRouting } from '../src/tenants/tenant-routing';
+import { TenantRouting } from '../src/transaction/tenant-routing';
 import { z } from 'zod';
 import { FakeClock } from '../src/common/fake-clock';
 import { MessageContext } from '../src/consumers/message-context';

@@ -56,7 +56,7 @@ import { RelayWakeup } from './outbox/relay-wakeup';
 import { TransactionHost } from './transaction/transaction-host';
 import { createTransport } from './create-transport';
 import { MessagingTenants } from './tenants/messaging-tenants';
-import { TenantRouting } from './tenants/tenant-routing';
+import { TenantRouting } from './transaction/tenant-routing';
 
 const serverProviders = messagingServer();
 

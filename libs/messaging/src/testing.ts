@@ -136,4 +136,4 @@ export type { PublishOptions } from './transports/message-transport.interface';
 export type { OutboxFigures, RelaySlotFigures, RunningConsumers } from './observability/observed-sources';
 export type { InboxWriters } from './inbox/inbox-writers';
 export type { RunState } from './consumers/run-state';
-export { stampTenant, tenantSignature, tenantSigningKey } from './tenants/tenant-signature';
+export { stampTenant, tenantSignature, tenantSigningKey } from './envelope/tenant-signature';

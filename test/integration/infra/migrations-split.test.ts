@@ -14,7 +14,9 @@ const DROP_ADMIN_TABLES = [
 ];
 
 /** The admin migrations `MessagingMigrations` held before issue 37 (the plan store of issue 40 came later). */
-const EARLIER_ADMIN = MessagingAdminMigrations.filter((m) => m.name !== 'CreateRedriveBulkPlans1765497600000');
+const EARLIER_ADMIN = MessagingAdminMigrations.filter(
+  (m) => m.name !== 'CreateRedriveBulkPlans1765497600000',
+);
 
 /**
  * Issue 37 item 6: a service's database gets the outbox, the inbox and the attempts table from

@@ -20,7 +20,7 @@ import { groupRetryTiers } from './retry-tiers';
 import { continues, ReadyDelivery, RunState, settleInOrder } from './run-state';
 import { ACK, LEAVE } from './settle-decision';
 import { UnhandledDelivery, UnhandledTypes } from './unhandled-types';
-import { TenantRouting } from '../tenants/tenant-routing';
+import { TenantRouting } from '../transaction/tenant-routing';
 
 /**
  * What happens to every delivery, on every transport: decode the envelope, find the group's handler (a type

@@ -14,7 +14,7 @@ import { readPayload } from './payload-reading';
 import { RunState } from './run-state';
 import { Failure } from './settle-decision';
 import { UnhandledDelivery, unhandledTypeAction } from './unhandled-types';
-import { TenantRouting } from '../tenants/tenant-routing';
+import { TenantRouting } from '../transaction/tenant-routing';
 
 /**
  * A delivery ready for its handler; one that cannot be handled (not decodable, no handler for its type and

@@ -6,7 +6,7 @@ import { InboxBatch, InboxEntry } from './inbox-batch';
 import { InboxDelivery } from './inbox-delivery';
 import { InboxKey, InboxStore } from './inbox-store';
 import { InboxUnreachableError } from './inbox-unreachable.error';
-import { TenantRouting } from '../tenants/tenant-routing';
+import { TenantRouting } from '../transaction/tenant-routing';
 import { UnknownTenantError } from '../errors/unknown-tenant.error';
 
 export type { InboxDelivery, InboxOutcome, InboxWork } from './inbox-delivery';
@@ -20,7 +20,7 @@ export class InboxService {
   constructor(
     private readonly transactions: TransactionHost,
     private readonly store: InboxStore,
-    @Optional() private readonly tenants?: TenantRouting,
+    @Optional() private readonly tenants?: TenantRouting<unknown, InboxService>,
   ) {}
 
   /**

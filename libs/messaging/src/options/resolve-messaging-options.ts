@@ -7,7 +7,7 @@ import { ClassificationRule } from '../retry/error-classifier';
 import { ResolvedRetryPolicy } from '../retry/retry-policy.interface';
 import { resolveRetryPolicy } from '../retry/retry-policy';
 import { messagingOptionsSchema } from './messaging-options.schema';
-import { MIN_TENANT_SECRET_BYTES, tenantSigningKey } from '../tenants/tenant-signature';
+import { MIN_TENANT_SECRET_BYTES, tenantSigningKey } from '../envelope/tenant-signature';
 
 /** The options as the schema parses them, before the retry and dead-letter defaults are resolved. */
 export type ParsedMessagingOptions = z.output<typeof messagingOptionsSchema>;

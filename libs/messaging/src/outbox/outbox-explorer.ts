@@ -5,7 +5,7 @@ import { OutboxMetadataAccessor } from './outbox-metadata.accessor';
 import { MessagingConfigurationError } from '../errors/messaging-configuration.error';
 import { TransactionHost } from '../transaction/transaction-host';
 import { OutboxOptions } from './outbox.decorator';
-import { TenantRouting } from '../tenants/tenant-routing';
+import { TenantRouting } from '../transaction/tenant-routing';
 
 const WRAPPED = Symbol('outbox-wrapped');
 

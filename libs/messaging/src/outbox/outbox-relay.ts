@@ -38,7 +38,7 @@ type PublishedBatch = SortedOutcomes<ClaimedOutboxRow>;
 import { OutageLog } from '../transports/outage-log';
 import { RelayTimers } from './relay-timers';
 import { RelayWakeup } from './relay-wakeup';
-import { FairTurns } from '../tenants/fair-turns';
+import { FairTurns } from '../common/fair-turns';
 
 /**
  * Publish batches one claim takes under a backlog: the claim's statement costs less per row the more rows it

@@ -20,7 +20,7 @@ import { NewOutboxRow } from './outbox-row';
 import { OutboxStore } from './outbox-store';
 import { RelayWakeup } from './relay-wakeup';
 import { resolveSchedule } from './schedule';
-import { TenantRouting } from '../tenants/tenant-routing';
+import { TenantRouting } from '../transaction/tenant-routing';
 
 /** Options of one `OutboxService.add()`. */
 export interface AddMessageOptions {
@@ -66,7 +66,7 @@ export class OutboxService {
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
     private readonly logical: LogicalMessageWriter,
     @Inject(MESSAGING_CLOCK) private readonly clock: Clock,
-    @Optional() private readonly tenants?: TenantRouting,
+    @Optional() private readonly tenants?: TenantRouting<OutboxService>,
   ) {}
 
   /**

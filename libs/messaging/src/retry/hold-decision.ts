@@ -58,7 +58,8 @@ export function decideHold(input: HoldDecisionInput): HoldDecision | DeadLetterD
   const left = window.windowMs - Math.max(0, heldForMs);
   if (!(left > 0)) {
     // Never dropped: an upcaster that failed (the message is fine) or a tenant this service lacks (CONFIGURATION).
-    const kept = input.category === FailureCategory.UPCAST || input.category === FailureCategory.CONFIGURATION;
+    const kept =
+      input.category === FailureCategory.UPCAST || input.category === FailureCategory.CONFIGURATION;
     const drop = input.policy?.onNonRetryable === 'REJECT' && !kept;
     return drop
       ? { kind: 'REJECT', reason: 'NON_RETRYABLE' }

@@ -13,7 +13,7 @@ import { resolveMessagingOptions } from '../options/resolve-messaging-options';
 import { LogicalMessageWriter } from '../outbox/logical/logical-message-writer';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { MessagingTenants } from './messaging-tenants';
-import { stampTenant, tenantSigningKey } from './tenant-signature';
+import { stampTenant, tenantSigningKey } from '../envelope/tenant-signature';
 
 const SECRET = Buffer.alloc(32, 3).toString('base64');
 

@@ -23,9 +23,9 @@ import { LogicalMessageWriter } from '../outbox/logical/logical-message-writer';
 import { OutboxService } from '../outbox/outbox.service';
 import { TransactionHost } from '../transaction/transaction-host';
 import { MessageTransport } from '../transports/message-transport.interface';
-import { FairTurns } from './fair-turns';
-import { TenantAdmission, TenantRouting } from './tenant-routing';
-import { readTenant } from './tenant-signature';
+import { FairTurns } from '../common/fair-turns';
+import { TenantAdmission, TenantRouting } from '../transaction/tenant-routing';
+import { readTenant } from '../envelope/tenant-signature';
 import { TenantTransactionHost } from './tenant-transaction-host';
 import { TenantUnit, TenantUnitShared } from './tenant-unit';
 
@@ -344,7 +344,7 @@ export class MessagingTenants implements OnApplicationBootstrap, BeforeApplicati
  * Compile-time check: the registry is what the outbox and the consumers see as `TenantRouting` (provided as it
  * with `useExisting`; not declared with `implements`, which would put the internal contract in the public API).
  */
-const _routing = (tenants: MessagingTenants): TenantRouting => tenants;
+const _routing = (tenants: MessagingTenants): TenantRouting<OutboxService, InboxService> => tenants;
 void _routing;
 
 /** `promise`, or a rejection after `ms` on `clock`. */

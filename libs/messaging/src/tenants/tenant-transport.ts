@@ -1,6 +1,6 @@
 import { WireMessage } from '../envelope/wire-message';
 import { MessageTransport, PublishOptions } from '../transports/message-transport.interface';
-import { stampTenant } from './tenant-signature';
+import { stampTenant } from '../envelope/tenant-signature';
 
 /**
  * The transport as one tenant's relay sees it: every message it publishes carries that tenant, signed. The

@@ -15,7 +15,7 @@ import { OutboxStore } from '../outbox/outbox-store';
 import { OutboxService } from '../outbox/outbox.service';
 import { RelayWakeup } from '../outbox/relay-wakeup';
 import { MessageTransport } from '../transports/message-transport.interface';
-import { FairTurns } from './fair-turns';
+import { FairTurns } from '../common/fair-turns';
 import { TenantTransactionHost } from './tenant-transaction-host';
 import { tenantTransport } from './tenant-transport';
 

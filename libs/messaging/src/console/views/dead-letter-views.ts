@@ -8,6 +8,7 @@ import { csrfField, headRow, page, PageContext } from './layout';
 import { html, Html } from './html';
 import { payloadSection } from './payload-views';
 import { editSection } from './edit-views';
+import { positionParam } from './position-param';
 import { queueViews } from './queue-nav';
 
 /** The filters of the dead-letter view. */
@@ -243,10 +244,7 @@ export function positionOf(position: InspectedDeadLetter['message']['position'])
   return position.kind === 'queue' ? `#${position.index}` : `p${position.partition}@${position.offset}`;
 }
 
-/** A position in a message link: `q3` (RabbitMQ, from the head), `p1-42` (Kafka, partition and offset). */
-export function positionParam(position: MessagePosition): string {
-  return position.kind === 'queue' ? `q${position.index}` : `p${position.partition}-${position.offset}`;
-}
+export { positionParam } from './position-param';
 
 /** The position of a message link, or undefined when it is not one. */
 export function positionFromParam(param: string | undefined): MessagePosition | undefined {

@@ -1,7 +1,7 @@
 import { InspectedDeadLetter, DeadLetterPayload } from '../../redrive/inspected-dead-letter';
 import { PlanEdit } from '../../redrive/edit/message-edit';
 import { RedrivePlan } from '../../redrive/redrive-plan';
-import { positionParam } from './dead-letter-views';
+import { positionParam } from './position-param';
 import { html, Html } from './html';
 import { csrfField, headRow, PageContext } from './layout';
 

@@ -1,6 +1,6 @@
 import { createHash, Hash } from 'node:crypto';
 import { canonicalJson } from '../canonical-json';
-import { PlannedMessage } from '../redrive-plan';
+import { PlannedMessage } from '../planned-message';
 
 /**
  * What a plan at scale signs of its selection (`RedrivePlan.bulk`, docs/guide/08-redrive.md "Incidents at

@@ -1,4 +1,4 @@
-import { MessagePosition } from '../redrive-plan';
+import { MessagePosition } from '../planned-message';
 
 /** What an operator asks to change in one dead letter (`RedriveService.planEdit()`). */
 export interface MessageEditRequest {

@@ -1,6 +1,6 @@
 import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import { MessageHeaders } from '../envelope/message-headers';
-import { WireMessage } from '../envelope/wire-message';
+import { MessageHeaders } from './message-headers';
+import { WireMessage } from './wire-message';
 
 /** The fewest random bytes `tenants.signingSecret` may decode to. */
 export const MIN_TENANT_SECRET_BYTES = 32;

@@ -1,7 +1,5 @@
 import type { WireMessage } from '../envelope/wire-message';
-import type { InboxService } from '../inbox/inbox.service';
-import type { OutboxService } from '../outbox/outbox.service';
-import type { TransactionHost } from '../transaction/transaction-host';
+import type { TransactionHost } from './transaction-host';
 
 /**
  * What a consumer may do with a delivery's tenant: `off` (tenants off: the service's DataSource), apply it in
@@ -17,17 +15,19 @@ export type TenantAdmission =
 
 /**
  * The tenants as the outbox, the `@Outbox()` wrapper and the consumers see them (`MessagingTenants`, which
- * holds them): a contract of its own, so that those stand lower than the registry.
+ * holds them): a contract of its own, so that those stand lower than the registry. `Outbox` and `Inbox` are the
+ * outbox and inbox services (`OutboxService`, `InboxService`), named by those who use them: this contract stands
+ * below both.
  */
-export abstract class TenantRouting {
+export abstract class TenantRouting<Outbox = unknown, Inbox = unknown> {
   /** True when the `tenants` option is on: every write and every delivery belongs to a tenant. */
   abstract readonly enabled: boolean;
   /** The current tenant's outbox; throws `TenantRequiredError` or `UnknownTenantError` for `operation`. */
-  abstract outbox(operation: string): OutboxService;
+  abstract outbox(operation: string): Outbox;
   /** The current tenant's transactions; throws `TenantRequiredError` or `UnknownTenantError` for `operation`. */
   abstract transactions(operation: string): TransactionHost;
   /** Reads and checks a delivery's tenant (counts a refusal for `group`). */
   abstract admit(group: string, wire: WireMessage): TenantAdmission;
   /** The tenant's inbox; undefined when it is not registered (any more). */
-  abstract inbox(tenant: string): InboxService | undefined;
+  abstract inbox(tenant: string): Inbox | undefined;
 }

@@ -1,4 +1,4 @@
-import { CancelTimer, Clock } from '../common/clock';
+import { CancelTimer, Clock } from './clock';
 
 /**
  * Turns at the tenants' outbox claims, handed out first come, first served, `concurrent` at a time: a tenant
