@@ -116,6 +116,45 @@ interface Kept {
 }
 const kept = new Map<string, Kept>();
 
+/** At most `size` holders at a time; `acquire()` resolves with the function that gives the place back. */
+class Semaphore {
+  private readonly waiting: Array<() => void> = [];
+  private held = 0;
+
+  constructor(private readonly size: number) {}
+
+  async acquire(): Promise<() => void> {
+    if (this.held >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.held++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.held--;
+    };
+  }
+}
+
+/**
+ * The cells' tests run side by side, at most `COMPAT_PARALLEL` (default 2) at a time, each as soon as its app
+ * is prepared: a cell mostly waits (its private broker's boot, a retry's backoff, a reminder until it is due,
+ * processes starting), and one after the other the five left the matrix's worker idle for minutes. Every cell
+ * has its own app folder, database and broker (a private Kafka broker or a RabbitMQ vhost). A cell's services
+ * are released in the background; afterAll waits for every release (a failed one fails the suite).
+ */
+const PARALLEL = Math.max(1, Number(process.env.COMPAT_PARALLEL ?? 2) || 1);
+const slots = new Semaphore(PARALLEL);
+const releases: Array<Promise<void>> = [];
+
+/** Releases `services` without waiting (afterAll does). */
+function releaseLater(services: CellServices): void {
+  const released = services.release();
+  released.catch(() => undefined);
+  releases.push(released);
+}
+
 beforeAll(async () => {
   await buildLibrary();
   workDir = mkdtempSync(path.join(os.tmpdir(), 'compat-'));
@@ -134,27 +173,38 @@ beforeAll(async () => {
 async function prepare(cell: CompatCell): Promise<ConsumerApp> {
   const startedAt = Date.now();
   const app = await ConsumerApp.generate(cell, workDir);
+  const generatedAt = Date.now();
   await app.install(tarball);
+  const installedAt = Date.now();
   await app.build();
   preparedInMs.set(cell.name, Date.now() - startedAt);
+  process.stderr.write(
+    `${cell.name}: prepared in ${seconds(Date.now() - startedAt)} s (nest new ${seconds(generatedAt - startedAt)} s, ` +
+      `install ${seconds(installedAt - generatedAt)} s, build ${seconds(Date.now() - installedAt)} s)\n`,
+  );
   return app;
 }
 
 afterAll(async () => {
   for (const { services } of kept.values()) await services.release().catch(() => undefined);
+  const released = await Promise.allSettled(releases);
   process.stderr.write(`\n${matrixTable(rows)}\n`);
   if (workDir) await fs.rm(workDir, { recursive: true, force: true, maxRetries: 5 });
+  const failed = released.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : []));
+  if (failed.length > 0) throw new Error(`Releasing a cell's services failed: ${failed.join('; ')}`);
 }, 120_000);
 
 describe('the packed library in fresh Nest apps (compatibility matrix)', () => {
   // claim: C-1, C-2, C-3, C-5, C-6, C-7, C-108
-  it.each(CELLS.map((cell) => [cell.name, cell] as const))(
+  it.concurrent.each(CELLS.map((cell) => [cell.name, cell] as const))(
     '%s: installs, builds with the stock tsconfig, and runs the five-minute example',
     async (_name, cell) => {
       const app = await (prepared.get(cell.name) as Promise<ConsumerApp>);
-      const services = await servicesFor(cell);
+      const slot = await slots.acquire();
+      let services: CellServices | undefined;
       let keep = false;
       try {
+        services = await servicesFor(cell);
         const startedAt = Date.now();
         const withoutKafkajs =
           cell.transport !== 'kafka' && !cell.extraPeers.includes('@nestjs/microservices@12');
@@ -224,60 +274,70 @@ describe('the packed library in fresh Nest apps (compatibility matrix)', () => {
           keep = true;
         }
       } finally {
-        if (!keep) await services.release();
+        if (services && !keep) releaseLater(services);
+        slot();
       }
     },
     20 * 60_000,
   );
 
-  // claim: C-106
-  it.each(CELLS.filter((cell) => cell.localRedrive).map((cell) => [cell.name, cell] as const))(
-    "%s: runs the guide's local redrive as written, plan to execute, and the app bills the order",
-    async (name) => {
-      const cell = kept.get(name);
-      if (!cell) throw new Error(`${name}: the cell's first test did not pass; nothing to redrive`);
-      kept.delete(name);
-      const { app, services, deadLetteredOrder } = cell;
-      // Where the DLQ's messages go back to: Kafka's destination topic; RabbitMQ's group queue.
-      const target = app.cell.transport === 'kafka' ? 'orders' : 'orders.billing';
-      const route = new RegExp(`orders\\.billing\\.dlq -> ${target.replace('.', '\\.')}\\s`);
-      const adminDatabase = uniqueName(`compat_admin_${name.replace(/\W/g, '_')}`).toLowerCase();
-      const startedAt = Date.now();
-      try {
-        const output = await runLocalRedrive(app.dir, app.shellEnv(services.localEnv), {
-          adminDatabase,
-          account: services.cliAccount,
-          keySecret: LOCAL_KEY_SECRET,
-        });
-        expect(output).toMatch(/1 of 1 waiting message\(s\) would be redriven/);
-        expect(output).toMatch(/Approved by jane until /);
-        expect(output).toMatch(new RegExp(`Redrive \\S+: ${route.source}`));
-        expect(output).toContain('1 message(s) redriven; 0 left in orders.billing.dlq.');
-        // `dlq history`, the block's last command: the plan, its approval and the redrive, in the audit log.
-        const history = output.slice(output.lastIndexOf('0 left in orders.billing.dlq.'));
-        expect(history).toMatch(new RegExp(`\\bPLAN\\s+\\S+\\s+${route.source}`));
-        expect(history).toMatch(new RegExp(`\\bAPPROVE\\s+jane\\s+${route.source}`));
-        expect(history).toMatch(
-          new RegExp(`\\bEXECUTE\\s+\\S+\\s+${route.source}\\s*jane\\s+\\S+\\s+1\\s+REDRIVEN`),
-        );
-        // Back in its source queue or topic, the message is handled once the application runs again.
-        const billed = await app.billRedriven(services.env, deadLetteredOrder);
-        expect(billed).toMatchObject({ redrivenOrder: deadLetteredOrder, invoices: 1 });
-        expect(billed.billedLine).toMatch(new RegExp(`Order ${deadLetteredOrder} billed .*attempt 1\\)`));
-        const toRedriveMs = cell.toFirstHandledMs + (Date.now() - startedAt);
-        process.stderr.write(
-          `${name}: newcomer path: first handled message after ${minutes(cell.toFirstHandledMs)} min ` +
-            `(nest new, install, build ${minutes(preparedInMs.get(name) ?? 0)} min); the local redrive ` +
-            `handled after ${minutes(toRedriveMs)} min\n${output}\n`,
-        );
-      } finally {
-        await services.release();
-        await dropDb(adminDatabase);
-      }
-    },
-    10 * 60_000,
-  );
+  // After every cell's first test (a describe block runs after its parent's tests).
+  describe('the local redrive', () => {
+    // claim: C-106
+    it.concurrent.each(CELLS.filter((cell) => cell.localRedrive).map((cell) => [cell.name, cell] as const))(
+      "%s: runs the guide's local redrive as written, plan to execute, and the app bills the order",
+      async (name) => {
+        const cell = kept.get(name);
+        if (!cell) throw new Error(`${name}: the cell's first test did not pass; nothing to redrive`);
+        kept.delete(name);
+        const slot = await slots.acquire();
+        const { app, services, deadLetteredOrder } = cell;
+        // Where the DLQ's messages go back to: Kafka's destination topic; RabbitMQ's group queue.
+        const target = app.cell.transport === 'kafka' ? 'orders' : 'orders.billing';
+        const route = new RegExp(`orders\\.billing\\.dlq -> ${target.replace('.', '\\.')}\\s`);
+        const adminDatabase = uniqueName(`compat_admin_${name.replace(/\W/g, '_')}`).toLowerCase();
+        const startedAt = Date.now();
+        try {
+          const output = await runLocalRedrive(app.dir, app.shellEnv(services.localEnv), {
+            adminDatabase,
+            account: services.cliAccount,
+            keySecret: LOCAL_KEY_SECRET,
+          });
+          expect(output).toMatch(/1 of 1 waiting message\(s\) would be redriven/);
+          expect(output).toMatch(/Approved by jane until /);
+          expect(output).toMatch(new RegExp(`Redrive \\S+: ${route.source}`));
+          expect(output).toContain('1 message(s) redriven; 0 left in orders.billing.dlq.');
+          // `dlq history`, the block's last command: the plan, its approval and the redrive, in the audit log.
+          const history = output.slice(output.lastIndexOf('0 left in orders.billing.dlq.'));
+          expect(history).toMatch(new RegExp(`\\bPLAN\\s+\\S+\\s+${route.source}`));
+          expect(history).toMatch(new RegExp(`\\bAPPROVE\\s+jane\\s+${route.source}`));
+          expect(history).toMatch(
+            new RegExp(`\\bEXECUTE\\s+\\S+\\s+${route.source}\\s*jane\\s+\\S+\\s+1\\s+REDRIVEN`),
+          );
+          // Back in its source queue or topic, the message is handled once the application runs again.
+          const billed = await app.billRedriven(services.env, deadLetteredOrder);
+          expect(billed).toMatchObject({ redrivenOrder: deadLetteredOrder, invoices: 1 });
+          expect(billed.billedLine).toMatch(new RegExp(`Order ${deadLetteredOrder} billed .*attempt 1\\)`));
+          const toRedriveMs = cell.toFirstHandledMs + (Date.now() - startedAt);
+          process.stderr.write(
+            `${name}: newcomer path: first handled message after ${minutes(cell.toFirstHandledMs)} min ` +
+              `(nest new, install, build ${minutes(preparedInMs.get(name) ?? 0)} min); the local redrive ` +
+              `handled after ${minutes(toRedriveMs)} min\n${output}\n`,
+          );
+        } finally {
+          slot();
+          await services.release();
+          await dropDb(adminDatabase);
+        }
+      },
+      10 * 60_000,
+    );
+  });
 });
+
+function seconds(ms: number): string {
+  return (ms / 1000).toFixed(1);
+}
 
 function minutes(ms: number): string {
   return (ms / 60_000).toFixed(1);
@@ -361,7 +421,10 @@ function matrixTable(done: readonly Row[]): string {
     'postgres',
     'main.ts',
   ];
-  const lines = done.map((row) => [row.cell, ...header.slice(1).map((key) => row.versions[key] ?? '')]);
+  const order = (row: Row) => CELLS.findIndex((cell) => cell.name === row.cell);
+  const lines = [...done]
+    .sort((a, b) => order(a) - order(b))
+    .map((row) => [row.cell, ...header.slice(1).map((key) => row.versions[key] ?? '')]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const format = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   return [

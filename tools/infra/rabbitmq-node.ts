@@ -11,6 +11,14 @@ const run = promisify(execFile);
 /** Debian and Ubuntu keep the real scripts here; the ones on PATH re-run them as the `rabbitmq` user. */
 const PACKAGED_BIN = '/usr/lib/rabbitmq/bin';
 
+/** Options of `RabbitMqNode.startPrivate()`. */
+export interface PrivateNodeOptions {
+  /** The Erlang cookie: nodes of one cluster share it. Default: a new one. */
+  readonly cookie?: string;
+  /** A node (`name@host`) the new node joins as it boots (same cookie); the caller checks it did. */
+  readonly seed?: string;
+}
+
 /** How to reach one node with the RabbitMQ command line tools. */
 interface NodeCli {
   /** `rabbitmqctl` to run. */
@@ -49,12 +57,7 @@ export class RabbitMqNode {
    * does not boot is tried once more, on new ports in a new folder (a port found free can be taken by another
    * process before the node binds it); the error names both tries and ends with the last lines of each log.
    */
-  static async startPrivate(
-    prefix = 'private',
-    options: {
-      /** The Erlang cookie: nodes of one cluster share it. Default: a new one. */ cookie?: string;
-    } = {},
-  ): Promise<RabbitMqNode> {
+  static async startPrivate(prefix = 'private', options: PrivateNodeOptions = {}): Promise<RabbitMqNode> {
     try {
       return await this.startPrivateOnce(prefix, options);
     } catch (first) {
@@ -66,7 +69,7 @@ export class RabbitMqNode {
     }
   }
 
-  private static async startPrivateOnce(prefix: string, options: { cookie?: string }): Promise<RabbitMqNode> {
+  private static async startPrivateOnce(prefix: string, options: PrivateNodeOptions): Promise<RabbitMqNode> {
     const bin = existsSync(path.join(PACKAGED_BIN, 'rabbitmq-server')) ? PACKAGED_BIN : undefined;
     const exe = (name: string) => (bin ? path.join(bin, name) : name);
     const baseDir = await fs.mkdtemp(path.join(os.tmpdir(), `rabbitmq-${prefix}-`));
@@ -96,6 +99,15 @@ export class RabbitMqNode {
     };
     if (options.cookie) {
       await fs.writeFile(path.join(baseDir, '.erlang.cookie'), options.cookie, { mode: 0o400 });
+    }
+    if (options.seed) {
+      // Peer discovery from the configuration (classic_config): a blank node joins the listed node as it
+      // boots, as `join_cluster` would after a first boot, without a second start of its application.
+      await fs.writeFile(
+        path.join(baseDir, 'rabbitmq.conf'),
+        `cluster_formation.peer_discovery_backend = classic_config\n` +
+          `cluster_formation.classic_config.nodes.1 = ${options.seed}\n`,
+      );
     }
     const node = new RabbitMqNode(
       nodeName,
@@ -190,6 +202,20 @@ export class RabbitMqNode {
     // Whatever `stop` did (a clustered node may wait for its peers), the VM must not outlive its folder.
     if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGKILL');
     await fs.rm(this.baseDir, { recursive: true, force: true });
+  }
+
+  /**
+   * Kills a private node's VM (SIGKILL) and removes its folder: for a node whose data goes with it, where a
+   * graceful `stop` only costs time (a clustered node's stop waits for its peers, up to its 30 s timeout).
+   */
+  async discard(): Promise<void> {
+    const baseDir = this.privateDir();
+    const pid = await this.pid().catch(() => undefined);
+    if (pid !== undefined && isAlive(pid)) {
+      process.kill(pid, 'SIGKILL');
+      while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await fs.rm(baseDir, { recursive: true, force: true });
   }
 
   private async awaitStartup(timeoutMs: number): Promise<void> {

@@ -38,9 +38,11 @@ export function failoverSuite(broker: string, startCluster: () => Promise<Cluste
     }, 600_000);
 
     afterAll(async () => {
+      const startedAt = Date.now();
       await witness?.stop().catch(() => undefined);
       await stack?.stop().catch(() => undefined);
       await cluster?.destroy();
+      log(`torn down in ${Date.now() - startedAt} ms`);
     }, 180_000);
 
     // claim: C-53, C-58

@@ -154,19 +154,31 @@ export class FaultStack {
     const { proxied = false, relay = 'poll' } = options;
     try {
       const logical = relay === 'logical';
-      const database = await startPrivateDatabaseServer(
+      // The database server and the broker boot side by side (initdb or MariaDB's install and a JVM or Erlang
+      // VM: each mostly waits on its own start-up); whichever started is released if the other fails.
+      const databaseBooting = startPrivateDatabaseServer(
         dialect,
         `faults-${transport}`,
         logical ? { settings: LOGICAL_DECODING_SETTINGS } : undefined,
       );
-      cleanups.push(() => database.destroy());
+      const brokerBooting = proxied
+        ? startProxiedBroker(transport)
+        : startPrivateBrokerFor(transport).then((broker) => ({ broker, service: broker, proxy: undefined }));
+      const [databaseStart, brokerStart] = await Promise.allSettled([databaseBooting, brokerBooting]);
+      if (databaseStart.status === 'fulfilled') cleanups.push(() => databaseStart.value.destroy());
+      if (brokerStart.status === 'fulfilled') {
+        const started = brokerStart.value;
+        cleanups.push(() => started.broker.destroy()); // (a proxied broker's destroy closes its proxy)
+      }
+      if (databaseStart.status === 'rejected') throw databaseStart.reason;
+      if (brokerStart.status === 'rejected') throw brokerStart.reason;
+      const database = databaseStart.value;
+      const { broker, service, proxy: brokerProxy } = brokerStart.value;
       let [postDatabaseUrl, subscribeDatabaseUrl] = await Promise.all([
         database.createDatabase('post_service'),
         database.createDatabase('subscribe_service'),
       ]);
       let links: StackLinks | undefined;
-      let broker: PrivateBroker;
-      let service: { kafkaBrokers: string[]; amqpUrl: string };
       if (logical) await createLogicalSlots(database);
       if (proxied) {
         const protocol = dialect === 'postgres' ? 'postgres' : 'mysql';
@@ -179,15 +191,12 @@ export class FaultStack {
           () => subscribe.proxy.close(),
         );
         [postDatabaseUrl, subscribeDatabaseUrl] = [post.url, subscribe.url];
-        const started = await startProxiedBroker(transport);
-        broker = started.broker;
-        service = started.service;
-        links = { broker: started.proxy, postDatabase: post.proxy, subscribeDatabase: subscribe.proxy };
-      } else {
-        broker = await startPrivateBrokerFor(transport);
-        service = broker;
+        links = {
+          broker: brokerProxy as FaultProxy,
+          postDatabase: post.proxy,
+          subscribeDatabase: subscribe.proxy,
+        };
       }
-      cleanups.push(() => broker.destroy());
       await applyBlogTopology({ transport, kafkaBrokers: broker.kafkaBrokers, amqpUrl: broker.amqpUrl });
       const common = {
         transport,
@@ -259,8 +268,8 @@ export class FaultStack {
     await Promise.all(this.services.map((s) => s.kill()));
     await this.links?.postDatabase.close();
     await this.links?.subscribeDatabase.close();
-    await this.broker.destroy().catch(() => undefined);
-    await this.database.destroy();
+    // The broker's graceful stop and the database server's, side by side.
+    await Promise.all([this.broker.destroy().catch(() => undefined), this.database.destroy()]);
   }
 }
 
