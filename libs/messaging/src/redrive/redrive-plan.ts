@@ -4,7 +4,7 @@ import type { PlanEdit } from './edit/message-edit';
 import { PlanAction, PlanSelection } from './plan-selection';
 import { ReadCutOff } from './read-budget';
 import type { BulkSelection } from './bulk/bulk-selection';
-import type { MessagePosition, PlannedMessage } from './planned-message';
+import type { PlannedMessage } from './planned-message';
 
 export type { MessagePosition, PlannedMessage } from './planned-message';
 
