@@ -1,17 +1,13 @@
 import { Command } from 'commander';
-import { readApproverSigner } from '../../redrive/approvals/approver-keys';
-import { issueApproval } from '../../redrive/issue-approval';
 import { parseRedriveApproval } from '../../redrive/redrive-plan.schema';
 import { RedriveService } from '../../redrive/redrive.service';
 import { replayDetail, ReplayInboxMode, ReplayPlan } from '../../redrive/replay/replay-plan';
 import { parseReplayPlan } from '../../redrive/replay/replay-plan.schema';
 import { ReplayResult, ReplayService } from '../../redrive/replay/replay.service';
 import { parseOffsetWindows } from '../../redrive/replay/replay-window';
-import { AdminEnv, BrokerFlags } from '../admin-options';
-import { readApproverKeyFile } from '../approver-key-file';
-import { cliClock, readJson, writeJson } from '../cli-io';
+import { BrokerFlags } from '../admin-options';
+import { readJson, writeJson } from '../cli-io';
 import { CliUsageError } from '../cli-usage.error';
-import { parseDuration } from '../duration';
 import {
   AppendOnlyFlag,
   CommandContext,
@@ -19,7 +15,8 @@ import {
   withBrokerOptions,
   withTopologyOption,
 } from './command-context';
-import { isLocalPlaintext, withLocalPlaintextOption } from './next-command';
+import { approvalCommand } from './approval-command';
+import { isLocalPlaintext } from './next-command';
 
 interface ReplayPlanFlags extends BrokerFlags, AppendOnlyFlag {
   readonly topic: string;
@@ -31,15 +28,6 @@ interface ReplayPlanFlags extends BrokerFlags, AppendOnlyFlag {
   readonly rate?: string;
   readonly out?: string;
   readonly topology?: string;
-}
-
-interface ReplayApproveFlags extends AppendOnlyFlag {
-  readonly plan: string;
-  readonly key: string;
-  readonly ttl: string;
-  readonly out?: string;
-  readonly topology?: string;
-  readonly localPlaintext?: boolean;
 }
 
 interface ReplayRunFlags extends BrokerFlags, AppendOnlyFlag {
@@ -109,39 +97,16 @@ function replayPlanCommand(context: CommandContext): Command {
 }
 
 function replayApproveCommand(context: CommandContext): Command {
-  return withAppendOnlyOption(withLocalPlaintextOption(withTopologyOption(new Command('approve'))))
-    .description(
+  return approvalCommand(context, {
+    description:
       'approve a replay plan for a limited time, signed with your own approver key (no broker access)',
-    )
-    .requiredOption('--plan <file>', 'the plan written by "replay plan --out"')
-    .requiredOption(
-      '--key <file>',
-      `your private key file (nest-messaging approver keygen); passphrase in ${AdminEnv.APPROVER_KEY_PASSPHRASE}`,
-    )
-    .option('--ttl <duration>', 'how long the approval is valid, e.g. 15m or 1h (at most 24h)', '15m')
-    .option('--out <file>', 'where to write the approval (default: <plan file>.approval.json)')
-    .action(async (flags: ReplayApproveFlags) => {
-      const signer = readApproverSigner(
-        await readApproverKeyFile(context.io, flags.key),
-        context.io.env[AdminEnv.APPROVER_KEY_PASSPHRASE],
-      );
-      const plan = parseReplayPlan(await readJson(context.io, flags.plan));
-      const ttlMs = parseDuration(flags.ttl);
-      const keyring = await context.keyring();
-      const topology = await context.topology(flags);
-      const approval = await context.withAppendOnlyLedger(flags, (ledger) =>
-        issueApproval(plan, signer, { ledger, ttlMs, keyring, topology, clock: cliClock(context.io) }),
-      );
-      const out = flags.out ?? `${flags.plan.replace(/\.json$/, '')}.approval.json`;
-      await writeJson(context.io, out, approval);
-      context.print([
-        ...formatReplayPlan(plan),
-        '',
-        `Checked: the audit log has this plan, made by ${plan.plannedBy}.`,
-        `Approved by ${approval.approver} until ${approval.expiresAt}. Approval written to ${out}.`,
-        `Next, by another admin than the approver: ${replayNext('run', ['--plan', flags.plan, '--approval', out], flags, context)}`,
-      ]);
-    });
+    planFrom: 'the plan written by "replay plan --out"',
+    parse: parseReplayPlan,
+    shown: formatReplayPlan,
+    checked: (plan) => `Checked: the audit log has this plan, made by ${plan.plannedBy}.`,
+    next: (flags, approvalFile) =>
+      replayNext('run', ['--plan', flags.plan, '--approval', approvalFile], flags, context),
+  });
 }
 
 function replayRunCommand(context: CommandContext): Command {
