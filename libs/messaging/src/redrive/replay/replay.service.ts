@@ -1,5 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import { Clock, systemClock } from '../../common/clock';
+import { assertPeerInstalled } from '../../common/optional-peer';
 import { AdminCredential, checkAdminConnection } from '../admin-connection';
 import { ApproverKeyring } from '../approvals/approver-keyring';
 import { ApprovalAlreadyUsedError } from '../errors/approval-already-used.error';
@@ -14,7 +15,8 @@ import { approvalEvidence, RedriveApproval } from '../redrive-approval';
 import { RedriveAudit } from '../redrive-audit';
 import { isLocalDevelopment, requireCredential } from '../redrive-guards';
 import { RedriveServiceOptions } from '../redrive-service-options';
-import { KafkaReplay, ReplayedPartition } from './kafka-replay';
+import type { KafkaReplay, ReplayedPartition } from './kafka-replay';
+import type * as KafkaReplayModule from './kafka-replay';
 import { replayCopy } from './replay-copy';
 import { ReplayLimits } from './replay-limits';
 import { PacerClock, ReplayPacer } from './replay-pacer';
@@ -307,7 +309,12 @@ export class ReplayService {
   private kafka(): KafkaReplay {
     const { broker } = this.options;
     if (broker.kind !== 'kafka') throw new ReplayNotSupportedError(broker.kind);
-    this.kafkaInstance ??= new KafkaReplay(broker, this.credential);
+    if (!this.kafkaInstance) {
+      assertPeerInstalled('kafkajs', 'Replay on Kafka');
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only for Kafka (an optional peer)
+      const { KafkaReplay } = require('./kafka-replay') as typeof KafkaReplayModule;
+      this.kafkaInstance = new KafkaReplay(broker, this.credential);
+    }
     return this.kafkaInstance;
   }
 }
