@@ -10,7 +10,6 @@ import {
   toPostgresText,
 } from '../../common/postgres-text';
 import { quoteIdent } from '../../tables/postgres-tables';
-import { RedriveLedgerMissingError } from '../../redrive/errors/redrive-ledger-missing.error';
 import { AdminDatabaseOptions } from '../../redrive/ledger/postgres-redrive-ledger';
 import { RedriveApproval } from '../../redrive/redrive-approval';
 import { isPlanIntact, RedrivePlan } from '../../redrive/redrive-plan';
@@ -19,6 +18,7 @@ import { RedriveResult } from '../../redrive/redrive-result';
 import { CreateConsolePlans1765065600000 } from '../../migrations/create-console-plans.migration';
 import { ConsolePlan, ConsolePlanRefusal } from './console-plan';
 import { ConsolePlanStore } from './console-plan-store.interface';
+import { connectAdminStore } from '../../redrive/ledger/admin-store-connection';
 
 interface PlanRow {
   id: string;
@@ -50,27 +50,12 @@ export class PostgresConsolePlanStore implements ConsolePlanStore {
   }
 
   /** Connects to the admin database; throws `RedriveLedgerMissingError` when the table is missing. */
-  static async connect(options: AdminDatabaseOptions): Promise<PostgresConsolePlanStore> {
-    const dataSource = new DataSource({
-      type: 'postgres',
-      url: options.url,
-      schema: options.schema,
-      logging: false,
-      extra: { max: 2 },
-    });
-    await dataSource.initialize();
-    const store = new PostgresConsolePlanStore(dataSource);
-    try {
-      const [{ found }] = await dataSource.query<Array<{ found: string | null }>>(
-        'select to_regclass($1) as found',
-        [store.table],
-      );
-      if (!found) throw new RedriveLedgerMissingError(store.table, CreateConsolePlans1765065600000.name);
-    } catch (error) {
-      await dataSource.destroy();
-      throw error;
-    }
-    return store;
+  static connect(options: AdminDatabaseOptions): Promise<PostgresConsolePlanStore> {
+    return connectAdminStore(
+      options,
+      (dataSource) => new PostgresConsolePlanStore(dataSource),
+      (store) => [[store.table, CreateConsolePlans1765065600000.name]],
+    );
   }
 
   /** Inserts the plan under a new id. */

@@ -7,12 +7,11 @@ import {
 } from '../../common/postgres-text';
 import { CreateRedriveBulkPlans1765497600000 } from '../../migrations/create-redrive-bulk-plans.migration';
 import { quoteIdent } from '../../tables/postgres-tables';
-import { checkAdminDatabaseUrl } from '../admin-connection';
-import { RedriveLedgerMissingError } from '../errors/redrive-ledger-missing.error';
 import { AdminDatabaseOptions } from '../ledger/postgres-redrive-ledger';
 import { PlannedMessage } from '../redrive-plan';
 import { BulkItemStatus, StoredBulkItem } from './bulk-chunks';
 import { BulkItem } from './bulk-selection';
+import { connectAdminStore } from '../ledger/admin-store-connection';
 
 /** The execution of a plan at scale, as the plan store keeps it. */
 export interface BulkRun {
@@ -87,28 +86,16 @@ export class PostgresBulkPlanStore implements BulkPlanStore {
   }
 
   /** Connects to the admin database; throws `RedriveLedgerMissingError` when the tables are missing. */
-  static async connect(options: AdminDatabaseOptions): Promise<PostgresBulkPlanStore> {
-    checkAdminDatabaseUrl(options.url, options.allowInsecureTransport);
-    const dataSource = new DataSource({
-      type: 'postgres',
-      url: options.url,
-      schema: options.schema,
-      logging: false,
-      extra: { max: 2 },
-    });
-    await dataSource.initialize();
-    const store = new PostgresBulkPlanStore(dataSource);
-    try {
-      const [{ found }] = await dataSource.query<Array<{ found: string | null }>>(
-        'select to_regclass($1) as found',
-        [store.items],
-      );
-      if (!found) throw new RedriveLedgerMissingError(store.items, CreateRedriveBulkPlans1765497600000.name);
-    } catch (error) {
-      await dataSource.destroy();
-      throw error;
-    }
-    return store;
+  static connect(options: AdminDatabaseOptions): Promise<PostgresBulkPlanStore> {
+    const migration = CreateRedriveBulkPlans1765497600000.name;
+    return connectAdminStore(
+      options,
+      (dataSource) => new PostgresBulkPlanStore(dataSource),
+      (store) => [
+        [store.plans, migration],
+        [store.items, migration],
+      ],
+    );
   }
 
   /** Opens a plan's items under a new `id`. */

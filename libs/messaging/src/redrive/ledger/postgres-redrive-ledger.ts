@@ -10,7 +10,6 @@ import { quoteIdent } from '../../tables/postgres-tables';
 import { checkAdminDatabaseUrl } from '../admin-connection';
 import { AuditLogRewritableError } from '../errors/audit-log-rewritable.error';
 import { RedriveInProgressError } from '../errors/redrive-in-progress.error';
-import { RedriveLedgerMissingError } from '../errors/redrive-ledger-missing.error';
 import {
   AUDIT_CHAIN_GENESIS,
   AuditChainBreak,
@@ -29,19 +28,9 @@ import {
   RedriveAuditFilter,
   RedriveLedger,
 } from './redrive-ledger.interface';
+import { AdminDatabaseOptions, checkAdminTables } from './admin-store-connection';
 
-/** Where the admin database is. */
-export interface AdminDatabaseOptions {
-  /** `postgres://` URL of the admin database (`MESSAGING_ADMIN_DATABASE_URL`). */
-  readonly url: string;
-  /** Schema of the ledger's tables. Default: the search_path (`public`). */
-  readonly schema?: string;
-  /**
-   * Accept a URL that reaches a host not on this machine without TLS (`sslmode=require`): the login's
-   * password and the audit log then travel in clear text. Default false: refused (`checkAdminDatabaseUrl`).
-   */
-  readonly allowInsecureTransport?: boolean;
-}
+export type { AdminDatabaseOptions } from './admin-store-connection';
 
 interface AuditRow {
   id: string;
@@ -457,20 +446,14 @@ export class PostgresRedriveLedger implements RedriveLedger {
     await this.dataSource.destroy();
   }
 
-  private async checkTables(): Promise<void> {
-    for (const [table, migration] of [
+  private checkTables(): Promise<void> {
+    return checkAdminTables(this.dataSource, [
       [this.audit, CreateRedriveLedger1764892800000.name],
       [this.nonces, CreateRedriveLedger1764892800000.name],
       [this.head, ChainRedriveAudit1764979200000.name],
       [this.keyring, PinRedriveKeyring1765238400000.name],
       [this.topology, PinRedriveTopology1765324800000.name],
-    ]) {
-      const [{ found }] = await this.dataSource.query<Array<{ found: string | null }>>(
-        'select to_regclass($1) as found',
-        [table],
-      );
-      if (!found) throw new RedriveLedgerMissingError(table, migration);
-    }
+    ]);
   }
 }
 
