@@ -73,7 +73,7 @@ ENV PORT=3002 HOST=0.0.0.0
 EXPOSE 3002
 HEALTHCHECK --interval=5s --timeout=3s --retries=20 \
   CMD ["node", "-e", "require('http').get('http://127.0.0.1:' + process.env.PORT + '/health/live', (r) => process.exit(r.statusCode === 200 ? 0 : 1)).on('error', () => process.exit(1))"]
-CMD ["node", "dist/main.js"]
+CMD ["node", "dist/apps/ops-console/src/main.js"]
 
 # The admin CLI, as `npx nest-messaging` runs it in an application (the library's built bin).
 FROM runtime AS messaging-admin
