@@ -11,7 +11,10 @@ const usersSchema = z
       roles: z.array(z.enum(ROLES)).min(1),
       passwordHash: z
         .string()
-        .refine(isPasswordHash, 'a scrypt hash (node dist/apps/ops-console/apps/ops-console/src/main.js hash-password)'),
+        .refine(
+          isPasswordHash,
+          'a scrypt hash (node dist/apps/ops-console/apps/ops-console/src/main.js hash-password)',
+        ),
     }),
   )
   .min(1);
