@@ -13,6 +13,9 @@
  *   npx tsx bench/demo-cost.ts [kafka|rabbitmq] [--rate 200] [--seconds 20] [--relay poll|logical]
  *                              [--cpu-prof DIR]   (V8 profiles of both services, written when they stop)
  *
+ * With DEMO_COST_LOG_STATEMENTS=1 the two databases log every statement (`log_statement = all`, set on the
+ * databases only, in the server's log): how the round trips per post were counted.
+ *
  * Figures, never assertions; bench/README "The demo's cost" quotes runs. Works in databases of its own
  * (`bench_demo_post_…`, `bench_demo_sub_…`), dropped at the end.
  */
