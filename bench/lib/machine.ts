@@ -7,9 +7,21 @@ import * as amqp from 'amqplib';
 import { infraEnv } from '../../tools/infra/env';
 import { pinnedKafkaVersion } from '../../tools/infra/kafka-jars';
 import { withClient } from './databases';
-import { MachineInfo } from './results';
 
 /** The machine and the versions of everything the figures depend on. */
+export interface MachineInfo {
+  readonly cores: number;
+  readonly cpuModel: string;
+  readonly memoryGiB: number;
+  readonly loadAverageAtStart: readonly number[];
+  readonly node: string;
+  readonly postgres: string;
+  readonly kafka: string;
+  readonly rabbitmq: string;
+  readonly kafkajs: string;
+  readonly amqplib: string;
+}
+
 export async function machineInfo(): Promise<MachineInfo> {
   const env = infraEnv();
   const cpus = os.cpus();

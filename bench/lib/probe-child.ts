@@ -1,5 +1,5 @@
 import { ChildProcess, fork } from 'node:child_process';
-import type { ProbeMessage } from './probe-process';
+import type { ProbeMessage } from './probe-messages';
 import { within } from './time';
 
 /** A forked `probe-process.main.ts`: its modules loaded, it runs one role at a time (see `ProbeProcess`). */

@@ -1,4 +1,6 @@
-import { MachineLoad } from './machine';
+import { MachineInfo, MachineLoad } from './machine';
+
+export type { MachineInfo } from './machine';
 import { Summary } from './stats';
 
 /** One line of the results table: our figure beside its baseline, measured in the same run. */
@@ -39,19 +41,6 @@ export interface LatencyPoint {
    * whatever else uses it). Absent off Linux and in results written before 2026-12-06.
    */
   readonly cpuUsPerMessage?: Readonly<Record<string, number>>;
-}
-
-export interface MachineInfo {
-  readonly cores: number;
-  readonly cpuModel: string;
-  readonly memoryGiB: number;
-  readonly loadAverageAtStart: readonly number[];
-  readonly node: string;
-  readonly postgres: string;
-  readonly kafka: string;
-  readonly rabbitmq: string;
-  readonly kafkajs: string;
-  readonly amqplib: string;
 }
 
 export interface BenchResults {
