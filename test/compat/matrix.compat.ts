@@ -42,7 +42,8 @@ const ALL_CELLS: readonly CompatCell[] = [
     localRedrive: true,
   },
   // The current major: Nest 12 (ESM only), TypeORM 1, Node 24; no optional peer but the transport's client.
-  // Also compiles guide 09's console module against the package (issue 37, item 5).
+  // Also compiles guide 09's console module (issue 37, item 5) and guide 17's tenants example (issue 43)
+  // against the package.
   {
     name: 'nest12-esm',
     node: 24,
@@ -52,6 +53,7 @@ const ALL_CELLS: readonly CompatCell[] = [
     extraPeers: [],
     localRedrive: true,
     opsConsole: true,
+    tenantsExample: true,
   },
   // Node 22 with Nest 12 and TypeORM 0.3, every optional peer installed.
   {

@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import {
   defineEvent,
-  EventPayload,
   IdempotentHandler,
-  MessageContext,
   MessagingTenants,
   Outbox,
   OutboxService,
 } from 'nest-reliable-messaging';
+// Types in a decorated signature come in as types (a stock Nest 12 app has isolatedModules).
+import type { EventPayload, MessageContext } from 'nest-reliable-messaging';
 import { z } from 'zod';
 import { Invoice } from './invoice.entity.js';
 
