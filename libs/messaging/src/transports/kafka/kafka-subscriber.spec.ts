@@ -400,6 +400,39 @@ describe(KafkaSubscriber.name, () => {
       await clock.advance(10_000);
       expect(consumers).toHaveLength(1);
     });
+
+    it('replaces a consumer whose rejoin neither completes nor fails within the rebalance timeout', async () => {
+      const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
+      const [consumer] = consumers;
+      // The coordinator's broker was killed: kafkajs rejoins, and its join is never answered.
+      consumer.listeners.get(consumer.events.REBALANCING)?.({ payload: {} });
+      await clock.advance(60_000);
+      expect(consumers).toHaveLength(1); // the broker may take the whole rebalance timeout
+      await clock.advance(6_000);
+      expect(consumer.disconnect).toHaveBeenCalled();
+      await clock.advance(10);
+      expect(consumers).toHaveLength(2);
+      expect(consumers[1].subscribe).toHaveBeenCalled();
+    });
+
+    it('replaces one kafkajs restarted after a crash whose join never completes', async () => {
+      const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
+      const [consumer] = consumers;
+      consumer.listeners.get(consumer.events.CRASH)?.({ payload: { restart: true, error: new Error('x') } });
+      await clock.advance(66_000);
+      expect(consumer.disconnect).toHaveBeenCalled();
+    });
+
+    it('leaves a consumer alone whose rejoin completed, however long it took', async () => {
+      const { consumers } = await startSubscriber(() => ({ kind: 'ACK' }));
+      const [consumer] = consumers;
+      consumer.listeners.get(consumer.events.REBALANCING)?.({ payload: {} });
+      await clock.advance(50_000);
+      consumer.joined();
+      await clock.advance(60_000);
+      expect(consumers).toHaveLength(1);
+      expect(consumer.disconnect).not.toHaveBeenCalled();
+    });
   });
 
   describe('restart', () => {

@@ -49,6 +49,18 @@ const REPLACE_GRACE_MS = 1_000;
  * connection closes when the broker answers.
  */
 const STOP_WHILE_JOINING_MS = 1_000;
+/**
+ * The rebalance timeout the consumer joins with (kafkajs's default): the broker completes a rebalance within
+ * it, whatever the group's other members do.
+ */
+const REBALANCE_TIMEOUT_MS = 60_000;
+/**
+ * A join (or rejoin) still not complete this long after it began will not complete: the consumer is replaced
+ * (it rejoins as the same member). A CI run of the Kafka failover suite saw kafkajs's rejoin after the group
+ * coordinator's broker was killed neither answer nor fail: the group stopped consuming for good. A consumer
+ * kafkajs fetches on with after a rejoin that failed is replaced too: its membership is in limbo.
+ */
+const JOIN_LIMIT_MS = REBALANCE_TIMEOUT_MS + 5_000;
 
 /** How a delivery left the pipeline: settled (commit it) or held (halt the partition for `delayMs`). */
 type LaneSettlement = { kind: 'SETTLED' } | { kind: 'HELD'; delayMs: number };
@@ -92,6 +104,8 @@ export class KafkaSubscriber {
   private commitFailedAt?: number;
   /** Since when kafkajs fetches again on a membership whose rejoin did not complete (see `onBatch`). */
   private unjoinedSince?: number;
+  /** Since when the consumer joins (or rejoins) the group: undefined once it joined. */
+  private joiningSince?: number;
   /** When each commit under way started: kafkajs retries one for up to 30 s before it fails. */
   private readonly commitsUnderWay = new Set<{ startedAt: number }>();
   /** Whether a consumer of this subscriber has joined the group yet. */
@@ -153,6 +167,7 @@ export class KafkaSubscriber {
       groupId: this.subscription.group,
       allowAutoTopicCreation: false,
       sessionTimeout: this.host.sessionTimeoutMs,
+      rebalanceTimeout: REBALANCE_TIMEOUT_MS,
       heartbeatInterval: this.timings.heartbeatIntervalMs,
       maxWaitTimeInMs: CONSUMER_SETTINGS.maxWaitTimeInMs,
       // A consumer this subscriber stopped or replaced never restarts (a join failing after its disconnect).
@@ -164,6 +179,7 @@ export class KafkaSubscriber {
     this.flows = new Map();
     this.answeredAt = undefined;
     this.unjoinedSince = undefined;
+    this.joiningSince = this.host.clock.now();
     const current = () => this.consumer === consumer && !this.stopping;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       if (!current()) return;
@@ -171,6 +187,7 @@ export class KafkaSubscriber {
       this.host.outage.recovered();
       this.answeredAt = this.host.clock.now();
       this.unjoinedSince = undefined;
+      this.joiningSince = undefined;
       this.hasJoined = true;
       this.markJoined();
       // A join restarts kafkajs's fetching at the committed offsets: what the old flows queued comes again.
@@ -180,12 +197,18 @@ export class KafkaSubscriber {
       if (current() && this.answeredAt !== undefined) this.answeredAt = this.host.clock.now();
     });
     consumer.on(consumer.events.REBALANCING, () => {
-      if (current()) this.answeredAt = undefined;
+      if (!current()) return;
+      this.answeredAt = undefined;
+      this.joiningSince = this.host.clock.now();
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (!current()) return;
       // kafkajs restarts the consumer itself: it joins again (no coordinator to wait for meanwhile).
-      if (payload.restart) return void (this.answeredAt = undefined);
+      if (payload.restart) {
+        this.answeredAt = undefined;
+        this.joiningSince = this.host.clock.now();
+        return;
+      }
       // kafkajs gave up (a non-retriable error): start a fresh consumer rather than stop consuming.
       this.replace(consumer, `crashed (${payload.error.message})`, 1);
     });
@@ -216,8 +239,12 @@ export class KafkaSubscriber {
    */
   private checkCoordinator(): void {
     const consumer = this.consumer;
-    if (!consumer || this.stopping || this.answeredAt === undefined) return;
+    if (!consumer || this.stopping) return;
     const now = this.host.clock.now();
+    if (this.joiningSince !== undefined && now - this.joiningSince >= JOIN_LIMIT_MS) {
+      return this.replace(consumer, `its join has not completed in ${now - this.joiningSince} ms`, 0);
+    }
+    if (this.answeredAt === undefined) return;
     const limit = this.timings.coordinatorSilenceMs;
     const failedSince = (since: number) => this.commitFailedAt !== undefined && this.commitFailedAt >= since;
     const stuck = [...this.commitsUnderWay].some((c) => now - c.startedAt >= limit);
