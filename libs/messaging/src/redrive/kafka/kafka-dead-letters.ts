@@ -16,7 +16,8 @@ import { readHead } from './kafka-head-reader';
 import { readRanges, readRangesWithin } from './kafka-range-reader';
 import { kafkaRecord } from './kafka-records';
 import { redriveCluster, RedriveCluster } from './kafkajs-cluster.patch';
-import { pendingRanges, recordsIn } from './partition-ranges';
+import { pendingRanges, pendingWhileListing, recordsIn } from './partition-ranges';
+import { systemClock } from '../../common/clock';
 
 /** Offsets a scan reads at a time, per partition. */
 const SCAN_PAGE = 500n;
@@ -55,8 +56,12 @@ export class KafkaDeadLetters implements DeadLetterBackend {
       const wanted = names.length > 0 ? names : [...topics].filter((t) => t.endsWith('.dlq')).sort();
       const found: DeadLetterQueueInfo[] = [];
       for (const name of wanted) {
-        const exists = topics.has(name);
-        found.push({ name, exists, depth: exists ? recordsIn(await pendingRanges(admin, name)) : 0 });
+        // A topic deleted while the listing runs is not there (listing all: left out).
+        const depth = topics.has(name)
+          ? await pendingWhileListing(admin, name, (ms) => systemClock.sleep(ms))
+          : undefined;
+        if (depth === undefined && names.length === 0) continue;
+        found.push({ name, exists: depth !== undefined, depth: depth ?? 0 });
       }
       return found;
     });
