@@ -149,7 +149,10 @@ export interface ConsumerOptions {
   autoStart?: boolean;
   /** Keep inbox records this long, ms. Default 604800000 (seven days): a redelivery older than that runs again. */
   inboxRetentionMs?: number;
-  /** Handlers running at once per consumer group (different keys; one key's messages run one at a time). Default 4. */
+  /**
+   * Handlers running at once per consumer group (different keys; one key's messages run one at a time), per
+   * tenant with tenants on (docs/guide/17-tenants.md). Default 4.
+   */
   concurrency?: number;
   /**
    * Messages of one lane (the messages that queued up for one handler slot) handled in one database

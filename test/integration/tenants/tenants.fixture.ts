@@ -86,10 +86,13 @@ export function notesService(event: NoteWritten): Type<Notes> {
 }
 
 /**
- * Called with each note the consumer applied, as its handler returns (before the transaction commits): the
- * fault run's latency (commit of the write → the handler applied it). Empty in the other suites.
+ * Called with each note the consumer applied, as its handler returns (before the transaction commits; the
+ * handler waits for what one returns): the fault run's latency (commit of the write → the handler applied it)
+ * and its handlers held across the cut. Empty in the other suites.
  */
-export const appliedObservers = new Set<(messageId: string, tenant: string | undefined) => void>();
+export const appliedObservers = new Set<
+  (messageId: string, tenant: string | undefined) => void | Promise<void>
+>();
 
 /** Applies notes in the tenant's database (`context.manager`), recording the tenant the context named. */
 export function notesConsumer(event: NoteWritten, group: string): Type {
@@ -108,7 +111,7 @@ export function notesConsumer(event: NoteWritten, group: string): Type {
       if (note.text.startsWith('chain-')) {
         await this.outbox.add(event, { text: `chained-${note.text.slice(6)}`, tenant: context.tenant ?? '' });
       }
-      for (const observe of appliedObservers) observe(context.messageId, context.tenant);
+      for (const observe of appliedObservers) await observe(context.messageId, context.tenant);
     }
   }
   return NotesConsumer;

@@ -65,4 +65,23 @@ describe(DatabaseWait.name, () => {
     // 15,000 steps of the fake clock: 0.35 s alone, past Jest's 5 s while the whole unit project shared two
     // loaded cores with other suites.
   }, 60_000);
+
+  it("keeps each tenant's outage its own: logged by name, ended only by that tenant's database", async () => {
+    const wait = new DatabaseWait(clock, logger);
+    const going = [wait.after(refused, 0, control, 'acme'), wait.after(refused, 0, control, 'globex')];
+    await clock.advance(1_000);
+    await Promise.all(going);
+    wait.answered('globex');
+    wait.answered(); // a tenant-less database answering ends nobody's outage
+    await clock.advance(1_000);
+    wait.answered('acme');
+    const warnings = jest.mocked(logger.warn).mock.calls.map(([line]) => String(line));
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatch(/^Tenant acme's database does not answer/);
+    expect(warnings[1]).toMatch(/^Tenant globex's database does not answer/);
+    expect(jest.mocked(logger.log).mock.calls.map(([line]) => String(line))).toEqual([
+      "Tenant globex's database answers again, after 1.0 s.",
+      "Tenant acme's database answers again, after 2.0 s.",
+    ]);
+  });
 });

@@ -18,8 +18,8 @@ const REPORT_EVERY_MS = 30_000;
  * 30 s while it lasts, and when it ends: a few lines for the operator, however many deliveries wait.
  */
 export class DatabaseWait {
-  private awaySince: number | undefined;
-  private reportedAt = 0;
+  /** Per database that does not answer (a tenant's, with tenants on; '' otherwise): since when, last line. */
+  private readonly away = new Map<string, { readonly since: number; reportedAt: number }>();
 
   constructor(
     private readonly clock: Clock,
@@ -28,21 +28,22 @@ export class DatabaseWait {
 
   /**
    * Waits before the next try of a transaction that could not begin (`waits`: how many waits this delivery
-   * had already); false when the consumer stops first.
+   * had already); false when the consumer stops first. `tenant`: whose database it is, with tenants on (each
+   * tenant's outage is its own: logged on its own, ended by its own database's answer).
    */
-  async after(error: unknown, waits: number, control: DeliveryControl): Promise<boolean> {
+  async after(error: unknown, waits: number, control: DeliveryControl, tenant?: string): Promise<boolean> {
     const now = this.clock.now();
-    if (this.awaySince === undefined) {
-      this.awaySince = now;
-      this.reportedAt = now;
+    const away = this.away.get(tenant ?? '');
+    if (away === undefined) {
+      this.away.set(tenant ?? '', { since: now, reportedAt: now });
       this.logger.warn(
-        `The consumer's database does not answer (${errorLine(error)}): deliveries wait for it, and a ` +
+        `${databaseOf(tenant)} does not answer (${errorLine(error)}): deliveries wait for it, and a ` +
           'transaction that cannot begin spends none of their attempts.',
       );
-    } else if (now - this.reportedAt >= REPORT_EVERY_MS) {
-      this.reportedAt = now;
+    } else if (now - away.reportedAt >= REPORT_EVERY_MS) {
+      away.reportedAt = now;
       this.logger.warn(
-        `The consumer's database still does not answer after ${seconds(now - this.awaySince)} ` +
+        `${databaseOf(tenant)} still does not answer after ${seconds(now - away.since)} ` +
           `(${errorLine(error)}).`,
       );
     }
@@ -50,14 +51,17 @@ export class DatabaseWait {
     return waitKeepingAlive(this.clock, Math.round(ceiling * (0.5 + 0.5 * this.clock.random())), control);
   }
 
-  /** A transaction began: the database answers (again, after an outage: logged). */
-  answered(): void {
-    if (this.awaySince === undefined) return;
-    this.logger.log(
-      `The consumer's database answers again, after ${seconds(this.clock.now() - this.awaySince)}.`,
-    );
-    this.awaySince = undefined;
+  /** A transaction began: the database (`tenant`'s) answers (again, after an outage: logged). */
+  answered(tenant?: string): void {
+    const away = this.away.get(tenant ?? '');
+    if (away === undefined) return;
+    this.away.delete(tenant ?? '');
+    this.logger.log(`${databaseOf(tenant)} answers again, after ${seconds(this.clock.now() - away.since)}.`);
   }
+}
+
+function databaseOf(tenant: string | undefined): string {
+  return tenant === undefined ? "The consumer's database" : `Tenant ${tenant}'s database`;
 }
 
 function seconds(ms: number): string {

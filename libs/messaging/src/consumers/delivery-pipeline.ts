@@ -202,14 +202,15 @@ export class DeliveryPipeline {
   ): Promise<boolean> {
     let rest = together;
     let waits = 0;
+    const tenant = together[0]?.state.inboxDelivery.tenant; // a batch is one tenant's (handleBatch)
     while (rest.length > 0) {
       const tried = await this.tries.together(rest);
       if (tried.kind === 'UNREACHABLE') {
         const control = { ...rest[0].state.control, isStopping: halted };
-        if (!(await this.database.after(tried.error, waits++, control))) return false;
+        if (!(await this.database.after(tried.error, waits++, control, tenant))) return false;
         continue;
       }
-      this.database.answered();
+      this.database.answered(tenant);
       if (tried.kind === 'COMMITTED') {
         const { outcomes } = tried;
         return settleInOrder(rest, settled, ({ state }, i) => this.afterOutcome(state, outcomes[i]));
@@ -284,10 +285,11 @@ export class DeliveryPipeline {
     for (;;) {
       const tried = await this.tries.together([{ index: 0, state }]);
       if (tried.kind === 'UNREACHABLE') {
-        if (!(await this.database.after(tried.error, waits++, state.control))) return LEAVE;
+        const { tenant } = state.inboxDelivery;
+        if (!(await this.database.after(tried.error, waits++, state.control, tenant))) return LEAVE;
         continue;
       }
-      this.database.answered();
+      this.database.answered(state.inboxDelivery.tenant);
       if (tried.kind === 'COMMITTED') return this.afterOutcome(state, tried.outcomes[0]);
       if (tried.kind === 'LOST' && tried.atCommit && !state.commitLost) {
         state.commitLost = true;
@@ -315,10 +317,11 @@ export class DeliveryPipeline {
     for (let waits = 0; ; waits++) {
       try {
         const held = await this.inbox.holds(state.inboxDelivery);
-        this.database.answered();
+        this.database.answered(state.inboxDelivery.tenant);
         return held;
       } catch (error) {
-        if (!(await this.database.after(error, waits, state.control))) return undefined;
+        const { tenant } = state.inboxDelivery;
+        if (!(await this.database.after(error, waits, state.control, tenant))) return undefined;
       }
     }
   }

@@ -82,6 +82,24 @@ export function laneOf(key: string, lanes: number): number {
   return (hash >>> 0) % lanes;
 }
 
+/** Where a delivery runs: its lane, and the share whose handler slots the lane takes (`KeyedLanes`). */
+export interface DeliveryLane {
+  readonly lane: string;
+  readonly share: string;
+}
+
+/**
+ * The lane of a delivery of `key` among `lanes` per share, and its share. With tenants on, each tenant (the
+ * tenant header the relay stamped) has lanes and handler slots of its own, so a tenant whose database does
+ * not answer holds its own deliveries only, never another tenant's that hash alike. The header is read here
+ * unverified, to schedule the delivery and nothing else: the pipeline checks its signature before anything
+ * is applied, and a forged one moves a message into another lane, never into another tenant's database.
+ */
+export function deliveryLane(key: string, tenant: string | undefined, lanes: number): DeliveryLane {
+  const share = tenant ?? '';
+  return { lane: `${share}\u0000${laneOf(key, lanes)}`, share };
+}
+
 /** A running subscription. */
 export interface ConsumerHandle {
   /** Stops fetching, waits for in-flight deliveries, commits what is done and disconnects. */

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { KeyedLanes } from './keyed-lanes';
 
 interface Deferred {
@@ -229,6 +230,73 @@ describe(KeyedLanes.name, () => {
       await lanes.drain();
       expect(tasks.started).toEqual(['A', 'B', 'C']);
       expect(tasks.maxRunning).toBe(1);
+    });
+  });
+
+  describe('shares', () => {
+    it("lets another share's keys run while one share's tasks hold every slot of theirs", async () => {
+      const lanes = new KeyedLanes(2);
+      const tasks = new Tasks();
+      // Tenant "down": its tasks wait (its database does not answer) and fill its two slots.
+      for (const name of ['down-a', 'down-b', 'down-c']) void lanes.run(name, tasks.task(name), 'down');
+      for (const name of ['up-a', 'up-b', 'up-c']) void lanes.run(name, tasks.task(name), 'up');
+
+      await flush();
+      expect(tasks.started).toEqual(['down-a', 'down-b', 'up-a', 'up-b']);
+      tasks.finish('up-a');
+      await flush();
+      expect(tasks.started).toContain('up-c');
+      expect(tasks.started).not.toContain('down-c');
+      tasks.finish('down-a');
+      await flush();
+      expect(tasks.started).toContain('down-c');
+      ['down-b', 'down-c', 'up-b', 'up-c'].forEach((name) => tasks.finish(name));
+      await lanes.drain();
+    });
+
+    it('keeps each share within the limit, and each key in order, with tasks ending in any order', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 3 }),
+          fc.array(fc.tuple(fc.integer({ min: 0, max: 2 }), fc.integer({ min: 0, max: 4 })), {
+            minLength: 1,
+            maxLength: 30,
+          }),
+          fc.array(fc.nat(), { minLength: 1, maxLength: 60 }),
+          async (concurrency, queued, picks) => {
+            const lanes = new KeyedLanes(concurrency);
+            const tasks = new Tasks();
+            const names = queued.map(([share, key], i) => `s${share}/k${key}#${i}`);
+            names.forEach((name) => {
+              const [share, key] = name.split('#')[0].split('/');
+              void lanes.run(`${share}/${key}`, tasks.task(name), share);
+            });
+            await flush();
+            for (let turn = 0; tasks.finished.length < names.length; turn += 1) {
+              const running = tasks.started.filter((name) => !tasks.finished.includes(name));
+              for (const share of ['s0', 's1', 's2']) {
+                const ofShare = running.filter((name) => name.startsWith(`${share}/`));
+                expect(ofShare.length).toBeLessThanOrEqual(concurrency);
+                // A share with work queued and a slot free is never left waiting for another share.
+                const queuedOfShare = names.filter(
+                  (name) => name.startsWith(`${share}/`) && !tasks.started.includes(name),
+                );
+                const keysRunning = new Set(ofShare.map((name) => name.split('#')[0]));
+                const startable = queuedOfShare.some((name) => !keysRunning.has(name.split('#')[0]));
+                if (startable) expect(ofShare.length).toBe(concurrency);
+              }
+              expect(running.length).toBeGreaterThan(0);
+              tasks.finish(running[picks[turn % picks.length] % running.length]);
+              await flush();
+            }
+            for (const key of new Set(names.map((name) => name.split('#')[0]))) {
+              const ofKey = names.filter((name) => name.startsWith(`${key}#`));
+              expect(tasks.started.filter((name) => ofKey.includes(name))).toEqual(ofKey);
+            }
+          },
+        ),
+        { numRuns: 200 },
+      );
     });
   });
 

@@ -13,9 +13,9 @@ export function kafkaDelivery(
   retryTierMs?: number,
 ): Delivery {
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(message.headers ?? {})) {
-    if (value === undefined) continue;
-    headers[name] = (Array.isArray(value) ? value[0] : value).toString();
+  for (const name of Object.keys(message.headers ?? {})) {
+    const value = kafkaHeader(message, name);
+    if (value !== undefined) headers[name] = value;
   }
   return {
     wire: {
@@ -26,4 +26,11 @@ export function kafkaDelivery(
     },
     origin: { source: topic, partition, offset: message.offset, retryTierMs },
   };
+}
+
+/** A record's header as text: its first value when it has several (as a delivery's headers hold it). */
+export function kafkaHeader(message: KafkaMessage, name: string): string | undefined {
+  const value = message.headers?.[name];
+  if (value === undefined) return undefined;
+  return (Array.isArray(value) ? value[0] : value)?.toString();
 }

@@ -308,6 +308,40 @@ describe(KafkaSubscriber.name, () => {
     });
   });
 
+  describe('tenants', () => {
+    it("handles a tenant's records while another tenant's wait for their database, on keys that hash alike", async () => {
+      const down = gate();
+      const { consumers, deliveries } = await startSubscriber(async (delivery) => {
+        if (delivery.wire.headers[MessageHeaders.TENANT] === 'down') await down.opened;
+        return { kind: 'ACK' };
+      });
+      const [consumer] = consumers;
+      const of = (tenant: string) => ({ [MessageHeaders.TENANT]: tenant });
+      // The tenant that is down takes both of its slots (concurrency 2) on keys a and b, in partition 0.
+      await consumer.eachBatch!(
+        batchOf(TOPIC, [
+          record('1', 'a', of('down')),
+          record('2', 'b', of('down')),
+          record('3', 'c', of('down')),
+        ]).payload,
+      );
+      // Another tenant's records of the same keys, in partition 1, go on meanwhile and are committed.
+      await consumer.eachBatch!(
+        batchOf(
+          TOPIC,
+          [record('1', 'a', of('up')), record('2', 'b', of('up')), record('3', 'c', of('up'))],
+          1,
+        ).payload,
+      );
+      await settleAndCommit();
+      expect(consumer.commitOffsets).toHaveBeenCalledWith([{ topic: TOPIC, partition: 1, offset: '4' }]);
+      down.release();
+      await settleAndCommit();
+      expect(consumer.commitOffsets).toHaveBeenCalledWith([{ topic: TOPIC, partition: 0, offset: '4' }]);
+      expect(deliveries).toHaveLength(6);
+    });
+  });
+
   describe('rejoin', () => {
     it('drops what the old assignment queued and commits nothing for it', async () => {
       const slow = gate();

@@ -2,12 +2,13 @@ import { Logger } from '@nestjs/common';
 import { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { CancelTimer, Clock } from '../../common/clock';
 import { destinationNames } from '../../topology/destination-names';
+import { MessageHeaders } from '../../envelope/message-headers';
 import { computeRetryDelay, RECONNECT_BACKOFF } from '../../retry/backoff';
 import { KeyedLanes } from '../keyed-lanes';
 import { OutageLog } from '../outage-log';
-import { DeliveryControl, laneOf, Settlement, Subscription } from '../delivery-contract';
+import { DeliveryControl, deliveryLane, Settlement, Subscription } from '../delivery-contract';
 import { GroupMembership } from './kafkajs-group-coordinator.patch';
-import { kafkaDelivery } from './kafka-delivery';
+import { kafkaDelivery, kafkaHeader } from './kafka-delivery';
 import { CONSUMER_SETTINGS, consumerTimings } from './kafka-consumer-settings';
 import { PartitionFlow } from './partition-flow';
 import { RetryTopicHolds } from './retry-topic-holds';
@@ -314,7 +315,7 @@ export class KafkaSubscriber {
     if (this.answeredAt === undefined) this.unjoinedSince = this.answeredAt = this.host.clock.now();
     const flow = this.flowOf(consumer, topic, partition);
     const retry = this.retryTopics.get(topic);
-    const lanes = new Set<number>();
+    const lanes = new Map<string, string>(); // lane → its share
     let last: string | undefined;
     for (const message of messages) {
       if (flow.halted || flow.retired || this.stopping || !payload.isRunning() || payload.isStale()) break;
@@ -324,40 +325,48 @@ export class KafkaSubscriber {
         this.halt(consumer, flow, notDueFor);
         break;
       }
-      const lane = laneOf(message.key?.toString() ?? '', this.subscription.concurrency);
+      const { lane, share } = deliveryLane(
+        message.key?.toString() ?? '',
+        kafkaHeader(message, MessageHeaders.TENANT),
+        this.subscription.concurrency,
+      );
       if (!flow.enqueue(lane, message)) break;
-      lanes.add(lane);
+      lanes.set(lane, share);
       last = message.offset;
     }
     // kafkajs fetches after the last message handed out; the commit stays with the settled ones.
     if (last !== undefined) payload.resolveOffset(last);
-    lanes.forEach((lane) => this.schedule(consumer, flow, lane));
+    lanes.forEach((share, lane) => this.schedule(consumer, flow, lane, share));
     if (flow.outstanding > MAX_OUTSTANDING_PER_PARTITION) {
       await this.whileAlive(flow.whenAtMost(MAX_OUTSTANDING_PER_PARTITION / 2), () => payload.heartbeat());
     }
   }
 
   /** Runs a lane of `flow` once a handler slot is free: everything queued in it by then, together. */
-  private schedule(consumer: Consumer, flow: PartitionFlow, lane: number): void {
+  private schedule(consumer: Consumer, flow: PartitionFlow, lane: string, share: string): void {
     const { topic, partition } = flow;
-    void this.lanes.run(`${topic}:${partition}:${lane}`, async () => {
-      const messages = flow.take(lane);
-      if (messages.length === 0) return;
-      const control: DeliveryControl = {
-        // kafkajs's fetch loop runs on beside the handlers and heartbeats itself.
-        keepAlive: async () => undefined,
-        isStopping: () => this.stopping,
-        isHalted: () => flow.halted || flow.retired || this.stopping,
-      };
-      const settlements = await this.deliver(topic, partition, messages, control);
-      const held = settlements.filter((s) => s.kind === 'HELD');
-      if (held.length > 0) this.halt(consumer, flow, Math.max(...held.map((s) => s.delayMs)));
-      flow.finish(
-        messages,
-        settlements.map((s) => s.kind === 'SETTLED'),
-      );
-      if (flow.halted && flow.outstanding === 0) this.rewindLater(consumer, flow);
-    });
+    void this.lanes.run(
+      `${topic}:${partition}:${lane}`,
+      async () => {
+        const messages = flow.take(lane);
+        if (messages.length === 0) return;
+        const control: DeliveryControl = {
+          // kafkajs's fetch loop runs on beside the handlers and heartbeats itself.
+          keepAlive: async () => undefined,
+          isStopping: () => this.stopping,
+          isHalted: () => flow.halted || flow.retired || this.stopping,
+        };
+        const settlements = await this.deliver(topic, partition, messages, control);
+        const held = settlements.filter((s) => s.kind === 'HELD');
+        if (held.length > 0) this.halt(consumer, flow, Math.max(...held.map((s) => s.delayMs)));
+        flow.finish(
+          messages,
+          settlements.map((s) => s.kind === 'SETTLED'),
+        );
+        if (flow.halted && flow.outstanding === 0) this.rewindLater(consumer, flow);
+      },
+      share,
+    );
   }
 
   /** Stops handing out `flow`'s messages and pauses its partition (the rewind follows once it is quiet). */

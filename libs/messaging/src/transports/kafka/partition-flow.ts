@@ -7,7 +7,7 @@ export type CommitOffset = (offset: string) => Promise<boolean>;
 /**
  * One assigned partition between kafkajs's fetch and the commit, for as long as its consumer keeps it
  * (until a rejoin, a rewind or a restart retires it). Fetched messages wait in one queue per lane (a hash of
- * their key) until a handler slot takes them: a lane takes everything queued at once, so a backlog goes to
+ * their key, per tenant) until a handler slot takes them: a lane takes everything queued at once, so a backlog goes to
  * the pipeline in batches while a quiet partition hands out each message as it comes. Settled offsets are
  * committed in order when the subscriber asks (`commit()`, on a timer), one commit at a time, never past an
  * unfinished message. A held message (PAUSE, or a
@@ -16,7 +16,7 @@ export type CommitOffset = (offset: string) => Promise<boolean>;
  */
 export class PartitionFlow {
   private readonly tracker = new OffsetTracker();
-  private readonly queues = new Map<number, KafkaMessage[]>();
+  private readonly queues = new Map<string, KafkaMessage[]>();
   private queued = 0;
   private running = 0;
   private holdMs?: number;
@@ -32,7 +32,7 @@ export class PartitionFlow {
   ) {}
 
   /** Records `message` as handed out and queues it in `lane`; false when the flow takes no more. */
-  enqueue(lane: number, message: KafkaMessage): boolean {
+  enqueue(lane: string, message: KafkaMessage): boolean {
     if (!this.open) return false;
     this.tracker.dispatch(message.offset);
     const queue = this.queues.get(lane);
@@ -48,7 +48,7 @@ export class PartitionFlow {
   }
 
   /** Everything queued in `lane` (nothing once halted or retired), now running. */
-  take(lane: number): KafkaMessage[] {
+  take(lane: string): KafkaMessage[] {
     const messages = this.open ? (this.queues.get(lane) ?? []) : [];
     this.queues.delete(lane);
     this.queued -= messages.length;

@@ -195,6 +195,34 @@ describe(RabbitSubscriber.name, () => {
     });
   });
 
+  describe('tenants', () => {
+    it("handles a tenant's deliveries while another tenant's wait for their database, on keys that hash alike", async () => {
+      let databaseBack!: () => void;
+      const back = new Promise<void>((resolve) => (databaseBack = resolve));
+      const { channels } = await startSubscriber(async (delivery) => {
+        if (delivery.wire.headers[MessageHeaders.TENANT] === 'down') await back;
+        return { kind: 'ACK' };
+      });
+      const of = (tenant: string, key: string) => ({
+        [MessageHeaders.TENANT]: tenant,
+        [MessageHeaders.KEY]: key,
+      });
+      // The tenant that is down takes both of its slots (concurrency 2) on keys a and b.
+      channels[0].deliver(1, of('down', 'a'));
+      channels[0].deliver(2, of('down', 'b'));
+      channels[0].deliver(3, of('down', 'c'));
+      // The others' messages of the same keys go on meanwhile.
+      channels[0].deliver(4, of('up', 'a'));
+      channels[0].deliver(5, of('up', 'b'));
+      channels[0].deliver(6, of('up', 'c'));
+      await clock.advance(0);
+      expect([...channels[0].acked].sort()).toEqual([4, 5, 6]); // lanes side by side: any order
+      databaseBack();
+      await clock.advance(0);
+      expect([...channels[0].acked].sort()).toEqual([1, 2, 3, 4, 5, 6]);
+    });
+  });
+
   describe('reconnect', () => {
     it('subscribes again after the connection dropped, backing off while it is refused', async () => {
       const { channels, loseConnection, refuseNext } = await startSubscriber(() => ({ kind: 'ACK' }));

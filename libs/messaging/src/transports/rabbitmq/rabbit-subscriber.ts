@@ -12,7 +12,7 @@ import { OutageLog } from '../outage-log';
 import {
   Delivery,
   DeliveryControl,
-  laneOf,
+  deliveryLane,
   Settlement,
   Subscription,
   topologyOf,
@@ -67,8 +67,8 @@ export class RabbitSubscriber {
   private unlisten?: () => void;
   private readonly consumerTags: string[] = [];
   private readonly lanes: KeyedLanes;
-  /** Per lane (key hash), the messages that arrived while it worked: its next batch. */
-  private readonly waiting = new Map<number, WaitingMessage[]>();
+  /** Per lane (tenant and key hash), the messages that arrived while it worked: its next batch. */
+  private readonly waiting = new Map<string, WaitingMessage[]>();
   private readonly outage: OutageLog;
   /** Work queue → the destination it consumes. */
   private readonly origins = new Map<string, string>();
@@ -160,7 +160,11 @@ export class RabbitSubscriber {
 
   private onMessage(channel: amqp.Channel, queue: string, message: amqp.ConsumeMessage): void {
     const delivery = this.toDelivery(queue, message);
-    const lane = laneOf(delivery.wire.key ?? '', this.subscription.concurrency);
+    const { lane, share } = deliveryLane(
+      delivery.wire.key ?? '',
+      delivery.wire.headers[MessageHeaders.TENANT],
+      this.subscription.concurrency,
+    );
     const waiting = this.waiting.get(lane);
     if (waiting) {
       waiting.push({ channel, delivery, message });
@@ -168,11 +172,11 @@ export class RabbitSubscriber {
     }
     // The lane is idle: start it; what arrives while it works waits and goes as the next batch.
     this.waiting.set(lane, [{ channel, delivery, message }]);
-    void this.lanes.run(String(lane), () => this.drainLane(lane));
+    void this.lanes.run(lane, () => this.drainLane(lane), share);
   }
 
   /** Hands the lane's waiting messages to the pipeline, as batches, until none waits. */
-  private async drainLane(lane: number): Promise<void> {
+  private async drainLane(lane: string): Promise<void> {
     try {
       for (;;) {
         const waiting = this.waiting.get(lane) ?? [];
