@@ -5,9 +5,10 @@ import { eventually } from '../harness/eventually';
 import { FaultProxy } from '../harness/fault-proxy';
 import { infraEnv } from '../harness/infra';
 import { uniqueName } from '../harness/names';
+import { KafkaTopics } from '../harness/kafka';
 import { RabbitFixture } from '../harness/rabbitmq';
 import { createTestDatabase, TestDatabase } from '../harness/test-database';
-import { rabbitTransport } from '../integration/support/messaging-app';
+import { kafkaTransport, rabbitTransport } from '../integration/support/messaging-app';
 import {
   Applied,
   appliedObservers,
@@ -39,7 +40,8 @@ function percentile(sorted: readonly number[], p: number): number {
 
 /**
  * Issue 43, item 3's fault run: three tenant databases (two PostgreSQL, one MariaDB) written at a steady rate
- * through one service, whose one relay and one consumer group serve them all (RabbitMQ). One PostgreSQL tenant's
+ * through one service, whose one relay and one consumer group serve them all (on RabbitMQ, then on Kafka). One
+ * PostgreSQL tenant's
  * database becomes unreachable for a minute under that load (its connections cut, new ones refused, through a
  * fault proxy). Asserted: every write that committed, in every phase, is applied exactly once, in its own
  * tenant's database and no other; the down tenant's writes are refused in the caller meanwhile, and it takes
@@ -47,8 +49,12 @@ function percentile(sorted: readonly number[], p: number): number {
  * the down tenant's deliveries in the consumer at the cut wait there for its database. The latencies of each
  * phase are printed (commit → handler).
  */
-describe('Tenants fault run: one tenant database down for a minute under load (RabbitMQ)', () => {
+describe.each([
+  ['RabbitMQ', 'rabbitmq'],
+  ['Kafka', 'kafka'],
+] as const)('Tenants fault run: one tenant database down for a minute under load (%s)', (label, kind) => {
   const rabbit = new RabbitFixture();
+  const topics = new KafkaTopics();
   const databases: TestDatabase[] = [];
   const dataSources: DataSource[] = [];
   let proxy: FaultProxy;
@@ -59,7 +65,8 @@ describe('Tenants fault run: one tenant database down for a minute under load (R
     await proxy?.close();
     await Promise.all(dataSources.map((ds) => ds.destroy().catch(() => undefined)));
     await Promise.all(databases.map((database) => database.drop()));
-    await rabbit.cleanup();
+    if (kind === 'rabbitmq') await rabbit.cleanup();
+    else await topics.cleanup();
   }, 60_000);
 
   it('keeps the others flowing, refuses the down tenant in the caller, and loses nothing', async () => {
@@ -80,14 +87,18 @@ describe('Tenants fault run: one tenant database down for a minute under load (R
     dataSources.push(...Object.values(sources));
     const destination = uniqueName('tenant_fault');
     const group = uniqueName('g');
-    rabbit.track({
-      exchanges: [destination],
-      queues: [`${destination}.${group}`, `${destination}.${group}.dlq`],
-    });
+    if (kind === 'rabbitmq') {
+      rabbit.track({
+        exchanges: [destination],
+        queues: [`${destination}.${group}`, `${destination}.${group}.dlq`],
+      });
+    } else {
+      topics.track(destination, `${destination}.${group}.dlq`);
+    }
     let notes: Notes;
     ({ moduleRef: app, notes } = await createTenantsApp({
       home,
-      transport: rabbitTransport(),
+      transport: kind === 'rabbitmq' ? rabbitTransport() : kafkaTransport(),
       event: noteWritten(destination),
       group,
     }));
@@ -203,7 +214,7 @@ describe('Tenants fault run: one tenant database down for a minute under load (R
       }
     }
     console.log(
-      `[tenants fault run] initech unreachable ${OUTAGE_MS / 1000} s under ${RATE_PER_TENANT}/s per tenant; ` +
+      `[tenants fault run, ${label}] initech unreachable ${OUTAGE_MS / 1000} s under ${RATE_PER_TENANT}/s per tenant; ` +
         `initech's writes refused in the caller: ${refused.outage} during, ${refused.after} after\n` +
         report.join('\n'),
     );
@@ -214,7 +225,7 @@ describe('Tenants fault run: one tenant database down for a minute under load (R
     // cut makes every run meet that case (the slowest was about 60 s before the fix).
     const slowest = Math.max(...othersDuringOutage);
     console.log(
-      `[tenants fault run] ${held} of initech's deliveries held across the cut; the other tenants' slowest ` +
+      `[tenants fault run, ${label}] ${held} of initech's deliveries held across the cut; the other tenants' slowest ` +
         `message during the outage: ${slowest} ms`,
     );
     expect(slowest).toBeLessThan(10_000);
