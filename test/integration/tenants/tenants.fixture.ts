@@ -117,15 +117,21 @@ export function notesConsumer(event: NoteWritten, group: string): Type {
   return NotesConsumer;
 }
 
-/** A tenant's DataSource on its schema or database, migrated, with the fixture's tables. */
+/**
+ * A tenant's DataSource on its schema or database, migrated, with the fixture's tables: a pool of 4 unless
+ * `poolSize` says otherwise, at `url` when given (a fault proxy's), named `applicationName` on PostgreSQL.
+ */
 export async function tenantDataSource(
   database: TestDatabase,
-  override?: { url: string },
+  override?: { url?: string; poolSize?: number; applicationName?: string },
 ): Promise<DataSource> {
-  const options = testConnectionOptions(database, 4, true);
+  const options = testConnectionOptions(database, override?.poolSize ?? 4, true);
   const dataSource = new DataSource({
     ...options,
-    ...(override ?? {}),
+    ...(override?.url ? { url: override.url } : {}),
+    ...(override?.applicationName && options.type === 'postgres'
+      ? { applicationName: override.applicationName }
+      : {}),
     entities: [Note, Applied],
     synchronize: true,
     migrationsRun: true,

@@ -1,0 +1,251 @@
+/**
+ * 1 tenant against 50 at the same total rate (issue 43, item 3): what spreading one service's messages over
+ * many tenant databases costs. One service with tenants on (its one relay draining every tenant's outbox in
+ * turns, one consumer group applying each message in its tenant's database), each tenant a schema of its own
+ * on the machine's PostgreSQL (schema per tenant), written at RATE messages a second in all, round-robin over
+ * the tenants, for SECONDS after a 5 s warm-up. Both counts run in the same run, one after the other, each
+ * with the same connection budget: 50 connections over the tenants (50 for the one, 1 for each of the 50), or
+ * each a pool of TENANTS_POOL; TENANTS_COUNTS (default 1,50) names the counts.
+ *
+ *   npx ts-node --transpile-only -r tsconfig-paths/register bench/tenants-scale.ts [rabbitmq|kafka] [RATE] [SECONDS]
+ *
+ * Printed per count: commit → handler p50 / p99 / max; messages applied; CPU per message (µs) of this
+ * process (the service: writers, relay, consumer), of PostgreSQL (the backends the tenants' pools opened,
+ * by application_name) and of the broker; PostgreSQL transactions per message (pg_stat_database); beside
+ * them one core's speed and the machine's load. Figures, never assertions. Its schemas, topics or queues
+ * are its own, and removed.
+ */
+import 'reflect-metadata';
+import * as os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { DataSource } from 'typeorm';
+import { MessagingTenants } from 'nest-reliable-messaging';
+import { infraEnv } from '../tools/infra/env';
+import { KafkaTopics } from '../test/harness/kafka';
+import { uniqueName } from '../test/harness/names';
+import { RabbitFixture } from '../test/harness/rabbitmq';
+import { createTestDatabase, TestDatabase } from '../test/harness/test-database';
+import { kafkaTransport, rabbitTransport } from '../test/integration/support/messaging-app';
+import {
+  appliedObservers,
+  createTenantsApp,
+  noteWritten,
+  tenantDataSource,
+} from '../test/integration/tenants/tenants.fixture';
+import { withClient } from './lib/databases';
+import { coreSpeedMiBps, whileMeasuring } from './lib/machine';
+import { brokerPids, CpuGroup, ProcessCpuMeter } from './lib/process-cpu';
+import { percentile } from './lib/stats';
+
+const transport = (process.argv[2] ?? 'rabbitmq') as 'rabbitmq' | 'kafka';
+const RATE = Number(process.argv[3] ?? 200);
+const SECONDS = Number(process.argv[4] ?? 30);
+/** The tenant counts, in order (`TENANTS_COUNTS=1,50`). */
+const COUNTS = (process.env.TENANTS_COUNTS ?? '1,50').split(',').map(Number);
+const CONNECTIONS = 50;
+/** Each tenant's pool, when `TENANTS_POOL` sets one; otherwise CONNECTIONS shared out over the tenants. */
+const POOL = process.env.TENANTS_POOL ? Number(process.env.TENANTS_POOL) : undefined;
+const WARM_UP_S = 5;
+
+interface Figures {
+  readonly tenants: number;
+  readonly offered: number;
+  readonly applied: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+  /** CPU per applied message, µs, per group of processes. */
+  readonly cpuUs: Record<string, number>;
+  readonly transactionsPerMessage: number;
+  readonly machine?: string;
+}
+
+/** Commits in the server's database since it started (all schemas: a quiet machine's is the bench's). */
+async function commits(): Promise<number> {
+  return withClient(infraEnv().databaseUrl, async (client) => {
+    const { rows } = await client.query<{ n: string }>(
+      'select xact_commit::text as n from pg_stat_database where datname = current_database()',
+    );
+    return Number(rows[0].n);
+  });
+}
+
+async function backendPids(applicationName: string): Promise<number[]> {
+  return withClient(infraEnv().databaseUrl, async (client) => {
+    const { rows } = await client.query<{ pid: number }>(
+      'select pid from pg_stat_activity where application_name = $1',
+      [applicationName],
+    );
+    return rows.map((row) => Number(row.pid));
+  });
+}
+
+/** Writes `count` notes at RATE, round-robin over `tenants`, each write not waiting for the one before. */
+async function offer(
+  tenants: MessagingTenants,
+  names: readonly string[],
+  write: (text: string) => Promise<string>,
+  count: number,
+  committedAt: Map<string, number>,
+): Promise<number> {
+  const started = performance.now();
+  const pending: Promise<void>[] = [];
+  let failed = 0;
+  for (let i = 0; i < count; i++) {
+    const wait = started + (i * 1000) / RATE - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const tenant = names[i % names.length];
+    pending.push(
+      tenants
+        .run(tenant, () => write(`${tenant}-${i}-${Math.random()}`))
+        .then((messageId) => void committedAt.set(messageId, performance.now()))
+        .catch(() => void failed++),
+    );
+  }
+  await Promise.all(pending);
+  return failed;
+}
+
+async function run(count: number): Promise<Figures> {
+  const label = uniqueName('bts');
+  const rabbit = new RabbitFixture();
+  const topics = new KafkaTopics();
+  const databases: TestDatabase[] = [];
+  const sources: DataSource[] = [];
+  const applicationName = `bench-tenants-${label}`;
+  const appliedAt = new Map<string, number>();
+  const observer = (messageId: string) => {
+    if (!appliedAt.has(messageId)) appliedAt.set(messageId, performance.now());
+  };
+  let app: Awaited<ReturnType<typeof createTenantsApp>>['moduleRef'] | undefined;
+  try {
+    const home = await createTestDatabase('postgres', `${label}_home`);
+    databases.push(home);
+    const names: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const database = await createTestDatabase('postgres', `${label}_t${i}`);
+      databases.push(database);
+      sources.push(
+        await tenantDataSource(database, {
+          poolSize: POOL ?? Math.max(1, Math.floor(CONNECTIONS / count)),
+          applicationName,
+        }),
+      );
+      names.push(`t${i}`);
+    }
+    const destination = uniqueName('bench_tenants');
+    const group = uniqueName('g');
+    if (transport === 'rabbitmq')
+      rabbit.track({
+        exchanges: [destination],
+        queues: [`${destination}.${group}`, `${destination}.${group}.dlq`],
+      });
+    else topics.track(destination, `${destination}.${group}.dlq`);
+    const created = await createTenantsApp({
+      home,
+      transport: transport === 'rabbitmq' ? rabbitTransport() : kafkaTransport(),
+      event: noteWritten(destination),
+      group,
+    });
+    app = created.moduleRef;
+    const tenants = app.get(MessagingTenants);
+    for (let i = 0; i < count; i++) await tenants.add(names[i], sources[i]);
+    appliedObservers.add(observer);
+    const write = (text: string) => created.notes.write(text);
+
+    // Warm-up (JIT, pools, the consumer's join and lanes): not measured; then until it was all applied.
+    const warm = new Map<string, number>();
+    await offer(tenants, names, write, Math.round(RATE * WARM_UP_S), warm);
+    await until(() => [...warm.keys()].every((id) => appliedAt.has(id)), 60_000);
+
+    const groups: CpuGroup[] = [
+      { name: 'service (this process)', pids: () => [process.pid] },
+      { name: 'PostgreSQL', pids: () => backendPids(applicationName) },
+      { name: 'broker', pids: () => brokerPids(transport) },
+    ];
+    const committedAt = new Map<string, number>();
+    const commitsBefore = await commits();
+    const meter = await ProcessCpuMeter.start(groups);
+    const offered = Math.round(RATE * SECONDS);
+    const { result: failed, summary } = await whileMeasuring(async () => {
+      const failures = await offer(tenants, names, write, offered, committedAt);
+      await until(() => [...committedAt.keys()].every((id) => appliedAt.has(id)), 60_000);
+      return failures;
+    });
+    const use = await meter.stop();
+    const transactions = (await commits()) - commitsBefore;
+    const latencies = [...committedAt]
+      .filter(([id]) => appliedAt.has(id))
+      .map(([id, at]) => appliedAt.get(id)! - at)
+      .sort((a, b) => a - b);
+    const applied = latencies.length;
+    if (failed > 0) console.log(`  ${failed} writes failed`);
+    const cpuUs: Record<string, number> = {};
+    for (const [name, ms] of Object.entries(use))
+      cpuUs[name] = Math.round((ms * 1000) / Math.max(1, applied));
+    return {
+      tenants: count,
+      offered,
+      applied,
+      p50: round(percentile(latencies, 50)),
+      p99: round(percentile(latencies, 99)),
+      max: round(latencies[latencies.length - 1] ?? NaN),
+      cpuUs,
+      transactionsPerMessage: Math.round((transactions / Math.max(1, applied)) * 100) / 100,
+      machine: summary,
+    };
+  } finally {
+    appliedObservers.delete(observer);
+    await app?.close();
+    await Promise.all(sources.map((source) => source.destroy().catch(() => undefined)));
+    await Promise.all(databases.map((database) => database.drop().catch(() => undefined)));
+    if (transport === 'rabbitmq') await rabbit.cleanup();
+    else await topics.cleanup();
+  }
+}
+
+async function until(done: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
+const round = (ms: number) => Math.round(ms * 10) / 10;
+
+async function main(): Promise<void> {
+  console.log(
+    `tenants on ${transport}: ${RATE} messages/s in all for ${SECONDS} s, ${COUNTS.join(' then ')} tenants ` +
+      `(schemas on one PostgreSQL, ${POOL === undefined ? `${CONNECTIONS} connections over them` : `a pool of ${POOL} each`}); ` +
+      `${os.cpus().length} cores, ` +
+      `${os.cpus()[0]?.model ?? 'unknown'}; one core's SHA-256 ${coreSpeedMiBps()} MiB/s; ` +
+      `load average ${os.loadavg()[0].toFixed(1)} at the start`,
+  );
+  const figures: Figures[] = [];
+  for (const count of COUNTS) {
+    const f = await run(count);
+    figures.push(f);
+    const cpu = Object.entries(f.cpuUs)
+      .map(([name, us]) => `${name} ${us}`)
+      .join(', ');
+    console.log(
+      `${String(f.tenants).padStart(3)} tenants: ${f.applied}/${f.offered} applied; commit → handler p50 ` +
+        `${f.p50} ms, p99 ${f.p99} ms, max ${f.max} ms; CPU per message µs: ${cpu}; PostgreSQL ` +
+        `transactions per message ${f.transactionsPerMessage}; ${f.machine ?? ''}`,
+    );
+  }
+  console.log(JSON.stringify({ transport, rate: RATE, seconds: SECONDS, pool: POOL ?? null, figures }));
+  if (figures.length !== 2) return;
+  const [one, many] = figures;
+  const total = (f: Figures) => Object.values(f.cpuUs).reduce((sum, us) => sum + us, 0);
+  console.log(
+    `${many.tenants} ÷ ${one.tenants}: p99 ${(many.p99 / one.p99).toFixed(2)}×, CPU per message (all three) ` +
+      `${(total(many) / total(one)).toFixed(2)}×, transactions per message ` +
+      `${(many.transactionsPerMessage / one.transactionsPerMessage).toFixed(2)}×`,
+  );
+}
+
+void main()
+  .catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  })
+  .finally(() => setTimeout(() => process.exit(), 1_000).unref());
