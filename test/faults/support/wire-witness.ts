@@ -125,14 +125,22 @@ export async function deadLetterCount(
 ): Promise<number> {
   const dlq = destinationNames.deadLetter(destination, group);
   if (transport === 'kafka') {
-    const admin = testKafka([...broker.kafkaBrokers], 'faults-dlq').admin();
-    await admin.connect();
-    try {
-      if (!(await admin.listTopics()).includes(dlq)) return 0;
-      const offsets = await admin.fetchTopicOffsets(dlq);
-      return offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
-    } finally {
-      await admin.disconnect();
+    // After a failover the first answer can come from a broker that led a partition before ("This server is not
+    // the leader for that topic-partition", a cluster run failed so): asked again, with fresh metadata, while
+    // kafkajs calls the error retriable, up to 10 times 1 s apart.
+    for (let attempt = 1; ; attempt++) {
+      const admin = testKafka([...broker.kafkaBrokers], 'faults-dlq').admin();
+      try {
+        await admin.connect();
+        if (!(await admin.listTopics()).includes(dlq)) return 0;
+        const offsets = await admin.fetchTopicOffsets(dlq);
+        return offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
+      } catch (error) {
+        if (attempt >= 10 || (error as { retriable?: unknown }).retriable !== true) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      } finally {
+        await admin.disconnect().catch(() => undefined);
+      }
     }
   }
   const connection = await amqp.connect(broker.amqpUrl);
