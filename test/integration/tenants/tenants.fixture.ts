@@ -9,6 +9,7 @@ import {
   IdempotentHandler,
   MessageContext,
   MessagingModule,
+  MessagingModuleOptions,
   MessagingTenants,
   Outbox,
   OutboxService,
@@ -148,6 +149,8 @@ export interface TenantsAppOptions {
   readonly event: NoteWritten;
   readonly group?: string;
   readonly versionHoldWindowMs?: number;
+  /** `retryDefaults` of the module (none by default: a handler's failure is dead-lettered). */
+  readonly retryDefaults?: MessagingModuleOptions['retryDefaults'];
 }
 
 /** An app with tenants on: the notes service, and (with `group`) the notes consumer. */
@@ -178,6 +181,7 @@ export async function createTenantsApp(
           },
         },
         tenants: { signingSecret: TENANT_SECRET },
+        ...(options.retryDefaults ? { retryDefaults: options.retryDefaults } : {}),
       }),
     ],
     providers,
