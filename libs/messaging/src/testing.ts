@@ -38,7 +38,7 @@ export type {
   LogicalRelayStatus,
   LogicalRoundResult,
 } from './outbox/logical/logical-relay';
-export { logicalNames } from './outbox/logical/logical-names';
+export { logicalNames, tenantLogicalNames } from './outbox/logical/logical-names';
 export { decodeLogicalMessage, encodeLogicalMessage } from './outbox/logical/logical-message-codec';
 export { decodePgoutput } from './outbox/logical/replication-protocol';
 export type { LogicalNames } from './outbox/logical/logical-names';

@@ -151,6 +151,8 @@ export interface TenantsAppOptions {
   readonly versionHoldWindowMs?: number;
   /** `retryDefaults` of the module (none by default: a handler's failure is dead-lettered). */
   readonly retryDefaults?: MessagingModuleOptions['retryDefaults'];
+  /** The relay (`poll` by default); `logical` reads each tenant's slot. */
+  readonly relayMode?: 'poll' | 'logical';
 }
 
 /** An app with tenants on: the notes service, and (with `group`) the notes consumer. */
@@ -172,7 +174,7 @@ export async function createTenantsApp(
         topology: 'declare',
         deadLetter: { keySecret: LOCAL_KEY_SECRET },
         transport: options.transport,
-        relay: { pollIntervalMs: 500, retryMaxDelayMs: 500 },
+        relay: { mode: options.relayMode ?? 'poll', pollIntervalMs: 500, retryMaxDelayMs: 500 },
         consumers: {
           versionHold: {
             windowMs: options.versionHoldWindowMs ?? 60_000,

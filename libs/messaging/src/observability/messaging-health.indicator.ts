@@ -66,20 +66,28 @@ export class MessagingHealthIndicator {
   ) {}
 
   /**
-   * Tenants on: each tenant's database answers and its outbox keeps up (oldest pending row younger than
-   * `maxAgeMs`, default 60 s). Down when any does not, naming them in `down` (tenants are the application's
-   * own names; their number is the application's); `tenants` gives each one's pending rows. Up with no tenants.
+   * Tenants on: each tenant's database answers, its logical relay (`relay.mode: 'logical'`) can read its slot,
+   * and its outbox keeps up (oldest pending message younger than `maxAgeMs`, default 60 s). Down when any does
+   * not, naming them in `down` (tenants are the application's own names; their number is the application's);
+   * `tenants` gives each one's pending messages. Up with no tenants.
    */
   async tenants<Key extends string = 'tenants'>(
     key: Key = 'tenants' as Key,
     maxAgeMs = 60_000,
   ): Promise<MessagingHealthResult<Key>> {
     const statuses = (await this.tenantFigures?.status()) ?? [];
-    const down = statuses.filter((s) => !s.up || s.oldestPendingAgeMs > maxAgeMs).map((s) => s.tenant);
+    const down = statuses
+      .filter((s) => !s.up || s.relayProblem !== undefined || s.oldestPendingAgeMs > maxAgeMs)
+      .map((s) => s.tenant);
     const tenants = Object.fromEntries(
       statuses.map((s) => [
         s.tenant,
-        { up: s.up, pending: s.pending, oldestPendingAgeMs: s.oldestPendingAgeMs },
+        {
+          up: s.up,
+          pending: s.pending,
+          oldestPendingAgeMs: s.oldestPendingAgeMs,
+          ...(s.relayProblem === undefined ? {} : { relayProblem: s.relayProblem }),
+        },
       ]),
     );
     if (down.length === 0) return result(key, 'up', { tenants, maxAgeMs });
@@ -87,7 +95,7 @@ export class MessagingHealthIndicator {
       tenants,
       down,
       maxAgeMs,
-      error: "tenants' databases do not answer, or their outbox does not keep up",
+      error: "tenants' databases do not answer, their relay cannot read, or their outbox does not keep up",
     });
   }
 
@@ -198,6 +206,9 @@ export class MessagingHealthIndicator {
     limits: RelayHealthLimits = {},
   ): Promise<MessagingHealthResult<Key>> {
     if (this.options.relay.mode !== 'logical') return result(key, 'up', { mode: this.options.relay.mode });
+    // Tenants on: each tenant's relay reads a slot of its own, and `tenants()` says which cannot.
+    if (this.options.tenants)
+      return result(key, 'up', { mode: 'logical', slots: 'per tenant: see tenants()' });
     const { maxLagBytes = 1_073_741_824, maxLagSeconds = 60 } = limits;
     const status = this.logical.status();
     const details: Record<string, unknown> = { mode: 'logical', slot: status.slot, state: status.state };

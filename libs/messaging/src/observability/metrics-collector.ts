@@ -21,7 +21,10 @@ export class MetricsCollector implements OnModuleInit {
     this.metrics.onScrape(() => this.refreshBacklog());
     this.metrics.onScrape(() => this.refreshTableRows());
     this.metrics.onScrape(() => this.refreshScheduled());
-    if (this.options.relay.mode === 'logical') this.metrics.onScrape(() => this.refreshSlotLag());
+    // With tenants on, each tenant's slot shows in the tenants' figures (a slot label per tenant would be unbounded).
+    if (this.options.relay.mode === 'logical' && !this.options.tenants) {
+      this.metrics.onScrape(() => this.refreshSlotLag());
+    }
   }
 
   /** Bytes from any instance (the slot is the database's); seconds from the instance that reads it. */

@@ -61,6 +61,8 @@ export abstract class TenantFigures {
       readonly up: boolean;
       readonly pending: number;
       readonly oldestPendingAgeMs: number;
+      /** `relay.mode: 'logical'`: why its relay cannot read its slot. */
+      readonly relayProblem?: string;
     }>
   >;
 }

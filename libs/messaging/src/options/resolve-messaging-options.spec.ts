@@ -550,7 +550,7 @@ describe('resolveMessagingOptions (tenants)', () => {
     expect(tenants?.signingKey).toHaveLength(32);
   });
 
-  it('refuses a short signing secret and a relay other than the polling one', () => {
+  it("refuses a short signing secret, relay.mode 'external' and a slot name", () => {
     const issues = (options: MessagingModuleOptions): readonly OptionIssue[] => {
       try {
         resolveMessagingOptions(options);
@@ -563,9 +563,26 @@ describe('resolveMessagingOptions (tenants)', () => {
       'tenants.signingSecret',
     ]);
     expect(
-      issues({ ...RABBIT, relay: { mode: 'logical' }, tenants: { signingSecret: secret } }).map(
+      issues({ ...RABBIT, relay: { mode: 'external' }, tenants: { signingSecret: secret } }).map(
         (i) => i.path,
       ),
     ).toEqual(['relay.mode']);
+    expect(
+      issues({
+        ...RABBIT,
+        relay: { mode: 'logical', slot: 'one_slot' },
+        tenants: { signingSecret: secret },
+      }).map((i) => i.path),
+    ).toEqual(['relay.slot']);
+  });
+
+  it("takes relay.mode 'logical': each tenant's relay reads a slot of its own", () => {
+    const resolved = resolveMessagingOptions({
+      ...RABBIT,
+      relay: { mode: 'logical' },
+      tenants: { signingSecret: secret },
+    });
+    expect(resolved.relay.mode).toBe('logical');
+    expect(resolved.tenants?.signingKey).toHaveLength(32);
   });
 });

@@ -45,7 +45,7 @@ export function resolveMessagingOptions(options: MessagingModuleOptions): Resolv
   const { tenants, ...rest } = parsed.data;
   return {
     ...rest,
-    tenants: tenants && resolveTenants(tenants, parsed.data.relay.mode),
+    tenants: tenants && resolveTenants(tenants, parsed.data.relay),
     retryDefaults,
     classification: parsed.data.classification,
     deadLetter: { ...parsed.data.deadLetter, keySecret: keySecretOf(parsed.data.deadLetter.keySecret) },
@@ -54,7 +54,7 @@ export function resolveMessagingOptions(options: MessagingModuleOptions): Resolv
 
 function resolveTenants(
   tenants: NonNullable<ParsedMessagingOptions['tenants']>,
-  relayMode: ParsedMessagingOptions['relay']['mode'],
+  relay: ParsedMessagingOptions['relay'],
 ): ResolvedMessagingOptions['tenants'] {
   const issues: OptionIssue[] = [];
   const signingKey = tenantSigningKey(tenants.signingSecret);
@@ -64,10 +64,18 @@ function resolveTenants(
       message: `must be base64 of at least ${MIN_TENANT_SECRET_BYTES} random bytes (openssl rand -base64 32)`,
     });
   }
-  if (relayMode !== 'poll') {
+  if (relay.mode === 'external') {
     issues.push({
       path: 'relay.mode',
-      message: "tenants are relayed by the polling relay only: leave relay.mode 'poll' with tenants on",
+      message:
+        "tenants are relayed by the library's relays ('poll' or 'logical'); 'external' is refused with tenants on",
+    });
+  }
+  if (relay.slot !== undefined) {
+    issues.push({
+      path: 'relay.slot',
+      message:
+        "with tenants on, each tenant's slot is named after it (messaging_tenant_<name>): leave relay.slot unset",
     });
   }
   if (!signingKey || issues.length > 0) throw new InvalidMessagingOptionsError(issues);

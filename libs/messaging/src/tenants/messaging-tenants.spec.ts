@@ -10,7 +10,6 @@ import { InboxWriters } from '../inbox/inbox-writers';
 import { MessageTracing } from '../observability/message-tracing';
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { resolveMessagingOptions } from '../options/resolve-messaging-options';
-import { LogicalMessageWriter } from '../outbox/logical/logical-message-writer';
 import { MessageTransport } from '../transports/message-transport.interface';
 import { MessagingTenants } from './messaging-tenants';
 import { stampTenant, tenantSigningKey } from '../envelope/tenant-signature';
@@ -31,7 +30,6 @@ function tenantsWith(on: boolean): { tenants: MessagingTenants; refused: jest.Mo
     {} as MessageTransport,
     metrics,
     {} as MessageTracing,
-    {} as LogicalMessageWriter,
     {} as InboxWriters,
   );
   return { tenants, refused };

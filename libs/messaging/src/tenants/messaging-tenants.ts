@@ -19,7 +19,6 @@ import { checkMessagingSchema } from '../messaging-lifecycle';
 import { MessageTracing } from '../observability/message-tracing';
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
-import { LogicalMessageWriter } from '../outbox/logical/logical-message-writer';
 import { OutboxService } from '../outbox/outbox.service';
 import { TransactionHost } from '../transaction/transaction-host';
 import { MessageTransport } from '../transports/message-transport.interface';
@@ -63,6 +62,12 @@ export interface TenantStatus {
   readonly oldestPendingAgeMs: number;
   /** Why it is down. */
   readonly error?: string;
+  /**
+   * With `relay.mode: 'logical'`: why the tenant's logical relay cannot read its slot (the slot is missing or
+   * invalidated, the server refuses replication, …; the details are in the log). Absent while it reads or
+   * stands by.
+   */
+  readonly relayProblem?: string;
 }
 
 /**
@@ -92,7 +97,6 @@ export class MessagingTenants implements OnApplicationBootstrap, BeforeApplicati
     @Inject(MESSAGING_TRANSPORT) transport: MessageTransport,
     private readonly metrics: MessagingMetrics,
     tracing: MessageTracing,
-    logical: LogicalMessageWriter,
     inboxWriters: InboxWriters,
   ) {
     const tenants = options.tenants;
@@ -104,7 +108,6 @@ export class MessagingTenants implements OnApplicationBootstrap, BeforeApplicati
       transport,
       metrics,
       tracing,
-      logical,
       inboxWriters,
       turns: new FairTurns(tenants.concurrentClaims, clock, TURN_HOLD_MS),
     };
@@ -120,8 +123,10 @@ export class MessagingTenants implements OnApplicationBootstrap, BeforeApplicati
    * Registers a tenant and its DataSource (initialized, with the library's migrations run in it: a database
    * of its own, or a schema of its own on a shared PostgreSQL). Its relay starts at once when the application
    * runs already. Throws an `InvalidTenantError` (a bad or taken name, a DataSource another tenant has, tenants
-   * off) or the startup errors of a database the library cannot use (`MessagingSchemaMissingError`,
-   * `UnsupportedDatabaseError`).
+   * off, a database other than PostgreSQL with `relay.mode: 'logical'`) or the startup errors of a database the
+   * library cannot use (`MessagingSchemaMissingError`, `UnsupportedDatabaseError`; with `relay.mode: 'logical'`,
+   * `LogicalDecodingUnavailableError` and `ReplicationSlotMissingError` for the tenant's slot,
+   * `messaging_tenant_<name>`: `nest-messaging relay slot create --tenant <name>`).
    */
   async add(tenant: string, dataSource: DataSource): Promise<void> {
     const shared = this.shared;
@@ -166,7 +171,15 @@ export class MessagingTenants implements OnApplicationBootstrap, BeforeApplicati
         'relay.notify needs PostgreSQL; this tenant database has no LISTEN/NOTIFY.',
       );
     }
+    if (this.options.relay.mode === 'logical' && dataSource.options.type !== 'postgres') {
+      throw new InvalidTenantError(
+        tenant,
+        `relay.mode 'logical' reads PostgreSQL's log; this tenant's database is '${String(dataSource.options.type)}'. ` +
+          "Keep tenants on MySQL/MariaDB in a service with relay.mode 'poll'.",
+      );
+    }
     await checkMessagingSchema(unit.outboxStore, unit.inboxStore);
+    await unit.check();
     if (this.units.has(tenant)) throw new InvalidTenantError(tenant, 'a tenant of that name is registered.');
     this.hosts.set(dataSource, host);
     if (unit.label !== OTHER_TENANTS_LABEL) this.labels.add(unit.label);
@@ -245,12 +258,21 @@ export class MessagingTenants implements OnApplicationBootstrap, BeforeApplicati
   async status(): Promise<TenantStatus[]> {
     return Promise.all(
       [...this.units.values()].map(async (unit): Promise<TenantStatus> => {
+        const relayProblem = unit.relayProblem();
+        const relay = relayProblem === undefined ? {} : { relayProblem };
         try {
           const { pending, oldestAgeMs } = await withTimeout(unit.backlog(), STATUS_TIMEOUT_MS, this.clock);
-          return { tenant: unit.name, up: true, pending, oldestPendingAgeMs: oldestAgeMs };
+          return { tenant: unit.name, up: true, pending, oldestPendingAgeMs: oldestAgeMs, ...relay };
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
-          return { tenant: unit.name, up: false, pending: 0, oldestPendingAgeMs: 0, error: message };
+          return {
+            tenant: unit.name,
+            up: false,
+            pending: 0,
+            oldestPendingAgeMs: 0,
+            error: message,
+            ...relay,
+          };
         }
       }),
     );

@@ -9,6 +9,8 @@ import { MessageTracing } from '../observability/message-tracing';
 import { MessagingMetrics } from '../observability/messaging-metrics';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { LogicalMessageWriter } from '../outbox/logical/logical-message-writer';
+import { tenantLogicalNames } from '../outbox/logical/logical-names';
+import { LogicalRelay } from '../outbox/logical/logical-relay';
 import { OutboxRelay } from '../outbox/outbox-relay';
 import { OutboxRetention } from '../outbox/outbox-retention';
 import { OutboxStore } from '../outbox/outbox-store';
@@ -27,15 +29,16 @@ export interface TenantUnitShared {
   readonly transport: MessageTransport;
   readonly metrics: MessagingMetrics;
   readonly tracing: MessageTracing;
-  readonly logical: LogicalMessageWriter;
   readonly inboxWriters: InboxWriters;
   readonly turns: FairTurns;
 }
 
 /**
- * One tenant's share of the library: the same stores, outbox service, relay and retention jobs the module
- * runs for its own DataSource, built for the tenant's (no rule of theirs is written twice). The relay publishes
- * through a transport that stamps and signs the tenant on every message.
+ * One tenant's share of the library: the same stores, outbox service, relays and retention jobs the module
+ * runs for its own DataSource, built for the tenant's (no rule of theirs is written twice). The relays publish
+ * through a transport that stamps and signs the tenant on every message. With `relay.mode: 'logical'` the
+ * tenant's writes go to its database's log, read by a logical relay of its own from the slot named after the
+ * tenant (`tenantLogicalNames`); its polling relay publishes what that one parks and the scheduled messages.
  */
 export class TenantUnit {
   readonly outboxStore: OutboxStore;
@@ -43,6 +46,8 @@ export class TenantUnit {
   readonly outbox: OutboxService;
   readonly inbox: InboxService;
   readonly relay: OutboxRelay;
+  /** `relay.mode: 'logical'`: the relay that reads the tenant's slot. */
+  readonly logicalRelay?: LogicalRelay;
   private readonly outboxRetention: OutboxRetention;
   private readonly inboxRetention: InboxRetention;
   private running = false;
@@ -61,11 +66,36 @@ export class TenantUnit {
     this.outboxStore = dialect.outboxStore(dataSource, { keepSent: options.retention.sentRetentionMs > 0 });
     this.inboxStore = dialect.inboxStore(dataSource);
     const wakeup = new RelayWakeup();
-    this.outbox = new OutboxService(this.host, this.outboxStore, wakeup, options, shared.logical, clock);
+    const names = tenantLogicalNames(name);
+    this.outbox = new OutboxService(
+      this.host,
+      this.outboxStore,
+      wakeup,
+      options,
+      new LogicalMessageWriter(names),
+      clock,
+    );
     this.inbox = new InboxService(this.host, this.inboxStore);
+    const transport = tenantTransport(shared.transport, name, shared.signingKey);
+    if (options.relay.mode === 'logical') {
+      this.logicalRelay = new LogicalRelay(
+        dataSource,
+        transport,
+        options,
+        names,
+        clock,
+        wakeup,
+        shared.metrics,
+        shared.tracing,
+        { tenant: name },
+      );
+      this.logicalRelay.onRound(({ confirmed }) => {
+        if (confirmed > 0) shared.metrics.tenantPublished.inc({ tenant: label }, confirmed);
+      });
+    }
     this.relay = new OutboxRelay(
       this.outboxStore,
-      tenantTransport(shared.transport, name, shared.signingKey),
+      transport,
       wakeup,
       options,
       shared.metrics,
@@ -80,6 +110,21 @@ export class TenantUnit {
     this.inboxRetention = new InboxRetention(this.inboxStore, shared.inboxWriters, clock, options);
   }
 
+  /**
+   * What the tenant's relays need of its database before it is registered: with `relay.mode: 'logical'`,
+   * PostgreSQL with `wal_level = logical` and the tenant's slot (`LogicalDecodingUnavailableError`,
+   * `ReplicationSlotMissingError` name what is missing).
+   */
+  async check(): Promise<void> {
+    await this.logicalRelay?.onModuleInit();
+  }
+
+  /** With `relay.mode: 'logical'`: why the tenant's logical relay cannot read its slot (a fixed phrase). */
+  relayProblem(): string | undefined {
+    const status = this.logicalRelay?.status();
+    return status?.state === 'failing' ? (status.problem ?? 'the logical relay cannot read') : undefined;
+  }
+
   /** Joins the application's repositories of the DataSource to this tenant's transactions, and watches them. */
   attach(): void {
     this.host.onModuleInit();
@@ -89,6 +134,7 @@ export class TenantUnit {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.logicalRelay?.onApplicationBootstrap();
     this.relay.onApplicationBootstrap();
     this.outboxRetention.onApplicationBootstrap();
     this.inboxRetention.onApplicationBootstrap();
@@ -98,6 +144,7 @@ export class TenantUnit {
   async stop(): Promise<void> {
     if (this.running) {
       this.running = false;
+      await this.logicalRelay?.beforeApplicationShutdown();
       await this.relay.beforeApplicationShutdown();
       await this.outboxRetention.onApplicationShutdown();
       await this.inboxRetention.onApplicationShutdown();
@@ -105,12 +152,20 @@ export class TenantUnit {
     this.host.onModuleDestroy();
   }
 
-  /** Unconfirmed rows in the tenant's outbox and the age of the oldest; throws when the database does not answer. */
+  /**
+   * Unconfirmed messages of the tenant and the age of the oldest: rows in its outbox, and with `relay.mode:
+   * 'logical'` the messages its logical relay read and the broker has not confirmed. Throws when the database
+   * does not answer.
+   */
   async backlog(): Promise<{ pending: number; oldestAgeMs: number }> {
+    const slot = this.logicalRelay?.status();
     const rows = await this.outboxStore.backlog();
     return {
-      pending: rows.reduce((sum, row) => sum + row.pending, 0),
-      oldestAgeMs: rows.reduce((oldest, row) => Math.max(oldest, row.oldestAgeMs), 0),
+      pending: rows.reduce((sum, row) => sum + row.pending, slot?.unconfirmed ?? 0),
+      oldestAgeMs: rows.reduce(
+        (oldest, row) => Math.max(oldest, row.oldestAgeMs),
+        (slot?.lagSeconds ?? 0) * 1000,
+      ),
     };
   }
 }

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type * as Pg from 'pg';
 import { requirePeer } from '../../common/optional-peer';
-import { logicalNames, LogicalNames } from '../../outbox/logical/logical-names';
+import { logicalNames, LogicalNames, tenantLogicalNames } from '../../outbox/logical/logical-names';
 import { formatLsn } from '../../outbox/logical/lsn';
 import {
   countUnreadMessages,
@@ -23,6 +23,7 @@ const PEEK_LIMIT = 100_000;
 interface SlotFlags {
   readonly slot?: string;
   readonly schema?: string;
+  readonly tenant?: string;
 }
 
 interface DropFlags extends SlotFlags {
@@ -45,7 +46,8 @@ export function relayCommand(context: CommandContext): Command {
   const withSlot = (command: Command) =>
     command
       .option('--slot <name>', "the slot, as the service's relay.slot names it")
-      .option('--schema <name>', "or the outbox's schema, when relay.slot is left to its default");
+      .option('--schema <name>', "or the outbox's schema, when relay.slot is left to its default")
+      .option('--tenant <name>', "or a tenant's (the tenants option): its slot, messaging_tenant_<name>");
   const create = withSlot(new Command('create'))
     .description('create the slot and its publication (before the service starts; idempotent)')
     .action((flags: SlotFlags) =>
@@ -168,6 +170,12 @@ export function relayCommand(context: CommandContext): Command {
 function namesOf(flags: SlotFlags): LogicalNames {
   if (flags.slot && !/^[a-z0-9_]{1,63}$/.test(flags.slot)) {
     throw new CliUsageError('--slot is 1-63 lower-case letters, digits or "_".');
+  }
+  if (flags.tenant !== undefined) {
+    if (flags.slot !== undefined || flags.schema !== undefined) {
+      throw new CliUsageError("Give --tenant alone: a tenant's slot is named after it, whatever its schema.");
+    }
+    return tenantLogicalNames(flags.tenant);
   }
   return logicalNames(flags.schema, flags.slot);
 }

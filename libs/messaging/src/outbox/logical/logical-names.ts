@@ -24,10 +24,26 @@ export function logicalNames(schema: string | undefined, slot?: string): Logical
   return { slot: name, publication: name, prefix: `nest-reliable-messaging:${name}` };
 }
 
+/**
+ * The names of a tenant's outbox (the `tenants` option with `relay.mode: 'logical'`): the slot
+ * `messaging_tenant_<tenant>`, named after the tenant because slot names are the whole server's and tenants'
+ * databases may share one. A name that is not already a slot name (upper case, `-`, `.`, too long) is
+ * lower-cased, its other characters turned to `_`, and a hash of it appended, so `a-b` and `a_b` differ.
+ */
+export function tenantLogicalNames(tenant: string): LogicalNames {
+  const name = `messaging_tenant_${tenant}`;
+  return logicalNames(undefined, /^[a-z0-9_]{1,63}$/.test(name) ? name : slotName(name, tenant));
+}
+
 function defaultSlotName(schema: string | undefined): string {
   if (schema === undefined) return 'messaging_outbox';
   const name = `messaging_outbox_${schema}`.toLowerCase().replace(/[^a-z0-9_]/g, '_');
-  if (name.length <= MAX_NAME_LENGTH) return name;
-  const hash = createHash('sha256').update(schema).digest('hex').slice(0, 8);
-  return `${name.slice(0, MAX_NAME_LENGTH - hash.length - 1)}_${hash}`;
+  return name.length <= MAX_NAME_LENGTH ? name : slotName(name, schema);
+}
+
+/** `name` made a slot name (lower case, `[a-z0-9_]`) and shortened to fit a hash of `source` after it. */
+function slotName(name: string, source: string): string {
+  const safe = name.toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  const hash = createHash('sha256').update(source).digest('hex').slice(0, 8);
+  return `${safe.slice(0, MAX_NAME_LENGTH - hash.length - 1)}_${hash}`;
 }

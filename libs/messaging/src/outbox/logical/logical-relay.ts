@@ -5,6 +5,7 @@ import {
   Logger,
   OnApplicationBootstrap,
   OnModuleInit,
+  Optional,
 } from '@nestjs/common';
 import type { ClientConfig } from 'pg';
 import { DataSource } from 'typeorm';
@@ -19,6 +20,7 @@ import {
   MESSAGING_DATA_SOURCE,
   MESSAGING_LOGICAL_NAMES,
   MESSAGING_RESOLVED_OPTIONS,
+  MESSAGING_TENANT_RELAY,
   MESSAGING_TRANSPORT,
 } from '../../messaging.constants';
 import { MessageTracing } from '../../observability/message-tracing';
@@ -89,7 +91,7 @@ export interface LogicalRelayStatus {
 export class LogicalRelay
   implements RelaySlotFigures, OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown
 {
-  private readonly logger = new Logger(LogicalRelay.name);
+  private readonly logger: Logger;
   private readonly sql: SqlRunner;
   private readonly parking: ParkedMessages;
   private state: LogicalRelayState = 'off';
@@ -113,14 +115,17 @@ export class LogicalRelay
     private readonly wakeup: RelayWakeup,
     private readonly metrics: MessagingMetrics,
     private readonly tracing: MessageTracing,
+    /** A tenant's relay (`MessagingTenants`): its slot, its database; named in the logs. */
+    @Optional() @Inject(MESSAGING_TENANT_RELAY) private readonly tenant?: { readonly tenant: string },
   ) {
+    this.logger = new Logger(tenant ? `${LogicalRelay.name}[${tenant.tenant}]` : LogicalRelay.name);
     this.sql = <R extends object>(text: string, params?: unknown[]) => dataSource.query<R[]>(text, params);
     this.parking = new ParkedMessages(this.sql, postgresTables(dataSource).outbox);
   }
 
   /** Logical mode: refuses to start on a server, or with a slot, the mode cannot work with. */
   async onModuleInit(): Promise<void> {
-    if (this.options.relay.mode !== 'logical') return;
+    if (!this.reads) return;
     const type = String(this.dataSource.options.type);
     if (type !== 'postgres') {
       throw new InvalidMessagingOptionsError([
@@ -136,7 +141,7 @@ export class LogicalRelay
   }
 
   onApplicationBootstrap(): void {
-    if (this.options.relay.mode !== 'logical' || !this.options.relay.enabled) return;
+    if (!this.reads || !this.options.relay.enabled) return;
     this.state = 'starting';
     this.loop = this.run();
   }
@@ -149,6 +154,14 @@ export class LogicalRelay
     await this.session?.finish(true);
     await this.loop;
     this.state = 'off';
+  }
+
+  /**
+   * Logical mode, and a slot of this relay's: with tenants on, each tenant's relay reads its own, and the
+   * service's own database has none (no tenant's write goes there).
+   */
+  private get reads(): boolean {
+    return this.options.relay.mode === 'logical' && (!this.options.tenants || this.tenant !== undefined);
   }
 
   /** The state right now, without I/O. */
@@ -309,7 +322,7 @@ export class LogicalRelay
     const config = typeormPostgresConnectionConfig(this.dataSource);
     return {
       ...config,
-      application_name: `${this.options.serviceName} logical relay`,
+      application_name: `${this.options.serviceName} logical relay${this.tenant ? ` [${this.tenant.tenant}]` : ''}`,
       connectionTimeoutMillis: config.connectionTimeoutMillis || 10_000,
       keepAlive: true,
     };

@@ -1,7 +1,7 @@
 import { LogicalDecodingUnavailableError } from '../../errors/logical-decoding-unavailable.error';
 import { ReplicationSlotInvalidatedError } from '../../errors/replication-slot-invalidated.error';
 import { ReplicationSlotMissingError } from '../../errors/replication-slot-missing.error';
-import { logicalNames } from './logical-names';
+import { logicalNames, tenantLogicalNames } from './logical-names';
 import { classifyStreamFailure } from './stream-failure';
 
 const pgError = (code: string) => Object.assign(new Error('server said no'), { code });
@@ -58,5 +58,22 @@ describe(logicalNames.name, () => {
     const b = logicalNames(`${'s'.repeat(62)}t`).slot;
     expect(a.length).toBeLessThanOrEqual(63);
     expect(a).not.toBe(b);
+  });
+});
+
+describe(tenantLogicalNames.name, () => {
+  it("names a tenant's slot after the tenant: slot names are the server's, tenants' databases may share one", () => {
+    expect(tenantLogicalNames('acme')).toEqual({
+      slot: 'messaging_tenant_acme',
+      publication: 'messaging_tenant_acme',
+      prefix: 'nest-reliable-messaging:messaging_tenant_acme',
+    });
+  });
+
+  it('makes any tenant name a slot name of at most 63 characters, distinct per tenant', () => {
+    const names = ['a-b', 'a_b', 'A_b', 'a.b', 'x'.repeat(63), `${'x'.repeat(62)}y`];
+    const slots = names.map((tenant) => tenantLogicalNames(tenant).slot);
+    for (const slot of slots) expect(slot).toMatch(/^[a-z0-9_]{1,63}$/);
+    expect(new Set(slots).size).toBe(names.length);
   });
 });
