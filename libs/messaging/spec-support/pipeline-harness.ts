@@ -121,6 +121,11 @@ export class FakeInbox {
   readonly commitAnswers: CommitAnswer[] = [];
   /** How the next begins answer, in turn (FAIL: the database is away); OK once the script runs out. */
   readonly beginAnswers: Array<'OK' | 'FAIL'> = [];
+  /**
+   * How the next rollbacks find their connection, in turn (BROKEN: the database went away under the
+   * transaction, so the rollback could not be sent); OK once the script runs out.
+   */
+  readonly rollbackAnswers: Array<'OK' | 'BROKEN'> = [];
   /** The ids of each batch begun. */
   readonly batches: string[][] = [];
   /** The tenants of each batch begun (one each, or `(none)` with tenants off). */
@@ -234,10 +239,11 @@ export class FakeBatch {
     for (const callback of this.callbackLists.flat()) callback();
   }
 
-  async rollback(): Promise<void> {
+  async rollback(): Promise<'rolled-back' | 'connection-lost'> {
     this.inbox.rollbacks += 1;
     for (const id of this.staged) this.inbox.count(this.inbox.neighbourRollbacks, id);
     this.staged.length = 0;
+    return this.inbox.rollbackAnswers.shift() === 'BROKEN' ? 'connection-lost' : 'rolled-back';
   }
 
   private failedHere(id: string): void {

@@ -89,4 +89,43 @@ describe.each(EACH_DATABASE)('A consumer while its database is away (%s, RabbitM
       await channel.close();
     }, 90_000);
   }
+
+  // claim: C-50
+  test("handles a message whose handler's connection broke under it, with no retry policy, dead-letters nothing", async () => {
+    // The database stops while the handler runs: its next statement and the rollback meet a broken
+    // connection. That is the database away, not the handler failing; without a policy it used to be
+    // dead-lettered (NO_POLICY) at once (stop 49's tenants fault run).
+    const destination = uniqueName('dbgone');
+    const group = uniqueName('g');
+    const queue = `${destination}.${group}`;
+    rabbit.track({ exchanges: [destination], queues: [queue, `${queue}.dlq`] });
+    const probe = new ConsumerProbe();
+    const app = await ordersConsumerApp(database, {
+      transport: rabbitTransport(),
+      destination,
+      group,
+      probe,
+    });
+    apps.push(app);
+    const connection: amqp.ChannelModel = await rabbit.connect();
+    let stopped: Promise<void> | undefined;
+    probe.onInvocation = () => {
+      if (probe.invocations !== 1) return;
+      probe.delayMs = 1_500; // the handler is in its transaction, its statement still to come
+      stopped = server.stop('fast');
+    };
+    await publishRaw(connection, [orderMessage(destination, { customer: 'k', seq: 1 })]);
+    await eventually(() => expect(stopped).toBeDefined(), 30_000);
+    await stopped;
+    await new Promise((resolve) => setTimeout(resolve, 2_000)); // its statement fails meanwhile
+    probe.delayMs = 0;
+    await server.start();
+
+    await eventually(async () => expect(await handledOrders(database, group)).toHaveLength(1), 30_000);
+    expect(probe.invocations).toBeGreaterThanOrEqual(2);
+    expect(probe.attemptsOf(1).every((attempt) => attempt === 1)).toBe(true); // no attempt spent
+    expect(await drainQueue(connection, `${queue}.dlq`)).toEqual([]);
+    apps.splice(apps.indexOf(app), 1);
+    await app.close();
+  }, 90_000);
 });

@@ -21,8 +21,12 @@ import {
   uniqueViolation,
 } from '../../spec-support/pipeline-harness';
 
-/** What a handler does on one call. */
-type Behaviour = 'OK' | 'THROW' | 'SWALLOW' | 'SWALLOW_UNSEEN';
+/**
+ * What a handler does on one call: succeeds, throws, swallows an error that ended its transaction (seen or
+ * not), or meets the database going away under it (BREAK: it throws, and the rollback finds the connection
+ * broken).
+ */
+type Behaviour = 'OK' | 'THROW' | 'SWALLOW' | 'SWALLOW_UNSEEN' | 'BREAK';
 
 /**
  * What a message is: one the handler takes, one of a type the group has no handler for (settled unhandled),
@@ -70,7 +74,7 @@ const scenarios: fc.Arbitrary<Scenario> = fc.integer({ min: 1, max: 6 }).chain((
     broker: fc.constantFrom('KAFKA' as const, 'RABBITMQ' as const),
     policy: policies,
     behaviours: fc.array(
-      fc.array(fc.constantFrom<Behaviour>('OK', 'OK', 'THROW', 'SWALLOW', 'SWALLOW_UNSEEN'), {
+      fc.array(fc.constantFrom<Behaviour>('OK', 'OK', 'THROW', 'SWALLOW', 'SWALLOW_UNSEEN', 'BREAK'), {
         maxLength: 5,
       }),
       { minLength: lane, maxLength: lane },
@@ -133,6 +137,10 @@ async function run(scenario: Scenario): Promise<Run> {
     manager.afterCommit.push(() => callbacks.push(`${context.messageId}#${call}`));
     const behaviour = scenario.behaviours[ids.indexOf(context.messageId)][call - 1] ?? 'OK';
     if (behaviour === 'THROW') throw new Flaky('downstream flaked');
+    if (behaviour === 'BREAK') {
+      inbox.rollbackAnswers.push('BROKEN');
+      throw new Error('Connection terminated unexpectedly');
+    }
     if (behaviour === 'SWALLOW') manager.swallow(uniqueViolation());
     if (behaviour === 'SWALLOW_UNSEEN') manager.swallow(uniqueViolation(), false);
   };

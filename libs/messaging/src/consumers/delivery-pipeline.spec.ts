@@ -5,6 +5,7 @@ import { RetryPolicyOptions, RetryMode, RetryOrdering } from '../retry/retry-pol
 import { Settlement } from '../transports/delivery-contract';
 import { TransportCapabilities } from '../retry/transport-capabilities';
 import { DeliveryPipeline } from './delivery-pipeline';
+import { MAX_CONNECTION_LOSSES } from './run-state';
 import { MessageContext } from './message-context';
 import { useQuietWarnings } from '../../spec-support/quiet-warnings';
 import {
@@ -53,6 +54,48 @@ describe(DeliveryPipeline.name, () => {
       } finally {
         warn.mockRestore();
       }
+    });
+  });
+
+  describe("a handler's connection that breaks under it", () => {
+    it('is the database away, not the handler failing: the delivery waits and spends no attempt', async () => {
+      const inbox = new FakeInbox();
+      const harness = new Harness({ inbox }); // no retry policy: a handler's own failure is dead-lettered
+      let calls = 0;
+      harness.onCall = () => {
+        if ((calls += 1) > 2) return;
+        inbox.rollbackAnswers.push('BROKEN');
+        throw new Error('Connection terminated unexpectedly');
+      };
+      await expect(harness.withTimePassing(harness.handle(orderWire()))).resolves.toEqual(ACK);
+      expect(harness.calls.map((c) => c.attempt)).toEqual([1, 1, 1]);
+      expect(harness.copies).toEqual([]);
+      expect(inbox.applied).toHaveLength(1);
+    });
+
+    it(`fails like any handler once it broke ${MAX_CONNECTION_LOSSES + 1} times for one delivery`, async () => {
+      const inbox = new FakeInbox();
+      const harness = new Harness({ inbox });
+      harness.onCall = () => {
+        inbox.rollbackAnswers.push('BROKEN'); // e.g. held past idle_in_transaction_session_timeout
+        throw new Error('terminating connection due to idle-in-transaction timeout');
+      };
+      const wire = orderWire();
+      await harness.withTimePassing(harness.handle(wire));
+      expect(harness.calls).toHaveLength(MAX_CONNECTION_LOSSES + 1);
+      expect(harness.copies.map(idOf)).toEqual([idOf(wire)]); // dead-lettered (no policy)
+      expect(inbox.applied).toEqual([]);
+    });
+
+    it('is still a failure when the rollback was sent: the connection was fine', async () => {
+      const harness = new Harness();
+      harness.onCall = () => {
+        throw new Error('Connection terminated unexpectedly'); // another connection's error, say
+      };
+      const wire = orderWire();
+      await harness.handle(wire);
+      expect(harness.calls).toHaveLength(1);
+      expect(harness.copies.map(idOf)).toEqual([idOf(wire)]);
     });
   });
 
@@ -191,6 +234,26 @@ describe(DeliveryPipeline.name, () => {
       expect(harness.calls.map((c) => c.attempt)).toEqual([1, 1, 1]);
       expect(inbox.applied).toEqual(ids(wires));
       expect(harness.copies).toEqual([]);
+    });
+
+    it("waits for the database when a handler's connection breaks under it, spending no attempt", async () => {
+      const inbox = new FakeInbox();
+      const wires = orders(3);
+      const harness = new Harness({ inbox }); // no retry policy: a handler's own failure is dead-lettered
+      let broken = false;
+      harness.onCall = (context) => {
+        if (context.messageId === idOf(wires[1]) && !broken) {
+          broken = true;
+          inbox.rollbackAnswers.push('BROKEN'); // the database went away under the transaction
+          throw new Error('Connection terminated unexpectedly');
+        }
+      };
+      await expect(harness.withTimePassing(harness.handleBatch(wires))).resolves.toEqual([ACK, ACK, ACK]);
+      expect(harness.copies).toEqual([]);
+      expect(harness.calls.map((c) => c.attempt)).toEqual([1, 1, 1, 1, 1]);
+      // As after a failure: the one before goes again alone, then the one whose connection broke, then the rest.
+      expect(inbox.batches.map((b) => b.length)).toEqual([3, 1, 1, 1]);
+      expect(inbox.applied).toEqual(ids(wires));
     });
 
     it('leaves the batch unsettled when the consumer stops while it waits for the database', async () => {

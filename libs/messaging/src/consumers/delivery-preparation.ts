@@ -112,6 +112,7 @@ export function prepareDelivery(
       attempt: firstAttempt(delivery),
       failedInPlace: false,
       commitLost: false,
+      connectionLosses: 0,
       tryCallbacks: [],
       unconfirmed: [],
       labels: { group, destination: envelope.destination },

@@ -27,7 +27,8 @@ export class DeliveryTries {
 
   /**
    * One try of deliveries in one transaction: committed (with each one's outcome), failed at one of them
-   * (rolled back whole), unreachable (the transaction could not begin), or lost: recording them failed, or
+   * (rolled back whole), unreachable (the transaction could not begin, or its connection broke under a
+   * handler: the rollback could not be sent), or lost: recording them failed, or
    * the commit failed (not durable, or the answer was lost and nobody knows: the callbacks of each
    * delivery's try are kept as unconfirmed).
    */
@@ -44,7 +45,8 @@ export class DeliveryTries {
       try {
         outcomes.push(await this.once(state, batch, at));
       } catch (error) {
-        await batch.rollback();
+        // A broken connection: the database went away under the handler (its error is likely that).
+        if ((await batch.rollback()) === 'connection-lost') return { kind: 'UNREACHABLE', error, at };
         return { kind: 'FAILED', at, error };
       }
     }

@@ -17,6 +17,11 @@ export interface RunState {
   failedInPlace: boolean;
   /** A commit of this delivery failed already (it went again once: the inbox told whether it held). */
   commitLost: boolean;
+  /**
+   * Tries of this delivery whose transaction's connection broke while its handler ran (each waited for the
+   * database and spent no attempt); past `MAX_CONNECTION_LOSSES` the next is the handler's failure.
+   */
+  connectionLosses: number;
   /** The after-commit callbacks its current try registered. */
   tryCallbacks: Array<() => void>;
   /** Callbacks of tries whose commit failed: run if a later try finds it committed (DUPLICATE). */
@@ -30,15 +35,25 @@ export interface ReadyDelivery {
 }
 
 /**
+ * How many times in a row a delivery's transaction may lose its connection while its handler runs and wait
+ * for the database without spending an attempt. A handler that breaks its own connection every time (held
+ * past `idle_in_transaction_session_timeout`, a statement that ends its session) fails like any other after.
+ */
+export const MAX_CONNECTION_LOSSES = 5;
+
+/**
  * How one try of deliveries in one transaction ended: committed, failed at the delivery number `at`
  * (rolled back), lost (`atCommit`: the commit failed, its outcome perhaps unknown; else recording them in
- * the inbox failed), or unreachable: the transaction could not begin (the database away; no handler ran).
+ * the inbox failed), or unreachable: the database is away, so nothing of the try holds and it is not the
+ * messages' failure. Either the transaction could not begin (no handler ran), or (`at`) the handler of the
+ * delivery number `at` failed and the rollback found the transaction's connection broken: the database went
+ * away under it, and the server rolled the transaction back.
  */
 export type Tried =
   | { readonly kind: 'COMMITTED'; readonly outcomes: InboxOutcome[] }
   | { readonly kind: 'FAILED'; readonly at: number; readonly error: unknown }
   | { readonly kind: 'LOST'; readonly atCommit: boolean; readonly error: unknown }
-  | { readonly kind: 'UNREACHABLE'; readonly error: unknown };
+  | { readonly kind: 'UNREACHABLE'; readonly error: unknown; readonly at?: number };
 
 /**
  * Settles deliveries one after another into `settled`; stops at one not settled (PAUSE, LEAVE): false then.

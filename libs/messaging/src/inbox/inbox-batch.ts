@@ -44,8 +44,8 @@ export class InboxBatch {
     return this.transaction.commit();
   }
 
-  /** Drops the whole batch (never throws). */
-  rollback(): Promise<void> {
+  /** Drops the whole batch (never throws); `'connection-lost'` when its connection was found broken. */
+  rollback(): Promise<'rolled-back' | 'connection-lost'> {
     return this.transaction.rollback();
   }
 }

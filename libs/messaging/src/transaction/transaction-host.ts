@@ -203,11 +203,21 @@ export class OpenTransaction {
     this.host.runAfterCommit(this.callbackLists.flat());
   }
 
-  /** Rolls back (never throws: a broken connection has rolled back already). */
-  async rollback(): Promise<void> {
+  /**
+   * Rolls back (never throws: a broken connection has rolled back already). Resolves `'connection-lost'` when
+   * the rollback itself failed: the transaction's connection is broken (the database went away, or ended the
+   * session), so what failed in it may have failed for that reason; else `'rolled-back'`.
+   */
+  async rollback(): Promise<'rolled-back' | 'connection-lost'> {
     const { queryRunner } = this.scope;
-    if (queryRunner.isTransactionActive) await queryRunner.rollbackTransaction().catch(() => undefined);
+    let outcome: 'rolled-back' | 'connection-lost' = 'rolled-back';
+    if (queryRunner.isTransactionActive) {
+      await queryRunner.rollbackTransaction().catch(() => {
+        outcome = 'connection-lost';
+      });
+    }
     await this.end();
+    return outcome;
   }
 
   private async end(): Promise<void> {
