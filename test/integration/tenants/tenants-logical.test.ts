@@ -2,13 +2,21 @@ import { TestingModule } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
 import {
   InvalidTenantError,
+  MessageHeaders,
   MessagingHealthIndicator,
   MessagingMetrics,
   MessagingTenants,
+  OutboxService,
   ReplicationSlotMissingError,
   TransportOptions,
 } from 'nest-reliable-messaging';
-import { CliIo, runMessagingCli, tenantLogicalNames } from 'nest-reliable-messaging/testing';
+import {
+  CliIo,
+  getMessagingTransportToken,
+  MessageTransport,
+  runMessagingCli,
+  tenantLogicalNames,
+} from 'nest-reliable-messaging/testing';
 import { eventually } from '../../harness/eventually';
 import { FaultProxy } from '../../harness/fault-proxy';
 import { KafkaTopics, testKafka } from '../../harness/kafka';
@@ -19,7 +27,17 @@ import { RabbitFixture } from '../../harness/rabbitmq';
 import { createTestDatabase, TestDatabase } from '../../harness/test-database';
 import { startLogicalCluster } from '../support/logical-cluster';
 import { kafkaTransport, rabbitTransport } from '../support/messaging-app';
-import { Applied, createTenantsApp, Notes, noteWritten, tenantDataSource } from './tenants.fixture';
+import {
+  Applied,
+  createTenantsApp,
+  Notes,
+  noteWritten,
+  NoteWritten,
+  tenantDataSource,
+} from './tenants.fixture';
+
+/** Alpha's backlog in the fairness case: far more than one batch of its relay. */
+const BACKLOG = 3_000;
 
 interface Tenant {
   readonly name: string;
@@ -54,6 +72,7 @@ describe.each(TRANSPORTS)('Tenants with the logical relay (%s)', (_label, kind) 
   let alpha: Tenant;
   let beta: Tenant;
   let gamma: Tenant;
+  let event: NoteWritten;
 
   async function newTenant(name: string, databaseName: string, viaProxy = false): Promise<Tenant> {
     const database = await createTestSchema(`tl_${name}`, cluster.databaseUrl(databaseName));
@@ -109,10 +128,11 @@ describe.each(TRANSPORTS)('Tenants with the logical relay (%s)', (_label, kind) 
       topics.track(destination, `${destination}.${group}.dlq`);
     }
     const transport: TransportOptions = kind === 'rabbitmq' ? rabbitTransport() : kafkaTransport();
+    event = noteWritten(destination);
     ({ moduleRef: app, notes } = await createTenantsApp({
       home,
       transport,
-      event: noteWritten(destination),
+      event,
       group,
       relayMode: 'logical',
     }));
@@ -197,6 +217,46 @@ describe.each(TRANSPORTS)('Tenants with the logical relay (%s)', (_label, kind) 
     expect((await health.relay()).relay).toMatchObject({ status: 'up', mode: 'logical' });
     expect((await health.tenants()).tenants.status).toBe('up');
   }, 90_000);
+
+  it("hands a one-message tenant's write to the broker while another tenant's backlog of 3,000 drains", async () => {
+    // What each tenant's relay hands the service's transport, in order: submitted (the call) and confirmed.
+    const transport = app.get<MessageTransport>(getMessagingTransportToken());
+    const submitted: string[] = [];
+    const confirmed: string[] = [];
+    const publish = transport.publish.bind(transport);
+    const spy = jest.spyOn(transport, 'publish').mockImplementation(async (messages, options) => {
+      const tenantsOf = messages.map((message) => message.headers[MessageHeaders.TENANT] ?? '');
+      submitted.push(...tenantsOf);
+      const outcomes = await publish(messages, options);
+      confirmed.push(...tenantsOf);
+      return outcomes;
+    });
+    try {
+      const outbox = app.get(OutboxService);
+      // Alpha's backlog in one commit, then one message of beta's: alpha's relay starts on it at once.
+      await tenants.run('alpha', () =>
+        tenants.transactionHost().run(async () => {
+          for (let i = 0; i < BACKLOG; i++)
+            await outbox.add(event, { text: `alpha-big-${i}`, tenant: 'alpha' });
+        }),
+      );
+      await tenants.run('beta', () =>
+        tenants.transactionHost().run(() => outbox.add(event, { text: 'beta-small', tenant: 'beta' })),
+      );
+      await eventually(() => expect(confirmed.filter((t) => t === 'alpha')).toHaveLength(BACKLOG), 120_000);
+      await eventually(() => expect(confirmed).toContain('beta'), 30_000);
+    } finally {
+      spy.mockRestore();
+    }
+    const alphaBefore = (log: string[]) =>
+      log.slice(0, log.indexOf('beta')).filter((t) => t === 'alpha').length;
+    console.log(
+      `[fairness, logical, ${kind}] beta's message handed over after ${alphaBefore(submitted)} and confirmed ` +
+        `after ${alphaBefore(confirmed)} of alpha's ${BACKLOG}`,
+    );
+    // Beta's relay reads its own slot: its message does not wait for alpha's backlog to be handed over.
+    expect(alphaBefore(submitted)).toBeLessThan(BACKLOG);
+  }, 180_000);
 
   it("keeps the others flowing while one tenant's database is cut off, and relays its slot after", async () => {
     const health = app.get(MessagingHealthIndicator);
