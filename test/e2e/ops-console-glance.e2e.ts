@@ -156,8 +156,12 @@ describe('The operations console at a glance, and plans that behave (issue 29)',
     // Its last hour beside it, a small chart drawn by the console (a reading so far, or a few: a dot, a line).
     const chart = victor.locator(`tr[data-queue="${DLQ}"] svg[data-testid="trend"]`);
     await expect(chart.getAttribute('aria-label')).resolves.toMatch(/: waiting, last 60 min: .*, now 1$/);
-    const box = await chart.boundingBox();
-    expect(box && [box.width, box.height]).toEqual([96, 20]);
+    // The page refreshes itself every second, replacing the chart: a box read as it is swapped is null (seen
+    // in a CI run), so it is read again until one is laid out.
+    await eventually(async () => {
+      const box = await chart.boundingBox();
+      expect(box && [box.width, box.height]).toEqual([96, 20]);
+    }, 10_000);
     await expect(chart.locator('circle').count()).resolves.toBe(1);
 
     // The overview refreshes itself (the script's fetch, not a navigation) while nobody touches it.

@@ -7,9 +7,9 @@ import { relativeAge } from './time';
  *   ago") kept current (`relativeAge`, the server's own function);
  * - a button `data-copy="<id>"` copies that element's text;
  * - a page whose `<main>` has `data-refresh="<seconds>"` refreshes its content that often, sending
- *   `x-console-refresh: 1` (not the user's doing: it does not keep an idle session alive), and not while
- *   the tab is hidden, a form control has focus, or a form holds changed input; a session that ended sends
- *   the page to sign-in.
+ *   `x-console-refresh: 1` (not the user's doing: it does not keep an idle session alive), one refresh at a
+ *   time (a console slower than the period is not sent more), and not while the tab is hidden, a form
+ *   control has focus, or a form holds changed input; a session that ended sends the page to sign-in.
  */
 export const CONSOLE_JS = `(function () {
   'use strict';
@@ -68,9 +68,11 @@ export const CONSOLE_JS = `(function () {
     if (!main) return;
     var seconds = Number(main.getAttribute('data-refresh'));
     if (!(seconds > 0)) return;
+    var inFlight = false;
     setInterval(function () {
       var current = document.querySelector('main[data-refresh]');
-      if (!current || document.hidden || busy(current)) return;
+      if (inFlight || !current || document.hidden || busy(current)) return;
+      inFlight = true;
       fetch(location.href, { headers: { 'x-console-refresh': '1' }, credentials: 'same-origin' })
         .then(function (response) {
           if (response.redirected && /\\/login$/.test(new URL(response.url).pathname)) {
@@ -88,7 +90,8 @@ export const CONSOLE_JS = `(function () {
             copying(now);
           });
         })
-        .catch(function () { /* the next round tries again */ });
+        .catch(function () { /* the next round tries again */ })
+        .then(function () { inFlight = false; });
     }, seconds * 1000);
   }
   function start() {
