@@ -4,18 +4,16 @@ import { MessagingTenants, RetryMode } from 'nest-reliable-messaging';
 import { eventually } from '../harness/eventually';
 import { FaultProxy } from '../harness/fault-proxy';
 import { infraEnv } from '../harness/infra';
-import { uniqueName } from '../harness/names';
-import { KafkaTopics } from '../harness/kafka';
-import { RabbitFixture } from '../harness/rabbitmq';
 import { createTestDatabase, TestDatabase } from '../harness/test-database';
-import { kafkaTransport, rabbitTransport } from '../integration/support/messaging-app';
 import {
   Applied,
   appliedObservers,
   createTenantsApp,
   noteWritten,
   Notes,
+  TENANT_BROKERS,
   tenantDataSource,
+  TenantsBroker,
 } from '../integration/tenants/tenants.fixture';
 
 /** How long the tenant's database stays down (issue 43: "for a minute"); shorter with TENANTS_OUTAGE_MS. */
@@ -49,191 +47,180 @@ function percentile(sorted: readonly number[], p: number): number {
  * the down tenant's deliveries in the consumer at the cut wait there for its database. The latencies of each
  * phase are printed (commit → handler).
  */
-describe.each([
-  ['RabbitMQ', 'rabbitmq'],
-  ['Kafka', 'kafka'],
-] as const)('Tenants fault run: one tenant database down for a minute under load (%s)', (label, kind) => {
-  const rabbit = new RabbitFixture();
-  const topics = new KafkaTopics();
-  const databases: TestDatabase[] = [];
-  const dataSources: DataSource[] = [];
-  let proxy: FaultProxy;
-  let app: TestingModule | undefined;
+describe.each(TENANT_BROKERS)(
+  'Tenants fault run: one tenant database down for a minute under load (%s)',
+  (label, kind) => {
+    const broker = new TenantsBroker(kind);
+    const databases: TestDatabase[] = [];
+    const dataSources: DataSource[] = [];
+    let proxy: FaultProxy;
+    let app: TestingModule | undefined;
 
-  afterAll(async () => {
-    await app?.close();
-    await proxy?.close();
-    await Promise.all(dataSources.map((ds) => ds.destroy().catch(() => undefined)));
-    await Promise.all(databases.map((database) => database.drop()));
-    if (kind === 'rabbitmq') await rabbit.cleanup();
-    else await topics.cleanup();
-  }, 60_000);
+    afterAll(async () => {
+      await app?.close();
+      await proxy?.close();
+      await Promise.all(dataSources.map((ds) => ds.destroy().catch(() => undefined)));
+      await Promise.all(databases.map((database) => database.drop()));
+      await broker.cleanup();
+    }, 60_000);
 
-  it('keeps the others flowing, refuses the down tenant in the caller, and loses nothing', async () => {
-    const db = new URL(infraEnv().databaseUrl);
-    proxy = await FaultProxy.start({ target: { host: db.hostname, port: Number(db.port || 5432) } });
-    const home = await createTestDatabase('postgres', 'tfr_home');
-    const acmeDb = await createTestDatabase('postgres', 'tfr_acme');
-    const globexDb = await createTestDatabase('mariadb', 'tfr_globex');
-    const initechDb = await createTestDatabase('postgres', 'tfr_initech');
-    databases.push(home, acmeDb, globexDb, initechDb);
-    const viaProxy = new URL(infraEnv().databaseUrl);
-    viaProxy.host = proxy.address;
-    const sources = {
-      acme: await tenantDataSource(acmeDb),
-      globex: await tenantDataSource(globexDb),
-      initech: await tenantDataSource(initechDb, { url: viaProxy.toString() }),
-    };
-    dataSources.push(...Object.values(sources));
-    const destination = uniqueName('tenant_fault');
-    const group = uniqueName('g');
-    if (kind === 'rabbitmq') {
-      rabbit.track({
-        exchanges: [destination],
-        queues: [`${destination}.${group}`, `${destination}.${group}.dlq`],
-      });
-    } else {
-      topics.track(destination, `${destination}.${group}.dlq`);
-    }
-    let notes: Notes;
-    ({ moduleRef: app, notes } = await createTenantsApp({
-      home,
-      transport: kind === 'rabbitmq' ? rabbitTransport() : kafkaTransport(),
-      event: noteWritten(destination),
-      group,
-      // The down tenant's handlers held across the cut: when one returns, the next delivery of its batch runs
-      // its query on the cut connection and fails like any handler. Without a retry policy that failure is
-      // dead-lettered (retries are opt-in); a fresh-clone CI run found 2 of its committed messages not
-      // applied so. With one, the next try cannot begin and waits for the database, spending nothing.
-      retryDefaults: { [destination]: { maxAttempts: 5, mode: RetryMode.INLINE } },
-    }));
-    const tenants = app.get(MessagingTenants);
-    for (const [name, source] of Object.entries(sources)) await tenants.add(name, source);
+    it('keeps the others flowing, refuses the down tenant in the caller, and loses nothing', async () => {
+      const db = new URL(infraEnv().databaseUrl);
+      proxy = await FaultProxy.start({ target: { host: db.hostname, port: Number(db.port || 5432) } });
+      const home = await createTestDatabase('postgres', 'tfr_home');
+      const acmeDb = await createTestDatabase('postgres', 'tfr_acme');
+      const globexDb = await createTestDatabase('mariadb', 'tfr_globex');
+      const initechDb = await createTestDatabase('postgres', 'tfr_initech');
+      databases.push(home, acmeDb, globexDb, initechDb);
+      const viaProxy = new URL(infraEnv().databaseUrl);
+      viaProxy.host = proxy.address;
+      const sources = {
+        acme: await tenantDataSource(acmeDb),
+        globex: await tenantDataSource(globexDb),
+        initech: await tenantDataSource(initechDb, { url: viaProxy.toString() }),
+      };
+      dataSources.push(...Object.values(sources));
+      const { destination, group } = broker.destination('tenant_fault');
+      let notes: Notes;
+      ({ moduleRef: app, notes } = await createTenantsApp({
+        home,
+        transport: broker.transport(),
+        event: noteWritten(destination),
+        group,
+        // The down tenant's handlers held across the cut: when one returns, the next delivery of its batch runs
+        // its query on the cut connection and fails like any handler. Without a retry policy that failure is
+        // dead-lettered (retries are opt-in); a fresh-clone CI run found 2 of its committed messages not
+        // applied so. With one, the next try cannot begin and waits for the database, spending nothing.
+        retryDefaults: { [destination]: { maxAttempts: 5, mode: RetryMode.INLINE } },
+      }));
+      const tenants = app.get(MessagingTenants);
+      for (const [name, source] of Object.entries(sources)) await tenants.add(name, source);
 
-    const appliedAt = new Map<string, number>();
-    const observer = (messageId: string) => {
-      if (!appliedAt.has(messageId)) appliedAt.set(messageId, Date.now());
-    };
-    appliedObservers.add(observer);
-    // Holds the down tenant's handlers across the cut (see below), so that the outage always finds some of its
-    // messages in the consumer, in the lanes the other tenants' keys hash to as well.
-    let holding: Promise<void> | undefined;
-    let held = 0;
-    const holder = (_messageId: string, tenant: string | undefined) => {
-      if (tenant !== 'initech' || !holding) return undefined;
-      held++;
-      return holding;
-    };
-    appliedObservers.add(holder);
-    const writes: Write[] = [];
-    const refused = { before: 0, outage: 0, after: 0 };
-    const unexpected: string[] = [];
-    let phase: Phase = 'before';
-    let outageFrom = Infinity;
-    let writing = true;
-    let seq = 0;
-    // One writer per tenant, each at its rate, scheduled (a slow or refused write does not delay the next).
-    const writer = async (tenant: string): Promise<void> => {
-      const pending: Promise<void>[] = [];
-      const start = Date.now();
-      for (let i = 0; writing; i++) {
-        const wait = start + (i * 1000) / RATE_PER_TENANT - Date.now();
-        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-        const at = phase;
-        pending.push(
-          tenants
-            .run(tenant, () => notes.write(`${tenant}-${at}-${seq++}`))
-            .then((messageId) => {
-              writes.push({ tenant, phase: at, messageId, committedAt: Date.now() });
-            })
-            .catch((error: unknown) => {
-              // A write of the down tenant may fail once the outage began (one in flight at the cut too).
-              if (tenant !== 'initech' || Date.now() < outageFrom)
-                unexpected.push(`${tenant} ${at}: ${String(error)}`);
-              else refused[at]++;
-            }),
+      const appliedAt = new Map<string, number>();
+      const observer = (messageId: string) => {
+        if (!appliedAt.has(messageId)) appliedAt.set(messageId, Date.now());
+      };
+      appliedObservers.add(observer);
+      // Holds the down tenant's handlers across the cut (see below), so that the outage always finds some of its
+      // messages in the consumer, in the lanes the other tenants' keys hash to as well.
+      let holding: Promise<void> | undefined;
+      let held = 0;
+      const holder = (_messageId: string, tenant: string | undefined) => {
+        if (tenant !== 'initech' || !holding) return undefined;
+        held++;
+        return holding;
+      };
+      appliedObservers.add(holder);
+      const writes: Write[] = [];
+      const refused = { before: 0, outage: 0, after: 0 };
+      const unexpected: string[] = [];
+      let phase: Phase = 'before';
+      let outageFrom = Infinity;
+      let writing = true;
+      let seq = 0;
+      // One writer per tenant, each at its rate, scheduled (a slow or refused write does not delay the next).
+      const writer = async (tenant: string): Promise<void> => {
+        const pending: Promise<void>[] = [];
+        const start = Date.now();
+        for (let i = 0; writing; i++) {
+          const wait = start + (i * 1000) / RATE_PER_TENANT - Date.now();
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+          const at = phase;
+          pending.push(
+            tenants
+              .run(tenant, () => notes.write(`${tenant}-${at}-${seq++}`))
+              .then((messageId) => {
+                writes.push({ tenant, phase: at, messageId, committedAt: Date.now() });
+              })
+              .catch((error: unknown) => {
+                // A write of the down tenant may fail once the outage began (one in flight at the cut too).
+                if (tenant !== 'initech' || Date.now() < outageFrom)
+                  unexpected.push(`${tenant} ${at}: ${String(error)}`);
+                else refused[at]++;
+              }),
+          );
+        }
+        await Promise.all(pending);
+      };
+      try {
+        const writers = Promise.all(Object.keys(sources).map(writer));
+        await new Promise((resolve) => setTimeout(resolve, BEFORE_MS));
+        // The cut finds initech's messages in the consumer: held in their handlers, their transactions open.
+        let release!: () => void;
+        holding = new Promise<void>((resolve) => (release = resolve));
+        await eventually(() => expect(held).toBeGreaterThan(0), 10_000, 10);
+        phase = 'outage';
+        outageFrom = Date.now();
+        await proxy.refuse();
+        proxy.cutAll();
+        holding = undefined;
+        release();
+        await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
+        await proxy.heal();
+        phase = 'after';
+        // The down tenant takes writes again within its pool's reconnect.
+        await eventually(() => tenants.run('initech', () => notes.write('initech-back')), 30_000);
+        await new Promise((resolve) => setTimeout(resolve, AFTER_MS));
+        writing = false;
+        await writers;
+
+        // Only the down tenant's writes failed, and only while (or right after) it was down.
+        expect(unexpected).toEqual([]);
+        // Every committed write applied, once, in its own tenant's database.
+        await eventually(
+          async () => {
+            for (const [name, source] of Object.entries(sources)) {
+              const rows = await source.getRepository(Applied).find();
+              const ids = rows.map((row) => row.messageId);
+              expect(new Set(ids).size).toBe(ids.length);
+              expect(rows.every((row) => row.tenant === name && row.text.startsWith(`${name}-`))).toBe(true);
+              const expected = writes.filter((w) => w.tenant === name).map((w) => w.messageId);
+              expect(ids.filter((id) => expected.includes(id))).toHaveLength(expected.length);
+            }
+          },
+          120_000,
+          500,
         );
+      } finally {
+        writing = false;
+        appliedObservers.delete(observer);
+        appliedObservers.delete(holder);
       }
-      await Promise.all(pending);
-    };
-    try {
-      const writers = Promise.all(Object.keys(sources).map(writer));
-      await new Promise((resolve) => setTimeout(resolve, BEFORE_MS));
-      // The cut finds initech's messages in the consumer: held in their handlers, their transactions open.
-      let release!: () => void;
-      holding = new Promise<void>((resolve) => (release = resolve));
-      await eventually(() => expect(held).toBeGreaterThan(0), 10_000, 10);
-      phase = 'outage';
-      outageFrom = Date.now();
-      await proxy.refuse();
-      proxy.cutAll();
-      holding = undefined;
-      release();
-      await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
-      await proxy.heal();
-      phase = 'after';
-      // The down tenant takes writes again within its pool's reconnect.
-      await eventually(() => tenants.run('initech', () => notes.write('initech-back')), 30_000);
-      await new Promise((resolve) => setTimeout(resolve, AFTER_MS));
-      writing = false;
-      await writers;
 
-      // Only the down tenant's writes failed, and only while (or right after) it was down.
-      expect(unexpected).toEqual([]);
-      // Every committed write applied, once, in its own tenant's database.
-      await eventually(
-        async () => {
-          for (const [name, source] of Object.entries(sources)) {
-            const rows = await source.getRepository(Applied).find();
-            const ids = rows.map((row) => row.messageId);
-            expect(new Set(ids).size).toBe(ids.length);
-            expect(rows.every((row) => row.tenant === name && row.text.startsWith(`${name}-`))).toBe(true);
-            const expected = writes.filter((w) => w.tenant === name).map((w) => w.messageId);
-            expect(ids.filter((id) => expected.includes(id))).toHaveLength(expected.length);
-          }
-        },
-        120_000,
-        500,
+      // The others during the outage: commit → handler of each of their messages.
+      const report: string[] = [];
+      const othersDuringOutage: number[] = [];
+      for (const tenant of Object.keys(sources)) {
+        for (const at of ['before', 'outage', 'after'] as const) {
+          const latencies = writes
+            .filter((w) => w.tenant === tenant && w.phase === at)
+            .map((w) => (appliedAt.get(w.messageId) ?? Infinity) - w.committedAt)
+            .sort((a, b) => a - b);
+          if (latencies.length === 0) continue;
+          report.push(
+            `${tenant} ${at}: ${latencies.length} applied, commit → handler p50 ${percentile(latencies, 50)} ms, ` +
+              `p99 ${percentile(latencies, 99)} ms, max ${latencies[latencies.length - 1]} ms`,
+          );
+          if (tenant !== 'initech' && at === 'outage') othersDuringOutage.push(...latencies);
+        }
+      }
+      console.log(
+        `[tenants fault run, ${label}] initech unreachable ${OUTAGE_MS / 1000} s under ${RATE_PER_TENANT}/s per tenant; ` +
+          `initech's writes refused in the caller: ${refused.outage} during, ${refused.after} after\n` +
+          report.join('\n'),
       );
-    } finally {
-      writing = false;
-      appliedObservers.delete(observer);
-      appliedObservers.delete(holder);
-    }
-
-    // The others during the outage: commit → handler of each of their messages.
-    const report: string[] = [];
-    const othersDuringOutage: number[] = [];
-    for (const tenant of Object.keys(sources)) {
-      for (const at of ['before', 'outage', 'after'] as const) {
-        const latencies = writes
-          .filter((w) => w.tenant === tenant && w.phase === at)
-          .map((w) => (appliedAt.get(w.messageId) ?? Infinity) - w.committedAt)
-          .sort((a, b) => a - b);
-        if (latencies.length === 0) continue;
-        report.push(
-          `${tenant} ${at}: ${latencies.length} applied, commit → handler p50 ${percentile(latencies, 50)} ms, ` +
-            `p99 ${percentile(latencies, 99)} ms, max ${latencies[latencies.length - 1]} ms`,
-        );
-        if (tenant !== 'initech' && at === 'outage') othersDuringOutage.push(...latencies);
-      }
-    }
-    console.log(
-      `[tenants fault run, ${label}] initech unreachable ${OUTAGE_MS / 1000} s under ${RATE_PER_TENANT}/s per tenant; ` +
-        `initech's writes refused in the caller: ${refused.outage} during, ${refused.after} after\n` +
-        report.join('\n'),
-    );
-    expect(refused.outage).toBeGreaterThan(0);
-    // The down tenant's messages held at the cut wait in the consumer for their database, the outage long;
-    // the other tenants' keys that hash alike go on in lanes and slots of their own (KeyedLanes' shares). A CI
-    // run before that saw one of theirs wait 63 s, the outage's length; holding initech's handlers across the
-    // cut makes every run meet that case (the slowest was about 60 s before the fix).
-    const slowest = Math.max(...othersDuringOutage);
-    console.log(
-      `[tenants fault run, ${label}] ${held} of initech's deliveries held across the cut; the other tenants' slowest ` +
-        `message during the outage: ${slowest} ms`,
-    );
-    expect(slowest).toBeLessThan(10_000);
-    expect(writes.filter((w) => w.tenant === 'initech' && w.phase === 'after').length).toBeGreaterThan(0);
-  }, 300_000);
-});
+      expect(refused.outage).toBeGreaterThan(0);
+      // The down tenant's messages held at the cut wait in the consumer for their database, the outage long;
+      // the other tenants' keys that hash alike go on in lanes and slots of their own (KeyedLanes' shares). A CI
+      // run before that saw one of theirs wait 63 s, the outage's length; holding initech's handlers across the
+      // cut makes every run meet that case (the slowest was about 60 s before the fix).
+      const slowest = Math.max(...othersDuringOutage);
+      console.log(
+        `[tenants fault run, ${label}] ${held} of initech's deliveries held across the cut; the other tenants' slowest ` +
+          `message during the outage: ${slowest} ms`,
+      );
+      expect(slowest).toBeLessThan(10_000);
+      expect(writes.filter((w) => w.tenant === 'initech' && w.phase === 'after').length).toBeGreaterThan(0);
+    }, 300_000);
+  },
+);

@@ -8,7 +8,6 @@ import {
   MessagingTenants,
   OutboxService,
   ReplicationSlotMissingError,
-  TransportOptions,
 } from 'nest-reliable-messaging';
 import {
   CliIo,
@@ -19,21 +18,19 @@ import {
 } from 'nest-reliable-messaging/testing';
 import { eventually } from '../../harness/eventually';
 import { FaultProxy } from '../../harness/fault-proxy';
-import { KafkaTopics, testKafka } from '../../harness/kafka';
-import { uniqueName } from '../../harness/names';
 import { createTestSchema } from '../../harness/postgres';
 import { PostgresCluster } from '../../harness/postgres-cluster';
-import { RabbitFixture } from '../../harness/rabbitmq';
 import { createTestDatabase, TestDatabase } from '../../harness/test-database';
 import { startLogicalCluster } from '../support/logical-cluster';
-import { kafkaTransport, rabbitTransport } from '../support/messaging-app';
 import {
   Applied,
   createTenantsApp,
   Notes,
   noteWritten,
   NoteWritten,
+  TENANT_BROKERS,
   tenantDataSource,
+  TenantsBroker,
 } from './tenants.fixture';
 
 /** Alpha's backlog in the fairness case: far more than one batch of its relay. */
@@ -47,11 +44,6 @@ interface Tenant {
   readonly dataSource: DataSource;
 }
 
-const TRANSPORTS: ReadonlyArray<readonly [string, 'rabbitmq' | 'kafka']> = [
-  ['RabbitMQ', 'rabbitmq'],
-  ['Kafka', 'kafka'],
-];
-
 /**
  * Issue 43, tenants with `relay.mode: 'logical'`: each tenant's writes go to its database's log, and a logical
  * relay of its own reads them from the slot named after it (`messaging_tenant_<name>`, made with `nest-messaging
@@ -59,10 +51,8 @@ const TRANSPORTS: ReadonlyArray<readonly [string, 'rabbitmq' | 'kafka']> = [
  * own, `beta` and `gamma` in schemas of one shared database (`gamma` through a proxy that cuts it off). The
  * service's own database is on the shared server (replica WAL, no slot): the library needs no slot there.
  */
-describe.each(TRANSPORTS)('Tenants with the logical relay (%s)', (_label, kind) => {
-  const rabbit = new RabbitFixture();
-  const kafka = testKafka();
-  const topics = new KafkaTopics(kafka);
+describe.each(TENANT_BROKERS)('Tenants with the logical relay (%s)', (_label, kind) => {
+  const broker = new TenantsBroker(kind);
   const cleanups: Array<() => Promise<unknown>> = [];
   let cluster: PostgresCluster;
   let proxy: FaultProxy;
@@ -117,21 +107,11 @@ describe.each(TRANSPORTS)('Tenants with the logical relay (%s)', (_label, kind) 
     gamma = await newTenant('gamma', 'tenant_shared', true);
     const home = await createTestDatabase('postgres', 'tl_home');
     cleanups.push(() => home.drop());
-    const destination = uniqueName('tenant_logical_notes');
-    const group = uniqueName('g');
-    if (kind === 'rabbitmq') {
-      rabbit.track({
-        exchanges: [destination],
-        queues: [`${destination}.${group}`, `${destination}.${group}.dlq`],
-      });
-    } else {
-      topics.track(destination, `${destination}.${group}.dlq`);
-    }
-    const transport: TransportOptions = kind === 'rabbitmq' ? rabbitTransport() : kafkaTransport();
+    const { destination, group } = broker.destination('tenant_logical_notes');
     event = noteWritten(destination);
     ({ moduleRef: app, notes } = await createTenantsApp({
       home,
-      transport,
+      transport: broker.transport(),
       event,
       group,
       relayMode: 'logical',
@@ -142,8 +122,7 @@ describe.each(TRANSPORTS)('Tenants with the logical relay (%s)', (_label, kind) 
 
   afterAll(async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-    if (kind === 'rabbitmq') await rabbit.cleanup();
-    else await topics.cleanup();
+    await broker.cleanup();
   }, 60_000);
 
   it('refuses a tenant without its slot, naming it; takes it once `relay slot create --tenant` made it', async () => {

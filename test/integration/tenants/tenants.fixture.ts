@@ -16,9 +16,52 @@ import {
   TransportOptions,
 } from 'nest-reliable-messaging';
 import { LOCAL_KEY_SECRET } from '../../../tools/infra/local-secrets';
+import { KafkaTopics } from '../../harness/kafka';
+import { uniqueName } from '../../harness/names';
+import { RabbitFixture } from '../../harness/rabbitmq';
 import { TestDatabase } from '../../harness/test-database';
 import { closeFailedApp } from '../support/close-failed-app';
-import { testConnectionOptions } from '../support/messaging-app';
+import { kafkaTransport, rabbitTransport, testConnectionOptions } from '../support/messaging-app';
+
+/** The brokers the tenants suites run on, for `describe.each`: `[label, kind]`. */
+export const TENANT_BROKERS: ReadonlyArray<readonly [string, 'rabbitmq' | 'kafka']> = [
+  ['RabbitMQ', 'rabbitmq'],
+  ['Kafka', 'kafka'],
+];
+
+/**
+ * A tenants suite's broker: its transport options, and a destination and consumer group of the suite's own
+ * whose exchange and queues (RabbitMQ) or topics (Kafka) `cleanup()` removes.
+ */
+export class TenantsBroker {
+  private readonly rabbit = new RabbitFixture();
+  private readonly topics = new KafkaTopics();
+
+  constructor(readonly kind: 'rabbitmq' | 'kafka') {}
+
+  transport(): TransportOptions {
+    return this.kind === 'rabbitmq' ? rabbitTransport() : kafkaTransport();
+  }
+
+  /** A new destination named after `prefix` and a group consuming it, tracked for `cleanup()`. */
+  destination(prefix: string): { destination: string; group: string } {
+    const destination = uniqueName(prefix);
+    const group = uniqueName('g');
+    if (this.kind === 'rabbitmq') {
+      this.rabbit.track({
+        exchanges: [destination],
+        queues: [`${destination}.${group}`, `${destination}.${group}.dlq`],
+      });
+    } else {
+      this.topics.track(destination, `${destination}.${group}.dlq`);
+    }
+    return { destination, group };
+  }
+
+  cleanup(): Promise<void> {
+    return this.kind === 'rabbitmq' ? this.rabbit.cleanup() : this.topics.cleanup();
+  }
+}
 
 /** The tenant-signing secret of these suites (base64 of 32 bytes; a test value, never a deployment's). */
 export const TENANT_SECRET = Buffer.alloc(32, 7).toString('base64');

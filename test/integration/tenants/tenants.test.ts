@@ -10,7 +10,6 @@ import {
   NoActiveTransactionError,
   OutboxService,
   TenantRequiredError,
-  TransportOptions,
   UnknownTenantError,
 } from 'nest-reliable-messaging';
 import {
@@ -24,11 +23,7 @@ import {
 import { eventually } from '../../harness/eventually';
 import { FaultProxy } from '../../harness/fault-proxy';
 import { infraEnv } from '../../harness/infra';
-import { KafkaTopics, testKafka } from '../../harness/kafka';
-import { uniqueName } from '../../harness/names';
-import { RabbitFixture } from '../../harness/rabbitmq';
 import { createTestDatabase, TestDatabase } from '../../harness/test-database';
-import { kafkaTransport, rabbitTransport } from '../support/messaging-app';
 import {
   Applied,
   createTenantsApp,
@@ -36,8 +31,10 @@ import {
   Notes,
   noteWritten,
   NoteWritten,
+  TENANT_BROKERS,
   TENANT_SECRET,
   tenantDataSource,
+  TenantsBroker,
 } from './tenants.fixture';
 
 interface Tenant {
@@ -46,11 +43,6 @@ interface Tenant {
   readonly dataSource: DataSource;
 }
 
-const TRANSPORTS: ReadonlyArray<readonly [string, 'rabbitmq' | 'kafka']> = [
-  ['RabbitMQ', 'rabbitmq'],
-  ['Kafka', 'kafka'],
-];
-
 /**
  * Issue 43, tenants: three tenant databases (two PostgreSQL schemas on the shared server, one through a proxy
  * that stops it; one MariaDB database) and a service's own schema. Each write lands in its tenant's database,
@@ -58,10 +50,8 @@ const TRANSPORTS: ReadonlyArray<readonly [string, 'rabbitmq' | 'kafka']> = [
  * forged tenant is dead-lettered, an unknown one held until it is added; a tenant whose database is down
  * does not stop the others; a removed tenant keeps its messages.
  */
-describe.each(TRANSPORTS)('Tenants (%s)', (_label, kind) => {
-  const rabbit = new RabbitFixture();
-  const kafka = testKafka();
-  const topics = new KafkaTopics(kafka);
+describe.each(TENANT_BROKERS)('Tenants (%s)', (_label, kind) => {
+  const broker = new TenantsBroker(kind);
   const databases: TestDatabase[] = [];
   const dataSources: DataSource[] = [];
   let proxy: FaultProxy;
@@ -111,21 +101,11 @@ describe.each(TRANSPORTS)('Tenants (%s)', (_label, kind) => {
     acme = await newTenant('acme', 'postgres');
     globex = await newTenant('globex', 'mariadb');
     initech = await newTenant('initech', 'postgres', true);
-    destination = uniqueName('tenant_notes');
-    group = uniqueName('g');
-    if (kind === 'rabbitmq') {
-      rabbit.track({
-        exchanges: [destination],
-        queues: [`${destination}.${group}`, `${destination}.${group}.dlq`],
-      });
-    } else {
-      topics.track(destination, `${destination}.${group}.dlq`);
-    }
+    ({ destination, group } = broker.destination('tenant_notes'));
     event = noteWritten(destination);
-    const transport: TransportOptions = kind === 'rabbitmq' ? rabbitTransport() : kafkaTransport();
     ({ moduleRef: app, notes } = await createTenantsApp({
       home,
-      transport,
+      transport: broker.transport(),
       event,
       group,
       versionHoldWindowMs: 120_000,
@@ -139,8 +119,7 @@ describe.each(TRANSPORTS)('Tenants (%s)', (_label, kind) => {
     await proxy?.close();
     await Promise.all(dataSources.map((ds) => ds.destroy().catch(() => undefined)));
     await Promise.all(databases.map((database) => database.drop()));
-    if (kind === 'rabbitmq') await rabbit.cleanup();
-    else await topics.cleanup();
+    await broker.cleanup();
   }, 60_000);
 
   it('writes each message to its tenant database and applies it there, in no other', async () => {
