@@ -5,7 +5,11 @@
  * on the machine's PostgreSQL (schema per tenant), written at RATE messages a second in all, round-robin over
  * the tenants, for SECONDS after a 5 s warm-up. Both counts run in the same run, one after the other, each
  * with the same connection budget: 50 connections over the tenants (50 for the one, 1 for each of the 50), or
- * each a pool of TENANTS_POOL; TENANTS_COUNTS (default 1,50) names the counts.
+ * each a pool of TENANTS_POOL; TENANTS_COUNTS (default 1,50) names the counts. TENANTS_RELAY=logical: the
+ * tenants' logical relays instead (each tenant's slot, read by a replication connection of its own), the
+ * tenants' schemas on a private cluster of each count's own (`wal_level = logical`, room for the slots), whose
+ * processes all count as PostgreSQL's CPU (the backends, the walsenders decoding the log, the writers).
+ * TENANTS_LAYOUT=databases (logical only): each tenant in a database of its own on that cluster, not a schema.
  *
  *   npx ts-node --transpile-only -r tsconfig-paths/register bench/tenants-scale.ts [rabbitmq|kafka] [RATE] [SECONDS]
  *
@@ -20,10 +24,17 @@ import * as os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
 import { MessagingTenants } from 'nest-reliable-messaging';
+import { createReplicationSlot, tenantLogicalNames } from 'nest-reliable-messaging/testing';
 import { infraEnv } from '../tools/infra/env';
 import { KafkaTopics } from '../test/harness/kafka';
 import { uniqueName } from '../test/harness/names';
 import { RabbitFixture } from '../test/harness/rabbitmq';
+import { createTestSchema } from '../test/harness/postgres';
+import {
+  LOGICAL_DECODING_SETTINGS,
+  PostgresCluster,
+  startPrivatePostgres,
+} from '../test/harness/postgres-cluster';
 import { createTestDatabase, TestDatabase } from '../test/harness/test-database';
 import { kafkaTransport, rabbitTransport } from '../test/integration/support/messaging-app';
 import {
@@ -46,6 +57,11 @@ const CONNECTIONS = 50;
 /** Each tenant's pool, when `TENANTS_POOL` sets one; otherwise CONNECTIONS shared out over the tenants. */
 const POOL = process.env.TENANTS_POOL ? Number(process.env.TENANTS_POOL) : undefined;
 const WARM_UP_S = 5;
+/** `TENANTS_RELAY=logical`: the tenants' logical relays, on a private cluster per count. */
+const RELAY: 'poll' | 'logical' = process.env.TENANTS_RELAY === 'logical' ? 'logical' : 'poll';
+/** With the logical relays: the tenants in schemas of one database (default), or each in a database of its own. */
+const LAYOUT: 'schemas' | 'databases' =
+  RELAY === 'logical' && process.env.TENANTS_LAYOUT === 'databases' ? 'databases' : 'schemas';
 
 interface Figures {
   readonly tenants: number;
@@ -60,22 +76,31 @@ interface Figures {
   readonly machine?: string;
 }
 
-/** Commits in the server's database since it started (all schemas: a quiet machine's is the bench's). */
-async function commits(): Promise<number> {
-  return withClient(infraEnv().databaseUrl, async (client) => {
+/**
+ * Commits since the server started: in its database (all schemas: a quiet machine's is the bench's), or on a
+ * private cluster in all its databases.
+ */
+async function commits(serverUrl: string, allDatabases: boolean): Promise<number> {
+  return withClient(serverUrl, async (client) => {
     const { rows } = await client.query<{ n: string }>(
-      'select xact_commit::text as n from pg_stat_database where datname = current_database()',
+      allDatabases
+        ? 'select sum(xact_commit)::text as n from pg_stat_database'
+        : 'select xact_commit::text as n from pg_stat_database where datname = current_database()',
     );
     return Number(rows[0].n);
   });
 }
 
-async function backendPids(applicationName: string): Promise<number[]> {
-  return withClient(infraEnv().databaseUrl, async (client) => {
-    const { rows } = await client.query<{ pid: number }>(
-      'select pid from pg_stat_activity where application_name = $1',
-      [applicationName],
-    );
+/** The backends named `applicationName`; on a private cluster (undefined name), every process of it. */
+async function backendPids(serverUrl: string, applicationName: string | undefined): Promise<number[]> {
+  return withClient(serverUrl, async (client) => {
+    const { rows } =
+      applicationName === undefined
+        ? await client.query<{ pid: number }>('select pid from pg_stat_activity')
+        : await client.query<{ pid: number }>(
+            'select pid from pg_stat_activity where application_name = $1',
+            [applicationName],
+          );
     return rows.map((row) => Number(row.pid));
   });
 }
@@ -118,13 +143,34 @@ async function run(count: number): Promise<Figures> {
     if (!appliedAt.has(messageId)) appliedAt.set(messageId, performance.now());
   };
   let app: Awaited<ReturnType<typeof createTenantsApp>>['moduleRef'] | undefined;
+  let cluster: PostgresCluster | undefined;
   try {
+    if (RELAY === 'logical') {
+      cluster = await startPrivatePostgres('bench-tenants', {
+        settings: {
+          ...LOGICAL_DECODING_SETTINGS,
+          max_replication_slots: count + 10,
+          max_wal_senders: count + 10,
+          max_connections: CONNECTIONS + count + 50,
+        },
+      });
+    }
+    const serverUrl = cluster?.url ?? infraEnv().databaseUrl;
     const home = await createTestDatabase('postgres', `${label}_home`);
     databases.push(home);
     const names: string[] = [];
     for (let i = 0; i < count; i++) {
-      const database = await createTestDatabase('postgres', `${label}_t${i}`);
+      const databaseName = LAYOUT === 'databases' ? `t${i}` : 'postgres';
+      if (cluster && LAYOUT === 'databases') await cluster.createDatabase(databaseName);
+      const database = cluster
+        ? await createTestSchema(`${label}_t${i}`, cluster.databaseUrl(databaseName))
+        : await createTestDatabase('postgres', `${label}_t${i}`);
       databases.push(database);
+      if (cluster) {
+        const sql = <R extends object>(text: string, params?: unknown[]) =>
+          cluster!.query<R>(text, params, databaseName);
+        await createReplicationSlot(sql, tenantLogicalNames(`t${i}`));
+      }
       sources.push(
         await tenantDataSource(database, {
           poolSize: POOL ?? Math.max(1, Math.floor(CONNECTIONS / count)),
@@ -146,6 +192,7 @@ async function run(count: number): Promise<Figures> {
       transport: transport === 'rabbitmq' ? rabbitTransport() : kafkaTransport(),
       event: noteWritten(destination),
       group,
+      relayMode: RELAY,
     });
     app = created.moduleRef;
     const tenants = app.get(MessagingTenants);
@@ -160,11 +207,14 @@ async function run(count: number): Promise<Figures> {
 
     const groups: CpuGroup[] = [
       { name: 'service (this process)', pids: () => [process.pid] },
-      { name: 'PostgreSQL', pids: () => backendPids(applicationName) },
+      {
+        name: 'PostgreSQL',
+        pids: () => backendPids(serverUrl, cluster ? undefined : applicationName),
+      },
       { name: 'broker', pids: () => brokerPids(transport) },
     ];
     const committedAt = new Map<string, number>();
-    const commitsBefore = await commits();
+    const commitsBefore = await commits(serverUrl, cluster !== undefined);
     const meter = await ProcessCpuMeter.start(groups);
     const offered = Math.round(RATE * SECONDS);
     const { result: failed, summary } = await whileMeasuring(async () => {
@@ -173,7 +223,7 @@ async function run(count: number): Promise<Figures> {
       return failures;
     });
     const use = await meter.stop();
-    const transactions = (await commits()) - commitsBefore;
+    const transactions = (await commits(serverUrl, cluster !== undefined)) - commitsBefore;
     const latencies = [...committedAt]
       .filter(([id]) => appliedAt.has(id))
       .map(([id, at]) => appliedAt.get(id)! - at)
@@ -201,6 +251,7 @@ async function run(count: number): Promise<Figures> {
     await Promise.all(databases.map((database) => database.drop().catch(() => undefined)));
     if (transport === 'rabbitmq') await rabbit.cleanup();
     else await topics.cleanup();
+    await cluster?.destroy();
   }
 }
 
@@ -213,8 +264,9 @@ const round = (ms: number) => Math.round(ms * 10) / 10;
 
 async function main(): Promise<void> {
   console.log(
-    `tenants on ${transport}: ${RATE} messages/s in all for ${SECONDS} s, ${COUNTS.join(' then ')} tenants ` +
-      `(schemas on one PostgreSQL, ${POOL === undefined ? `${CONNECTIONS} connections over them` : `a pool of ${POOL} each`}); ` +
+    `tenants on ${transport}, ${RELAY === 'logical' ? 'logical relays (a private cluster per count)' : 'polling relays'}: ` +
+      `${RATE} messages/s in all for ${SECONDS} s, ${COUNTS.join(' then ')} tenants ` +
+      `(${LAYOUT === 'databases' ? 'a database each' : 'schemas'} on one PostgreSQL, ${POOL === undefined ? `${CONNECTIONS} connections over them` : `a pool of ${POOL} each`}); ` +
       `${os.cpus().length} cores, ` +
       `${os.cpus()[0]?.model ?? 'unknown'}; one core's SHA-256 ${coreSpeedMiBps()} MiB/s; ` +
       `load average ${os.loadavg()[0].toFixed(1)} at the start`,
@@ -232,7 +284,17 @@ async function main(): Promise<void> {
         `transactions per message ${f.transactionsPerMessage}; ${f.machine ?? ''}`,
     );
   }
-  console.log(JSON.stringify({ transport, rate: RATE, seconds: SECONDS, pool: POOL ?? null, figures }));
+  console.log(
+    JSON.stringify({
+      transport,
+      relay: RELAY,
+      layout: LAYOUT,
+      rate: RATE,
+      seconds: SECONDS,
+      pool: POOL ?? null,
+      figures,
+    }),
+  );
   if (figures.length !== 2) return;
   const [one, many] = figures;
   const total = (f: Figures) => Object.values(f.cpuUs).reduce((sum, us) => sum + us, 0);
