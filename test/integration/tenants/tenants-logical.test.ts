@@ -8,6 +8,7 @@ import {
   MessagingTenants,
   OutboxService,
   ReplicationSlotMissingError,
+  UnknownTenantError,
 } from 'nest-reliable-messaging';
 import {
   CliIo,
@@ -63,6 +64,7 @@ describe.each(TENANT_BROKERS)('Tenants with the logical relay (%s)', (_label, ki
   let beta: Tenant;
   let gamma: Tenant;
   let event: NoteWritten;
+  let homeDatabase: TestDatabase;
 
   async function newTenant(name: string, databaseName: string, viaProxy = false): Promise<Tenant> {
     const database = await createTestSchema(`tl_${name}`, cluster.databaseUrl(databaseName));
@@ -107,6 +109,7 @@ describe.each(TENANT_BROKERS)('Tenants with the logical relay (%s)', (_label, ki
     gamma = await newTenant('gamma', 'tenant_shared', true);
     const home = await createTestDatabase('postgres', 'tl_home');
     cleanups.push(() => home.drop());
+    homeDatabase = home;
     const { destination, group } = broker.destination('tenant_logical_notes');
     event = noteWritten(destination);
     ({ moduleRef: app, notes } = await createTenantsApp({
@@ -236,6 +239,37 @@ describe.each(TENANT_BROKERS)('Tenants with the logical relay (%s)', (_label, ki
     // Beta's relay reads its own slot: its message does not wait for alpha's backlog to be handed over.
     expect(alphaBefore(submitted)).toBeLessThan(BACKLOG);
   }, 180_000);
+
+  it("keeps a removed tenant's slot: what another instance wrote meanwhile goes out once it is added again", async () => {
+    const removal = await tenants.remove('beta');
+    expect(removal).toMatchObject({ tenant: 'beta', pendingMessages: 0 });
+    await expect(write('beta', 'beta-removed')).rejects.toThrow(UnknownTenantError);
+    // Another instance of the service, one that only writes, still serves beta: its writes go to beta's slot.
+    const writerOnly = await createTenantsApp({
+      home: homeDatabase,
+      transport: broker.transport(),
+      event,
+      relayMode: 'logical',
+      relayEnabled: false,
+    });
+    try {
+      const writerTenants = writerOnly.moduleRef.get(MessagingTenants);
+      const betaAgain = await tenantDataSource(beta.database);
+      cleanups.push(() => betaAgain.destroy());
+      await writerTenants.add('beta', betaAgain);
+      await writerTenants.run('beta', () => writerOnly.notes.write('beta-while-removed'));
+    } finally {
+      await writerOnly.moduleRef.close();
+    }
+    // Nothing reads beta's slot now: the message waits there.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await applied(beta)).map((row) => row.text)).not.toContain('beta-while-removed');
+
+    await tenants.add('beta', beta.dataSource);
+    await eventually(async () => {
+      expect((await applied(beta)).map((row) => row.text)).toContain('beta-while-removed');
+    }, 60_000);
+  }, 120_000);
 
   it("keeps the others flowing while one tenant's database is cut off, and relays its slot after", async () => {
     const health = app.get(MessagingHealthIndicator);

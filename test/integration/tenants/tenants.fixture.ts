@@ -196,6 +196,8 @@ export interface TenantsAppOptions {
   readonly retryDefaults?: MessagingModuleOptions['retryDefaults'];
   /** The relay (`poll` by default); `logical` reads each tenant's slot. */
   readonly relayMode?: 'poll' | 'logical';
+  /** False: an instance that only writes (no relay runs in it). */
+  readonly relayEnabled?: boolean;
 }
 
 /** An app with tenants on: the notes service, and (with `group`) the notes consumer. */
@@ -217,7 +219,12 @@ export async function createTenantsApp(
         topology: 'declare',
         deadLetter: { keySecret: LOCAL_KEY_SECRET },
         transport: options.transport,
-        relay: { mode: options.relayMode ?? 'poll', pollIntervalMs: 500, retryMaxDelayMs: 500 },
+        relay: {
+          mode: options.relayMode ?? 'poll',
+          enabled: options.relayEnabled ?? true,
+          pollIntervalMs: 500,
+          retryMaxDelayMs: 500,
+        },
         consumers: {
           versionHold: {
             windowMs: options.versionHoldWindowMs ?? 60_000,
