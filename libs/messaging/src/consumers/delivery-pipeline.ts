@@ -17,7 +17,7 @@ import { FailureSettler } from './failure-settler';
 import { HandlerRegistry } from './handler-registry';
 import { waitKeepingAlive } from './keep-alive-wait';
 import { groupRetryTiers } from './retry-tiers';
-import { continues, MAX_CONNECTION_LOSSES, ReadyDelivery, RunState, settleInOrder, Tried } from './run-state';
+import { continues, MAX_CONNECTION_LOSSES, ReadyDelivery, RunState, settleInOrder } from './run-state';
 import { ACK, LEAVE } from './settle-decision';
 import { UnhandledDelivery, UnhandledTypes } from './unhandled-types';
 import { TenantRouting } from '../transaction/tenant-routing';
@@ -205,7 +205,7 @@ export class DeliveryPipeline {
     const tenant = together[0]?.state.inboxDelivery.tenant; // a batch is one tenant's (handleBatch)
     while (rest.length > 0) {
       const tried = await this.tries.together(rest);
-      if (tried.kind === 'UNREACHABLE' && tried.at === undefined) {
+      if (tried.kind === 'UNREACHABLE') {
         const control = { ...rest[0].state.control, isStopping: halted };
         if (!(await this.database.after(tried.error, waits++, control, tenant))) return false;
         continue;
@@ -223,10 +223,10 @@ export class DeliveryPipeline {
       // Rolled back whole, at a handler that failed or whose connection broke under it: the ones before go
       // again alone, where no neighbour can undo them; it goes on alone, after its failure is settled (a
       // broken connection is no failure of its own: it waits for the database in its next try).
-      const at = tried.at ?? 0;
+      const { at } = tried;
       if (!(await this.eachAlone(rest.slice(0, at), settled, halted))) return false;
       const { index, state } = rest[at];
-      const ownFailure = tried.kind === 'FAILED' || handlerFailureAt(tried, rest) !== undefined;
+      const ownFailure = tried.kind === 'FAILED' || connectionLossIsOwn(state);
       const settlement =
         (ownFailure ? await this.failures.handlerFailed(state, tried.error) : undefined) ??
         (await this.run(state));
@@ -290,7 +290,7 @@ export class DeliveryPipeline {
     let waits = 0;
     for (;;) {
       const tried = await this.tries.together([{ index: 0, state }]);
-      if (tried.kind === 'UNREACHABLE' && handlerFailureAt(tried, [{ index: 0, state }]) === undefined) {
+      if (tried.kind === 'UNREACHABLE' || (tried.kind === 'BROKEN' && !connectionLossIsOwn(state))) {
         const { tenant } = state.inboxDelivery;
         if (!(await this.database.after(tried.error, waits++, state.control, tenant))) return LEAVE;
         continue;
@@ -357,16 +357,11 @@ function otherTenant(a: RunState, b: RunState): boolean {
 }
 
 /**
- * An unreachable try waits for the database (undefined), unless its connection broke under the handler of
- * delivery `at`, more than `MAX_CONNECTION_LOSSES` times for that delivery: then it is that handler's failure
- * (a handler that breaks its own connection every time must not wait for ever), and this returns `at`.
+ * Counts a connection that broke under the delivery's handler. False while it waits for the database like a
+ * transaction that cannot begin; true past `MAX_CONNECTION_LOSSES` for the delivery: then it is the handler's
+ * own failure (a handler that breaks its own connection every time must not wait for ever).
  */
-function handlerFailureAt(
-  tried: Extract<Tried, { kind: 'UNREACHABLE' }>,
-  deliveries: readonly ReadyDelivery[],
-): number | undefined {
-  if (tried.at === undefined) return undefined;
-  const state = deliveries[tried.at].state;
+function connectionLossIsOwn(state: RunState): boolean {
   state.connectionLosses += 1;
-  return state.connectionLosses > MAX_CONNECTION_LOSSES ? tried.at : undefined;
+  return state.connectionLosses > MAX_CONNECTION_LOSSES;
 }

@@ -27,7 +27,7 @@ export class DeliveryTries {
 
   /**
    * One try of deliveries in one transaction: committed (with each one's outcome), failed at one of them
-   * (rolled back whole), unreachable (the transaction could not begin, or its connection broke under a
+   * (rolled back whole), unreachable (the transaction could not begin), broken (its connection broke under a
    * handler: the rollback could not be sent), or lost: recording them failed, or
    * the commit failed (not durable, or the answer was lost and nobody knows: the callbacks of each
    * delivery's try are kept as unconfirmed).
@@ -46,7 +46,7 @@ export class DeliveryTries {
         outcomes.push(await this.once(state, batch, at));
       } catch (error) {
         // A broken connection: the database went away under the handler (its error is likely that).
-        if ((await batch.rollback()) === 'connection-lost') return { kind: 'UNREACHABLE', error, at };
+        if ((await batch.rollback()) === 'connection-lost') return { kind: 'BROKEN', at, error };
         return { kind: 'FAILED', at, error };
       }
     }

@@ -44,16 +44,17 @@ export const MAX_CONNECTION_LOSSES = 5;
 /**
  * How one try of deliveries in one transaction ended: committed, failed at the delivery number `at`
  * (rolled back), lost (`atCommit`: the commit failed, its outcome perhaps unknown; else recording them in
- * the inbox failed), or unreachable: the database is away, so nothing of the try holds and it is not the
- * messages' failure. Either the transaction could not begin (no handler ran), or (`at`) the handler of the
- * delivery number `at` failed and the rollback found the transaction's connection broken: the database went
- * away under it, and the server rolled the transaction back.
+ * the inbox failed), unreachable: the transaction could not begin (the database away; no handler ran), or
+ * broken at the delivery number `at`: its handler failed and the rollback found the transaction's connection
+ * broken (the database went away under it, and the server rolled the transaction back). Neither of the last
+ * two is the messages' failure.
  */
 export type Tried =
   | { readonly kind: 'COMMITTED'; readonly outcomes: InboxOutcome[] }
   | { readonly kind: 'FAILED'; readonly at: number; readonly error: unknown }
   | { readonly kind: 'LOST'; readonly atCommit: boolean; readonly error: unknown }
-  | { readonly kind: 'UNREACHABLE'; readonly error: unknown; readonly at?: number };
+  | { readonly kind: 'UNREACHABLE'; readonly error: unknown }
+  | { readonly kind: 'BROKEN'; readonly at: number; readonly error: unknown };
 
 /**
  * Settles deliveries one after another into `settled`; stops at one not settled (PAUSE, LEAVE): false then.

@@ -77,6 +77,10 @@ export class TenantUnit {
     );
     this.inbox = new InboxService(this.host, this.inboxStore);
     const transport = tenantTransport(shared.transport, name, shared.signingKey);
+    // What the broker confirmed of this tenant's, from either relay.
+    const countPublished = ({ confirmed }: { readonly confirmed: number }) => {
+      if (confirmed > 0) shared.metrics.tenantPublished.inc({ tenant: label }, confirmed);
+    };
     if (options.relay.mode === 'logical') {
       this.logicalRelay = new LogicalRelay(
         dataSource,
@@ -89,9 +93,7 @@ export class TenantUnit {
         shared.tracing,
         { tenant: name },
       );
-      this.logicalRelay.onRound(({ confirmed }) => {
-        if (confirmed > 0) shared.metrics.tenantPublished.inc({ tenant: label }, confirmed);
-      });
+      this.logicalRelay.onRound(countPublished);
     }
     this.relay = new OutboxRelay(
       this.outboxStore,
@@ -103,9 +105,7 @@ export class TenantUnit {
       clock,
       { tenant: name, turns: shared.turns },
     );
-    this.relay.onRound(({ confirmed }) => {
-      if (confirmed > 0) shared.metrics.tenantPublished.inc({ tenant: label }, confirmed);
-    });
+    this.relay.onRound(countPublished);
     this.outboxRetention = new OutboxRetention(this.outboxStore, clock, options);
     this.inboxRetention = new InboxRetention(this.inboxStore, shared.inboxWriters, clock, options);
   }
