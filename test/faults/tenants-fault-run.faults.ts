@@ -8,6 +8,7 @@ import { createTestDatabase, TestDatabase } from '../harness/test-database';
 import {
   Applied,
   appliedObservers,
+  closeTenantsSuite,
   createTenantsApp,
   noteWritten,
   Notes,
@@ -57,11 +58,7 @@ describe.each(TENANT_BROKERS)(
     let app: TestingModule | undefined;
 
     afterAll(async () => {
-      await app?.close();
-      await proxy?.close();
-      await Promise.all(dataSources.map((ds) => ds.destroy().catch(() => undefined)));
-      await Promise.all(databases.map((database) => database.drop()));
-      await broker.cleanup();
+      await closeTenantsSuite({ app, proxy, dataSources, databases, broker });
     }, 60_000);
 
     it('keeps the others flowing, refuses the down tenant in the caller, and loses nothing', async () => {

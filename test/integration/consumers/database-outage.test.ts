@@ -52,22 +52,28 @@ describe.each(EACH_DATABASE)('A consumer while its database is away (%s, RabbitM
     await server?.destroy();
   }, 60_000);
 
+  /** A consumer of a destination and group of its own (with `policy`, if any), closed after the suite. */
+  async function consumer(prefix: string, policy?: typeof POLICY) {
+    const destination = uniqueName(prefix);
+    const group = uniqueName('g');
+    const queue = `${destination}.${group}`;
+    rabbit.track({ exchanges: [destination], queues: [queue, `${queue}.dlq`] });
+    const probe = new ConsumerProbe();
+    const app = await ordersConsumerApp(database, {
+      transport: rabbitTransport(),
+      destination,
+      group,
+      probe,
+      policy,
+    });
+    apps.push(app);
+    return { destination, group, queue, probe, app };
+  }
+
   for (const mode of ['fast', 'immediate'] as const) {
     // claim: C-50
     test(`handles a message that came while the database was down (${mode} stop), dead-letters nothing`, async () => {
-      const destination = uniqueName('dbaway');
-      const group = uniqueName('g');
-      const queue = `${destination}.${group}`;
-      rabbit.track({ exchanges: [destination], queues: [queue, `${queue}.dlq`] });
-      const probe = new ConsumerProbe();
-      const app = await ordersConsumerApp(database, {
-        transport: rabbitTransport(),
-        destination,
-        group,
-        probe,
-        policy: POLICY,
-      });
-      apps.push(app);
+      const { destination, group, queue, app } = await consumer('dbaway', POLICY);
       const connection: amqp.ChannelModel = await rabbit.connect();
 
       await publishRaw(connection, [orderMessage(destination, { customer: 'k', seq: 1 })]);
@@ -95,18 +101,7 @@ describe.each(EACH_DATABASE)('A consumer while its database is away (%s, RabbitM
     // The database stops while the handler runs: its next statement and the rollback meet a broken
     // connection. That is the database away, not the handler failing; without a policy it used to be
     // dead-lettered (NO_POLICY) at once (stop 49's tenants fault run).
-    const destination = uniqueName('dbgone');
-    const group = uniqueName('g');
-    const queue = `${destination}.${group}`;
-    rabbit.track({ exchanges: [destination], queues: [queue, `${queue}.dlq`] });
-    const probe = new ConsumerProbe();
-    const app = await ordersConsumerApp(database, {
-      transport: rabbitTransport(),
-      destination,
-      group,
-      probe,
-    });
-    apps.push(app);
+    const { destination, group, queue, probe, app } = await consumer('dbgone');
     const connection: amqp.ChannelModel = await rabbit.connect();
     let stopped: Promise<void> | undefined;
     probe.onInvocation = () => {

@@ -16,6 +16,7 @@ import {
   TransportOptions,
 } from 'nest-reliable-messaging';
 import { LOCAL_KEY_SECRET } from '../../../tools/infra/local-secrets';
+import { FaultProxy } from '../../harness/fault-proxy';
 import { KafkaTopics } from '../../harness/kafka';
 import { uniqueName } from '../../harness/names';
 import { RabbitFixture } from '../../harness/rabbitmq';
@@ -61,6 +62,21 @@ export class TenantsBroker {
   cleanup(): Promise<void> {
     return this.kind === 'rabbitmq' ? this.rabbit.cleanup() : this.topics.cleanup();
   }
+}
+
+/** Closes what a tenants suite opened: its app, its fault proxy, the tenants' DataSources, its databases, its broker's. */
+export async function closeTenantsSuite(parts: {
+  readonly app?: TestingModule;
+  readonly proxy?: FaultProxy;
+  readonly dataSources: readonly DataSource[];
+  readonly databases: readonly TestDatabase[];
+  readonly broker: TenantsBroker;
+}): Promise<void> {
+  await parts.app?.close();
+  await parts.proxy?.close();
+  await Promise.all(parts.dataSources.map((ds) => ds.destroy().catch(() => undefined)));
+  await Promise.all(parts.databases.map((database) => database.drop()));
+  await parts.broker.cleanup();
 }
 
 /** The tenant-signing secret of these suites (base64 of 32 bytes; a test value, never a deployment's). */

@@ -26,6 +26,7 @@ import { infraEnv } from '../../harness/infra';
 import { createTestDatabase, TestDatabase } from '../../harness/test-database';
 import {
   Applied,
+  closeTenantsSuite,
   createTenantsApp,
   Note,
   Notes,
@@ -115,11 +116,7 @@ describe.each(TENANT_BROKERS)('Tenants (%s)', (_label, kind) => {
   }, 120_000);
 
   afterAll(async () => {
-    await app?.close();
-    await proxy?.close();
-    await Promise.all(dataSources.map((ds) => ds.destroy().catch(() => undefined)));
-    await Promise.all(databases.map((database) => database.drop()));
-    await broker.cleanup();
+    await closeTenantsSuite({ app, proxy, dataSources, databases, broker });
   }, 60_000);
 
   it('writes each message to its tenant database and applies it there, in no other', async () => {
