@@ -15,6 +15,7 @@ import { WireMessage } from '../src/envelope/wire-message';
 import { TransactionAbortedError } from '../src/errors/transaction-aborted.error';
 import { InboxDelivery, InboxOutcome, InboxService } from '../src/inbox/inbox.service';
 import { InboxUnreachableError } from '../src/inbox/inbox-unreachable.error';
+import { TenantParking } from '../src/consumers/tenant-parking';
 import { MessageTracing } from '../src/observability/message-tracing';
 import { MessagingMetrics } from '../src/observability/messaging-metrics';
 import { resolveMessagingOptions } from '../src/options/resolve-messaging-options';
@@ -121,6 +122,8 @@ export class FakeInbox {
   readonly commitAnswers: CommitAnswer[] = [];
   /** How the next begins answer, in turn (FAIL: the database is away); OK once the script runs out. */
   readonly beginAnswers: Array<'OK' | 'FAIL'> = [];
+  /** Tenants whose database does not answer: a batch of theirs cannot begin, for as long as they are here. */
+  readonly downTenants = new Set<string>();
   /**
    * How the next rollbacks find their connection, in turn (BROKEN: the database went away under the
    * transaction, so the rollback could not be sent); OK once the script runs out.
@@ -154,6 +157,9 @@ export class FakeInbox {
 
   async begin(deliveries: readonly InboxDelivery[]): Promise<FakeBatch> {
     if (this.beginAnswers.shift() === 'FAIL') {
+      throw new InboxUnreachableError(new Error('connection refused'));
+    }
+    if (deliveries.some((d) => d.tenant !== undefined && this.downTenants.has(d.tenant))) {
       throw new InboxUnreachableError(new Error('connection refused'));
     }
     const ids = deliveries.map((d) => d.envelope.messageId);
@@ -271,6 +277,8 @@ export interface HarnessOptions {
   readonly event?: EventDefinition<string, unknown>;
   /** The tenants the pipeline checks deliveries against (tenants on); none by default. */
   readonly tenants?: TenantRouting;
+  /** Parks a tenant's deliveries while its database does not answer (tenants on); none by default. */
+  readonly parking?: TenantParking;
 }
 
 /** A pipeline over a fake transport and inbox; the test scripts what the broker answers to copies. */
@@ -356,6 +364,7 @@ export class Harness {
       new MessageTracing(),
       this.clock,
       options.tenants,
+      options.parking,
     );
   }
 

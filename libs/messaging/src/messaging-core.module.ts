@@ -10,6 +10,7 @@ import { ConsumerExplorer } from './consumers/consumer-explorer';
 import { ConsumerOrchestrator } from './consumers/consumer-orchestrator';
 import { StartupSummary } from './consumers/startup-summary';
 import { DeliveryPipeline } from './consumers/delivery-pipeline';
+import { TenantParking } from './consumers/tenant-parking';
 import { FailureSettler } from './consumers/failure-settler';
 import { HeldMessages } from './consumers/held-messages';
 import { HandlerRegistry } from './consumers/handler-registry';
@@ -18,6 +19,7 @@ import { messagingDialect } from './database/messaging-dialect';
 import { InboxRetention } from './inbox/inbox-retention';
 import { InboxWriters } from './inbox/inbox-writers';
 import { InboxStore } from './inbox/inbox-store';
+import { ParkedStore } from './inbox/parked-store';
 import { InboxService } from './inbox/inbox.service';
 import {
   MESSAGING_CLOCK,
@@ -102,6 +104,11 @@ const serverProviders = messagingServer();
       useFactory: (dataSource: DataSource) => messagingDialect(dataSource).inboxStore(dataSource),
       inject: [MESSAGING_DATA_SOURCE],
     },
+    {
+      provide: ParkedStore,
+      useFactory: (dataSource: DataSource) => messagingDialect(dataSource).parkedStore(dataSource),
+      inject: [MESSAGING_DATA_SOURCE],
+    },
     OutboxService,
     RelayWakeup,
     OutboxRelay,
@@ -124,6 +131,7 @@ const serverProviders = messagingServer();
     ConsumerExplorer,
     HeldMessages,
     FailureSettler,
+    TenantParking,
     DeliveryPipeline,
     StartupSummary, // before the orchestrator: the summary is logged before anything subscribes
     ConsumerOrchestrator,

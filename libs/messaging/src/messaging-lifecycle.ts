@@ -5,6 +5,7 @@ import { MessagingSchemaMissingError } from './errors/messaging-schema-missing.e
 import { MESSAGING_RESOLVED_OPTIONS, MESSAGING_TRANSPORT } from './messaging.constants';
 import { ResolvedMessagingOptions } from './options/resolve-messaging-options';
 import { InboxStore } from './inbox/inbox-store';
+import { ParkedStore } from './inbox/parked-store';
 import { OutboxStore } from './outbox/outbox-store';
 import { MessageTransport } from './transports/message-transport.interface';
 
@@ -20,6 +21,7 @@ export class MessagingLifecycle implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly store: OutboxStore,
     private readonly inbox: InboxStore,
+    private readonly parked: ParkedStore,
     @Inject(MESSAGING_TRANSPORT) private readonly transport: MessageTransport,
     @Inject(MESSAGING_RESOLVED_OPTIONS) private readonly options: ResolvedMessagingOptions,
   ) {}
@@ -37,6 +39,11 @@ export class MessagingLifecycle implements OnModuleInit, OnApplicationShutdown {
       ]);
     }
     await checkMessagingSchema(this.store, this.inbox);
+    // With tenants on, a consumer parks a tenant's deliveries there while the tenant's database is away.
+    if (this.options.tenants && !(await this.parked.tableExists())) {
+      const { name, list } = this.parked.migration;
+      throw new MessagingSchemaMissingError(this.parked.tables.parked, name, list);
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -249,6 +249,13 @@ export interface TenantOptions {
    * counted under `_other` (a bounded label set). Default 50.
    */
   maxLabelledTenants?: number;
+  /**
+   * How long (ms) a tenant's database may not answer a consumer before that tenant's deliveries are parked: kept
+   * in the service's own database (`messaging_parked`), settled on the broker, and applied in their order once
+   * the tenant's database answers again, so that they cannot fill the consumer's prefetch (RabbitMQ) or a
+   * partition's window (Kafka) and stop the other tenants. Default 5000; at least 100.
+   */
+  parkAfterMs?: number;
 }
 
 /** What `MessagingModule.forRoot()` takes. */

@@ -52,6 +52,8 @@ export type { ReplicationSlotState, SqlRunner } from './outbox/logical/replicati
 export { InboxRetention } from './inbox/inbox-retention';
 export { OutboxStore } from './outbox/outbox-store';
 export { InboxStore } from './inbox/inbox-store';
+export { ParkedStore } from './inbox/parked-store';
+export type { ParkedDelivery, ParkedLane } from './inbox/parked-store';
 export { messagingDialect } from './database/messaging-dialect';
 export {
   typeormPostgresConnectionConfig,

@@ -51,6 +51,12 @@ export class DatabaseWait {
     return waitKeepingAlive(this.clock, Math.round(ceiling * (0.5 + 0.5 * this.clock.random())), control);
   }
 
+  /** How long the database (`tenant`'s) has not answered, in ms; 0 while it answers. */
+  awayFor(tenant?: string): number {
+    const away = this.away.get(tenant ?? '');
+    return away === undefined ? 0 : this.clock.now() - away.since;
+  }
+
   /** A transaction began: the database (`tenant`'s) answers (again, after an outage: logged). */
   answered(tenant?: string): void {
     const away = this.away.get(tenant ?? '');

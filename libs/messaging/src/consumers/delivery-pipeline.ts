@@ -19,6 +19,7 @@ import { waitKeepingAlive } from './keep-alive-wait';
 import { groupRetryTiers } from './retry-tiers';
 import { continues, MAX_CONNECTION_LOSSES, ReadyDelivery, RunState, settleInOrder } from './run-state';
 import { ACK, LEAVE } from './settle-decision';
+import { TenantParking } from './tenant-parking';
 import { UnhandledDelivery, UnhandledTypes } from './unhandled-types';
 import { TenantRouting } from '../transaction/tenant-routing';
 
@@ -48,6 +49,7 @@ export class DeliveryPipeline {
     tracing: MessageTracing,
     @Inject(MESSAGING_CLOCK) private readonly clock: Clock,
     @Optional() private readonly tenants?: TenantRouting,
+    @Optional() private readonly parking?: TenantParking,
   ) {
     this.tries = new DeliveryTries(inbox, tracing, transport.kind, metrics, clock, this.logger);
     this.database = new DatabaseWait(clock, this.logger);
@@ -57,10 +59,15 @@ export class DeliveryPipeline {
   /** From now on, deliveries waiting for an inline retry or a copy's confirm are left unsettled. */
   stop(): void {
     this.stopping = true;
+    void this.parking?.pause();
   }
 
   resume(): void {
     this.stopping = false;
+    this.parking?.resume(
+      (group, deliveries, control) => this.handleBatch(group, deliveries, control),
+      () => this.registry.groupNames(),
+    );
   }
 
   /** Handles one delivery and says how to settle it. */
@@ -203,9 +210,11 @@ export class DeliveryPipeline {
     let rest = together;
     let waits = 0;
     const tenant = together[0]?.state.inboxDelivery.tenant; // a batch is one tenant's (handleBatch)
+    if (await this.parked(together, settled, 'behind')) return true;
     while (rest.length > 0) {
       const tried = await this.tries.together(rest);
       if (tried.kind === 'UNREACHABLE') {
+        if (await this.parked(rest, settled, 'away')) return true;
         const control = { ...rest[0].state.control, isStopping: halted };
         if (!(await this.database.after(tried.error, waits++, control, tenant))) return false;
         continue;
@@ -258,7 +267,44 @@ export class DeliveryPipeline {
     return {
       keepAlive: () => transportControl.keepAlive(),
       isStopping: () => this.stopping || transportControl.isStopping(),
+      ...(transportControl.replaying ? { replaying: true } : {}),
     };
+  }
+
+  /**
+   * Parks ready deliveries of one tenant in the service's database and settles them ACK (tenants on, see
+   * `TenantParking`): `behind`, when their lane is parked already (they go behind what is parked, keeping the
+   * order); `away`, when the tenant's database has not answered for `tenants.parkAfterMs`. False (nothing
+   * done) otherwise, for deliveries handed over from the parked table, or when the service's database
+   * refuses the write: then they are handled, or wait for the database, as without parking.
+   */
+  private async parked(
+    deliveries: readonly ReadyDelivery[],
+    settled: Map<number, Settlement>,
+    why: 'behind' | 'away',
+  ): Promise<boolean> {
+    const first = deliveries[0]?.state;
+    const tenant = first?.inboxDelivery.tenant;
+    const parkAfterMs = this.parking?.parkAfterMs;
+    if (!this.parking || parkAfterMs === undefined || tenant === undefined || first.control.replaying)
+      return false;
+    if (why === 'behind' && !this.parking.isParked(first.group, tenant)) return false;
+    if (why === 'away' && this.database.awayFor(tenant) < parkAfterMs) return false;
+    const states = deliveries.map(({ state }) => state);
+    if (
+      !(await this.parking.park(
+        first.group,
+        tenant,
+        states.map((state) => state.delivery),
+        why,
+      ))
+    )
+      return false;
+    for (const { index, state } of deliveries) {
+      settled.set(index, ACK);
+      this.metrics.consumed.inc({ ...state.labels, outcome: 'parked' });
+    }
+    return true;
   }
 
   /**
@@ -288,9 +334,13 @@ export class DeliveryPipeline {
    */
   private async run(state: RunState): Promise<Settlement> {
     let waits = 0;
+    const alone = [{ index: 0, state }];
+    const parked = new Map<number, Settlement>();
+    if (await this.parked(alone, parked, 'behind')) return ACK;
     for (;;) {
-      const tried = await this.tries.together([{ index: 0, state }]);
+      const tried = await this.tries.together(alone);
       if (tried.kind === 'UNREACHABLE' || (tried.kind === 'BROKEN' && !connectionLossIsOwn(state))) {
+        if (await this.parked(alone, parked, 'away')) return ACK;
         const { tenant } = state.inboxDelivery;
         if (!(await this.database.after(tried.error, waits++, state.control, tenant))) return LEAVE;
         continue;

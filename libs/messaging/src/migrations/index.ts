@@ -7,7 +7,9 @@ import { CreateMysqlMessagingAttempts1764892800000 } from './create-mysql-attemp
 import { CreateMysqlMessagingTables1764806400000 } from './create-mysql-messaging-tables.migration';
 import { CreateRedriveLedger1764892800000 } from './create-redrive-ledger.migration';
 import { CreateRedriveBulkPlans1765497600000 } from './create-redrive-bulk-plans.migration';
+import { CreateMysqlParkedDeliveries1765670400000 } from './create-mysql-parked-deliveries.migration';
 import { CreateMysqlScheduledMessages1765152000000 } from './create-mysql-scheduled-messages.migration';
+import { CreateParkedDeliveries1765670400000 } from './create-parked-deliveries.migration';
 import { CreateScheduledMessages1765152000000 } from './create-scheduled-messages.migration';
 import { OutboxFillfactor1764633600000 } from './outbox-fillfactor.migration';
 import { PinRedriveKeyring1765238400000 } from './pin-redrive-keyring.migration';
@@ -15,16 +17,17 @@ import { PinRedriveTopology1765324800000 } from './pin-redrive-topology.migratio
 
 /**
  * The library's migrations for a service's PostgreSQL database, in order: add them to your DataSource's
- * `migrations`. They create the outbox, the inbox, the attempts table and the table of scheduled messages,
- * nothing else. (Before issue 37 this list also held the admin database's migrations,
- * `MessagingAdminMigrations`: a database that ran them keeps those tables, unused; the changelog says how to
- * drop them.)
+ * `migrations`. They create the outbox, the inbox, the attempts table, the table of scheduled messages and
+ * the one of parked deliveries (tenants on), nothing else. (Before issue 37 this list also held the admin
+ * database's migrations, `MessagingAdminMigrations`: a database that ran them keeps those tables, unused; the
+ * changelog says how to drop them.)
  */
 export const MessagingMigrations: Array<new () => MigrationInterface> = [
   CreateMessagingTables1764547200000,
   OutboxFillfactor1764633600000,
   CreateMessagingAttempts1764720000000,
   CreateScheduledMessages1765152000000,
+  CreateParkedDeliveries1765670400000,
 ];
 
 /**
@@ -50,4 +53,5 @@ export const MysqlMessagingMigrations: Array<new () => MigrationInterface> = [
   CreateMysqlMessagingTables1764806400000,
   CreateMysqlMessagingAttempts1764892800000,
   CreateMysqlScheduledMessages1765152000000,
+  CreateMysqlParkedDeliveries1765670400000,
 ];

@@ -37,5 +37,5 @@ export const MESSAGING_DEFAULTS = {
       holdSchemaMismatches: false,
     },
   },
-  tenants: { concurrentClaims: 4, maxLabelledTenants: 50 },
+  tenants: { concurrentClaims: 4, maxLabelledTenants: 50, parkAfterMs: 5_000 },
 } as const;

@@ -180,6 +180,7 @@ export const messagingOptionsSchema = z.strictObject({
       maxLabelledTenants: positiveInt('tenants')
         .max(1_000, 'must be ≤ 1000')
         .default(TENANTS.maxLabelledTenants),
+      parkAfterMs: positiveInt('ms').min(100, 'must be ≥ 100').default(TENANTS.parkAfterMs),
     })
     .optional(),
 });

@@ -23,6 +23,8 @@ export type ResolvedMessagingOptions = Omit<
     readonly signingKey: Buffer;
     readonly concurrentClaims: number;
     readonly maxLabelledTenants: number;
+    /** How long a tenant's database may not answer before the consumer parks that tenant's deliveries. */
+    readonly parkAfterMs: number;
   };
   /** A map, so that a destination named `constructor` (a valid name) finds no built-in function. */
   readonly retryDefaults: ReadonlyMap<string, ResolvedRetryPolicy>;

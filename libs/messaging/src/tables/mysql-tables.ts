@@ -12,6 +12,7 @@ export function mysqlTables(dataSource: DataSource): MessagingTables {
     inbox: 'messaging_inbox',
     attempts: 'messaging_attempts',
     scheduled: 'messaging_outbox_scheduled',
+    parked: 'messaging_parked',
     schema: database || undefined,
   };
 }

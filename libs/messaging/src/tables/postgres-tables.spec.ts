@@ -14,6 +14,7 @@ describe('postgres-tables', () => {
         inbox: '"messaging".messaging_inbox',
         attempts: '"messaging".messaging_attempts',
         scheduled: '"messaging".messaging_outbox_scheduled',
+        parked: '"messaging".messaging_parked',
         schema: 'messaging',
       });
     });
@@ -24,6 +25,7 @@ describe('postgres-tables', () => {
         inbox: 'messaging_inbox',
         attempts: 'messaging_attempts',
         scheduled: 'messaging_outbox_scheduled',
+        parked: 'messaging_parked',
         schema: undefined,
       });
     });

@@ -10,6 +10,7 @@ export function postgresTables(dataSource: DataSource): MessagingTables {
     inbox: `${prefix}messaging_inbox`,
     attempts: `${prefix}messaging_attempts`,
     scheduled: `${prefix}messaging_outbox_scheduled`,
+    parked: `${prefix}messaging_parked`,
     schema,
   };
 }

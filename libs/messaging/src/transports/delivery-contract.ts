@@ -53,6 +53,11 @@ export interface DeliveryControl {
    * Kafka partition is held): the rest is left, for the redelivery.
    */
   isHalted?(): boolean;
+  /**
+   * Deliveries a consumer parked in the service's database (tenants on, `TenantParking`), handed over again:
+   * they are never parked a second time.
+   */
+  readonly replaying?: boolean;
 }
 
 /** A consumer group's subscription to destinations. */

@@ -1,0 +1,174 @@
+import { FakeClock } from '../common/fake-clock';
+import { WireMessage } from '../envelope/wire-message';
+import { stampTenant, tenantSigningKey, readTenant } from '../envelope/tenant-signature';
+import { InboxService } from '../inbox/inbox.service';
+import { ParkedDelivery, ParkedLane, ParkedStore } from '../inbox/parked-store';
+import { MessagingMetrics } from '../observability/messaging-metrics';
+import { OutboxService } from '../outbox/outbox.service';
+import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
+import { postgresTables } from '../tables/postgres-tables';
+import { TenantAdmission, TenantRouting } from '../transaction/tenant-routing';
+import { TransactionHost } from '../transaction/transaction-host';
+import { Delivery } from '../transports/delivery-contract';
+import { TenantParking } from './tenant-parking';
+import { useQuietWarnings } from '../../spec-support/quiet-warnings';
+import { FakeInbox, GROUP, Harness, idOf, orderWire } from '../../spec-support/pipeline-harness';
+import { DataSource } from 'typeorm';
+
+const KEY = tenantSigningKey(Buffer.alloc(32, 4).toString('base64'))!;
+const PARK_AFTER_MS = 1_000;
+
+class Tenants extends TenantRouting {
+  readonly enabled = true;
+  outbox(): OutboxService {
+    throw new Error('not in these specs');
+  }
+  transactions(): TransactionHost {
+    throw new Error('not in these specs');
+  }
+  admit(_group: string, wire: WireMessage): TenantAdmission {
+    const claim = readTenant(KEY, wire);
+    return claim.kind === 'signed' ? { kind: 'tenant', tenant: claim.tenant } : { kind: 'missing' };
+  }
+  inbox(): InboxService | undefined {
+    return undefined;
+  }
+}
+
+/** `messaging_parked` in memory: ids in order, a lane locked while one drain holds it. */
+class FakeParkedStore extends ParkedStore {
+  readonly tables = postgresTables({ options: {} } as DataSource);
+  readonly migration = { name: 'CreateParkedDeliveries', list: 'MessagingMigrations' };
+  readonly rows: Array<ParkedDelivery & { group: string; tenant: string }> = [];
+  private nextId = 1;
+  private readonly locked = new Set<string>();
+  /** The next writes fail (the service's database away). */
+  failWrites = 0;
+
+  async tableExists(): Promise<boolean> {
+    return true;
+  }
+
+  async park(group: string, tenant: string, deliveries: readonly Delivery[]): Promise<void> {
+    if (this.failWrites > 0 && this.failWrites--) throw new Error('connection refused');
+    for (const d of deliveries) this.rows.push({ ...d, id: String(this.nextId++), group, tenant });
+  }
+
+  async lanes(): Promise<ParkedLane[]> {
+    const counts = new Map<string, ParkedLane>();
+    for (const { group, tenant } of this.rows) {
+      const key = `${group}/${tenant}`;
+      counts.set(key, { group, tenant, count: (counts.get(key)?.count ?? 0) + 1 });
+    }
+    return [...counts.values()];
+  }
+
+  async count(group: string, tenant: string): Promise<number> {
+    return this.rows.filter((r) => r.group === group && r.tenant === tenant).length;
+  }
+
+  async drain(
+    group: string,
+    tenant: string,
+    limit: number,
+    work: (parked: readonly ParkedDelivery[]) => Promise<readonly string[]>,
+  ): Promise<{ taken: number; deleted: number } | undefined> {
+    const key = `${group}/${tenant}`;
+    if (this.locked.has(key)) return undefined;
+    this.locked.add(key);
+    try {
+      const taken = this.rows.filter((r) => r.group === group && r.tenant === tenant).slice(0, limit);
+      const done = new Set(taken.length > 0 ? await work(taken) : []);
+      for (let i = this.rows.length - 1; i >= 0; i--) if (done.has(this.rows[i].id)) this.rows.splice(i, 1);
+      return { taken: taken.length, deleted: done.size };
+    } finally {
+      this.locked.delete(key);
+    }
+  }
+}
+
+const of = (tenant: string, orderId: number, customer = 'c1') =>
+  stampTenant(KEY, tenant, orderWire({ orderId, customer }));
+
+function setUp(): { harness: Harness; store: FakeParkedStore; parking: TenantParking; inbox: FakeInbox } {
+  const clock = new FakeClock();
+  const store = new FakeParkedStore();
+  const options = {
+    tenants: { parkAfterMs: PARK_AFTER_MS },
+    consumers: { batchSize: 10 },
+  } as unknown as ResolvedMessagingOptions;
+  const parking = new TenantParking(store, options, clock, new MessagingMetrics());
+  const inbox = new FakeInbox();
+  const harness = new Harness({ tenants: new Tenants(), clock, inbox, parking, batchSize: 10 });
+  return { harness, store, parking, inbox };
+}
+
+describe(TenantParking.name, () => {
+  useQuietWarnings();
+
+  it("parks a tenant's deliveries once its database has not answered for parkAfterMs, and the later ones behind them", async () => {
+    const { harness, store, parking, inbox } = setUp();
+    inbox.downTenants.add('acme');
+    const first = of('acme', 1, 'k1');
+    // Waits for acme's database (250 ms, 500 ms, …), then parks it: settled on the broker, its handler not run.
+    await expect(harness.withTimePassing(harness.handle(first))).resolves.toEqual({ kind: 'ACK' });
+    expect(harness.clock.now()).toBeGreaterThanOrEqual(PARK_AFTER_MS);
+    expect(store.rows.map((r) => idOf(r.wire))).toEqual([idOf(first)]);
+    expect(parking.isParked(GROUP, 'acme')).toBe(true);
+    // The lane is parked: acme's next ones go behind at once (no wait), globex's run.
+    const batch = [of('acme', 2, 'k1'), of('globex', 3, 'k1'), of('acme', 4, 'k2')];
+    const before = harness.clock.now();
+    const settled = await harness.handleBatch(batch);
+    expect(harness.clock.now()).toBe(before);
+    expect(settled.map((s) => s.kind)).toEqual(['ACK', 'ACK', 'ACK']);
+    expect(harness.calls.map((c) => c.tenant)).toEqual(['globex']);
+    expect(store.rows.map((r) => idOf(r.wire))).toEqual([idOf(first), idOf(batch[0]), idOf(batch[2])]);
+    expect(
+      await harness.metrics.registry.getSingleMetricAsString('messaging_consumer_messages_total'),
+    ).toMatch(/outcome="parked"} 3/);
+  });
+
+  it('applies the parked deliveries in their order once the database answers, then goes straight again', async () => {
+    const { harness, store, parking, inbox } = setUp();
+    inbox.downTenants.add('acme');
+    const wires = [of('acme', 1, 'k1'), of('acme', 2, 'k1'), of('acme', 3, 'k2')];
+    await harness.withTimePassing(harness.handle(wires[0]));
+    await harness.handleBatch(wires.slice(1));
+    expect(store.rows).toHaveLength(3);
+
+    harness.pipeline.resume();
+    // Still away: a look tries the first batch, waits at most 2 s, and leaves it parked (never parked twice).
+    await harness.clock.advance(1_000);
+    await harness.withTimePassing(new Promise((resolve) => setImmediate(resolve)));
+    await harness.clock.advance(3_000);
+    expect(store.rows.map((r) => idOf(r.wire))).toEqual(wires.map(idOf));
+    expect(harness.calls).toEqual([]);
+
+    inbox.downTenants.delete('acme');
+    for (let i = 0; i < 30 && store.rows.length > 0; i++) await harness.clock.advance(500);
+    expect(store.rows).toEqual([]);
+    expect(harness.calls.map((c) => c.messageId)).toEqual(wires.map(idOf));
+    for (let i = 0; i < 10 && parking.isParked(GROUP, 'acme'); i++) await harness.clock.advance(100);
+    expect(parking.isParked(GROUP, 'acme')).toBe(false);
+
+    // Straight again: the next one runs at once, nothing parked.
+    const next = of('acme', 4, 'k1');
+    await expect(harness.handle(next)).resolves.toEqual({ kind: 'ACK' });
+    expect(harness.calls.map((c) => c.messageId).at(-1)).toBe(idOf(next));
+    expect(store.rows).toEqual([]);
+    await parking.pause();
+  });
+
+  it("keeps waiting, as without parking, when the service's database refuses the write", async () => {
+    const { harness, store, inbox } = setUp();
+    inbox.downTenants.add('acme');
+    store.failWrites = 1_000;
+    const wire = of('acme', 1, 'k1');
+    const settled = harness.handle(wire);
+    for (let i = 0; i < 40; i++) await harness.clock.advance(250);
+    expect(store.rows).toEqual([]);
+    inbox.downTenants.delete('acme');
+    await expect(harness.withTimePassing(settled)).resolves.toEqual({ kind: 'ACK' });
+    expect(harness.calls.map((c) => c.messageId)).toEqual([idOf(wire)]);
+  });
+});
