@@ -70,6 +70,7 @@ describe('The migrations, split between a service and the admin database', () =>
       'messaging_inbox',
       'messaging_outbox',
       'messaging_outbox_scheduled',
+      'messaging_parked',
       'migrations',
     ]);
   });
@@ -104,6 +105,7 @@ describe('The migrations, split between a service and the admin database', () =>
       'messaging_inbox',
       'messaging_outbox',
       'messaging_outbox_scheduled',
+      'messaging_parked',
       'migrations',
     ]);
     expect((await functions(db)).filter((f) => /redrive|console/.test(f))).toEqual([]);

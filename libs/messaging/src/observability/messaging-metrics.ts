@@ -60,13 +60,6 @@ export class MessagingMetrics {
   });
 
   /** WAL the logical relay's slot holds past its confirmed position, bytes (`relay.mode: 'logical'`; on scrape). */
-  /** Deliveries parked in the service's database while their tenant's database does not answer. */
-  readonly parkedDeliveries = this.gauge({
-    name: 'messaging_consumer_parked_messages',
-    help: "Deliveries parked in the service's database (messaging_parked) because their tenant's database did not answer, per consumer group (at the last look, every second).",
-    labelNames: ['group'],
-  });
-
   readonly slotLagBytes = this.gauge({
     name: 'messaging_relay_slot_lag_bytes',
     help: "WAL written since the logical relay's slot last confirmed a position (what a dead relay pins).",
@@ -106,6 +99,13 @@ export class MessagingMetrics {
     name: 'messaging_consumer_messages_total',
     help: "Deliveries handled by @IdempotentHandler methods, by outcome (handled, duplicate, skipped: redriven for another group, unhandled: a type the group has no handler for, parked: kept in the service's database while its tenant's database does not answer).",
     labelNames: ['group', 'destination', 'outcome'],
+  });
+
+  /** Deliveries parked in the service's database while their tenant's database does not answer. */
+  readonly parkedDeliveries = this.gauge({
+    name: 'messaging_consumer_parked_messages',
+    help: "Deliveries parked in the service's database (messaging_parked) because their tenant's database did not answer, per consumer group (at the last look, every second).",
+    labelNames: ['group'],
   });
 
   /** Failed attempts, by failure category. */
