@@ -214,6 +214,10 @@ export interface TenantsAppOptions {
   readonly relayMode?: 'poll' | 'logical';
   /** False: an instance that only writes (no relay runs in it). */
   readonly relayEnabled?: boolean;
+  /** RabbitMQ's `transport.prefetch` (the library's default when unset); Kafka has no such option: ignored there. */
+  readonly prefetch?: number;
+  /** `tenants.parkAfterMs`: how long a tenant's database may not answer before its deliveries are parked. */
+  readonly parkAfterMs?: number;
 }
 
 /** An app with tenants on: the notes service, and (with `group`) the notes consumer. */
@@ -234,7 +238,10 @@ export async function createTenantsApp(
         serviceName: 'tenants-test',
         topology: 'declare',
         deadLetter: { keySecret: LOCAL_KEY_SECRET },
-        transport: options.transport,
+        transport:
+          options.prefetch !== undefined && options.transport.kind === 'rabbitmq'
+            ? { ...options.transport, prefetch: options.prefetch }
+            : options.transport,
         relay: {
           mode: options.relayMode ?? 'poll',
           enabled: options.relayEnabled ?? true,
@@ -248,7 +255,10 @@ export async function createTenantsApp(
             maxDelayMs: 500,
           },
         },
-        tenants: { signingSecret: TENANT_SECRET },
+        tenants: {
+          signingSecret: TENANT_SECRET,
+          ...(options.parkAfterMs !== undefined ? { parkAfterMs: options.parkAfterMs } : {}),
+        },
         ...(options.retryDefaults ? { retryDefaults: options.retryDefaults } : {}),
       }),
     ],
