@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { FakeClock } from '../common/fake-clock';
 import { WireMessage } from '../envelope/wire-message';
 import { stampTenant, tenantSigningKey, readTenant } from '../envelope/tenant-signature';
@@ -9,7 +10,7 @@ import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { postgresTables } from '../tables/postgres-tables';
 import { TenantAdmission, TenantRouting } from '../transaction/tenant-routing';
 import { TransactionHost } from '../transaction/transaction-host';
-import { Delivery } from '../transports/delivery-contract';
+import { Delivery, Settlement } from '../transports/delivery-contract';
 import { TenantParking } from './tenant-parking';
 import { useQuietWarnings } from '../../spec-support/quiet-warnings';
 import { FakeInbox, GROUP, Harness, idOf, orderWire } from '../../spec-support/pipeline-harness';
@@ -170,5 +171,113 @@ describe(TenantParking.name, () => {
     inbox.downTenants.delete('acme');
     await expect(harness.withTimePassing(settled)).resolves.toEqual({ kind: 'ACK' });
     expect(harness.calls.map((c) => c.messageId)).toEqual([idOf(wire)]);
+  });
+});
+
+/** One step of a random run: a lane's batch arrives, acme's database goes or comes back, time passes, … */
+type Step =
+  | {
+      readonly kind: 'deliver';
+      readonly tenant: 'acme' | 'globex';
+      readonly key: 'k1' | 'k2';
+      readonly count: number;
+    }
+  | { readonly kind: 'down' | 'up' }
+  | { readonly kind: 'time'; readonly ms: number }
+  /** The service's database refuses the next `count` parking writes. */
+  | { readonly kind: 'refuseParking'; readonly count: number };
+
+const steps: fc.Arbitrary<Step[]> = fc.array(
+  fc.oneof(
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        kind: fc.constant('deliver' as const),
+        tenant: fc.constantFrom('acme' as const, 'globex' as const),
+        key: fc.constantFrom('k1' as const, 'k2' as const),
+        count: fc.integer({ min: 1, max: 3 }),
+      }),
+    },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constantFrom('down' as const, 'up' as const) }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({ kind: fc.constant('time' as const), ms: fc.integer({ min: 50, max: 3_000 }) }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('refuseParking' as const),
+        count: fc.integer({ min: 1, max: 3 }),
+      }),
+    },
+  ),
+  { maxLength: 25 },
+);
+
+const DOWN: Step = { kind: 'down' };
+const UP: Step = { kind: 'up' };
+const TIME = (ms: number): Step => ({ kind: 'time', ms });
+const acme = (count: number): Step => ({ kind: 'deliver', tenant: 'acme', key: 'k1', count });
+
+describe(`${TenantParking.name} (properties)`, () => {
+  useQuietWarnings();
+
+  it("whatever the interleaving of deliveries, outages, drains and refused parking: each message applied once, each lane's in order", async () => {
+    await fc.assert(
+      fc.asyncProperty(steps, async (script) => {
+        const { harness, store, parking, inbox } = setUp();
+        harness.pipeline.resume();
+        /** Each lane (tenant and key) hands its batches over one after the other, as a transport does. */
+        const lanes = new Map<string, Promise<void>>();
+        const delivered = new Map<string, string[]>();
+        const settlements: Settlement[] = [];
+        let orderId = 0;
+        for (const step of script) {
+          if (step.kind === 'deliver') {
+            const lane = `${step.tenant}/${step.key}`;
+            const wires = Array.from({ length: step.count }, () => of(step.tenant, ++orderId, step.key));
+            delivered.set(lane, [...(delivered.get(lane) ?? []), ...wires.map(idOf)]);
+            const previous = lanes.get(lane) ?? Promise.resolve();
+            lanes.set(
+              lane,
+              previous.then(async () => void settlements.push(...(await harness.handleBatch(wires)))),
+            );
+            await harness.clock.advance(0);
+          } else if (step.kind === 'down') inbox.downTenants.add('acme');
+          else if (step.kind === 'up') inbox.downTenants.delete('acme');
+          else if (step.kind === 'time') await harness.clock.advance(step.ms);
+          else if (step.kind === 'refuseParking') store.failWrites = step.count;
+        }
+        // The end: every database answers; time passes until every lane is settled and nothing is parked.
+        inbox.downTenants.clear();
+        store.failWrites = 0;
+        let settled = false;
+        const all = Promise.all(lanes.values()).then(() => (settled = true));
+        const quiet = () => settled && store.rows.length === 0 && !parking.isParked(GROUP, 'acme');
+        for (let i = 0; i < 400 && !quiet(); i++) await harness.clock.advance(250);
+        await all;
+        await parking.pause();
+
+        const count = [...delivered.values()].reduce((sum, ids) => sum + ids.length, 0);
+        expect(settlements).toHaveLength(count);
+        expect(settlements.every((s) => s.kind === 'ACK')).toBe(true);
+        expect(store.rows).toEqual([]);
+        const calls = harness.calls.map((c) => c.messageId);
+        expect(new Set(calls).size).toBe(calls.length); // none twice
+        for (const ids of delivered.values()) {
+          expect(calls.filter((id) => ids.includes(id))).toEqual(ids); // all, in the lane's order
+        }
+      }),
+      {
+        numRuns: 300,
+        examples: [
+          // Parked, the database back, the key's next one: it goes behind the parked one, not before it.
+          [[DOWN, acme(1), TIME(3_000), UP, acme(1)]],
+          // A drain waiting for the database; one parked behind meanwhile; the drain ends: the lane stays
+          // parked while that one is there (the next one goes behind it too).
+          [[DOWN, acme(1), TIME(2_000), UP, acme(1), TIME(300), acme(1)]],
+        ],
+      },
+    );
   });
 });
