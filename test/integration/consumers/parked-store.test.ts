@@ -58,6 +58,7 @@ describe.each(EACH_DATABASE)('Parked deliveries (%s)', (_, dialect) => {
     expect(await store.count('billing', 'acme')).toBe(2);
   });
 
+  // claim: C-116
   it('lets one instance drain a lane at a time; the others find it taken, and parking goes on meanwhile', async () => {
     let inner: Awaited<ReturnType<ParkedStore['drain']>> | 'not run' = 'not run';
     await store.drain('billing', 'acme', 10, async (parked) => {

@@ -182,6 +182,7 @@ describe.each(TENANT_BROKERS)('Tenants: a tenant database down, its messages par
     }
   }, 90_000);
 
+  // claim: C-116
   it("applies B's notes within 5 s while A's database is cut and A's notes keep coming; A's after, in order, once", async () => {
     // When the consumer's handler first applied each note (before its commit), and in what order A's came.
     const appliedAt = new Map<string, number>();

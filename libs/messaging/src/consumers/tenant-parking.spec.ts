@@ -222,6 +222,7 @@ const acme = (count: number): Step => ({ kind: 'deliver', tenant: 'acme', key: '
 describe(`${TenantParking.name} (properties)`, () => {
   useQuietWarnings();
 
+  // claim: C-116
   it("whatever the interleaving of deliveries, outages, drains and refused parking: each message applied once, each lane's in order", async () => {
     await fc.assert(
       fc.asyncProperty(steps, async (script) => {
