@@ -290,6 +290,9 @@ export class DeliveryPipeline {
       return false;
     if (why === 'behind' && !this.parking.isParked(first.group, tenant)) return false;
     if (why === 'away' && this.database.awayFor(tenant) < parkAfterMs) return false;
+    // One whose commit answer was lost keeps waiting: a later try tells whether it committed, and then runs
+    // the after-commit callbacks that try registered, which a parked copy would not have.
+    if (why === 'away' && deliveries.some(({ state }) => state.commitLost)) return false;
     const states = deliveries.map(({ state }) => state);
     if (
       !(await this.parking.park(

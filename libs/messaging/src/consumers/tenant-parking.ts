@@ -58,6 +58,8 @@ export class TenantParking implements BeforeApplicationShutdown {
   private running = false;
   private timer?: CancelTimer;
   private look?: Promise<void>;
+  /** The last look failed (logged once until one works again). */
+  private lookFailing = false;
 
   constructor(
     private readonly store: ParkedStore,
@@ -137,7 +139,19 @@ export class TenantParking implements BeforeApplicationShutdown {
     this.timer = this.clock.setTimeout(() => {
       this.timer = undefined;
       this.look = this.lookAtLanes()
-        .catch((error: Error) => this.logger.warn(`Looking at parked deliveries failed: ${errorLine(error)}`))
+        .then(() => {
+          if (this.lookFailing) this.logger.log('Looking at parked deliveries works again.');
+          this.lookFailing = false;
+        })
+        .catch((error: Error) => {
+          // Once per streak: the service's database away would otherwise log a line a second.
+          if (!this.lookFailing) {
+            this.logger.warn(
+              `Looking at parked deliveries failed (${errorLine(error)}); trying every second.`,
+            );
+          }
+          this.lookFailing = true;
+        })
         .finally(() => {
           this.look = undefined;
           this.schedule();
