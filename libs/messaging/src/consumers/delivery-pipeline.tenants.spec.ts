@@ -1,46 +1,16 @@
 import { MessageHeaders } from '../envelope/message-headers';
 import { WireMessage } from '../envelope/wire-message';
-import { InboxService } from '../inbox/inbox.service';
-import { OutboxService } from '../outbox/outbox.service';
-import { stampTenant, tenantSigningKey, readTenant } from '../envelope/tenant-signature';
-import { TenantAdmission, TenantRouting } from '../transaction/tenant-routing';
-import { TransactionHost } from '../transaction/transaction-host';
 import { DeliveryPipeline } from './delivery-pipeline';
 import { useQuietWarnings } from '../../spec-support/quiet-warnings';
 import { DESTINATION, GROUP, Harness, idOf, orderWire } from '../../spec-support/pipeline-harness';
-
-const KEY = tenantSigningKey(Buffer.alloc(32, 4).toString('base64'))!;
-
-/** Tenants `acme` and `globex` registered; signatures checked under `KEY`. */
-class Tenants extends TenantRouting {
-  readonly enabled = true;
-  registered = new Set(['acme', 'globex']);
-  outbox(): OutboxService {
-    throw new Error('not in these specs');
-  }
-  transactions(): TransactionHost {
-    throw new Error('not in these specs');
-  }
-  admit(_group: string, wire: WireMessage): TenantAdmission {
-    const claim = readTenant(KEY, wire);
-    if (claim.kind === 'none') return { kind: 'missing' };
-    if (claim.kind === 'forged') return { kind: 'forged' };
-    return this.registered.has(claim.tenant) ? { kind: 'tenant', tenant: claim.tenant } : { kind: 'unknown' };
-  }
-  inbox(): InboxService | undefined {
-    return undefined;
-  }
-}
-
-const of = (tenant: string, orderId = 1, customer = 'c1') =>
-  stampTenant(KEY, tenant, orderWire({ orderId, customer }));
+import { FakeTenants, tenantOrder } from '../../spec-support/fake-tenants';
 
 describe(`${DeliveryPipeline.name} (tenants)`, () => {
   useQuietWarnings();
 
   it("runs a signed message's handler with its tenant, and records it in that tenant's inbox", async () => {
-    const harness = new Harness({ tenants: new Tenants() });
-    await expect(harness.handle(of('globex'))).resolves.toEqual({ kind: 'ACK' });
+    const harness = new Harness({ tenants: new FakeTenants() });
+    await expect(harness.handle(tenantOrder('globex'))).resolves.toEqual({ kind: 'ACK' });
     expect(harness.calls.map((c) => c.tenant)).toEqual(['globex']);
     expect(harness.inbox.batchTenants).toEqual([['globex']]);
   });
@@ -53,7 +23,7 @@ describe(`${DeliveryPipeline.name} (tenants)`, () => {
     ],
     ['no tenant', (w: WireMessage) => w, 'TENANT_MISSING'],
   ])('dead-letters %s at once and never runs the handler', async (_label, make, code) => {
-    const harness = new Harness({ tenants: new Tenants() });
+    const harness = new Harness({ tenants: new FakeTenants() });
     const wire = make(orderWire());
     await expect(harness.handle(wire)).resolves.toEqual({ kind: 'ACK' });
     expect(harness.calls).toEqual([]);
@@ -65,10 +35,10 @@ describe(`${DeliveryPipeline.name} (tenants)`, () => {
 
   it('holds a message of an unknown tenant (PAUSE on Kafka), then dead-letters it after the window', async () => {
     const harness = new Harness({
-      tenants: new Tenants(),
+      tenants: new FakeTenants(),
       consumers: { versionHold: { windowMs: 5_000, initialDelayMs: 1_000, maxDelayMs: 1_000 } },
     });
-    const wire = of('hooli');
+    const wire = tenantOrder('hooli');
     const first = await harness.handle(wire);
     expect(first.kind).toBe('PAUSE');
     expect(harness.held.heldNow().count).toBe(1);
@@ -82,9 +52,9 @@ describe(`${DeliveryPipeline.name} (tenants)`, () => {
   });
 
   it('applies a held message once its tenant is added', async () => {
-    const tenants = new Tenants();
+    const tenants = new FakeTenants();
     const harness = new Harness({ tenants });
-    const wire = of('hooli');
+    const wire = tenantOrder('hooli');
     expect((await harness.handle(wire)).kind).toBe('PAUSE');
     tenants.registered.add('hooli');
     await expect(harness.handle(wire)).resolves.toEqual({ kind: 'ACK' });
@@ -93,8 +63,13 @@ describe(`${DeliveryPipeline.name} (tenants)`, () => {
   });
 
   it("keeps a batch to one tenant's database: a batch ends where the tenant changes", async () => {
-    const harness = new Harness({ tenants: new Tenants(), batchSize: 10 });
-    const wires = [of('acme', 1, 'a'), of('acme', 2, 'b'), of('globex', 3, 'c'), of('acme', 4, 'd')];
+    const harness = new Harness({ tenants: new FakeTenants(), batchSize: 10 });
+    const wires = [
+      tenantOrder('acme', 1, 'a'),
+      tenantOrder('acme', 2, 'b'),
+      tenantOrder('globex', 3, 'c'),
+      tenantOrder('acme', 4, 'd'),
+    ];
     const settled = await harness.handleBatch(wires);
     expect(settled.every((s) => s.kind === 'ACK')).toBe(true);
     expect(harness.inbox.batchTenants).toEqual([['acme'], ['globex'], ['acme']]);

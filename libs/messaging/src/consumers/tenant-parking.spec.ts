@@ -1,40 +1,17 @@
 import fc from 'fast-check';
 import { FakeClock } from '../common/fake-clock';
-import { WireMessage } from '../envelope/wire-message';
-import { stampTenant, tenantSigningKey, readTenant } from '../envelope/tenant-signature';
-import { InboxService } from '../inbox/inbox.service';
 import { ParkedDelivery, ParkedLane, ParkedStore } from '../inbox/parked-store';
 import { MessagingMetrics } from '../observability/messaging-metrics';
-import { OutboxService } from '../outbox/outbox.service';
 import { ResolvedMessagingOptions } from '../options/resolve-messaging-options';
 import { postgresTables } from '../tables/postgres-tables';
-import { TenantAdmission, TenantRouting } from '../transaction/tenant-routing';
-import { TransactionHost } from '../transaction/transaction-host';
 import { Delivery, Settlement } from '../transports/delivery-contract';
 import { TenantParking } from './tenant-parking';
 import { useQuietWarnings } from '../../spec-support/quiet-warnings';
-import { FakeInbox, GROUP, Harness, idOf, orderWire } from '../../spec-support/pipeline-harness';
+import { FakeInbox, GROUP, Harness, idOf } from '../../spec-support/pipeline-harness';
+import { FakeTenants, tenantOrder } from '../../spec-support/fake-tenants';
 import { DataSource } from 'typeorm';
 
-const KEY = tenantSigningKey(Buffer.alloc(32, 4).toString('base64'))!;
 const PARK_AFTER_MS = 1_000;
-
-class Tenants extends TenantRouting {
-  readonly enabled = true;
-  outbox(): OutboxService {
-    throw new Error('not in these specs');
-  }
-  transactions(): TransactionHost {
-    throw new Error('not in these specs');
-  }
-  admit(_group: string, wire: WireMessage): TenantAdmission {
-    const claim = readTenant(KEY, wire);
-    return claim.kind === 'signed' ? { kind: 'tenant', tenant: claim.tenant } : { kind: 'missing' };
-  }
-  inbox(): InboxService | undefined {
-    return undefined;
-  }
-}
 
 /** `messaging_parked` in memory: ids in order, a lane locked while one drain holds it. */
 class FakeParkedStore extends ParkedStore {
@@ -88,8 +65,7 @@ class FakeParkedStore extends ParkedStore {
   }
 }
 
-const of = (tenant: string, orderId: number, customer = 'c1') =>
-  stampTenant(KEY, tenant, orderWire({ orderId, customer }));
+const of = tenantOrder;
 
 function setUp(): { harness: Harness; store: FakeParkedStore; parking: TenantParking; inbox: FakeInbox } {
   const clock = new FakeClock();
@@ -100,7 +76,7 @@ function setUp(): { harness: Harness; store: FakeParkedStore; parking: TenantPar
   } as unknown as ResolvedMessagingOptions;
   const parking = new TenantParking(store, options, clock, new MessagingMetrics());
   const inbox = new FakeInbox();
-  const harness = new Harness({ tenants: new Tenants(), clock, inbox, parking, batchSize: 10 });
+  const harness = new Harness({ tenants: new FakeTenants(), clock, inbox, parking, batchSize: 10 });
   return { harness, store, parking, inbox };
 }
 

@@ -1,9 +1,10 @@
 import { DataSource } from 'typeorm';
-import { ParkedDelivery, ParkedLane, ParkedRow, ParkedStore, parkedDelivery } from '../../inbox/parked-store';
+import { ParkedDelivery, ParkedLane, ParkedRow, ParkedStore } from '../../inbox/parked-store';
 import { CreateMysqlParkedDeliveries1765670400000 } from '../../migrations/create-mysql-parked-deliveries.migration';
 import { MessagingTables } from '../../tables/messaging-tables';
 import { mysqlTables } from '../../tables/mysql-tables';
 import { Delivery } from '../../transports/delivery-contract';
+import { drainParked } from '../parked-drain';
 
 /**
  * `for update nowait` meeting a locked row: MySQL 8 answers ER_LOCK_NOWAIT; MariaDB, where NOWAIT is a lock
@@ -71,46 +72,32 @@ export class MysqlParkedStore extends ParkedStore {
     return Number(count);
   }
 
-  async drain(
+  drain(
     group: string,
     tenant: string,
     limit: number,
     work: (parked: readonly ParkedDelivery[]) => Promise<readonly string[]>,
   ): Promise<{ taken: number; deleted: number } | undefined> {
-    const runner = this.dataSource.createQueryRunner();
-    try {
-      await runner.connect();
-      await runner.startTransaction('READ COMMITTED');
-      let rows: ParkedRow[];
-      try {
-        rows = (await runner.query(
-          `select id, destination, \`key\`, headers, origin, body from ${this.tables.parked}
-            where group_name = ? and tenant = ? order by id limit ? for update nowait`,
-          [group, tenant, limit],
-        )) as ParkedRow[];
-      } catch (error) {
-        await runner.rollbackTransaction();
-        if (
-          LOCK_NOT_AVAILABLE.has(Number((error as { driverError?: { errno?: number } }).driverError?.errno))
-        ) {
-          return undefined;
-        }
-        throw error;
-      }
-      const done = rows.length > 0 ? await work(rows.map(parkedDelivery)) : [];
-      if (done.length > 0) {
-        await runner.query(
-          `delete from ${this.tables.parked} where id in (${done.map(() => '?').join(', ')})`,
-          [...done],
-        );
-      }
-      await runner.commitTransaction();
-      return { taken: rows.length, deleted: done.length };
-    } catch (error) {
-      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-      throw error;
-    } finally {
-      await runner.release();
-    }
+    const { parked } = this.tables;
+    return drainParked(
+      this.dataSource,
+      {
+        isolation: 'READ COMMITTED',
+        lock: async (runner) =>
+          (await runner.query(
+            `select id, destination, \`key\`, headers, origin, body from ${parked}
+              where group_name = ? and tenant = ? order by id limit ? for update nowait`,
+            [group, tenant, limit],
+          )) as ParkedRow[],
+        isLockNotAvailable: (error) =>
+          LOCK_NOT_AVAILABLE.has(Number((error as { driverError?: { errno?: number } }).driverError?.errno)),
+        remove: async (runner, ids) => {
+          await runner.query(`delete from ${parked} where id in (${ids.map(() => '?').join(', ')})`, [
+            ...ids,
+          ]);
+        },
+      },
+      work,
+    );
   }
 }

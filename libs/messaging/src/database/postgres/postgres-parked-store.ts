@@ -1,9 +1,10 @@
 import { DataSource } from 'typeorm';
-import { ParkedDelivery, ParkedLane, ParkedRow, ParkedStore, parkedDelivery } from '../../inbox/parked-store';
+import { ParkedDelivery, ParkedLane, ParkedRow, ParkedStore } from '../../inbox/parked-store';
 import { CreateParkedDeliveries1765670400000 } from '../../migrations/create-parked-deliveries.migration';
 import { MessagingTables } from '../../tables/messaging-tables';
 import { postgresTables } from '../../tables/postgres-tables';
 import { Delivery } from '../../transports/delivery-contract';
+import { drainParked } from '../parked-drain';
 
 /** PostgreSQL's answer when `for update nowait` meets a row another transaction locked. */
 const LOCK_NOT_AVAILABLE = '55P03';
@@ -60,40 +61,29 @@ export class PostgresParkedStore extends ParkedStore {
     return Number(count);
   }
 
-  async drain(
+  drain(
     group: string,
     tenant: string,
     limit: number,
     work: (parked: readonly ParkedDelivery[]) => Promise<readonly string[]>,
   ): Promise<{ taken: number; deleted: number } | undefined> {
-    const runner = this.dataSource.createQueryRunner();
-    try {
-      await runner.connect();
-      await runner.startTransaction();
-      let rows: ParkedRow[];
-      try {
-        rows = (await runner.query(
-          `select id, destination, key, headers, origin, body from ${this.tables.parked}
-            where group_name = $1 and tenant = $2 order by id limit $3 for update nowait`,
-          [group, tenant, limit],
-        )) as ParkedRow[];
-      } catch (error) {
-        await runner.rollbackTransaction();
-        if ((error as { driverError?: { code?: string } }).driverError?.code === LOCK_NOT_AVAILABLE)
-          return undefined;
-        throw error;
-      }
-      const done = rows.length > 0 ? await work(rows.map(parkedDelivery)) : [];
-      if (done.length > 0) {
-        await runner.query(`delete from ${this.tables.parked} where id = any($1::bigint[])`, [done]);
-      }
-      await runner.commitTransaction();
-      return { taken: rows.length, deleted: done.length };
-    } catch (error) {
-      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-      throw error;
-    } finally {
-      await runner.release();
-    }
+    const { parked } = this.tables;
+    return drainParked(
+      this.dataSource,
+      {
+        lock: async (runner) =>
+          (await runner.query(
+            `select id, destination, key, headers, origin, body from ${parked}
+              where group_name = $1 and tenant = $2 order by id limit $3 for update nowait`,
+            [group, tenant, limit],
+          )) as ParkedRow[],
+        isLockNotAvailable: (error) =>
+          (error as { driverError?: { code?: string } }).driverError?.code === LOCK_NOT_AVAILABLE,
+        remove: async (runner, ids) => {
+          await runner.query(`delete from ${parked} where id = any($1::bigint[])`, [ids]);
+        },
+      },
+      work,
+    );
   }
 }
