@@ -95,6 +95,12 @@ describe('MessagingModule options and startup checks', () => {
     ],
     ['a service name with spaces', { serviceName: 'my service' }, 'serviceName', /letters, digits/],
     [
+      'tenants.parkAfterMs below 100 ms',
+      { tenants: { signingSecret: Buffer.alloc(32, 1).toString('base64'), parkAfterMs: 50 } },
+      'tenants.parkAfterMs',
+      /≥ 100/,
+    ],
+    [
       'a backoff ceiling below its start',
       { relay: { retryInitialDelayMs: 500, retryMaxDelayMs: 100 } },
       'relay.retryMaxDelayMs',
@@ -146,6 +152,27 @@ describe('MessagingModule options and startup checks', () => {
     expect(error).toBeInstanceOf(MessagingSchemaMissingError);
     expect(error.message).toContain(MysqlMessagingMigrations[0].name); // CreateMysqlMessagingTables1764806400000
     expect(error.message).toContain('add MysqlMessagingMigrations');
+  });
+
+  it("with tenants on, names the migration of messaging_parked when the service's database lacks it", async () => {
+    const noParking = await createTestSchema('outbox_options_noparked');
+    const migrated = await openDataSource(noParking.name);
+    try {
+      await migrated.query(`drop table "${noParking.name}".messaging_parked`);
+      const tenants = { signingSecret: Buffer.alloc(32, 1).toString('base64') };
+      const error = await startupError(() =>
+        startMessagingModule(migrated, MessagingModule.forRoot({ ...valid, tenants })),
+      );
+      expect(error).toBeInstanceOf(MessagingSchemaMissingError);
+      expect((error as MessagingSchemaMissingError).migration).toBe('CreateParkedDeliveries1765670400000');
+      expect(error.message).toContain(`"${noParking.name}".messaging_parked`);
+      // Without tenants the table is not needed: the same database starts.
+      const app = await startMessagingModule(migrated, MessagingModule.forRoot(valid));
+      await app.close();
+    } finally {
+      await migrated.destroy();
+      await noParking.drop();
+    }
   });
 
   // claim: C-18
