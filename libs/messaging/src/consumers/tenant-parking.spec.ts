@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { Logger } from '@nestjs/common';
 import { FakeClock } from '../common/fake-clock';
 import { ParkedDelivery, ParkedLane, ParkedStore } from '../inbox/parked-store';
 import { MessagingMetrics } from '../observability/messaging-metrics';
@@ -80,8 +81,14 @@ function setUp(): { harness: Harness; store: FakeParkedStore; parking: TenantPar
   return { harness, store, parking, inbox };
 }
 
-describe(TenantParking.name, () => {
+/** Also the parking's and the database wait's log lines: hundreds in a property run. */
+function useQuietLogs(): void {
   useQuietWarnings();
+  beforeEach(() => jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined));
+}
+
+describe(TenantParking.name, () => {
+  useQuietLogs();
 
   it("parks a tenant's deliveries once its database has not answered for parkAfterMs, and the later ones behind them", async () => {
     const { harness, store, parking, inbox } = setUp();
@@ -196,7 +203,7 @@ const TIME = (ms: number): Step => ({ kind: 'time', ms });
 const acme = (count: number): Step => ({ kind: 'deliver', tenant: 'acme', key: 'k1', count });
 
 describe(`${TenantParking.name} (properties)`, () => {
-  useQuietWarnings();
+  useQuietLogs();
 
   // claim: C-116
   it("whatever the interleaving of deliveries, outages, drains and refused parking: each message applied once, each lane's in order", async () => {
