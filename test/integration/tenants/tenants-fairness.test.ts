@@ -2,11 +2,15 @@ import { TestingModule } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
 import { MessagingTenants, OutboxService } from 'nest-reliable-messaging';
 import { eventually } from '../../harness/eventually';
-import { uniqueName } from '../../harness/names';
-import { RabbitFixture } from '../../harness/rabbitmq';
 import { createTestDatabase, TestDatabase } from '../../harness/test-database';
-import { rabbitTransport } from '../support/messaging-app';
-import { createTenantsApp, noteWritten, NoteWritten, tenantDataSource } from './tenants.fixture';
+import {
+  closeTenantsSuite,
+  createTenantsApp,
+  noteWritten,
+  NoteWritten,
+  tenantDataSource,
+  TenantsBroker,
+} from './tenants.fixture';
 
 const BACKLOG = 3_000;
 
@@ -16,32 +20,22 @@ const BACKLOG = 3_000;
  * tenant's message is published while the big one's backlog is still being drained.
  */
 describe('Tenants: fair draining (RabbitMQ)', () => {
-  const rabbit = new RabbitFixture();
+  const broker = new TenantsBroker('rabbitmq');
   const databases: TestDatabase[] = [];
   const dataSources: DataSource[] = [];
   let app: TestingModule;
 
-  afterAll(async () => {
-    await app?.close();
-    await Promise.all(dataSources.map((ds) => ds.destroy().catch(() => undefined)));
-    await Promise.all(databases.map((database) => database.drop()));
-    await rabbit.cleanup();
-  }, 60_000);
+  afterAll(() => closeTenantsSuite({ app, dataSources, databases, broker }), 60_000);
 
   it("publishes a one-row tenant's message while another tenant's backlog drains", async () => {
     const home = await createTestDatabase('postgres', 'tf_home');
     const big = await createTestDatabase('postgres', 'tf_big');
     const small = await createTestDatabase('mariadb', 'tf_small');
     databases.push(home, big, small);
-    const destination = uniqueName('tenant_fair');
-    const group = uniqueName('g');
     // The consumer group declares the exchange (and applies the notes in each tenant's database).
-    rabbit.track({
-      exchanges: [destination],
-      queues: [`${destination}.${group}`, `${destination}.${group}.dlq`],
-    });
+    const { destination, group } = broker.destination('tenant_fair');
     const event: NoteWritten = noteWritten(destination);
-    ({ moduleRef: app } = await createTenantsApp({ home, transport: rabbitTransport(), event, group }));
+    ({ moduleRef: app } = await createTenantsApp({ home, transport: broker.transport(), event, group }));
     const tenants = app.get(MessagingTenants);
     const outbox = app.get(OutboxService);
     const bigSource = await tenantDataSource(big);
