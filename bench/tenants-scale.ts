@@ -28,6 +28,8 @@ import { createReplicationSlot, tenantLogicalNames } from 'nest-reliable-messagi
 import { infraEnv } from '../tools/infra/env';
 import { KafkaTopics } from '../test/harness/kafka';
 import { uniqueName } from '../test/harness/names';
+import { offerAtRate } from './lib/offered-load';
+import { until } from './lib/time';
 import { RabbitFixture } from '../test/harness/rabbitmq';
 import { createTestSchema } from '../test/harness/postgres';
 import {
@@ -105,7 +107,7 @@ async function backendPids(serverUrl: string, applicationName: string | undefine
   });
 }
 
-/** Writes `count` notes at RATE, round-robin over `tenants`, each write not waiting for the one before. */
+/** Writes `count` notes at RATE, round-robin over `tenants`, each write not waiting for the one before: how many failed. */
 async function offer(
   tenants: MessagingTenants,
   names: readonly string[],
@@ -113,21 +115,14 @@ async function offer(
   count: number,
   committedAt: Map<string, number>,
 ): Promise<number> {
-  const started = performance.now();
-  const pending: Promise<void>[] = [];
   let failed = 0;
-  for (let i = 0; i < count; i++) {
-    const wait = started + (i * 1000) / RATE - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  await offerAtRate(count, RATE, async (i) => {
     const tenant = names[i % names.length];
-    pending.push(
-      tenants
-        .run(tenant, () => write(`${tenant}-${i}-${Math.random()}`))
-        .then((messageId) => void committedAt.set(messageId, performance.now()))
-        .catch(() => void failed++),
-    );
-  }
-  await Promise.all(pending);
+    await tenants
+      .run(tenant, () => write(`${tenant}-${i}-${Math.random()}`))
+      .then((messageId) => void committedAt.set(messageId, performance.now()))
+      .catch(() => void failed++);
+  });
   return failed;
 }
 
@@ -253,11 +248,6 @@ async function run(count: number): Promise<Figures> {
     else await topics.cleanup();
     await cluster?.destroy();
   }
-}
-
-async function until(done: () => boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
 const round = (ms: number) => Math.round(ms * 10) / 10;

@@ -21,3 +21,9 @@ export async function within<T>(promise: Promise<T>, ms: number, what: string): 
     clearTimeout(timer);
   }
 }
+
+/** Resolves once `done()` holds (looked at every 50 ms), or after `ms` whether it holds or not. */
+export async function until(done: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!done() && Date.now() < deadline) await sleep(50);
+}
