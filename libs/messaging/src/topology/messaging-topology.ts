@@ -54,7 +54,10 @@ const name = z.string().regex(NAME, 'must be 1-200 letters, digits, ".", "_" or 
 export const JOURNAL_MAX_AGE = /^[1-9]\d*[YMDhms]$/;
 const journalSchema = z.strictObject({
   destination: name,
-  maxAge: z.string().regex(JOURNAL_MAX_AGE, "must be a number and a unit (Y, M, D, h, m, s), e.g. '7D'").optional(),
+  maxAge: z
+    .string()
+    .regex(JOURNAL_MAX_AGE, "must be a number and a unit (Y, M, D, h, m, s), e.g. '7D'")
+    .optional(),
   maxLengthBytes: z.number().int().positive().optional(),
 });
 const topologySchema = z.strictObject({

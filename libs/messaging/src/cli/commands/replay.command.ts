@@ -56,7 +56,7 @@ function replayPlanCommand(context: CommandContext): Command {
   return withAppendOnlyOption(withTopologyOption(withBrokerOptions(new Command('plan'))))
     .description('dry run: resolve the window and show what a replay would publish; changes nothing')
     .option('--topic <topic>', 'the topic whose records are replayed (Kafka)')
-    .option('--destination <name>', "the destination whose journal is read (RabbitMQ; same as --topic)")
+    .option('--destination <name>', 'the destination whose journal is read (RabbitMQ; same as --topic)')
     .requiredOption('--group <group>', 'the one consumer group that gets them again')
     .option('--from <time>', 'the first record at or after this time (ISO 8601)')
     .option('--to <time>', 'up to the first record at or after this time (ISO 8601), exclusive')

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import * as amqp from 'amqplib';
+import { Clock, systemClock } from '../../common/clock';
 import { MessageHeaders } from '../../envelope/message-headers';
 import { WireMessage } from '../../envelope/wire-message';
 import { destinationNames } from '../../topology/destination-names';
@@ -38,6 +39,8 @@ export class RabbitReplay implements ReplayBackend {
   constructor(
     url: string,
     private readonly credential: AdminCredential,
+    /** The clock its reads wait on (not the pacer's). */
+    private readonly clock: Pick<Clock, 'now' | 'setTimeout'> = systemClock,
   ) {
     this.transport = new RabbitMqTransport({
       url: adminAmqpUrl(url, credential),
@@ -66,10 +69,10 @@ export class RabbitReplay implements ReplayBackend {
       this.firstTimes.set(journal, first.time);
       let last = first.offset;
       // Under a steady stream of publishes the end moves on: what came within a few idle spans will do.
-      const until = Date.now() + 5 * ReplayLimits.JOURNAL_IDLE_MS;
+      const until = this.clock.now() + 5 * ReplayLimits.JOURNAL_IDLE_MS;
       await this.read(journal, 'last', ReplayLimits.JOURNAL_IDLE_MS, (_, offset) => {
         last = Math.max(last, offset);
-        return Date.now() < until;
+        return this.clock.now() < until;
       });
       return [{ partition: 0, low: String(first.offset), high: String(last + 1) }];
     });
@@ -100,7 +103,8 @@ export class RabbitReplay implements ReplayBackend {
           scanned.push({ offset, time });
           if (time !== undefined && time >= to.getTime()) return false;
           // More than a replay may take: enough to have it refused (`checkWindows`).
-          if (time !== undefined && time >= from.getTime() && ++inWindow > ReplayLimits.MAX_RECORDS) return false;
+          if (time !== undefined && time >= from.getTime() && ++inWindow > ReplayLimits.MAX_RECORDS)
+            return false;
           return offset < high - 1;
         });
       }
@@ -170,7 +174,13 @@ export class RabbitReplay implements ReplayBackend {
     if (!error && next < to) {
       error = `${journal} gave nothing after offset ${next - 1} for ${ReplayLimits.JOURNAL_READ_TIMEOUT_MS} ms`;
     }
-    return { partition: window.partition, published, skipped, next: String(next), ...(error ? { error } : {}) };
+    return {
+      partition: window.partition,
+      published,
+      skipped,
+      next: String(next),
+      ...(error ? { error } : {}),
+    };
   }
 
   /** One copy, confirmed; resolves with why it was not, or undefined. */
@@ -225,9 +235,9 @@ export class RabbitReplay implements ReplayBackend {
         if (buffered.length === 0) {
           if (cancelled || failure) throw failure ?? new Error(`the broker cancelled the read of ${journal}`);
           await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, idleMs);
+            const cancel = this.clock.setTimeout(resolve, idleMs);
             wake = () => {
-              clearTimeout(timer);
+              cancel();
               resolve();
             };
           });
