@@ -76,9 +76,9 @@ export interface RabbitMqTransportOptions {
   queueTypes?: Record<string, RabbitQueueType>;
   /**
    * Destinations that keep a journal for replay, with its retention, e.g. `{ orders: { maxAge: '7D' } }`:
-   * a stream queue `<destination>:journal` bound to the destination's exchange, declared (`topology:
-   * 'declare'`) or checked (`verify`) with the destination's other objects wherever the service prepares the
-   * destination. Every message published to the destination is stored once more, for the retention.
+   * a stream queue `<destination>:journal` bound to the destination's exchange, declared (`declare` mode) or
+   * checked (`verify`) with the destination's other objects wherever the service prepares the destination.
+   * Every message published to the destination is stored once more, for the retention.
    * Default: none (docs/guide/08-redrive.md, Replay a window).
    */
   journals?: Record<string, { maxAge?: string; maxLengthBytes?: number }>;
