@@ -18,7 +18,7 @@ import {
 import { eventually } from '../../harness/eventually';
 import { uniqueName } from '../../harness/names';
 import { createTestSchema, TestSchema } from '../../harness/postgres';
-import { createMessagingApp, rabbitTransport } from '../support/messaging-app';
+import { createMessagingApp } from '../support/messaging-app';
 import { ConsumerProbe, HandledOrder, ordersConsumer } from '../support/orders-consumer.fixture';
 import { orderPlaced } from '../support/orders.fixture';
 import { orderMessage } from '../support/raw-messages';
@@ -59,7 +59,7 @@ describe('Replay a window on RabbitMQ', () => {
       apps.push(
         await createMessagingApp({
           schema: schema.name,
-          transport: { ...rabbitTransport(url), journals: { [destination]: { maxAge: '1h' } } },
+          transport: { kind: 'rabbitmq', url, journals: { [destination]: { maxAge: '1h' } } },
           entities: [HandledOrder],
           providers: [
             { provide: ConsumerProbe, useValue: probe },
