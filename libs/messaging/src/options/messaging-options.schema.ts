@@ -87,7 +87,7 @@ const rabbitmq = z.strictObject({
         maxLengthBytes: positiveInt('bytes').optional(),
       }),
     )
-    .default({}),
+    .optional(),
 });
 
 /** Validates `MessagingModuleOptions` and fills in every default. */
