@@ -1,9 +1,11 @@
 import { TestingModule } from '@nestjs/testing';
+import { MessagingTopologyMissingError } from 'nest-reliable-messaging';
 import {
   ApprovalMismatchError,
   ApprovalRequiredError,
   applyTopology,
   checkTopology,
+  MessagingTopology,
   ReplayNotSupportedError,
   ReplayPlan,
   ReplayService,
@@ -139,6 +141,43 @@ describe('Replay a window on RabbitMQ', () => {
         { ...topology, journals: [{ destination: other, maxAge: '2D' }] },
       ),
     ).rejects.toThrow(/journal '.*:journal'.*x-max-age/);
+  });
+
+  it('a service in verify mode with a journal configured stops naming it, and starts once it is applied', async () => {
+    const verified = uniqueName('replay_verify');
+    const broker = { kind: 'rabbitmq' as const, url: suite.vhost.url };
+    const credential = { principal: suite.vhost.admin.name, secret: suite.vhost.admin.password };
+    const start = () =>
+      createMessagingApp({
+        schema: schema.name,
+        transport: {
+          kind: 'rabbitmq',
+          url: suite.vhost.urlAs(suite.vhost.admin),
+          journals: { [verified]: { maxAge: '1h' } },
+        },
+        entities: [HandledOrder],
+        providers: [
+          { provide: ConsumerProbe, useValue: new ConsumerProbe() },
+          ordersConsumer(orderPlaced(verified), billing),
+        ],
+        messaging: { relay: { enabled: false }, topology: 'verify' },
+      });
+    const error = await start().then(
+      (started) => {
+        apps.push(started);
+        return undefined;
+      },
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(MessagingTopologyMissingError);
+    const message = (error as Error).message;
+    expect(message).toContain(`stream '${verified}:journal'`);
+    // The topology it names to apply holds the journal: applied as it is, the service starts.
+    const named = /topology\.json holding (\{.*\})\. In local/.exec(message)?.[1] ?? '';
+    const topology = JSON.parse(named) as MessagingTopology;
+    expect(topology.journals).toEqual([{ destination: verified, maxAge: '1h' }]);
+    await applyTopology({ broker, credential }, topology);
+    apps.push(await start());
   });
 
   it('a window by time, inbox reprocess: only its messages, in order, to one group once per replay', async () => {
