@@ -49,6 +49,7 @@ export function createTransport(options: ResolvedMessagingOptions, clock: Clock)
       topology: options.topology,
       queueType: transport.queueType,
       queueTypes: transport.queueTypes,
+      journals: transport.journals,
     },
     clock,
   );

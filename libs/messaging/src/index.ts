@@ -89,7 +89,12 @@ export type { MessagingStatusSnapshot } from './observability/messaging-status';
 
 // Topology: declared by an admin (`nest-messaging topology apply`), checked by the services
 export { parseMessagingTopology } from './topology/messaging-topology';
-export type { GroupTopology, MessagingTopology, RabbitQueueType } from './topology/messaging-topology';
+export type {
+  GroupTopology,
+  JournalTopology,
+  MessagingTopology,
+  RabbitQueueType,
+} from './topology/messaging-topology';
 export { MessagingTopologyMismatchError } from './topology/messaging-topology-mismatch.error';
 export { MessagingTopologyMissingError } from './topology/messaging-topology-missing.error';
 

@@ -74,6 +74,14 @@ export interface RabbitMqTransportOptions {
   queueType?: RabbitQueueType;
   /** The queue type by destination, over `queueType`, e.g. `{ 'audit-log': 'classic' }`. Default: none. */
   queueTypes?: Record<string, RabbitQueueType>;
+  /**
+   * Destinations that keep a journal for replay, with its retention, e.g. `{ orders: { maxAge: '7D' } }`:
+   * a stream queue `<destination>:journal` bound to the destination's exchange, declared (`declare` mode) or
+   * checked (`verify`) with the destination's other objects wherever the service prepares the destination.
+   * Every message published to the destination is stored once more, for the retention.
+   * Default: none (docs/guide/08-redrive.md, Replay a window).
+   */
+  journals?: Record<string, { maxAge?: string; maxLengthBytes?: number }>;
 }
 
 /** The broker: Kafka or RabbitMQ. */

@@ -12,6 +12,11 @@ export { parseKeySecret } from './failure/key-secret';
 export type { KeySecret } from './failure/key-secret';
 // Types the admin options above name, defined with the service side
 export type { MessagingMetrics } from './observability/messaging-metrics';
-export type { GroupTopology, MessagingTopology, RabbitQueueType } from './topology/messaging-topology';
+export type {
+  GroupTopology,
+  JournalTopology,
+  MessagingTopology,
+  RabbitQueueType,
+} from './topology/messaging-topology';
 export { MessagingError } from './errors/messaging.error';
 export type { CancelTimer, Clock } from './common/clock';

@@ -131,7 +131,12 @@ export type { Schedule } from './outbox/schedule';
 export type { ClassificationRule } from './retry/error-classifier';
 export { RetryMode, RetryOrdering } from './retry/retry-policy.interface';
 export type { BackoffOptions, ResolvedRetryPolicy, RetryPolicyOptions } from './retry/retry-policy.interface';
-export type { GroupTopology, MessagingTopology, RabbitQueueType } from './topology/messaging-topology';
+export type {
+  GroupTopology,
+  JournalTopology,
+  MessagingTopology,
+  RabbitQueueType,
+} from './topology/messaging-topology';
 export type { BrokerRefusal } from './transports/broker-refusal';
 export type { Delivery, DeliveryControl, DeliveryOrigin, Settlement } from './transports/delivery-contract';
 export type { PublishOptions } from './transports/message-transport.interface';

@@ -10,7 +10,6 @@ import {
   REPLAY_OF_HEADER,
   RedriveHeaders,
   RedriveInProgressError,
-  ReplayNotSupportedError,
   ReplayPlan,
   ReplayService,
 } from 'nest-reliable-messaging/redrive';
@@ -401,17 +400,5 @@ describe('Replay a window on Kafka', () => {
       .filter((e) => e.planHash === plan.hash)
       .map((e) => e.outcome);
     expect(outcomes).toEqual(['PLANNED', 'APPROVED', 'STARTED', 'REPLAYED', 'APPROVAL_USED']);
-  });
-
-  it('is refused on RabbitMQ, which keeps no record of delivered messages to replay from', async () => {
-    const rabbit = new ReplayService({
-      broker: { kind: 'rabbitmq', url: infraEnv().amqpUrl, allowPlaintextLocal: true },
-      credential: { principal: 'replay-admin', secret: 'guest' },
-      ledger: fixture.ledger,
-    });
-    await expect(
-      rabbit.plan({ topic: 'orders', group: 'billing', from: new Date(0), to: new Date(), inbox: 'skip' }),
-    ).rejects.toThrow(ReplayNotSupportedError);
-    await rabbit.close();
   });
 });

@@ -4,6 +4,7 @@ import type { ClassificationRule } from '../retry/error-classifier';
 import { RetryPolicyOptions } from '../retry/retry-policy.interface';
 import { resolveRetryPolicy } from '../retry/retry-policy';
 import { MESSAGING_DEFAULTS } from './messaging-defaults';
+import { JOURNAL_MAX_AGE } from '../topology/messaging-topology';
 
 const { kafka: KAFKA, rabbitmq: RABBITMQ } = MESSAGING_DEFAULTS.transport;
 const { relay: RELAY, retention: RETENTION, consumers: CONSUMERS, tenants: TENANTS } = MESSAGING_DEFAULTS;
@@ -75,6 +76,18 @@ const rabbitmq = z.strictObject({
   heartbeatSeconds: positiveInt('s').default(RABBITMQ.heartbeatSeconds),
   queueType: queueType.default(RABBITMQ.queueType),
   queueTypes: z.record(z.string(), queueType).default({}),
+  journals: z
+    .record(
+      z.string(),
+      z.strictObject({
+        maxAge: z
+          .string()
+          .regex(JOURNAL_MAX_AGE, "must be a number and a unit (Y, M, D, h, m, s), e.g. '7D'")
+          .optional(),
+        maxLengthBytes: positiveInt('bytes').optional(),
+      }),
+    )
+    .optional(),
 });
 
 /** Validates `MessagingModuleOptions` and fills in every default. */

@@ -48,7 +48,7 @@ export {
   type ReplayResult,
   type ReplayServiceOptions,
 } from './replay/replay.service';
-export type { ReplayedPartition } from './replay/kafka-replay';
+export type { ReplayedPartition } from './replay/replay-backend';
 export type { PacerClock } from './replay/replay-pacer';
 export { REPLAY_ID_HEADER, REPLAY_OF_HEADER } from './replay/replay-copy';
 export { ReplayLimits } from './replay/replay-limits';

@@ -14,6 +14,11 @@ export const destinationNames = {
   deadLetter: (destination: string, group: string) => `${destination}.${group}.dlq`,
   /** The group's retry destination for one delay tier. */
   retry: (destination: string, group: string, tierMs: number) => `${destination}.${group}.retry.${tierMs}ms`,
+  /**
+   * RabbitMQ: the destination's journal, a stream queue replay reads (`JournalTopology`). The colon is in no
+   * destination's or group's name, so no work, retry, dead-letter or archive queue can have this name.
+   */
+  journal: (destination: string) => `${destination}:journal`,
 };
 
 /** How a dead-letter destination's name may split into the destination and the group it is for. */

@@ -19,7 +19,8 @@ import { approvalCommand } from './approval-command';
 import { isLocalPlaintext } from './next-command';
 
 interface ReplayPlanFlags extends BrokerFlags, AppendOnlyFlag {
-  readonly topic: string;
+  readonly topic?: string;
+  readonly destination?: string;
   readonly group: string;
   readonly from?: string;
   readonly to?: string;
@@ -37,12 +38,15 @@ interface ReplayRunFlags extends BrokerFlags, AppendOnlyFlag {
 }
 
 /**
- * `nest-messaging replay plan | approve | run`: replay a Kafka topic's window to one consumer group, with
+ * `nest-messaging replay plan | approve | run`: replay a Kafka topic's window (or a RabbitMQ destination's,
+ * from its journal) to one consumer group, with
  * four eyes and the audit log of a redrive (docs/guide/08-redrive.md, Replay a window).
  */
 export function replayCommand(context: CommandContext): Command {
   return new Command('replay')
-    .description("replay a Kafka topic's window to one consumer group: plan, approve, run")
+    .description(
+      "replay a Kafka topic's window (a RabbitMQ destination's, from its journal) to one consumer group: plan, approve, run",
+    )
     .addCommand(replayPlanCommand(context))
     .addCommand(replayApproveCommand(context))
     .addCommand(replayRunCommand(context));
@@ -51,13 +55,14 @@ export function replayCommand(context: CommandContext): Command {
 function replayPlanCommand(context: CommandContext): Command {
   return withAppendOnlyOption(withTopologyOption(withBrokerOptions(new Command('plan'))))
     .description('dry run: resolve the window and show what a replay would publish; changes nothing')
-    .requiredOption('--topic <topic>', 'the topic whose records are replayed')
+    .option('--topic <topic>', 'the topic whose records are replayed (Kafka)')
+    .option('--destination <name>', 'the destination whose journal is read (RabbitMQ; same as --topic)')
     .requiredOption('--group <group>', 'the one consumer group that gets them again')
     .option('--from <time>', 'the first record at or after this time (ISO 8601)')
     .option('--to <time>', 'up to the first record at or after this time (ISO 8601), exclusive')
     .option(
       '--offsets <windows>',
-      'offsets per partition instead of times: 0:120-180,2:40-41 (end exclusive)',
+      "offsets per partition instead of times: 0:120-180,2:40-41 (end exclusive; RabbitMQ: the journal's, 0:<from>-<to>)",
     )
     .requiredOption(
       '--inbox <mode>',
@@ -66,6 +71,10 @@ function replayPlanCommand(context: CommandContext): Command {
     .option('--rate <n>', 'at most this many messages per second (default 100)')
     .option('--out <file>', 'write the plan to this file, for replay approve and replay run')
     .action(async (flags: ReplayPlanFlags) => {
+      const topic = flags.topic ?? flags.destination;
+      if (topic === undefined || (flags.topic !== undefined && flags.destination !== undefined)) {
+        throw new CliUsageError('Give --topic (Kafka) or --destination (RabbitMQ).');
+      }
       const inbox = inboxMode(flags.inbox);
       const ratePerSecond = flags.rate === undefined ? undefined : Number(flags.rate);
       const request = flags.offsets
@@ -78,9 +87,9 @@ function replayPlanCommand(context: CommandContext): Command {
         flags,
         (service) =>
           withReplays(service, (replays) =>
-            replays.plan({ topic: flags.topic, group: flags.group, inbox, ratePerSecond, ...request }),
+            replays.plan({ topic, group: flags.group, inbox, ratePerSecond, ...request }),
           ),
-        { source: flags.topic },
+        { source: topic },
       );
       context.print(formatReplayPlan(plan));
       if (flags.out) {

@@ -11,30 +11,11 @@ import { readRanges } from '../kafka/kafka-range-reader';
 import { kafkaRecord } from '../kafka/kafka-records';
 import { redriveCluster, RedriveCluster } from '../kafka/kafkajs-cluster.patch';
 import { RedriveLimits } from '../redrive-limits';
-import { ReplaySkipReason } from './replay-copy';
+import { CopyOf, ReplayBackend, ReplayedPartition } from './replay-backend';
 import { ReplayLimits } from './replay-limits';
 import { ReplayPacer } from './replay-pacer';
 import { ReplayPartitionWindow, ReplayPlan } from './replay-plan';
 import { PartitionWatermarks, windowsBetween } from './replay-window';
-
-/** What became of one partition's window. */
-export interface ReplayedPartition {
-  /** The partition. */
-  readonly partition: number;
-  /** Copies published and confirmed (acks=all). */
-  readonly published: number;
-  /** Records of the window not replayed, and why (a redrive's copy for another group, no message id). */
-  readonly skipped: number;
-  /** The offset after the last record done (`to` when the window was done), a decimal string. */
-  readonly next: string;
-  /** Set when a copy was not confirmed: the partition stopped there. */
-  readonly error?: string;
-}
-
-/** Makes the copy of a record of the window, or says why it makes none. */
-export type CopyOf = (
-  record: WireMessage,
-) => { readonly copy: WireMessage } | { readonly skipped: ReplaySkipReason };
 
 /**
  * Replay on Kafka, as the admin principal: resolves a window (times through the broker's time index,
@@ -43,7 +24,7 @@ export type CopyOf = (
  * confirmed (acks=all) before the next goes and none faster than the pacer lets through. A partition stops at
  * its first unconfirmed copy. Reads without a consumer group and commits nothing.
  */
-export class KafkaReplay {
+export class KafkaReplay implements ReplayBackend {
   private readonly kafka: Kafka;
   private readonly admin: LazyKafkaClient<Admin>;
   private readonly cluster: LazyKafkaClient<RedriveCluster>;
@@ -82,6 +63,16 @@ export class KafkaReplay {
         await admin.fetchTopicOffsetsByTimestamp(topic, to.getTime()),
       ),
     );
+  }
+
+  /** The copies go back into the topic (the other groups skip them by `msg.redrive-group`). */
+  targetOf(topic: string): string {
+    return topic;
+  }
+
+  /** A Kafka plan records nothing more than the topic. */
+  planFields(): Record<string, never> {
+    return {};
   }
 
   /** Publishes the copies of the plan's window (see the class). */

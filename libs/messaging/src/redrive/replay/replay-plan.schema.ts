@@ -6,10 +6,11 @@ const offset = z.string().regex(/^\d+$/);
 const replayPlanSchema = z.strictObject({
   version: z.literal(2),
   kind: z.literal('replay'),
-  transport: z.literal('kafka'),
+  transport: z.enum(['kafka', 'rabbitmq']),
   plannedBy: z.string().min(1),
   source: z.string().min(1),
   target: z.string().min(1),
+  journal: z.string().min(1).optional(),
   group: z.string().min(1),
   createdAt: z.string(),
   window: z.discriminatedUnion('by', [

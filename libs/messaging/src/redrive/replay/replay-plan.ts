@@ -32,14 +32,19 @@ export interface ReplayPlan {
   readonly version: 2;
   /** What sets it apart from a redrive plan. */
   readonly kind: 'replay';
-  /** Only Kafka: RabbitMQ keeps no record of delivered messages to replay from. */
-  readonly transport: 'kafka';
+  /** The broker: Kafka reads the topic; RabbitMQ reads the destination's journal (a stream queue). */
+  readonly transport: 'kafka' | 'rabbitmq';
   /** The admin principal who made the plan: may not approve it (four eyes). */
   readonly plannedBy: string;
-  /** The topic whose records are replayed. */
+  /** The topic (Kafka) or destination (RabbitMQ) whose records are replayed. */
   readonly source: string;
-  /** Where the copies go: the same topic (the other groups skip them, as they skip a redrive's). */
+  /**
+   * Where the copies go: on Kafka the same topic (the other groups skip them, as they skip a redrive's); on
+   * RabbitMQ the group's work queue `<destination>.<group>`, through the default exchange.
+   */
   readonly target: string;
+  /** RabbitMQ: the journal read, `<destination>:journal` (its offsets are partition 0's). */
+  readonly journal?: string;
   /** The only consumer group that handles the copies. */
   readonly group: string;
   /** When it was made, ISO 8601. */
@@ -84,8 +89,9 @@ export function replayDetail(plan: ReplayPlan): string {
     plan.window.by === 'time'
       ? `${plan.window.from} to ${plan.window.to}`
       : plan.partitions.map((p) => `${p.partition}:${p.from}-${p.to}`).join(',');
+  const read = plan.journal !== undefined ? `${plan.source}'s journal ${plan.journal}` : plan.source;
   return (
-    `replay ${plan.replayId} of ${plan.source} (${window}), ${plan.records} records to group ${plan.group}, ` +
+    `replay ${plan.replayId} of ${read} (${window}), ${plan.records} records to group ${plan.group}, ` +
     `inbox ${plan.inbox}, at most ${plan.ratePerSecond}/s`
   );
 }

@@ -56,11 +56,27 @@ describe('replay plan review', () => {
     await expect(reviewPlan(plan(), ledgerOf(undefined))).rejects.toThrow(RedrivePlanAlteredError);
     await expect(reviewPlan(plan(), ledgerOf('ops-mallory'))).rejects.toThrow(/planner/);
     await expect(reviewPlan(plan({ target: 'payments' }), ledgerOf('ops-alice'))).rejects.toThrow(
-      /a replay goes back to 'orders'/,
+      /this replay goes to 'orders'/,
     );
     await expect(reviewPlan({ ...plan(), group: 'mail' }, ledgerOf('ops-alice'))).rejects.toThrow(
       ApprovalMismatchError,
     );
+  });
+
+  it("on RabbitMQ goes to the group's work queue and reads the destination's journal, and nowhere else", async () => {
+    const rabbit = { transport: 'rabbitmq' as const, target: 'orders.billing', journal: 'orders:journal' };
+    const p = plan(rabbit);
+    expect(parseReplayPlan(JSON.parse(JSON.stringify(p)))).toEqual(p);
+    await expect(reviewPlan(p, ledgerOf('ops-alice'))).resolves.toBe('ops-alice');
+    await expect(reviewPlan(plan({ ...rabbit, target: 'orders' }), ledgerOf('ops-alice'))).rejects.toThrow(
+      /this replay goes to 'orders.billing'/,
+    );
+    await expect(
+      reviewPlan(plan({ ...rabbit, target: 'orders.mail' }), ledgerOf('ops-alice')),
+    ).rejects.toThrow(RedrivePlanAlteredError);
+    await expect(
+      reviewPlan(plan({ ...rabbit, journal: 'payments:journal' }), ledgerOf('ops-alice')),
+    ).rejects.toThrow(/journal: the plan says 'payments:journal', orders's is 'orders:journal'/);
   });
 
   it('refuses a dead-letter or retry topic, and a group the topology does not name for the topic', () => {

@@ -1,3 +1,4 @@
+import { destinationNames } from '../../topology/destination-names';
 import { MessagingTopology } from '../../topology/messaging-topology';
 import { ApprovalMismatchError } from '../errors/approval-mismatch.error';
 import { RedrivePlanAlteredError } from '../errors/redrive-plan-altered.error';
@@ -23,8 +24,16 @@ export function checkReplayRoute(topic: string, group: string, topology?: Messag
 }
 
 /**
+ * Where a replay plan's copies go: on Kafka back into the topic, on RabbitMQ into the group's work queue
+ * (only that group's queue: a RabbitMQ destination's groups each have their own).
+ */
+export function replayTargetOf(plan: Pick<ReplayPlan, 'transport' | 'source' | 'group'>): string {
+  return plan.transport === 'rabbitmq' ? destinationNames.workQueue(plan.source, plan.group) : plan.source;
+}
+
+/**
  * `reviewPlan` for a replay plan: its hash matches its content, its route holds (`checkReplayRoute`, its
- * target the topic it reads), and the audit log has its PLAN entry, whose actor is the planner. Resolves
+ * target `replayTargetOf` it, on RabbitMQ its journal the destination's), and the audit log has its PLAN entry, whose actor is the planner. Resolves
  * with the planner.
  */
 export async function reviewReplayPlan(
@@ -35,8 +44,14 @@ export async function reviewReplayPlan(
   if (!isPlanIntact(plan)) throw new ApprovalMismatchError('PLAN_EDITED');
   checkReplayRoute(plan.source, plan.group, topology);
   const differences: string[] = [];
-  if (plan.target !== plan.source) {
-    differences.push(`target: the plan says '${plan.target}', a replay goes back to '${plan.source}'`);
+  const target = replayTargetOf(plan);
+  if (plan.target !== target) {
+    differences.push(`target: the plan says '${plan.target}', this replay goes to '${target}'`);
+  }
+  if (plan.transport === 'rabbitmq' && plan.journal !== destinationNames.journal(plan.source)) {
+    differences.push(
+      `journal: the plan says '${String(plan.journal)}', ${plan.source}'s is '${destinationNames.journal(plan.source)}'`,
+    );
   }
   const planner = await ledger.plannerOf(plan.hash);
   if (planner === undefined) {

@@ -1,5 +1,11 @@
 import { ReplayWindowError } from '../errors/replay-window.error';
-import { checkRate, checkWindows, parseOffsetWindows, windowsBetween } from './replay-window';
+import {
+  checkRate,
+  checkWindows,
+  journalWindowByTime,
+  parseOffsetWindows,
+  windowsBetween,
+} from './replay-window';
 
 const marks = [
   { partition: 0, low: '0', high: '100' },
@@ -74,5 +80,49 @@ describe('replay window', () => {
     expect(checkRate(10_000)).toBe(10_000);
     for (const bad of [0, -1, 1.5, 10_001, Number.NaN])
       expect(() => checkRate(bad)).toThrow(ReplayWindowError);
+  });
+
+  describe('a RabbitMQ journal window by time', () => {
+    const s = (second: number) => second * 1000;
+    const at = (second: number) => new Date(s(second));
+    // Offsets 10..15 at seconds 100, 100, 101, (none), 102, 103; offset 16 is the end.
+    const scanned = [
+      { offset: 10, time: s(100) },
+      { offset: 11, time: s(100) },
+      { offset: 12, time: s(101) },
+      { offset: 13, time: undefined },
+      { offset: 14, time: s(102) },
+      { offset: 15, time: s(103) },
+    ];
+    const mark = { partition: 0, low: '10', high: '16', firstTime: s(100) };
+    const window = (from: number, to: number) =>
+      journalWindowByTime('o:journal', { from: at(from), to: at(to) }, mark, scanned);
+
+    it('runs from the first message at or after the start to the first at or after the end', () => {
+      expect(window(101, 103)).toEqual([{ partition: 0, from: '12', to: '15' }]);
+      expect(window(100, 101)).toEqual([{ partition: 0, from: '10', to: '12' }]);
+      // A message without a time bounds nothing: it lies wherever its offset is.
+      expect(window(101, 102)).toEqual([{ partition: 0, from: '12', to: '14' }]);
+    });
+
+    it("ends at the journal's end when nothing is at or after the end, and is empty when nothing is in it", () => {
+      expect(window(102, 200)).toEqual([{ partition: 0, from: '14', to: '16' }]);
+      expect(window(150, 200)).toEqual([]);
+      expect(window(100.2, 100.9)).toEqual([]);
+    });
+
+    it('refuses a window that starts before its first message, and an empty journal', () => {
+      expect(() => window(99, 101)).toThrow(/keeps messages from 1970-01-01T00:01:40.000Z only/);
+      expect(() =>
+        journalWindowByTime('o:journal', { from: at(1), to: at(2) }, { ...mark, low: '16' }, []),
+      ).toThrow(/holds no message/);
+    });
+
+    it('ignores what the scan met beyond what the journal keeps', () => {
+      const beyond = [...scanned, { offset: 16, time: s(104) }];
+      expect(journalWindowByTime('o:journal', { from: at(103), to: at(105) }, mark, beyond)).toEqual([
+        { partition: 0, from: '15', to: '16' },
+      ]);
+    });
   });
 });

@@ -100,3 +100,38 @@ export function checkRate(ratePerSecond: number): number {
   }
   return ratePerSecond;
 }
+
+/** A journal's offsets (RabbitMQ, partition 0), with the time of its first message when it has one. */
+export interface JournalWatermarks extends PartitionWatermarks {
+  /** Its first message's time, ms. */
+  readonly firstTime?: number;
+}
+
+/**
+ * A window by time in a RabbitMQ journal: from the first message scanned at or after `from` to the first
+ * at or after `to`, or the journal's end (`high`) when the scan ended there; empty: none. `scanned` is what a
+ * read from before `from` met, in offset order, each with its time (undefined: none, such a message bounds
+ * nothing). Refuses an empty journal, and a window that starts before the journal's first message: what was
+ * published then is not in it (retention deleted it, or the journal did not exist yet).
+ */
+export function journalWindowByTime(
+  journal: string,
+  window: { readonly from: Date; readonly to: Date },
+  mark: JournalWatermarks,
+  scanned: readonly { readonly offset: number; readonly time: number | undefined }[],
+): ReplayPartitionWindow[] {
+  const [low, high] = [Number(mark.low), Number(mark.high)];
+  if (high <= low) throw new ReplayWindowError(`${journal} holds no message: nothing to replay`);
+  if (mark.firstTime !== undefined && mark.firstTime > window.from.getTime()) {
+    throw new ReplayWindowError(
+      `${journal} keeps messages from ${new Date(mark.firstTime).toISOString()} only (retention deleted the ` +
+        'ones before, or it did not exist yet): start the window at or after that time',
+    );
+  }
+  const kept = scanned.filter((m) => m.offset >= low && m.offset < high);
+  const at = (time: number) => kept.find((m) => m.time !== undefined && m.time >= time)?.offset;
+  const last = kept.at(-1);
+  const end = at(window.to.getTime()) ?? (last && last.offset + 1 < high ? last.offset + 1 : high);
+  const start = Math.min(at(window.from.getTime()) ?? end, end);
+  return end > start ? [{ partition: 0, from: String(start), to: String(end) }] : [];
+}

@@ -6,7 +6,6 @@ import { ApproverKeyring } from '../approvals/approver-keyring';
 import { ApprovalAlreadyUsedError } from '../errors/approval-already-used.error';
 import { ApprovalRequiredError } from '../errors/approval-required.error';
 import { RedrivePlanStaleError } from '../errors/redrive-plan-stale.error';
-import { ReplayNotSupportedError } from '../errors/replay-not-supported.error';
 import { ReplayWindowError } from '../errors/replay-window.error';
 import { AuditOverride, RedriveAuditEntry } from '../ledger/redrive-ledger.interface';
 import { checkPinnedTopology } from '../pinned-fingerprints';
@@ -15,8 +14,9 @@ import { approvalEvidence, RedriveApproval } from '../redrive-approval';
 import { RedriveAudit } from '../redrive-audit';
 import { isLocalDevelopment, requireCredential } from '../redrive-guards';
 import { RedriveServiceOptions } from '../redrive-service-options';
-import type { KafkaReplay, ReplayedPartition } from './kafka-replay';
 import type * as KafkaReplayModule from './kafka-replay';
+import type * as RabbitReplayModule from './rabbit-replay';
+import { ReplayBackend, ReplayedPartition } from './replay-backend';
 import { replayCopy } from './replay-copy';
 import { ReplayLimits } from './replay-limits';
 import { PacerClock, ReplayPacer } from './replay-pacer';
@@ -27,12 +27,12 @@ import {
   ReplayPlan,
   sealReplayPlan,
 } from './replay-plan';
-import { checkReplayRoute } from './replay-review';
+import { checkReplayRoute, replayTargetOf } from './replay-review';
 import { checkRate, checkWindows } from './replay-window';
 
-/** What to replay: a topic's window, for one group. Give `from` and `to`, or `offsets`. */
+/** What to replay: a topic's (or RabbitMQ destination's) window, for one group. Give `from` and `to`, or `offsets`. */
 export interface ReplayRequest {
-  /** The topic whose records are replayed. */
+  /** The topic whose records are replayed; on RabbitMQ the destination, whose journal is read. */
   readonly topic: string;
   /** The one consumer group that gets them again. */
   readonly group: string;
@@ -40,7 +40,7 @@ export interface ReplayRequest {
   readonly from?: Date;
   /** The window's end (exclusive): the records before the first at or after this time. */
   readonly to?: Date;
-  /** The window as offsets per partition, `[from, to)`, instead of times. */
+  /** The window as offsets per partition, `[from, to)`, instead of times (RabbitMQ: the journal's, partition 0). */
   readonly offsets?: readonly ReplayPartitionWindow[];
   /** What the group's inbox does with the copies (see `ReplayInboxMode`). */
   readonly inbox: ReplayInboxMode;
@@ -56,7 +56,7 @@ export interface ReplayResult {
   readonly replayId: string;
   /** This execution's id, in its audit entries (`redriveId`). */
   readonly executionId: string;
-  /** The topic replayed (and published to). */
+  /** The topic replayed (and published to); on RabbitMQ the destination (the copies go to the group's work queue). */
   readonly source: string;
   /** The group the copies are for. */
   readonly group: string;
@@ -85,7 +85,8 @@ export interface ReplayServiceOptions extends RedriveServiceOptions {
 }
 
 /**
- * Replay of a Kafka topic's window to one consumer group (docs/guide/08-redrive.md, Replay a window), on the
+ * Replay of a Kafka topic's window, or of a RabbitMQ destination's from its journal (a stream queue,
+ * `JournalTopology`), to one consumer group (docs/guide/08-redrive.md, Replay a window), on the
  * redrive's path: `plan()` resolves the window and records a PLAN entry; an approver signs the plan's hash
  * (`issueApproval`, `signApproval`) with the same four eyes; `approve()` checks it as a redrive's
  * (`verifyApprovedPlan`); `execute()` claims the approval once, with a STARTED entry, holds the
@@ -97,7 +98,7 @@ export class ReplayService {
   private readonly audit: RedriveAudit;
   private readonly skippedChecks: readonly AuditOverride[];
   private readonly approved = new WeakMap<ApprovedReplayPlan, string>();
-  private kafkaInstance?: KafkaReplay;
+  private backendInstance?: ReplayBackend;
 
   constructor(private readonly options: ReplayServiceOptions) {
     const { broker } = options;
@@ -113,7 +114,7 @@ export class ReplayService {
     const actor = request.plannedBy ?? this.credential.principal;
     const about = { action: 'PLAN' as const, actor, source: request.topic, target: request.topic };
     return this.audit.refusalsOf(about, async () => {
-      const kafka = this.kafka();
+      const backend = this.backend();
       await checkPinnedTopology(this.options.ledger, this.options.topology);
       checkReplayRoute(request.topic, request.group, this.options.topology);
       if (request.inbox !== 'skip' && request.inbox !== 'reprocess') {
@@ -122,7 +123,7 @@ export class ReplayService {
         );
       }
       const ratePerSecond = checkRate(request.ratePerSecond ?? ReplayLimits.DEFAULT_RATE_PER_SECOND);
-      const watermarks = await kafka.watermarks(request.topic);
+      const watermarks = await backend.watermarks(request.topic);
       let asked: readonly ReplayPartitionWindow[];
       let window: ReplayPlan['window'];
       if (request.offsets) {
@@ -135,17 +136,18 @@ export class ReplayService {
           throw new ReplayWindowError('give two times (from, to) or offsets per partition');
         }
         if (from.getTime() >= to.getTime()) throw new ReplayWindowError('the start is not before the end');
-        asked = await kafka.windowByTime(request.topic, from, to);
+        asked = await backend.windowByTime(request.topic, from, to, watermarks);
         window = { by: 'time', from: from.toISOString(), to: to.toISOString() };
       }
       const { partitions, records } = checkWindows(request.topic, asked, watermarks);
       const plan = sealReplayPlan({
         version: 2,
         kind: 'replay',
-        transport: 'kafka',
+        transport: this.options.broker.kind,
         plannedBy: actor,
         source: request.topic,
-        target: request.topic,
+        target: backend.targetOf(request.topic, request.group),
+        ...backend.planFields(request.topic),
         group: request.group,
         createdAt: new Date(this.clock.now()).toISOString(),
         window,
@@ -214,7 +216,7 @@ export class ReplayService {
       await this.verify(plan, approval, executedBy);
       const { ledger } = this.options;
       const partitions = await ledger.withExclusiveHold(
-        'kafka',
+        plan.transport,
         `replay:${plan.source}:${plan.group}`,
         async () => {
           const use = await ledger.claimApproval(
@@ -230,7 +232,7 @@ export class ReplayService {
           if (!use.claimed) throw new ApprovalAlreadyUsedError(approval.approver, use.usedBy);
           const to = { target: plan.target, group: plan.group, inbox: plan.inbox, replayId: plan.replayId };
           const pacer = new ReplayPacer(plan.ratePerSecond, this.options.pacing ?? systemClock);
-          return this.kafka().replay(plan, (record) => replayCopy(record, to), pacer);
+          return this.backend().replay(plan, (record) => replayCopy(record, to), pacer);
         },
       );
       const published = partitions.reduce((n, p) => n + p.published, 0);
@@ -258,9 +260,9 @@ export class ReplayService {
 
   /** Closes the broker connections (not the ledger, which the caller owns). */
   async close(): Promise<void> {
-    const kafka = this.kafkaInstance;
-    this.kafkaInstance = undefined;
-    await kafka?.close();
+    const backend = this.backendInstance;
+    this.backendInstance = undefined;
+    await backend?.close();
   }
 
   private get approvers(): ApproverKeyring {
@@ -284,9 +286,12 @@ export class ReplayService {
     };
   }
 
-  /** Refuses a plan made on another broker, or one that is not a replay plan. */
+  /** Refuses a plan made on another broker, one that is not a replay plan, or one whose copies go elsewhere. */
   private checkShape(plan: ReplayPlan): void {
     if (plan.kind !== 'replay') throw new RedrivePlanStaleError(plan.source, 'it is not a replay plan');
+    if (plan.target !== replayTargetOf(plan)) {
+      throw new RedrivePlanStaleError(plan.source, `its copies go to '${plan.target}', not the group's`);
+    }
     if (plan.transport !== this.options.broker.kind) {
       throw new RedrivePlanStaleError(
         plan.source,
@@ -306,15 +311,22 @@ export class ReplayService {
     });
   }
 
-  private kafka(): KafkaReplay {
+  /** The broker's replay: Kafka's reads the topic, RabbitMQ's the destination's journal. */
+  private backend(): ReplayBackend {
     const { broker } = this.options;
-    if (broker.kind !== 'kafka') throw new ReplayNotSupportedError(broker.kind);
-    if (!this.kafkaInstance) {
-      assertPeerInstalled('kafkajs', 'Replay on Kafka');
-      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only for Kafka (an optional peer)
-      const { KafkaReplay } = require('./kafka-replay') as typeof KafkaReplayModule;
-      this.kafkaInstance = new KafkaReplay(broker, this.credential);
+    if (!this.backendInstance) {
+      if (broker.kind === 'rabbitmq') {
+        assertPeerInstalled('amqplib', 'Replay on RabbitMQ');
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only for RabbitMQ (an optional peer)
+        const { RabbitReplay } = require('./rabbit-replay') as typeof RabbitReplayModule;
+        this.backendInstance = new RabbitReplay(broker.url, this.credential);
+      } else {
+        assertPeerInstalled('kafkajs', 'Replay on Kafka');
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only for Kafka (an optional peer)
+        const { KafkaReplay } = require('./kafka-replay') as typeof KafkaReplayModule;
+        this.backendInstance = new KafkaReplay(broker, this.credential);
+      }
     }
-    return this.kafkaInstance;
+    return this.backendInstance;
   }
 }

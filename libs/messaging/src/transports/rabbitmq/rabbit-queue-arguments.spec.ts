@@ -1,5 +1,7 @@
+import { parseMessagingTopology } from '../../topology/messaging-topology';
 import {
   deliveryLimitPolicy,
+  journalQueueSpec,
   rabbitQueueSpec,
   rabbitQueuesOf,
   withQueueTypes,
@@ -92,5 +94,27 @@ describe('withQueueTypes', () => {
       'quorum',
       'classic',
     ]);
+  });
+});
+
+describe('journalQueueSpec', () => {
+  it("declares a destination's journal as a stream named <destination>:journal, with the retention asked for", () => {
+    expect(journalQueueSpec({ destination: 'orders', maxAge: '7D', maxLengthBytes: 10_000_000 })).toEqual({
+      name: 'orders:journal',
+      arguments: { 'x-queue-type': 'stream', 'x-max-age': '7D', 'x-max-length-bytes': 10_000_000 },
+    });
+    expect(journalQueueSpec({ destination: 'orders' })).toEqual({
+      name: 'orders:journal',
+      arguments: { 'x-queue-type': 'stream' },
+    });
+  });
+
+  it('reads journals from a topology file, refusing a retention RabbitMQ would not take', () => {
+    const journals = [{ destination: 'orders', maxAge: '36h' }];
+    expect(parseMessagingTopology({ destinations: ['orders'], journals }).journals).toEqual(journals);
+    for (const maxAge of ['7 days', '0D', '7d', '']) {
+      expect(() => parseMessagingTopology({ journals: [{ destination: 'orders', maxAge }] })).toThrow(/unit/);
+    }
+    expect(() => parseMessagingTopology({ journals: [{ destination: 'a:b' }] })).toThrow();
   });
 });

@@ -1,5 +1,5 @@
 import { destinationNames } from '../../topology/destination-names';
-import { GroupTopology, RabbitQueueType } from '../../topology/messaging-topology';
+import { GroupTopology, JournalTopology, RabbitQueueType } from '../../topology/messaging-topology';
 
 /** Which of a group's queues: the work queue, its dead-letter queue, or the retry queue of one delay tier. */
 export type RabbitQueueRole =
@@ -134,4 +134,19 @@ export function withQueueTypes(
   fallback: RabbitQueueType,
 ): GroupTopology[] {
   return groups.map((g) => ({ ...g, queueType: g.queueType ?? byDestination[g.destination] ?? fallback }));
+}
+
+/**
+ * A destination's journal as declared: a durable stream queue (RabbitMQ 3.9+) with the retention asked for
+ * (`x-max-age`, `x-max-length-bytes`; a stream without either keeps everything, for ever).
+ */
+export function journalQueueSpec(journal: JournalTopology): RabbitQueueSpec {
+  return {
+    name: destinationNames.journal(journal.destination),
+    arguments: {
+      'x-queue-type': 'stream',
+      ...(journal.maxAge !== undefined ? { 'x-max-age': journal.maxAge } : {}),
+      ...(journal.maxLengthBytes !== undefined ? { 'x-max-length-bytes': journal.maxLengthBytes } : {}),
+    },
+  };
 }

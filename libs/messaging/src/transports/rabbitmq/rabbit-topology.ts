@@ -6,6 +6,7 @@ import { TopologyMode } from '../../messaging-options.interface';
 import {
   DELIVERY_LIMIT_ARGUMENTS,
   deliveryLimitPolicy,
+  journalQueueSpec,
   RabbitGroupTopology,
   RabbitQueueSpec,
   rabbitQueuesOf,
@@ -43,7 +44,8 @@ export class RabbitTopology {
 }
 
 /**
- * Declares the topology (idempotent): per destination a durable topic exchange; per group its work queue bound
+ * Declares the topology (idempotent): per destination a durable topic exchange; per journal its stream queue
+ * bound with `#` to the destination's exchange (`journalQueueSpec`); per group its work queue bound
  * with `#`, its dead-letter queue, one retry queue per delay tier whose `x-message-ttl` dead-letters back to
  * the work queue (one queue per delay: TTLs expire at the head), and its failure exchange (direct) bound to the
  * retry queues and the DLQ, through which its copies go (`failureRouteOf`). Queues are classic or quorum by the group's
@@ -75,6 +77,17 @@ export async function declareRabbitTopology(
     const route = failureRouteOf(group);
     await channel.assertExchange(route.exchange, 'direct', { durable: true });
     for (const queue of route.queues) await channel.bindQueue(queue, route.exchange, queue);
+  }
+  for (const journal of topology.journals ?? []) {
+    const queue = journalQueueSpec(journal);
+    await channel.assertExchange(journal.destination, 'topic', { durable: true });
+    try {
+      await channel.assertQueue(queue.name, { durable: true, arguments: queue.arguments });
+    } catch (error) {
+      if (codeOf(error) !== PRECONDITION_FAILED) throw error;
+      throw new MessagingTopologyMismatchError('rabbitmq', [journalMismatchOf(queue, error)]);
+    }
+    await channel.bindQueue(queue.name, journal.destination, '#');
   }
 }
 
@@ -143,6 +156,19 @@ export async function inspectRabbitTopology(
       }
     }
   }
+  for (const journal of topology.journals ?? []) {
+    const queue = journalQueueSpec(journal);
+    if ((await onOwnChannel(model, (c) => c.checkQueue(queue.name))) === NOT_FOUND) {
+      findings.missing.push(`stream '${queue.name}'`);
+      continue;
+    }
+    const outcome = await onOwnChannel(model, (c) =>
+      c.assertQueue(queue.name, { durable: true, arguments: queue.arguments }),
+    );
+    if (outcome === ACCESS_REFUSED) findings.unchecked.push(queue.name);
+    else if (outcome === NOT_FOUND) findings.missing.push(`stream '${queue.name}'`);
+    else if (outcome !== true) findings.mismatched.push(journalMismatchOf(queue, outcome));
+  }
   return findings;
 }
 
@@ -169,6 +195,12 @@ async function withLegacyArguments(
 function mismatchOf(queue: RabbitQueueSpec, group: GroupTopology, error: unknown): string {
   const said = /inequivalent arg[^"]*/.exec(error instanceof Error ? error.message : String(error));
   return `queue '${queue.name}' (expected ${group.queueType ?? 'classic'}): ${said?.[0] ?? String(error)}`;
+}
+
+/** One line for a journal declared with other arguments (not a stream, another retention). */
+function journalMismatchOf(queue: RabbitQueueSpec, error: unknown): string {
+  const said = /inequivalent arg[^"]*/.exec(error instanceof Error ? error.message : String(error));
+  return `journal '${queue.name}' (expected a stream, ${JSON.stringify(queue.arguments)}): ${said?.[0] ?? String(error)}`;
 }
 
 /**

@@ -2,7 +2,12 @@ import { Logger } from '@nestjs/common';
 import { Clock, systemClock } from '../../common/clock';
 import { WireMessage } from '../../envelope/wire-message';
 import { TopologyMode } from '../../messaging-options.interface';
-import { MessagingTopology, RabbitQueueType } from '../../topology/messaging-topology';
+import {
+  destinationsOf,
+  JournalTopology,
+  MessagingTopology,
+  RabbitQueueType,
+} from '../../topology/messaging-topology';
 import { MessagingTopologyMismatchError } from '../../topology/messaging-topology-mismatch.error';
 import { MessagingTopologyMissingError } from '../../topology/messaging-topology-missing.error';
 import { MessageTransport, PublishOptions, TransportHealth } from '../message-transport.interface';
@@ -29,6 +34,8 @@ export interface RabbitMqTransportSettings {
   readonly queueType?: RabbitQueueType;
   /** The queue type by destination, over `queueType`. */
   readonly queueTypes?: Readonly<Record<string, RabbitQueueType>>;
+  /** The journals by destination (`JournalTopology`), prepared with their destinations. */
+  readonly journals?: Readonly<Record<string, Omit<JournalTopology, 'destination'>>>;
 }
 
 /**
@@ -114,8 +121,9 @@ export class RabbitMqTransport implements MessageTransport {
   }
 
   /**
-   * The topology with each group's queue type filled in from the settings, and the quorum queues found
-   * without a delivery limit (`RabbitGroupTopology`).
+   * The topology with each group's queue type filled in from the settings, the quorum queues found
+   * without a delivery limit (`RabbitGroupTopology`), and the journal the settings ask for of each of its
+   * destinations that has none in it.
    */
   withQueueTypes(topology: MessagingTopology): MessagingTopology {
     const groups = withQueueTypes(
@@ -123,7 +131,15 @@ export class RabbitMqTransport implements MessageTransport {
       this.settings.queueTypes ?? {},
       this.settings.queueType ?? 'classic',
     ).map((g): RabbitGroupTopology => ({ ...g, withoutDeliveryLimit: this.withoutDeliveryLimit }));
-    return { ...topology, groups };
+    const configured = this.settings.journals ?? {};
+    const named = new Set((topology.journals ?? []).map((j) => j.destination));
+    const journals: JournalTopology[] = [
+      ...(topology.journals ?? []),
+      ...destinationsOf(topology)
+        .filter((d) => !named.has(d) && Object.hasOwn(configured, d))
+        .map((destination) => ({ destination, ...configured[destination] })),
+    ];
+    return { ...topology, groups, ...(journals.length > 0 ? { journals } : {}) };
   }
 
   /**
