@@ -259,7 +259,7 @@ describe.each(EACH_DATABASE)('The scheduled messages migration (%s)', (_, dialec
   it('upgrades a database the earlier migrations made, keeping its pending rows, and the relay publishes them', async () => {
     const all = dialect === 'postgres' ? MessagingMigrations : MysqlMessagingMigrations;
     // What the list held before the scheduled messages' migration (later ones, e.g. parking, come after it).
-    const scheduled = all.findIndex((migration) => /ScheduledMessages/.test(new migration().name));
+    const scheduled = all.findIndex((migration) => /ScheduledMessages/.test(new migration().name ?? ''));
     expect(scheduled).toBeGreaterThan(0);
     const earlier = all.slice(0, scheduled);
     const old = new DataSource({ ...testConnectionOptions(db, 2, false), migrations: earlier });
