@@ -18,6 +18,8 @@ export type ParkedReplay = (
 export const LOOK_EVERY_MS = 1_000;
 /** A drain's batch waits this long at most for a tenant's database that does not answer, then tries later. */
 const DRAIN_WAIT_MS = 2_000;
+/** After a drain that applied nothing, the next waits 1 s, doubling to this (the database wait's longest). */
+const IDLE_DRAIN_BACKOFF_MAX_MS = 5_000;
 
 interface LaneState {
   readonly group: string;
@@ -28,6 +30,8 @@ interface LaneState {
   turn: Promise<void>;
   /** A drain waits until then (clock ms): a parked delivery's retry asked for a pause. */
   notBefore: number;
+  /** Drains in a row that applied nothing (the database still away): each waits longer, up to 5 s. */
+  idleDrains: number;
 }
 
 /**
@@ -203,7 +207,16 @@ export class TenantParking implements BeforeApplicationShutdown {
         }
         return done;
       });
-      if (result === undefined || result.deleted < result.taken) return; // another instance, or again later
+      if (result === undefined) return; // another instance drains it
+      if (result.deleted === 0 && result.taken > 0) {
+        // Nothing applied (the tenant's database still away): the next try waits longer, not a look a second.
+        lane.idleDrains += 1;
+        const backoff = Math.min(IDLE_DRAIN_BACKOFF_MAX_MS, LOOK_EVERY_MS * 2 ** (lane.idleDrains - 1));
+        lane.notBefore = Math.max(lane.notBefore, this.clock.now() + backoff);
+        return;
+      }
+      lane.idleDrains = 0;
+      if (result.deleted < result.taken) return; // one could not be settled: again later
       if (result.taken < limit) return void (await this.switchBack(lane));
     }
   }
@@ -224,7 +237,10 @@ export class TenantParking implements BeforeApplicationShutdown {
     const key = laneKey(group, tenant);
     let lane = this.lanes.get(key);
     if (!lane)
-      this.lanes.set(key, (lane = { group, tenant, parked: false, turn: Promise.resolve(), notBefore: 0 }));
+      this.lanes.set(
+        key,
+        (lane = { group, tenant, parked: false, turn: Promise.resolve(), notBefore: 0, idleDrains: 0 }),
+      );
     return lane;
   }
 
