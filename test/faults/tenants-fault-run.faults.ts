@@ -1,6 +1,7 @@
 import { TestingModule } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
 import { MessagingTenants } from 'nest-reliable-messaging';
+import { describeLoad, measureMachine } from '../../bench/lib/machine';
 import { eventually } from '../harness/eventually';
 import { FaultProxy } from '../harness/fault-proxy';
 import { infraEnv } from '../harness/infra';
@@ -119,6 +120,12 @@ describe.each(TENANT_BROKERS)(
       let outageFrom = Infinity;
       let writing = true;
       let seq = 0;
+      // How busy the machine was in each phase: a slow phase on a busy machine reads differently.
+      const loads: Partial<Record<Phase, string>> = {};
+      const phaseFor = async (at: Phase, ms: number) => {
+        const { load } = await measureMachine(() => new Promise((resolve) => setTimeout(resolve, ms)));
+        if (load) loads[at] = describeLoad(load);
+      };
       // One writer per tenant, each at its rate, scheduled (a slow or refused write does not delay the next).
       const writer = async (tenant: string): Promise<void> => {
         const pending: Promise<void>[] = [];
@@ -145,7 +152,7 @@ describe.each(TENANT_BROKERS)(
       };
       try {
         const writers = Promise.all(Object.keys(sources).map(writer));
-        await new Promise((resolve) => setTimeout(resolve, BEFORE_MS));
+        await phaseFor('before', BEFORE_MS);
         // The cut finds initech's messages in the consumer: held in their handlers, their transactions open.
         let release!: () => void;
         holding = new Promise<void>((resolve) => (release = resolve));
@@ -156,12 +163,12 @@ describe.each(TENANT_BROKERS)(
         proxy.cutAll();
         holding = undefined;
         release();
-        await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
+        await phaseFor('outage', OUTAGE_MS);
         await proxy.heal();
         phase = 'after';
         // The down tenant takes writes again within its pool's reconnect.
         await eventually(() => tenants.run('initech', () => notes.write('initech-back')), 30_000);
-        await new Promise((resolve) => setTimeout(resolve, AFTER_MS));
+        await phaseFor('after', AFTER_MS);
         writing = false;
         await writers;
 
@@ -208,7 +215,8 @@ describe.each(TENANT_BROKERS)(
       console.log(
         `[tenants fault run, ${label}] initech unreachable ${OUTAGE_MS / 1000} s under ${RATE_PER_TENANT}/s per tenant; ` +
           `initech's writes refused in the caller: ${refused.outage} during, ${refused.after} after\n` +
-          report.join('\n'),
+          report.join('\n') +
+          `\nthe machine: ${(['before', 'outage', 'after'] as const).map((at) => `${at} ${loads[at] ?? 'not measured'}`).join('; ')}`,
       );
       expect(refused.outage).toBeGreaterThan(0);
       // The down tenant's messages held at the cut wait in the consumer for their database, the outage long;
