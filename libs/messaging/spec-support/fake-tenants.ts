@@ -28,6 +28,14 @@ export class FakeTenants extends TenantRouting {
   inbox(): InboxService | undefined {
     return undefined;
   }
+  /** Tenants whose database does not answer `answers()` (their inboxes are the harness's to fail). */
+  readonly silent = new Set<string>();
+  /** The tenants `answers()` was asked about, in order. */
+  readonly asked: string[] = [];
+  async answers(tenant: string): Promise<boolean> {
+    this.asked.push(tenant);
+    return !this.silent.has(tenant);
+  }
 }
 
 /** An order message of `tenant`, signed. */

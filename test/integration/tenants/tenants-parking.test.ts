@@ -216,6 +216,13 @@ describe.each(TENANT_BROKERS)('Tenants: a tenant database down, its messages par
         const result = await health.tenants();
         expect(result.tenants).toMatchObject({ status: 'down', down: ['A'] });
       }, 30_000);
+      // What the drain asks before it locks A's parked rows: no, while the way is cut.
+      // (`answers` is internal: the drain's, not the public API's.)
+      const consumerTenants = consumer!.get(MessagingTenants) as unknown as {
+        answers(tenant: string, timeoutMs: number): Promise<boolean>;
+      };
+      await expect(consumerTenants.answers('A', 1_000)).resolves.toBe(false);
+      await expect(consumerTenants.answers('B', 1_000)).resolves.toBe(true);
 
       // The parking table, sampled through the cut: its most rows.
       let maxParked = 0;
@@ -267,6 +274,7 @@ describe.each(TENANT_BROKERS)('Tenants: a tenant database down, its messages par
       await proxy.heal();
       healed = true;
       const healedAt = Date.now();
+      await eventually(() => expect(consumerTenants.answers('A', 1_000)).resolves.toBe(true), 30_000);
 
       // B's figures (those applied only after the heal too: how long they waited).
       await eventually(() => expect(bAppliedNow()).toBe(bWritten.length), 60_000).catch(() => undefined);

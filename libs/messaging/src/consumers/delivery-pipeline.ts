@@ -67,6 +67,7 @@ export class DeliveryPipeline {
     this.parking?.resume(
       (group, deliveries, control) => this.handleBatch(group, deliveries, control),
       () => this.registry.groupNames(),
+      (tenant, timeoutMs) => this.tenants?.answers(tenant, timeoutMs) ?? Promise.resolve(true),
     );
   }
 

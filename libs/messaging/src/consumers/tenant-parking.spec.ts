@@ -23,6 +23,8 @@ class FakeParkedStore extends ParkedStore {
   private readonly locked = new Set<string>();
   /** The next writes fail (the service's database away). */
   failWrites = 0;
+  /** Drains begun (each a transaction of the service's database, its rows locked). */
+  drains = 0;
 
   async tableExists(): Promise<boolean> {
     return true;
@@ -53,6 +55,7 @@ class FakeParkedStore extends ParkedStore {
     work: (parked: readonly ParkedDelivery[]) => Promise<readonly string[]>,
   ): Promise<{ taken: number; deleted: number } | undefined> {
     const key = `${group}/${tenant}`;
+    this.drains += 1;
     if (this.locked.has(key)) return undefined;
     this.locked.add(key);
     try {
@@ -68,7 +71,13 @@ class FakeParkedStore extends ParkedStore {
 
 const of = tenantOrder;
 
-function setUp(): { harness: Harness; store: FakeParkedStore; parking: TenantParking; inbox: FakeInbox } {
+function setUp(): {
+  harness: Harness;
+  store: FakeParkedStore;
+  parking: TenantParking;
+  inbox: FakeInbox;
+  tenants: FakeTenants;
+} {
   const clock = new FakeClock();
   const store = new FakeParkedStore();
   const options = {
@@ -77,8 +86,9 @@ function setUp(): { harness: Harness; store: FakeParkedStore; parking: TenantPar
   } as unknown as ResolvedMessagingOptions;
   const parking = new TenantParking(store, options, clock, new MessagingMetrics());
   const inbox = new FakeInbox();
-  const harness = new Harness({ tenants: new FakeTenants(), clock, inbox, parking, batchSize: 10 });
-  return { harness, store, parking, inbox };
+  const tenants = new FakeTenants();
+  const harness = new Harness({ tenants, clock, inbox, parking, batchSize: 10 });
+  return { harness, store, parking, inbox, tenants };
 }
 
 /** Also the parking's and the database wait's log lines: hundreds in a property run. */
@@ -140,6 +150,31 @@ describe(TenantParking.name, () => {
     await expect(harness.handle(next)).resolves.toEqual({ kind: 'ACK' });
     expect(harness.calls.map((c) => c.messageId).at(-1)).toBe(idOf(next));
     expect(store.rows).toEqual([]);
+    await parking.pause();
+  });
+
+  it("locks nothing in the service's database for a lane whose tenant's database does not answer, and drains it once it does", async () => {
+    const { harness, store, parking, inbox, tenants } = setUp();
+    inbox.downTenants.add('acme');
+    tenants.silent.add('acme');
+    const wires = [of('acme', 1, 'k1'), of('acme', 2, 'k2')];
+    await harness.withTimePassing(harness.handle(wires[0]));
+    await harness.handleBatch(wires.slice(1));
+    expect(store.rows).toHaveLength(2);
+
+    harness.pipeline.resume();
+    // A minute of looks: each asks acme's database (with backoff, up to 5 s apart), none begins a drain.
+    for (let i = 0; i < 60; i++) await harness.clock.advance(1_000);
+    expect(store.drains).toBe(0);
+    expect(tenants.asked.length).toBeGreaterThan(10);
+    expect(tenants.asked.length).toBeLessThan(20);
+    expect(harness.calls).toEqual([]);
+
+    inbox.downTenants.delete('acme');
+    tenants.silent.delete('acme');
+    for (let i = 0; i < 30 && store.rows.length > 0; i++) await harness.clock.advance(500);
+    expect(store.rows).toEqual([]);
+    expect(harness.calls.map((c) => c.messageId)).toEqual(wires.map(idOf));
     await parking.pause();
   });
 

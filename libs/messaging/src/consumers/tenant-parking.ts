@@ -14,9 +14,18 @@ export type ParkedReplay = (
   control: DeliveryControl,
 ) => Promise<Settlement[]>;
 
+/**
+ * Whether a tenant's database answers within `timeoutMs` (true for a tenant not registered: the pipeline says
+ * what becomes of its deliveries). The drain asks before it locks the lane's rows.
+ */
+export type TenantAnswers = (tenant: string, timeoutMs: number) => Promise<boolean>;
+
 /** How often the parked lanes are looked at (and drained, once their tenant's database answers). */
 export const LOOK_EVERY_MS = 1_000;
-/** A drain's batch waits this long at most for a tenant's database that does not answer, then tries later. */
+/**
+ * A drain asks the tenant's database for `select 1` and waits this long at most for its answer; its batch,
+ * once the rows are locked, waits this long at most for a database that stopped answering meanwhile.
+ */
 const DRAIN_WAIT_MS = 2_000;
 /** After a drain that applied nothing, the next waits 1 s, doubling to this (the database wait's longest). */
 const IDLE_DRAIN_BACKOFF_MAX_MS = 5_000;
@@ -44,7 +53,8 @@ interface LaneState {
  * it writes them to `messaging_parked` in the service's own database (one statement per batch) and only then
  * settles them on the broker. From then on, every delivery of that group and tenant is parked behind them, in
  * the order the lane received it, so a key's messages keep their order. Every second this instance looks at
- * the parked lanes: one whose tenant's database answers is drained in `id` order through the pipeline (the
+ * the parked lanes: one whose tenant's database answers (asked with `select 1` first: while it does not, the
+ * service's database holds nothing for it) is drained in `id` order through the pipeline (the
  * inbox, the handler, the retry rules, as any delivery), a transaction in the service's database holding
  * the rows (`for update nowait`: one instance drains a lane at a time) until they are applied; the lane goes
  * back to straight handling once nothing is parked in it, decided in the same turn as parking, so nothing
@@ -58,6 +68,7 @@ export class TenantParking implements BeforeApplicationShutdown {
   private readonly logger = new Logger('MessagingConsumer');
   private readonly lanes = new Map<string, LaneState>();
   private replay?: ParkedReplay;
+  private answers: TenantAnswers = async () => true;
   private groups: () => readonly string[] = () => [];
   private running = false;
   private timer?: CancelTimer;
@@ -117,10 +128,14 @@ export class TenantParking implements BeforeApplicationShutdown {
     });
   }
 
-  /** Starts looking at the parked lanes (consumers started), replaying through `replay`. */
-  resume(replay: ParkedReplay, groups: () => readonly string[]): void {
+  /**
+   * Starts looking at the parked lanes (consumers started), replaying through `replay` the lanes whose
+   * tenant's database `answers`.
+   */
+  resume(replay: ParkedReplay, groups: () => readonly string[], answers?: TenantAnswers): void {
     if (this.parkAfterMs === undefined || this.running) return;
     this.replay = replay;
+    if (answers) this.answers = answers;
     this.groups = groups;
     this.running = true;
     this.schedule();
@@ -182,10 +197,15 @@ export class TenantParking implements BeforeApplicationShutdown {
     }
   }
 
-  /** Applies the lane's parked deliveries, a batch at a time, until it is empty or one cannot be settled. */
+  /**
+   * Applies the lane's parked deliveries, a batch at a time, until it is empty or one cannot be settled. Asks
+   * first whether the tenant's database answers: while it does not, no transaction of the service's database
+   * is begun and no row locked for it.
+   */
   private async drain(lane: LaneState): Promise<void> {
     const replay = this.replay;
     if (!replay) return;
+    if (!(await this.answers(lane.tenant, DRAIN_WAIT_MS))) return this.waitLonger(lane);
     const limit = this.options.consumers.batchSize;
     for (;;) {
       if (!this.running) return;
@@ -208,17 +228,18 @@ export class TenantParking implements BeforeApplicationShutdown {
         return done;
       });
       if (result === undefined) return; // another instance drains it
-      if (result.deleted === 0 && result.taken > 0) {
-        // Nothing applied (the tenant's database still away): the next try waits longer, not a look a second.
-        lane.idleDrains += 1;
-        const backoff = Math.min(IDLE_DRAIN_BACKOFF_MAX_MS, LOOK_EVERY_MS * 2 ** (lane.idleDrains - 1));
-        lane.notBefore = Math.max(lane.notBefore, this.clock.now() + backoff);
-        return;
-      }
+      if (result.deleted === 0 && result.taken > 0) return this.waitLonger(lane);
       lane.idleDrains = 0;
       if (result.deleted < result.taken) return; // one could not be settled: again later
       if (result.taken < limit) return void (await this.switchBack(lane));
     }
+  }
+
+  /** Nothing applied (the tenant's database still away): the next try waits longer, not a look a second. */
+  private waitLonger(lane: LaneState): void {
+    lane.idleDrains += 1;
+    const backoff = Math.min(IDLE_DRAIN_BACKOFF_MAX_MS, LOOK_EVERY_MS * 2 ** (lane.idleDrains - 1));
+    lane.notBefore = Math.max(lane.notBefore, this.clock.now() + backoff);
   }
 
   /** Back to straight handling when nothing is parked in the lane (decided in the lane's turn). */

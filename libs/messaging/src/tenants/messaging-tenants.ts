@@ -313,6 +313,21 @@ export class MessagingTenants implements OnApplicationBootstrap, BeforeApplicati
     return this.units.get(tenant)?.inbox;
   }
 
+  /**
+   * @internal Whether `tenant`'s database answers `select 1` within `timeoutMs` (the parked deliveries' drain
+   * asks before it locks them); true when it is not registered.
+   */
+  async answers(tenant: string, timeoutMs: number): Promise<boolean> {
+    const unit = this.units.get(tenant);
+    if (!unit) return true;
+    try {
+      await withTimeout(unit.dataSource.query('select 1'), timeoutMs, this.clock);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** @internal Starts the relays of the tenants added so far. */
   onApplicationBootstrap(): void {
     this.started = true;

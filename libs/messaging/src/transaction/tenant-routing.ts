@@ -30,4 +30,9 @@ export abstract class TenantRouting<Outbox = unknown, Inbox = unknown> {
   abstract admit(group: string, wire: WireMessage): TenantAdmission;
   /** The tenant's inbox; undefined when it is not registered (any more). */
   abstract inbox(tenant: string): Inbox | undefined;
+  /**
+   * Whether the tenant's database answers a trivial query within `timeoutMs`; true when it is not registered
+   * (any more), where what becomes of its deliveries is the consumer's to say.
+   */
+  abstract answers(tenant: string, timeoutMs: number): Promise<boolean>;
 }
