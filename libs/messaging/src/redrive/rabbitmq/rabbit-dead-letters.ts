@@ -1,4 +1,3 @@
-import { hostname } from 'node:os';
 import * as amqp from 'amqplib';
 import { RabbitMqTransport } from '../../transports/rabbitmq/rabbitmq-transport';
 import { AdminCredential } from '../admin-connection';
@@ -12,7 +11,7 @@ import { RedriveLimits } from '../redrive-limits';
 import { MessagePosition, RedrivePlan } from '../redrive-plan';
 import { DeadLetterQueueInfo, MessageRedriveOutcome } from '../redrive-result';
 import { asAdmin, NOT_FOUND, replyCode } from './rabbit-access';
-import { adminAmqpUrl } from './rabbit-admin-url';
+import { adminRabbitTransport } from './rabbit-admin-transport';
 import { rabbitRecord } from './rabbit-records';
 
 /**
@@ -35,14 +34,7 @@ export class RabbitDeadLetters implements DeadLetterBackend {
     url: string,
     private readonly credential: AdminCredential,
   ) {
-    this.transport = new RabbitMqTransport({
-      url: adminAmqpUrl(url, credential),
-      connectionName: `messaging-redrive@${hostname()}/${process.pid}`,
-      heartbeatSeconds: 10,
-      prefetch: 1,
-      concurrency: 1,
-      topology: 'verify', // a redrive never creates anything
-    });
+    this.transport = adminRabbitTransport(url, credential, 'redrive');
   }
 
   /** RabbitMQ cannot list queues over AMQP: `names` says which dead-letter queues to look at. */

@@ -1,4 +1,3 @@
-import { hostname } from 'node:os';
 import * as amqp from 'amqplib';
 import { Clock, systemClock } from '../../common/clock';
 import { MessageHeaders } from '../../envelope/message-headers';
@@ -10,7 +9,7 @@ import { AdminCredential } from '../admin-connection';
 import { ReplayNotSupportedError } from '../errors/replay-not-supported.error';
 import { ReplayWindowError } from '../errors/replay-window.error';
 import { asAdmin, NOT_FOUND, replyCode } from '../rabbitmq/rabbit-access';
-import { adminAmqpUrl } from '../rabbitmq/rabbit-admin-url';
+import { adminRabbitTransport } from '../rabbitmq/rabbit-admin-transport';
 import { CopyOf, ReplayBackend, ReplayedPartition } from './replay-backend';
 import { ReplayLimits } from './replay-limits';
 import { ReplayPacer } from './replay-pacer';
@@ -42,14 +41,7 @@ export class RabbitReplay implements ReplayBackend {
     /** The clock its reads wait on (not the pacer's). */
     private readonly clock: Pick<Clock, 'now' | 'setTimeout'> = systemClock,
   ) {
-    this.transport = new RabbitMqTransport({
-      url: adminAmqpUrl(url, credential),
-      connectionName: `messaging-replay@${hostname()}/${process.pid}`,
-      heartbeatSeconds: 10,
-      prefetch: 1,
-      concurrency: 1,
-      topology: 'verify', // a replay never creates anything
-    });
+    this.transport = adminRabbitTransport(url, credential, 'replay');
   }
 
   /**
