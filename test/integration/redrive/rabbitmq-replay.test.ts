@@ -1,11 +1,13 @@
 import { TestingModule } from '@nestjs/testing';
 import { MessagingTopologyMissingError } from 'nest-reliable-messaging';
 import {
+  ApprovalAlreadyUsedError,
   ApprovalMismatchError,
   ApprovalRequiredError,
   applyTopology,
   checkTopology,
   MessagingTopology,
+  RedriveInProgressError,
   ReplayNotSupportedError,
   ReplayPlan,
   ReplayService,
@@ -323,6 +325,60 @@ describe('Replay a window on RabbitMQ', () => {
       .filter((e) => e.planHash === plan.hash)
       .map((e) => e.outcome);
     expect(outcomes).toEqual(['PLANNED', 'APPROVAL', 'APPROVAL_MISMATCH']);
+  });
+
+  it('does not run beside another replay of the destination for the group', async () => {
+    const plan = await replays.plan({
+      topic: destination,
+      group: billing,
+      offsets: [{ partition: 0, from: '0', to: '2' }],
+      inbox: 'reprocess',
+    });
+    const approved = await approve(plan);
+    const before = await depth(`${destination}.${billing}`);
+    await suite.fixture.ledger.withExclusiveHold('rabbitmq', `replay:${destination}:${billing}`, async () => {
+      await expect(replays.execute(approved)).rejects.toThrow(RedriveInProgressError);
+    });
+    expect(await depth(`${destination}.${billing}`)).toBe(before);
+    const outcomes = (await suite.fixture.history(destination))
+      .filter((e) => e.planHash === plan.hash)
+      .map((e) => e.outcome);
+    expect(outcomes).toEqual(['PLANNED', 'IN_PROGRESS']);
+  });
+
+  it('stops at the first copy the broker does not confirm: INCOMPLETE, where it stopped, the approval spent', async () => {
+    const seqs = [91, 92, 93];
+    const from = await nextSecond();
+    await publish(seqs);
+    await settled(billing, seqs, seqs);
+    // A group with no work queue: the first copy comes back unroutable (published mandatory).
+    const plan = await replays.plan({
+      topic: destination,
+      group: 'nobody',
+      from,
+      to: new Date(),
+      inbox: 'reprocess',
+    });
+    expect(plan.records).toBe(3);
+    const approval = suite.fixture.approval(plan as never, 'jane');
+    const result = await replays.execute(await replays.approve(plan, approval));
+    const [window] = plan.partitions;
+    expect(result).toMatchObject({ published: 0, complete: false });
+    expect(result.partitions).toHaveLength(1);
+    expect(result.partitions[0]).toMatchObject({ partition: 0, published: 0, next: window.from });
+    // It names the queue that is not there (the copy goes through the default exchange by its name).
+    expect(result.partitions[0].error).toContain(
+      `REJECTED: RabbitMQ returned the message as unroutable: there is no queue '${destination}.nobody'`,
+    );
+    const entries = (await suite.fixture.history(destination)).filter((e) => e.planHash === plan.hash);
+    expect(entries.map((e) => e.outcome)).toEqual(['PLANNED', 'STARTED', 'INCOMPLETE']);
+    expect(entries[2].detail).toContain(`partition 0 stopped at ${window.from}: REJECTED`);
+    // The approval ran once: given again, it is refused; nothing reached the groups that exist.
+    await expect(replays.execute(await replays.approve(plan, approval))).rejects.toThrow(
+      ApprovalAlreadyUsedError,
+    );
+    expect(await handled(billing, seqs)).toEqual(seqs);
+    expect(await handled(mail, seqs)).toEqual(seqs);
   });
 
   it('a destination without a journal, and a window outside what the journal keeps, are refused clearly', async () => {

@@ -218,9 +218,10 @@ describe.each(TENANT_BROKERS)('Tenants: a tenant database down, its messages par
       }, 30_000);
       // What the drain asks before it locks A's parked rows: no, while the way is cut.
       // (`answers` is internal: the drain's, not the public API's.)
-      const consumerTenants = consumer!.get(MessagingTenants) as unknown as {
-        answers(tenant: string, timeoutMs: number): Promise<boolean>;
-      };
+      const consumerTenants = consumer!.get<
+        MessagingTenants,
+        { answers(tenant: string, timeoutMs: number): Promise<boolean> }
+      >(MessagingTenants);
       await expect(consumerTenants.answers('A', 1_000)).resolves.toBe(false);
       await expect(consumerTenants.answers('B', 1_000)).resolves.toBe(true);
 

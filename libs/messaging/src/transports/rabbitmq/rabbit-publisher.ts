@@ -74,13 +74,16 @@ export class RabbitPublisher {
       return { status: 'AMBIGUOUS', error: new Error('not sent: the caller stopped waiting') };
     const messageId = message.headers[MessageHeaders.ID] ?? '';
     const correlationId = randomUUID();
+    // A message goes to its destination's exchange by its type; a copy to a queue, by the queue's name.
+    const exchange = copiesVia ? copiesVia(message.destination) : message.destination;
+    const routingKey = copiesVia ? message.destination : (message.headers[MessageHeaders.TYPE] ?? '');
     let error: Error | undefined;
     try {
       error = await new Promise<Error | undefined>((resolve) => {
         // amqplib throws here when the channel has closed (or is closing): the executor's throw rejects.
         const ok = channel.publish(
-          copiesVia ? copiesVia(message.destination) : message.destination,
-          copiesVia ? message.destination : (message.headers[MessageHeaders.TYPE] ?? ''),
+          exchange,
+          routingKey,
           message.body,
           {
             mandatory: true,
@@ -115,7 +118,7 @@ export class RabbitPublisher {
     if (state.returned.delete(correlationId)) {
       return {
         status: 'REJECTED',
-        error: new UnroutableMessageError(message.destination, message.headers[MessageHeaders.TYPE] ?? ''),
+        error: new UnroutableMessageError(exchange, routingKey),
       };
     }
     return CONFIRMED;
