@@ -49,9 +49,9 @@ function percentile(sorted: readonly number[], p: number): number {
  * database becomes unreachable for a minute under that load (its connections cut, new ones refused, through a
  * fault proxy). Asserted: every write that committed, in every phase, is applied exactly once, in its own
  * tenant's database and no other; the down tenant's writes are refused in the caller meanwhile, and it takes
- * writes again after; the other tenants' messages are each applied within 10 s during the outage, although
- * the down tenant's deliveries in the consumer at the cut wait there for its database. The latencies of each
- * phase are printed (commit → handler).
+ * writes again after; none of the other tenants' messages during the outage waits anywhere near its length
+ * (at most half of it), although the down tenant's deliveries in the consumer at the cut wait there for its
+ * database. The latencies of each phase are printed (commit → handler), with how busy the machine was.
  */
 describe.each(TENANT_BROKERS)(
   'Tenants fault run: one tenant database down for a minute under load (%s)',
@@ -219,10 +219,6 @@ describe.each(TENANT_BROKERS)(
           `\nthe machine: ${(['before', 'outage', 'after'] as const).map((at) => `${at} ${loads[at] ?? 'not measured'}`).join('; ')}`,
       );
       expect(refused.outage).toBeGreaterThan(0);
-      // The down tenant's messages held at the cut wait in the consumer for their database, the outage long;
-      // the other tenants' keys that hash alike go on in lanes and slots of their own (KeyedLanes' shares). A CI
-      // run before that saw one of theirs wait 63 s, the outage's length; holding initech's handlers across the
-      // cut makes every run meet that case (the slowest was about 60 s before the fix).
       // When some were slow, when: seconds since the cut, so a failure can be laid beside the consumer's log.
       const slowOnes = writes
         .filter((w) => w.tenant !== 'initech' && w.phase === 'outage')
@@ -237,12 +233,20 @@ describe.each(TENANT_BROKERS)(
         console.log(
           `[tenants fault run, ${label}] others' messages slower than 1 s (commit time after the cut):\n${slowOnes.join('\n')}`,
         );
+      // The down tenant's messages held at the cut wait in the consumer for their database, the outage long;
+      // the other tenants' keys that hash alike go on in lanes and slots of their own (KeyedLanes' shares). A CI
+      // run before that saw one of theirs wait 63 s, the outage's length; holding initech's handlers across the
+      // cut makes every run meet that case (the slowest was about 60 s before the fix). So the bound is what
+      // tells "waited for the down tenant's database" (the outage's length) from "ran on a busy machine": half
+      // the outage. Not a latency figure: those are printed above, beside how busy the machine was, and follow
+      // its load (a CI run at load average 20: Kafka's phase before the outage had a p99 of 6.5 s, the outage
+      // 0.25 s at load 12; on a quiet machine both phases' p99 stay under 0.3 s on both brokers).
       const slowest = Math.max(...othersDuringOutage);
       console.log(
         `[tenants fault run, ${label}] ${held} of initech's deliveries held across the cut; the other tenants' slowest ` +
           `message during the outage: ${slowest} ms`,
       );
-      expect(slowest).toBeLessThan(10_000);
+      expect(slowest).toBeLessThan(OUTAGE_MS / 2);
       expect(writes.filter((w) => w.tenant === 'initech' && w.phase === 'after').length).toBeGreaterThan(0);
     }, 300_000);
   },
