@@ -4,6 +4,11 @@ import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Kafka, logLevel, SASLOptions } from 'kafkajs';
+// The library's mend of kafkajs's negative timer (Node 24 prints a TimeoutNegativeWarning at every first
+// request, kafkajs#1751). These probes run before the package is built (`npm run demo` starts Kafka first),
+// so they take it from its source: one file, no imports of its own.
+// eslint-disable-next-line no-restricted-imports -- see above
+import { patchKafkajsRequestQueue } from '../../libs/messaging/src/transports/kafka/kafkajs-request-queue.patch';
 import { cacheRoot, ensureKafkaJars, explainToolFailure, pinnedKafkaVersion } from './kafka-jars';
 import { launchJava, logTail, recordedPid, sleep, stopProcess } from './java-process';
 import { portOpen } from './ports';
@@ -442,6 +447,7 @@ function clusterProperties(cluster: KafkaClusterMember): string[] {
 }
 
 function quietKafka(brokers: string[], timeoutMs: number, retries = 0, sasl?: SASLOptions): Kafka {
+  patchKafkajsRequestQueue();
   return new Kafka({
     clientId: 'kafka-broker-probe',
     brokers,
